@@ -1,0 +1,27 @@
+// Parameter checks shared by every layer. Each returns INVALID_ARGUMENT with a message that names
+// the parameter, so a client learns which field to fix.
+#ifndef DPQ_SERVER_BASE_VALIDATION_H_
+#define DPQ_SERVER_BASE_VALIDATION_H_
+
+#include "absl/strings/string_view.h"
+
+#include "absl/status/status.h"
+
+namespace dpq {
+
+// Finite (not NaN, not +-inf).
+absl::Status ValidateIsFinite(double value, absl::string_view name);
+// Finite and > 0.
+absl::Status ValidateIsPositive(double value, absl::string_view name);
+// Finite and >= 0.
+absl::Status ValidateIsNonNegative(double value, absl::string_view name);
+// lo <= value < hi (value finite).
+absl::Status ValidateInHalfOpenRange(double value, double lo, double hi, absl::string_view name);
+// lo < value < hi (value finite).
+absl::Status ValidateInOpenRange(double value, double lo, double hi, absl::string_view name);
+// Identifier for datasets and columns: ^[a-z_][a-z0-9_]{0,62}$ (fits a Postgres name unquoted).
+absl::Status ValidateIdentifier(absl::string_view value, absl::string_view name);
+
+}  // namespace dpq
+
+#endif  // DPQ_SERVER_BASE_VALIDATION_H_

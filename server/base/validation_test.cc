@@ -1,0 +1,49 @@
+#include "server/base/validation.h"
+
+#include <limits>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace dpq {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(ValidationTest, PositiveRejectsNanInfZeroAndNegative) {
+  for (double v : {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+                   -std::numeric_limits<double>::infinity(), 0.0, -1.0}) {
+    absl::Status s = ValidateIsPositive(v, "epsilon");
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << v;
+    EXPECT_THAT(std::string(s.message()), HasSubstr("epsilon")) << v;
+  }
+  EXPECT_TRUE(ValidateIsPositive(1e-9, "epsilon").ok());
+}
+
+TEST(ValidationTest, HalfOpenRangeIncludesLowExcludesHigh) {
+  EXPECT_TRUE(ValidateInHalfOpenRange(0.0, 0.0, 1.0, "delta").ok());
+  EXPECT_FALSE(ValidateInHalfOpenRange(1.0, 0.0, 1.0, "delta").ok());
+  EXPECT_FALSE(ValidateInHalfOpenRange(-1e-300, 0.0, 1.0, "delta").ok());
+}
+
+TEST(ValidationTest, OpenRangeExcludesBothEnds) {
+  EXPECT_FALSE(ValidateInOpenRange(0.0, 0.0, 1.0, "delta").ok());
+  EXPECT_TRUE(ValidateInOpenRange(0.5, 0.0, 1.0, "delta").ok());
+}
+
+TEST(ValidationTest, IdentifierAcceptsLowercaseSnakeCase) {
+  EXPECT_TRUE(ValidateIdentifier("person_id", "column").ok());
+  EXPECT_TRUE(ValidateIdentifier("_x9", "column").ok());
+}
+
+TEST(ValidationTest, IdentifierRejectsInjectionAndOddCharacters) {
+  for (const char* bad : {"", "9abc", "Name", "a-b", "a b", "x\"; drop table t; --", "é",
+                          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}) {
+    absl::Status s = ValidateIdentifier(bad, "column");
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(std::string(s.message()), HasSubstr("column")) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace dpq
