@@ -1,1 +1,197 @@
-int main() { return 0; }
+// dpqd: the dpq server. Wires the layers together; all logic lives in the libraries.
+#include <signal.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server.h>
+#include <grpcpp/server_builder.h>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "server/api/auth.h"
+#include "server/api/services.h"
+#include "server/base/logging.h"
+#include "server/base/status_macros.h"
+#include "server/dp/secure_random.h"
+#include "server/engine/query_engine.h"
+#include "server/metrics/metrics.h"
+#include "server/store/aggregate_scanner.h"
+#include "server/store/budget_ledger.h"
+#include "server/store/database.h"
+#include "server/store/dataset_store.h"
+#include "server/store/postgres/embedded_postgres.h"
+#include "server/store/postgres/migrator.h"
+#include "server/store/principal_store.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:7777", "gRPC listen address host:port");
+ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464", "Prometheus /metrics listen address");
+ABSL_FLAG(std::string, database_url, "",
+          "libpq URL of the database; empty: run an embedded PostgreSQL under --data-dir");
+ABSL_FLAG(std::string, data_dir, "./dpq-data", "directory of the embedded PostgreSQL cluster");
+ABSL_FLAG(std::string, admin_token_file, "",
+          "file holding the bootstrap admin token (else env DPQ_ADMIN_TOKEN; no default exists)");
+ABSL_FLAG(std::string, migrations_dir, DPQ_DEFAULT_MIGRATIONS_DIR, "directory of NNNN_*.sql migrations");
+ABSL_FLAG(int, db_pool_size, 8, "database connections per dpqd process");
+ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain; with --tls-key enables TLS");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key for --tls-cert");
+ABSL_FLAG(int, max_message_mb, 16, "largest gRPC message accepted, MiB");
+
+namespace dpq {
+namespace {
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The bootstrap admin token: --admin-token-file, else $DPQ_ADMIN_TOKEN; empty when neither is set.
+absl::StatusOr<std::string> BootstrapToken() {
+  std::string token;
+  if (!absl::GetFlag(FLAGS_admin_token_file).empty()) {
+    ASSIGN_OR_RETURN(token, ReadFile(absl::GetFlag(FLAGS_admin_token_file)));
+  } else if (const char* env = std::getenv("DPQ_ADMIN_TOKEN")) {
+    token = env;
+  }
+  token = std::string(absl::StripAsciiWhitespace(token));
+  if (!token.empty() && token.size() < 16) {
+    return absl::InvalidArgumentError("the admin token must be at least 16 characters");
+  }
+  return token;
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials() {
+  const std::string cert = absl::GetFlag(FLAGS_tls_cert), key = absl::GetFlag(FLAGS_tls_key);
+  if (cert.empty() != key.empty()) {
+    return absl::InvalidArgumentError("--tls-cert and --tls-key go together");
+  }
+  if (cert.empty()) return grpc::InsecureServerCredentials();
+  grpc::SslServerCredentialsOptions options;
+  ASSIGN_OR_RETURN(std::string cert_pem, ReadFile(cert));
+  ASSIGN_OR_RETURN(std::string key_pem, ReadFile(key));
+  options.pem_key_cert_pairs.push_back({key_pem, cert_pem});
+  return grpc::SslServerCredentials(options);
+}
+
+absl::Status Serve() {
+  // Block the shutdown signals in every thread; the main thread waits for them with sigwait.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  std::unique_ptr<store::EmbeddedPostgres> embedded;
+  std::string url = absl::GetFlag(FLAGS_database_url);
+  std::string database_desc = "the database at --database-url";
+  if (url.empty()) {
+    store::EmbeddedPostgresOptions options;
+    options.data_dir = absl::GetFlag(FLAGS_data_dir);
+    ASSIGN_OR_RETURN(embedded, store::EmbeddedPostgres::Start(options));
+    url = embedded->connection_url();
+    database_desc = absl::StrCat("embedded PostgreSQL in ", embedded->pg_data_dir(), " (socket ",
+                                 embedded->socket_dir(), ")");
+  }
+  ASSIGN_OR_RETURN(store::MigrationReport migrations,
+                   store::ApplyMigrations(url, absl::GetFlag(FLAGS_migrations_dir)));
+  ASSIGN_OR_RETURN(auto db, store::Database::Open(url, absl::GetFlag(FLAGS_db_pool_size)));
+
+  store::DatasetStore datasets(db.get());
+  store::PrincipalStore principals(db.get());
+  store::BudgetLedger ledger(db.get());
+  store::AggregateScanner scanner(db.get());
+
+  ASSIGN_OR_RETURN(std::string token, BootstrapToken());
+  if (!token.empty()) {
+    RETURN_IF_ERROR(principals.UpsertAdmin("admin", api::TokenHash(token)).status());
+  } else {
+    LogWarning("no bootstrap admin token (DPQ_ADMIN_TOKEN / --admin-token-file): only existing admins can log in");
+  }
+
+  metrics::Metrics metrics([&ledger]() -> absl::StatusOr<metrics::LedgerFigures> {
+    metrics::LedgerFigures f;
+    ASSIGN_OR_RETURN(auto budgets, ledger.ListBudgets());
+    for (const auto& b : budgets) {
+      f.budgets.push_back({b.dataset, b.epsilon_total, b.epsilon_spent, b.delta_total, b.delta_spent});
+    }
+    ASSIGN_OR_RETURN(auto spent, ledger.SpendByAnalyst());
+    for (const auto& s : spent) f.spent.push_back({s.dataset, s.analyst, s.epsilon, s.delta});
+    return f;
+  });
+  RETURN_IF_ERROR(metrics.Serve(absl::GetFlag(FLAGS_metrics_listen)));
+
+  engine::QueryEngine engine({&datasets, &principals, &ledger, &scanner}, &dp::SecureRandom());
+  api::Authenticator auth(&principals);
+  api::ServiceOptions options{&auth, &engine, &datasets, &principals, &ledger, &metrics};
+  api::AnalystService analyst_service(options);
+  api::AdminService admin_service(options);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  ASSIGN_OR_RETURN(auto credentials, Credentials());
+  grpc::ServerBuilder builder;
+  int bound_port = 0;
+  builder.AddListeningPort(absl::GetFlag(FLAGS_listen), credentials, &bound_port);
+  builder.SetMaxReceiveMessageSize(absl::GetFlag(FLAGS_max_message_mb) << 20);
+  builder.RegisterService(&analyst_service);
+  builder.RegisterService(&admin_service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || bound_port == 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", absl::GetFlag(FLAGS_listen)));
+  }
+  LogInfo(absl::StrCat("dpqd listening on ", absl::GetFlag(FLAGS_listen),
+                       absl::GetFlag(FLAGS_tls_cert).empty() ? " (plaintext)" : " (TLS)",
+                       ", metrics on http://", absl::GetFlag(FLAGS_metrics_listen), "/metrics; database: ",
+                       database_desc, "; schema version ", migrations.schema_version, " (",
+                       migrations.applied, " migration(s) applied now)"));
+
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  LogInfo(absl::StrCat("signal ", signal_number, " received: shutting down"));
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  server->Wait();
+  db.reset();
+  if (embedded) RETURN_IF_ERROR(embedded->Stop());
+  LogInfo("dpqd stopped");
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace dpq
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("dpqd: differentially private query server");
+  // Accept the documented --data-dir spelling as well as absl's --data_dir: rewrite dashes in flag
+  // names (never in values) before absl parses them.
+  std::vector<std::string> args(argv, argv + argc);
+  std::vector<char*> rewritten;
+  for (std::string& a : args) {
+    if (a.size() > 2 && a.compare(0, 2, "--") == 0) {
+      for (size_t i = 2; i < a.size() && a[i] != '='; ++i) {
+        if (a[i] == '-') a[i] = '_';
+      }
+    }
+    rewritten.push_back(a.data());
+  }
+  absl::ParseCommandLine(static_cast<int>(rewritten.size()), rewritten.data());
+  absl::Status status = dpq::Serve();
+  if (!status.ok()) {
+    dpq::LogError(absl::StrCat("dpqd: ", status.ToString()));
+    return 1;
+  }
+  return 0;
+}

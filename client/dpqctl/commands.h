@@ -1,0 +1,73 @@
+// One function per dpqctl command. Each validates its arguments locally (usage errors: exit 2,
+// nothing sent), makes one call through RunRpc (rpc_runner.h) and returns the exit code. The
+// command line itself is wired in cli.cc; these take plain values so tests can call them.
+#ifndef DPQ_CLIENT_DPQCTL_COMMANDS_H_
+#define DPQ_CLIENT_DPQCTL_COMMANDS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "client/dpqctl/global_options.h"
+
+namespace dpqctl {
+
+// --- dataset (commands_dataset.cc) -------------------------------------------------------------
+
+struct DatasetCreateArgs {
+  std::string name;
+  std::string csv_path;
+  std::string privacy_unit;
+  std::vector<std::string> bounds;  // "COL=LO:HI"
+  std::vector<std::string> types;   // "COL=integer|double|text"
+};
+// AdminService.CreateDataset: infers the schema from the file, then streams it in 1 MiB chunks.
+int RunDatasetCreate(const GlobalOptions& options, const Output& output,
+                     const DatasetCreateArgs& args);
+// AnalystService.ListDatasets.
+int RunDatasetList(const GlobalOptions& options, const Output& output);
+// AnalystService.GetDataset.
+int RunDatasetShow(const GlobalOptions& options, const Output& output, const std::string& name);
+
+// --- analysts and grants (commands_access.cc) --------------------------------------------------
+
+// AdminService.CreateAnalyst; `role` is "admin" or "analyst".
+int RunAnalystCreate(const GlobalOptions& options, const Output& output, const std::string& name,
+                     const std::string& role);
+// AdminService.Grant.
+int RunGrant(const GlobalOptions& options, const Output& output, const std::string& analyst,
+             const std::string& dataset);
+
+// --- budget (commands_budget.cc) ---------------------------------------------------------------
+
+// AdminService.SetBudget: totals, not increments.
+int RunBudgetSet(const GlobalOptions& options, const Output& output, const std::string& dataset,
+                 double epsilon, double delta);
+// AnalystService.GetBudget.
+int RunBudgetShow(const GlobalOptions& options, const Output& output, const std::string& dataset);
+
+// --- query and audit (commands_query.cc, commands_audit.cc) ------------------------------------
+
+struct QueryArgs {
+  std::string dataset;
+  std::string aggregate;  // count | sum | mean
+  std::string column;
+  std::optional<double> lower;
+  std::optional<double> upper;
+  double epsilon = 0;
+  std::string mechanism;  // empty: the server's default (Laplace)
+  double delta = 0;
+  int32_t max_contributions = 0;  // 0: the server's default (1)
+  std::string request_id;         // empty: the server assigns one
+  double confidence = 0;          // 0: the server's default (0.95)
+};
+// AnalystService.Query.
+int RunQuery(const GlobalOptions& options, const Output& output, const QueryArgs& args);
+
+// AdminService.ListAudit.
+int RunAudit(const GlobalOptions& options, const Output& output, const std::string& dataset);
+
+}  // namespace dpqctl
+
+#endif  // DPQ_CLIENT_DPQCTL_COMMANDS_H_

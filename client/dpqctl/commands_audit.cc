@@ -1,0 +1,24 @@
+#include <memory>
+#include <string>
+
+#include "client/dpqctl/commands.h"
+#include "client/dpqctl/json_output.h"
+#include "client/dpqctl/rpc_runner.h"
+#include "client/dpqctl/text_output.h"
+#include "dpq/v1/dpq.grpc.pb.h"
+
+namespace dpqctl {
+
+int RunAudit(const GlobalOptions& options, const Output& output, const std::string& dataset) {
+  dpq::v1::ListAuditRequest request;
+  request.set_dataset(dataset);
+  return RunRpc<dpq::v1::ListAuditResponse>(
+      options, output, kDefaultTimeoutSeconds,
+      [&](const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* context,
+          dpq::v1::ListAuditResponse* response) {
+        return dpq::v1::AdminService::NewStub(channel)->ListAudit(context, request, response);
+      },
+      ListAuditResponseToJson, WriteListAuditText);
+}
+
+}  // namespace dpqctl

@@ -1,0 +1,39 @@
+#include <memory>
+#include <string>
+
+#include "client/dpqctl/commands.h"
+#include "client/dpqctl/json_output.h"
+#include "client/dpqctl/rpc_runner.h"
+#include "client/dpqctl/text_output.h"
+#include "dpq/v1/dpq.grpc.pb.h"
+
+namespace dpqctl {
+
+int RunBudgetSet(const GlobalOptions& options, const Output& output, const std::string& dataset,
+                 double epsilon, double delta) {
+  dpq::v1::SetBudgetRequest request;
+  request.set_dataset(dataset);
+  request.set_epsilon(epsilon);
+  request.set_delta(delta);
+  return RunRpc<dpq::v1::Budget>(
+      options, output, kDefaultTimeoutSeconds,
+      [&](const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* context,
+          dpq::v1::Budget* response) {
+        return dpq::v1::AdminService::NewStub(channel)->SetBudget(context, request, response);
+      },
+      BudgetToJson, WriteBudgetText);
+}
+
+int RunBudgetShow(const GlobalOptions& options, const Output& output, const std::string& dataset) {
+  dpq::v1::GetBudgetRequest request;
+  request.set_dataset(dataset);
+  return RunRpc<dpq::v1::Budget>(
+      options, output, kDefaultTimeoutSeconds,
+      [&](const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* context,
+          dpq::v1::Budget* response) {
+        return dpq::v1::AnalystService::NewStub(channel)->GetBudget(context, request, response);
+      },
+      BudgetToJson, WriteBudgetText);
+}
+
+}  // namespace dpqctl

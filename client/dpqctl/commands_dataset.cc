@@ -1,0 +1,126 @@
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "client/dpqctl/commands.h"
+#include "client/dpqctl/csv_schema.h"
+#include "client/dpqctl/dataset_header.h"
+#include "client/dpqctl/json_output.h"
+#include "client/dpqctl/rpc_runner.h"
+#include "client/dpqctl/text_output.h"
+#include "dpq/v1/dpq.grpc.pb.h"
+
+namespace dpqctl {
+namespace internal {
+namespace {
+
+constexpr size_t kChunkBytes = 1 << 20;  // 1 MiB, well under gRPC's 4 MiB message limit
+
+absl::StatusOr<dpq::v1::DatasetHeader> PrepareHeader(const DatasetCreateArgs& args) {
+  std::vector<TypeSpec> types;
+  for (const std::string& spec : args.types) {
+    absl::StatusOr<TypeSpec> parsed = ParseTypeSpec(spec);
+    if (!parsed.ok()) return parsed.status();
+    types.push_back(*std::move(parsed));
+  }
+  std::vector<BoundsSpec> bounds;
+  for (const std::string& spec : args.bounds) {
+    absl::StatusOr<BoundsSpec> parsed = ParseBoundsSpec(spec);
+    if (!parsed.ok()) return parsed.status();
+    bounds.push_back(*std::move(parsed));
+  }
+  // The whole file is scanned even when every type is declared: a row with the wrong field
+  // count is then reported here, by line, before a byte is uploaded.
+  std::ifstream csv(args.csv_path, std::ios::binary);
+  if (!csv) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--csv: cannot open '", args.csv_path, "'"));
+  }
+  absl::StatusOr<CsvSchema> schema = InferCsvSchema(csv);
+  if (!schema.ok()) {
+    return absl::Status(schema.status().code(),
+                        absl::StrCat("--csv '", args.csv_path, "': ", schema.status().message()));
+  }
+  return BuildDatasetHeader(args.name, args.privacy_unit, *schema, types, bounds);
+}
+
+// Streams the header then the file as it is on disk (header row included, as the proto asks).
+grpc::Status StreamDataset(const std::shared_ptr<grpc::Channel>& channel,
+                           grpc::ClientContext* context, const dpq::v1::DatasetHeader& header,
+                           const std::string& csv_path,
+                           dpq::v1::CreateDatasetResponse* response) {
+  std::ifstream csv(csv_path, std::ios::binary);
+  if (!csv) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "--csv: the file disappeared before the upload");
+  }
+  auto stub = dpq::v1::AdminService::NewStub(channel);
+  std::unique_ptr<grpc::ClientWriter<dpq::v1::CreateDatasetRequest>> writer =
+      stub->CreateDataset(context, response);
+
+  dpq::v1::CreateDatasetRequest request;
+  *request.mutable_header() = header;
+  // A failed Write means the stream is already finished (the server refused early, or the
+  // transport broke); Finish() then returns the reason.
+  bool open = writer->Write(request);
+  std::string buffer(kChunkBytes, '\0');
+  while (open && csv) {
+    csv.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    const std::streamsize got = csv.gcount();
+    if (got <= 0) break;
+    request.set_csv_chunk(buffer.data(), static_cast<size_t>(got));
+    open = writer->Write(request);
+  }
+  if (open && csv.bad()) {
+    // Cancelling makes sure the server does not commit a truncated dataset.
+    context->TryCancel();
+    writer->Finish();
+    return grpc::Status(grpc::StatusCode::DATA_LOSS, "--csv: reading the file failed mid-upload");
+  }
+  if (open) writer->WritesDone();
+  return writer->Finish();
+}
+
+}  // namespace
+}  // namespace internal
+
+int RunDatasetCreate(const GlobalOptions& options, const Output& output,
+                     const DatasetCreateArgs& args) {
+  absl::StatusOr<dpq::v1::DatasetHeader> header = internal::PrepareHeader(args);
+  if (!header.ok()) return ReportUsageError(output, header.status());
+  return RunRpc<dpq::v1::CreateDatasetResponse>(
+      options, output, kDatasetCreateTimeoutSeconds,
+      [&](const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* context,
+          dpq::v1::CreateDatasetResponse* response) {
+        return internal::StreamDataset(channel, context, *header, args.csv_path, response);
+      },
+      CreateDatasetResponseToJson, WriteCreateDatasetText);
+}
+
+int RunDatasetList(const GlobalOptions& options, const Output& output) {
+  dpq::v1::ListDatasetsRequest request;
+  return RunRpc<dpq::v1::ListDatasetsResponse>(
+      options, output, kDefaultTimeoutSeconds,
+      [&](const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* context,
+          dpq::v1::ListDatasetsResponse* response) {
+        return dpq::v1::AnalystService::NewStub(channel)->ListDatasets(context, request, response);
+      },
+      ListDatasetsResponseToJson, WriteListDatasetsText);
+}
+
+int RunDatasetShow(const GlobalOptions& options, const Output& output, const std::string& name) {
+  dpq::v1::GetDatasetRequest request;
+  request.set_name(name);
+  return RunRpc<dpq::v1::Dataset>(
+      options, output, kDefaultTimeoutSeconds,
+      [&](const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* context,
+          dpq::v1::Dataset* response) {
+        return dpq::v1::AnalystService::NewStub(channel)->GetDataset(context, request, response);
+      },
+      DatasetToJson, WriteDatasetText);
+}
+
+}  // namespace dpqctl

@@ -1,0 +1,149 @@
+#include "client/dpqctl/dataset_header.h"
+
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <set>
+#include <system_error>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "client/dpqctl/enum_names.h"
+
+namespace dpqctl {
+namespace internal {
+namespace {
+
+// Splits "COL=REST" at the first '='; INVALID_ARGUMENT (naming `flag`) without one or with an
+// empty side.
+absl::Status SplitAssignment(absl::string_view spec, absl::string_view flag,
+                             absl::string_view expected, absl::string_view* column,
+                             absl::string_view* rest) {
+  size_t eq = spec.find('=');
+  if (eq == absl::string_view::npos || eq == 0 || eq + 1 == spec.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": '", spec, "' is not of the form ", expected));
+  }
+  *column = spec.substr(0, eq);
+  *rest = spec.substr(eq + 1);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<double> ParseFiniteBound(absl::string_view text, absl::string_view spec) {
+  if (!ParsesAsFiniteDouble(text)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--bounds: '", text, "' in '", spec, "' is not a finite number"));
+  }
+  double value = 0;
+  std::from_chars(text.data(), text.data() + text.size(), value, std::chars_format::general);
+  return value;
+}
+
+bool IsNumeric(dpq::v1::ColumnType type) {
+  return type == dpq::v1::COLUMN_TYPE_INTEGER || type == dpq::v1::COLUMN_TYPE_DOUBLE;
+}
+
+dpq::v1::ColumnType ToProto(CsvValueType type) {
+  switch (type) {
+    case CsvValueType::kInteger:
+      return dpq::v1::COLUMN_TYPE_INTEGER;
+    case CsvValueType::kDouble:
+      return dpq::v1::COLUMN_TYPE_DOUBLE;
+    case CsvValueType::kText:
+      return dpq::v1::COLUMN_TYPE_TEXT;
+  }
+  return dpq::v1::COLUMN_TYPE_TEXT;
+}
+
+}  // namespace
+}  // namespace internal
+
+absl::StatusOr<BoundsSpec> ParseBoundsSpec(absl::string_view spec) {
+  absl::string_view column, range;
+  absl::Status split =
+      internal::SplitAssignment(spec, "--bounds", "COLUMN=LOWER:UPPER", &column, &range);
+  if (!split.ok()) return split;
+  // A number never contains ':', so the first one separates the bounds ("-5:-1" included).
+  size_t colon = range.find(':');
+  if (colon == absl::string_view::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--bounds: '", spec, "' is not of the form COLUMN=LOWER:UPPER"));
+  }
+  absl::StatusOr<double> lower = internal::ParseFiniteBound(range.substr(0, colon), spec);
+  if (!lower.ok()) return lower.status();
+  absl::StatusOr<double> upper = internal::ParseFiniteBound(range.substr(colon + 1), spec);
+  if (!upper.ok()) return upper.status();
+  if (!(*lower < *upper)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--bounds: in '", spec, "' the lower bound must be below the upper bound"));
+  }
+  return BoundsSpec{std::string(column), *lower, *upper};
+}
+
+absl::StatusOr<TypeSpec> ParseTypeSpec(absl::string_view spec) {
+  absl::string_view column, word;
+  absl::Status split =
+      internal::SplitAssignment(spec, "--type", "COLUMN=integer|double|text", &column, &word);
+  if (!split.ok()) return split;
+  absl::StatusOr<dpq::v1::ColumnType> type = ParseColumnTypeWord(word, "--type");
+  if (!type.ok()) return type.status();
+  return TypeSpec{std::string(column), *type};
+}
+
+absl::StatusOr<dpq::v1::DatasetHeader> BuildDatasetHeader(
+    absl::string_view name, absl::string_view privacy_unit, const CsvSchema& schema,
+    const std::vector<TypeSpec>& types, const std::vector<BoundsSpec>& bounds) {
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < schema.column_names.size(); ++i) index[schema.column_names[i]] = i;
+
+  dpq::v1::DatasetHeader header;
+  header.set_name(std::string(name));
+  if (index.count(std::string(privacy_unit)) == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--privacy-unit: '", privacy_unit, "' is not a column of the CSV file"));
+  }
+  header.set_privacy_unit(std::string(privacy_unit));
+  for (size_t i = 0; i < schema.column_names.size(); ++i) {
+    dpq::v1::Column* column = header.add_columns();
+    column->set_name(schema.column_names[i]);
+    column->set_type(internal::ToProto(schema.column_types[i]));
+  }
+
+  std::set<std::string> typed;
+  for (const TypeSpec& spec : types) {
+    auto it = index.find(spec.column);
+    if (it == index.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--type: '", spec.column, "' is not a column of the CSV file"));
+    }
+    if (!typed.insert(spec.column).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--type: column '", spec.column, "' is given more than once"));
+    }
+    header.mutable_columns(static_cast<int>(it->second))->set_type(spec.type);
+  }
+
+  std::set<std::string> bounded;
+  for (const BoundsSpec& spec : bounds) {
+    auto it = index.find(spec.column);
+    if (it == index.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--bounds: '", spec.column, "' is not a column of the CSV file"));
+    }
+    if (!bounded.insert(spec.column).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--bounds: column '", spec.column, "' is given more than once"));
+    }
+    dpq::v1::Column* column = header.mutable_columns(static_cast<int>(it->second));
+    if (!internal::IsNumeric(column->type())) {
+      return absl::InvalidArgumentError(absl::StrCat("--bounds: column '", spec.column, "' is ",
+                                                     ColumnTypeWord(column->type()),
+                                                     "; bounds apply to numeric columns only"));
+    }
+    column->set_lower(spec.lower);
+    column->set_upper(spec.upper);
+  }
+  return header;
+}
+
+}  // namespace dpqctl

@@ -1,0 +1,41 @@
+// Turns the arguments of `dpqctl dataset create` and the CSV's inferred schema into the
+// DatasetHeader that opens the CreateDataset stream. Everything here is checked before any byte
+// is sent; every error is INVALID_ARGUMENT and names the flag and column at fault.
+#ifndef DPQ_CLIENT_DPQCTL_DATASET_HEADER_H_
+#define DPQ_CLIENT_DPQCTL_DATASET_HEADER_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "client/dpqctl/csv_schema.h"
+#include "dpq/v1/dpq.pb.h"
+
+namespace dpqctl {
+
+// One `--bounds COL=LO:HI`: LO and HI finite decimals with LO < HI ("x=-5:1e3").
+struct BoundsSpec {
+  std::string column;
+  double lower = 0;
+  double upper = 0;
+};
+absl::StatusOr<BoundsSpec> ParseBoundsSpec(absl::string_view spec);
+
+// One `--type COL=integer|double|text`.
+struct TypeSpec {
+  std::string column;
+  dpq::v1::ColumnType type = dpq::v1::COLUMN_TYPE_UNSPECIFIED;
+};
+absl::StatusOr<TypeSpec> ParseTypeSpec(absl::string_view spec);
+
+// Builds the header: columns in CSV order, a declared --type overriding the inferred one, and
+// --bounds attached to numeric columns. Refuses: a --type or --bounds column missing from the CSV
+// or given twice, bounds on a text column, and a privacy unit that is not a CSV column.
+absl::StatusOr<dpq::v1::DatasetHeader> BuildDatasetHeader(
+    absl::string_view name, absl::string_view privacy_unit, const CsvSchema& schema,
+    const std::vector<TypeSpec>& types, const std::vector<BoundsSpec>& bounds);
+
+}  // namespace dpqctl
+
+#endif  // DPQ_CLIENT_DPQCTL_DATASET_HEADER_H_

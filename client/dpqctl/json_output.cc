@@ -1,0 +1,139 @@
+#include "client/dpqctl/json_output.h"
+
+#include <string>
+
+#include "client/dpqctl/enum_names.h"
+
+namespace dpqctl {
+
+nlohmann::json ColumnToJson(const dpq::v1::Column& column) {
+  nlohmann::json json = {
+      {"name", column.name()},
+      {"type", ColumnTypeWord(column.type())},
+  };
+  if (column.has_lower()) json["lower"] = column.lower();
+  if (column.has_upper()) json["upper"] = column.upper();
+  return json;
+}
+
+nlohmann::json DatasetToJson(const dpq::v1::Dataset& dataset) {
+  nlohmann::json columns = nlohmann::json::array();
+  for (const dpq::v1::Column& column : dataset.columns()) columns.push_back(ColumnToJson(column));
+  return {
+      {"name", dataset.name()},
+      {"privacy_unit", dataset.privacy_unit()},
+      {"columns", std::move(columns)},
+      {"version", dataset.version()},
+      {"created_at", dataset.created_at()},
+  };
+}
+
+nlohmann::json BudgetToJson(const dpq::v1::Budget& budget) {
+  return {
+      {"dataset", budget.dataset()},
+      {"epsilon_total", budget.epsilon_total()},
+      {"delta_total", budget.delta_total()},
+      {"epsilon_spent", budget.epsilon_spent()},
+      {"delta_spent", budget.delta_spent()},
+      {"epsilon_remaining", budget.epsilon_remaining()},
+      {"delta_remaining", budget.delta_remaining()},
+      {"accountant", budget.accountant()},
+  };
+}
+
+nlohmann::json ConfidenceIntervalToJson(const dpq::v1::ConfidenceInterval& interval) {
+  return {
+      {"confidence", interval.confidence()},
+      {"lower", interval.lower()},
+      {"upper", interval.upper()},
+  };
+}
+
+nlohmann::json QueryResponseToJson(const dpq::v1::QueryResponse& response,
+                                   dpq::v1::Aggregate aggregate) {
+  nlohmann::json json = {
+      {"value", response.value()},
+      {"mechanism", MechanismWord(response.mechanism())},
+      {"epsilon", response.epsilon()},
+      {"delta", response.delta()},
+      {"noise_scale", response.noise_scale()},
+      {"sensitivity", response.sensitivity()},
+      {"interval", ConfidenceIntervalToJson(response.interval())},
+      {"budget", BudgetToJson(response.budget())},
+      {"request_id", response.request_id()},
+      {"replayed", response.replayed()},
+      {"max_contributions", response.max_contributions()},
+  };
+  if (aggregate == dpq::v1::AGGREGATE_MEAN) {
+    json["count_noise_scale"] = response.count_noise_scale();
+  }
+  if (response.has_lower()) json["lower"] = response.lower();
+  if (response.has_upper()) json["upper"] = response.upper();
+  return json;
+}
+
+nlohmann::json ListDatasetsResponseToJson(const dpq::v1::ListDatasetsResponse& response) {
+  nlohmann::json datasets = nlohmann::json::array();
+  for (const dpq::v1::Dataset& dataset : response.datasets()) {
+    datasets.push_back(DatasetToJson(dataset));
+  }
+  return {{"datasets", std::move(datasets)}};
+}
+
+nlohmann::json CreateDatasetResponseToJson(const dpq::v1::CreateDatasetResponse& response) {
+  return {
+      {"dataset", DatasetToJson(response.dataset())},
+      {"rows_loaded", response.rows_loaded()},
+  };
+}
+
+nlohmann::json CreateAnalystResponseToJson(const dpq::v1::CreateAnalystResponse& response) {
+  return {
+      {"name", response.name()},
+      {"role", RoleWord(response.role())},
+      {"token", response.token()},
+  };
+}
+
+nlohmann::json GrantToJson(const dpq::v1::GrantRequest& request) {
+  return {
+      {"analyst", request.analyst()},
+      {"dataset", request.dataset()},
+      {"granted", true},
+  };
+}
+
+nlohmann::json AuditEntryToJson(const dpq::v1::AuditEntry& entry) {
+  return {
+      {"seq", entry.seq()},
+      {"request_id", entry.request_id()},
+      {"analyst", entry.analyst()},
+      {"created_at", entry.created_at()},
+      {"aggregate", AggregateWord(entry.aggregate())},
+      {"mechanism", MechanismWord(entry.mechanism())},
+      {"column", entry.column()},
+      {"epsilon", entry.epsilon()},
+      {"delta", entry.delta()},
+      {"noise_scale", entry.noise_scale()},
+      {"value", entry.value()},
+  };
+}
+
+nlohmann::json ListAuditResponseToJson(const dpq::v1::ListAuditResponse& response) {
+  nlohmann::json entries = nlohmann::json::array();
+  for (const dpq::v1::AuditEntry& entry : response.entries()) {
+    entries.push_back(AuditEntryToJson(entry));
+  }
+  return {{"entries", std::move(entries)}};
+}
+
+nlohmann::json ErrorToJson(absl::string_view code_name, absl::string_view message) {
+  return {{"error", {{"code", std::string(code_name)}, {"message", std::string(message)}}}};
+}
+
+void WriteJson(std::ostream& out, const nlohmann::json& document) {
+  out << document.dump(2, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace)
+      << '\n';
+}
+
+}  // namespace dpqctl

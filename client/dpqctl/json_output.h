@@ -1,0 +1,40 @@
+// dpq.v1 messages as the JSON documents `dpqctl --json` prints: one function per message, keys
+// are the proto field names (snake_case), enums are the words of enum_names.h, and an unset
+// `optional` field (a column's or a query's bounds) is left out rather than printed as 0.
+#ifndef DPQ_CLIENT_DPQCTL_JSON_OUTPUT_H_
+#define DPQ_CLIENT_DPQCTL_JSON_OUTPUT_H_
+
+#include <ostream>
+
+#include "absl/strings/string_view.h"
+#include "dpq/v1/dpq.pb.h"
+#include "nlohmann/json.hpp"
+
+namespace dpqctl {
+
+nlohmann::json ColumnToJson(const dpq::v1::Column& column);
+nlohmann::json DatasetToJson(const dpq::v1::Dataset& dataset);
+nlohmann::json BudgetToJson(const dpq::v1::Budget& budget);
+nlohmann::json ConfidenceIntervalToJson(const dpq::v1::ConfidenceInterval& interval);
+// `aggregate` is the one requested: the response does not carry it, and `count_noise_scale`
+// is printed for AGGREGATE_MEAN only.
+nlohmann::json QueryResponseToJson(const dpq::v1::QueryResponse& response,
+                                   dpq::v1::Aggregate aggregate);
+nlohmann::json ListDatasetsResponseToJson(const dpq::v1::ListDatasetsResponse& response);
+nlohmann::json CreateDatasetResponseToJson(const dpq::v1::CreateDatasetResponse& response);
+nlohmann::json CreateAnalystResponseToJson(const dpq::v1::CreateAnalystResponse& response);
+// GrantResponse is empty; the document restates the request.
+nlohmann::json GrantToJson(const dpq::v1::GrantRequest& request);
+nlohmann::json AuditEntryToJson(const dpq::v1::AuditEntry& entry);
+nlohmann::json ListAuditResponseToJson(const dpq::v1::ListAuditResponse& response);
+// {"error": {"code": code_name, "message": message}}; code_name is a gRPC code name such as
+// "RESOURCE_EXHAUSTED".
+nlohmann::json ErrorToJson(absl::string_view code_name, absl::string_view message);
+
+// Writes `document` indented, followed by a newline. Invalid UTF-8 (a server message, a
+// column name) is replaced by U+FFFD instead of throwing.
+void WriteJson(std::ostream& out, const nlohmann::json& document);
+
+}  // namespace dpqctl
+
+#endif  // DPQ_CLIENT_DPQCTL_JSON_OUTPUT_H_

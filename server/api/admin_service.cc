@@ -1,0 +1,115 @@
+#include "absl/strings/str_cat.h"
+#include "server/api/proto_convert.h"
+#include "server/api/services.h"
+#include "server/api/status_mapping.h"
+#include "server/base/status_macros.h"
+#include "server/base/validation.h"
+#include "server/query/csv_to_copy.h"
+
+namespace dpq::api {
+namespace {
+
+// Analyst names: like identifiers, plus '.' and '-' (e.g. "jane.doe").
+absl::Status ValidateAnalystName(const std::string& name) {
+  bool ok = !name.empty() && name.size() <= 63 && (name[0] == '_' || (name[0] >= 'a' && name[0] <= 'z'));
+  for (char c : name) {
+    ok = ok && (c == '_' || c == '.' || c == '-' || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'));
+  }
+  if (!ok) return absl::InvalidArgumentError("name must match ^[a-z_][a-z0-9_.-]{0,62}$");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+grpc::Status AdminService::CreateDataset(grpc::ServerContext* context,
+                                         grpc::ServerReader<v1::CreateDatasetRequest>* reader,
+                                         v1::CreateDatasetResponse* response) {
+  return ToGrpcStatus([&]() -> absl::Status {
+    ASSIGN_OR_RETURN(store::Principal admin, o_.auth->AuthenticateAdmin(*context));
+    v1::CreateDatasetRequest message;
+    if (!reader->Read(&message) || !message.has_header()) {
+      return absl::InvalidArgumentError("the first message of CreateDataset must be the header");
+    }
+    ASSIGN_OR_RETURN(query::DatasetSchema schema, DatasetSchemaFromProto(message.header()));
+    RETURN_IF_ERROR(query::ValidateNewDataset(schema));
+    query::CsvToCopy encoder(schema.columns);
+    bool finished = false;
+    // Pulled by the store inside its transaction: the file streams from the client into COPY
+    // without being held in memory.
+    auto source = [&](std::string* lines) -> absl::StatusOr<bool> {
+      if (finished) return false;
+      if (context->IsCancelled()) return absl::CancelledError("client cancelled the upload");
+      if (!reader->Read(&message)) {
+        finished = true;
+        RETURN_IF_ERROR(encoder.Finish(lines));
+        return false;
+      }
+      if (!message.has_csv_chunk()) {
+        return absl::InvalidArgumentError("only csv_chunk messages may follow the header");
+      }
+      RETURN_IF_ERROR(encoder.Feed(message.csv_chunk(), lines));
+      return true;
+    };
+    ASSIGN_OR_RETURN(store::CreatedDataset created, o_.datasets->Create(schema, source));
+    ToProto(created.schema, response->mutable_dataset());
+    response->set_rows_loaded(created.rows_loaded);
+    return absl::OkStatus();
+  }());
+}
+
+grpc::Status AdminService::CreateAnalyst(grpc::ServerContext* context,
+                                         const v1::CreateAnalystRequest* request,
+                                         v1::CreateAnalystResponse* response) {
+  return ToGrpcStatus([&]() -> absl::Status {
+    RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
+    RETURN_IF_ERROR(ValidateAnalystName(request->name()));
+    store::Role role;
+    switch (request->role()) {
+      case v1::ROLE_UNSPECIFIED:
+      case v1::ROLE_ANALYST: role = store::Role::kAnalyst; break;
+      case v1::ROLE_ADMIN: role = store::Role::kAdmin; break;
+      default: return absl::InvalidArgumentError("role is not known");
+    }
+    const std::string token = NewToken();
+    ASSIGN_OR_RETURN(store::Principal p, o_.principals->Create(request->name(), role, TokenHash(token)));
+    response->set_name(p.name);
+    response->set_role(p.role == store::Role::kAdmin ? v1::ROLE_ADMIN : v1::ROLE_ANALYST);
+    response->set_token(token);
+    return absl::OkStatus();
+  }());
+}
+
+grpc::Status AdminService::Grant(grpc::ServerContext* context, const v1::GrantRequest* request,
+                                 v1::GrantResponse* response) {
+  return ToGrpcStatus([&]() -> absl::Status {
+    RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
+    return o_.principals->Grant(request->analyst(), request->dataset());
+  }());
+}
+
+grpc::Status AdminService::SetBudget(grpc::ServerContext* context, const v1::SetBudgetRequest* request,
+                                     v1::Budget* response) {
+  return ToGrpcStatus([&]() -> absl::Status {
+    RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
+    RETURN_IF_ERROR(ValidateIsPositive(request->epsilon(), "epsilon"));
+    RETURN_IF_ERROR(ValidateInHalfOpenRange(request->delta(), 0, 1, "delta"));
+    ASSIGN_OR_RETURN(query::DatasetSchema schema, o_.datasets->Get(request->dataset()));
+    ASSIGN_OR_RETURN(store::BudgetState budget,
+                     o_.ledger->Set(schema.id, request->epsilon(), request->delta()));
+    ToProto(budget, response);
+    return absl::OkStatus();
+  }());
+}
+
+grpc::Status AdminService::ListAudit(grpc::ServerContext* context, const v1::ListAuditRequest* request,
+                                     v1::ListAuditResponse* response) {
+  return ToGrpcStatus([&]() -> absl::Status {
+    RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
+    ASSIGN_OR_RETURN(query::DatasetSchema schema, o_.datasets->Get(request->dataset()));
+    ASSIGN_OR_RETURN(auto entries, o_.ledger->ListAllocations(schema.id));
+    for (const auto& e : entries) ToProto(e, response->add_entries());
+    return absl::OkStatus();
+  }());
+}
+
+}  // namespace dpq::api

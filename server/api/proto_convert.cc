@@ -1,0 +1,142 @@
+#include "server/api/proto_convert.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace dpq::api {
+namespace {
+
+v1::Aggregate AggregateToProto(absl::string_view name) {
+  if (name == "count") return v1::AGGREGATE_COUNT;
+  if (name == "sum") return v1::AGGREGATE_SUM;
+  if (name == "mean") return v1::AGGREGATE_MEAN;
+  return v1::AGGREGATE_UNSPECIFIED;
+}
+
+v1::Mechanism MechanismToProto(absl::string_view name) {
+  if (name == "laplace") return v1::MECHANISM_LAPLACE;
+  if (name == "gaussian") return v1::MECHANISM_GAUSSIAN;
+  return v1::MECHANISM_UNSPECIFIED;
+}
+
+v1::ColumnType ColumnTypeToProto(query::ColumnType type) {
+  switch (type) {
+    case query::ColumnType::kInteger: return v1::COLUMN_TYPE_INTEGER;
+    case query::ColumnType::kDouble: return v1::COLUMN_TYPE_DOUBLE;
+    case query::ColumnType::kText: return v1::COLUMN_TYPE_TEXT;
+  }
+  return v1::COLUMN_TYPE_UNSPECIFIED;
+}
+
+}  // namespace
+
+absl::StatusOr<query::QuerySpec> QuerySpecFromProto(const v1::QueryRequest& r) {
+  query::QuerySpec s;
+  s.dataset = r.dataset();
+  switch (r.aggregate()) {
+    case v1::AGGREGATE_COUNT: s.aggregate = query::AggregateKind::kCount; break;
+    case v1::AGGREGATE_SUM: s.aggregate = query::AggregateKind::kSum; break;
+    case v1::AGGREGATE_MEAN: s.aggregate = query::AggregateKind::kMean; break;
+    case v1::AGGREGATE_UNSPECIFIED:
+      return absl::InvalidArgumentError("aggregate is required (count, sum or mean)");
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("aggregate ", r.aggregate(), " is not known"));
+  }
+  switch (r.mechanism()) {
+    case v1::MECHANISM_UNSPECIFIED:
+    case v1::MECHANISM_LAPLACE: s.mechanism = query::MechanismKind::kLaplace; break;
+    case v1::MECHANISM_GAUSSIAN: s.mechanism = query::MechanismKind::kGaussian; break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("mechanism ", r.mechanism(), " is not known"));
+  }
+  s.column = r.column();
+  if (r.has_lower()) s.lower = r.lower();
+  if (r.has_upper()) s.upper = r.upper();
+  s.epsilon = r.epsilon();
+  s.delta = r.delta();
+  s.max_contributions = r.max_contributions() == 0 ? 1 : r.max_contributions();
+  s.confidence = r.confidence() == 0 ? 0.95 : r.confidence();
+  return s;
+}
+
+absl::StatusOr<query::DatasetSchema> DatasetSchemaFromProto(const v1::DatasetHeader& h) {
+  query::DatasetSchema s;
+  s.name = h.name();
+  s.privacy_unit = h.privacy_unit();
+  for (const v1::Column& c : h.columns()) {
+    query::ColumnSchema col;
+    col.name = c.name();
+    switch (c.type()) {
+      case v1::COLUMN_TYPE_INTEGER: col.type = query::ColumnType::kInteger; break;
+      case v1::COLUMN_TYPE_DOUBLE: col.type = query::ColumnType::kDouble; break;
+      case v1::COLUMN_TYPE_TEXT: col.type = query::ColumnType::kText; break;
+      default:
+        return absl::InvalidArgumentError(
+            absl::StrCat("column ", c.name().substr(0, 64), ": type is required (integer, double or text)"));
+    }
+    if (c.has_lower()) col.lower = c.lower();
+    if (c.has_upper()) col.upper = c.upper();
+    s.columns.push_back(std::move(col));
+  }
+  return s;
+}
+
+void ToProto(const store::BudgetState& b, v1::Budget* out) {
+  out->set_dataset(b.dataset);
+  out->set_epsilon_total(b.epsilon_total);
+  out->set_delta_total(b.delta_total);
+  out->set_epsilon_spent(b.epsilon_spent);
+  out->set_delta_spent(b.delta_spent);
+  out->set_epsilon_remaining(b.epsilon_remaining());
+  out->set_delta_remaining(b.delta_remaining());
+  out->set_accountant(b.accountant);
+}
+
+void ToProto(const engine::QueryOutcome& o, v1::QueryResponse* out) {
+  const store::Allocation& a = o.allocation;
+  out->set_request_id(a.request_id);
+  out->set_value(a.value);
+  out->set_mechanism(MechanismToProto(a.mechanism));
+  out->set_epsilon(a.epsilon);
+  out->set_delta(a.delta);
+  out->set_noise_scale(a.noise_scale);
+  out->set_count_noise_scale(a.count_noise_scale);
+  out->set_sensitivity(a.sensitivity);
+  out->mutable_interval()->set_confidence(a.confidence);
+  out->mutable_interval()->set_lower(a.ci_lower);
+  out->mutable_interval()->set_upper(a.ci_upper);
+  ToProto(o.budget, out->mutable_budget());
+  out->set_replayed(o.replayed);
+  if (a.clamp_lower) out->set_lower(*a.clamp_lower);
+  if (a.clamp_upper) out->set_upper(*a.clamp_upper);
+  out->set_max_contributions(a.max_contributions);
+}
+
+void ToProto(const query::DatasetSchema& s, v1::Dataset* out) {
+  out->set_name(s.name);
+  out->set_privacy_unit(s.privacy_unit);
+  out->set_version(s.version);
+  out->set_created_at(s.created_at);
+  for (const query::ColumnSchema& c : s.columns) {
+    v1::Column* col = out->add_columns();
+    col->set_name(c.name);
+    col->set_type(ColumnTypeToProto(c.type));
+    if (c.lower) col->set_lower(*c.lower);
+    if (c.upper) col->set_upper(*c.upper);
+  }
+}
+
+void ToProto(const store::Allocation& a, v1::AuditEntry* out) {
+  out->set_seq(a.seq);
+  out->set_request_id(a.request_id);
+  out->set_analyst(a.analyst);
+  out->set_created_at(a.created_at);
+  out->set_aggregate(AggregateToProto(a.aggregate));
+  out->set_mechanism(MechanismToProto(a.mechanism));
+  out->set_epsilon(a.epsilon);
+  out->set_delta(a.delta);
+  out->set_noise_scale(a.noise_scale);
+  out->set_value(a.value);
+  out->set_column(a.column);
+}
+
+}  // namespace dpq::api

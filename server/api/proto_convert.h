@@ -1,0 +1,27 @@
+// Conversions between the dpq.v1 wire types and the domain types of query/, store/ and engine/.
+#ifndef DPQ_SERVER_API_PROTO_CONVERT_H_
+#define DPQ_SERVER_API_PROTO_CONVERT_H_
+
+#include "absl/status/statusor.h"
+#include "dpq/v1/dpq.pb.h"
+#include "server/engine/query_engine.h"
+#include "server/query/dataset_schema.h"
+#include "server/query/query_spec.h"
+#include "server/store/allocation.h"
+
+namespace dpq::api {
+
+// INVALID_ARGUMENT for a missing/unknown aggregate or an unknown mechanism. Defaults: mechanism
+// laplace, max_contributions 1, confidence 0.95. Everything else is validated by the planner.
+absl::StatusOr<query::QuerySpec> QuerySpecFromProto(const v1::QueryRequest& request);
+// INVALID_ARGUMENT for a missing/unknown column type; ValidateNewDataset does the rest.
+absl::StatusOr<query::DatasetSchema> DatasetSchemaFromProto(const v1::DatasetHeader& header);
+
+void ToProto(const engine::QueryOutcome& outcome, v1::QueryResponse* out);
+void ToProto(const store::BudgetState& budget, v1::Budget* out);
+void ToProto(const query::DatasetSchema& schema, v1::Dataset* out);
+void ToProto(const store::Allocation& allocation, v1::AuditEntry* out);
+
+}  // namespace dpq::api
+
+#endif  // DPQ_SERVER_API_PROTO_CONVERT_H_

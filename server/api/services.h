@@ -1,0 +1,64 @@
+// The gRPC services of dpq.v1. Each method: authenticate, proto -> domain, one call into
+// engine/store, domain -> proto, one ToGrpcStatus. No SQL, no noise, no budget arithmetic here.
+#ifndef DPQ_SERVER_API_SERVICES_H_
+#define DPQ_SERVER_API_SERVICES_H_
+
+#include "dpq/v1/dpq.grpc.pb.h"
+#include "server/api/auth.h"
+#include "server/engine/query_engine.h"
+#include "server/metrics/metrics.h"
+#include "server/store/budget_ledger.h"
+#include "server/store/dataset_store.h"
+#include "server/store/principal_store.h"
+
+namespace dpq::api {
+
+struct ServiceOptions {
+  const Authenticator* auth;
+  engine::QueryEngine* engine;
+  store::DatasetStore* datasets;
+  store::PrincipalStore* principals;
+  store::BudgetLedger* ledger;
+  metrics::Metrics* metrics;
+};
+
+class AnalystService final : public v1::AnalystService::Service {
+ public:
+  explicit AnalystService(ServiceOptions options) : o_(options) {}
+
+  grpc::Status Query(grpc::ServerContext* context, const v1::QueryRequest* request,
+                     v1::QueryResponse* response) override;
+  grpc::Status ListDatasets(grpc::ServerContext* context, const v1::ListDatasetsRequest* request,
+                            v1::ListDatasetsResponse* response) override;
+  grpc::Status GetDataset(grpc::ServerContext* context, const v1::GetDatasetRequest* request,
+                          v1::Dataset* response) override;
+  grpc::Status GetBudget(grpc::ServerContext* context, const v1::GetBudgetRequest* request,
+                         v1::Budget* response) override;
+
+ private:
+  ServiceOptions o_;
+};
+
+class AdminService final : public v1::AdminService::Service {
+ public:
+  explicit AdminService(ServiceOptions options) : o_(options) {}
+
+  grpc::Status CreateDataset(grpc::ServerContext* context,
+                             grpc::ServerReader<v1::CreateDatasetRequest>* reader,
+                             v1::CreateDatasetResponse* response) override;
+  grpc::Status CreateAnalyst(grpc::ServerContext* context, const v1::CreateAnalystRequest* request,
+                             v1::CreateAnalystResponse* response) override;
+  grpc::Status Grant(grpc::ServerContext* context, const v1::GrantRequest* request,
+                     v1::GrantResponse* response) override;
+  grpc::Status SetBudget(grpc::ServerContext* context, const v1::SetBudgetRequest* request,
+                         v1::Budget* response) override;
+  grpc::Status ListAudit(grpc::ServerContext* context, const v1::ListAuditRequest* request,
+                         v1::ListAuditResponse* response) override;
+
+ private:
+  ServiceOptions o_;
+};
+
+}  // namespace dpq::api
+
+#endif  // DPQ_SERVER_API_SERVICES_H_

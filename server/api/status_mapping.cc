@@ -1,0 +1,16 @@
+#include "server/api/status_mapping.h"
+
+#include "absl/strings/ascii.h"
+
+namespace dpq::api {
+
+grpc::Status ToGrpcStatus(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+}
+
+std::string OutcomeLabel(const absl::Status& status) {
+  return absl::AsciiStrToLower(absl::StatusCodeToString(status.code()));
+}
+
+}  // namespace dpq::api

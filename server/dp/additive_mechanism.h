@@ -1,0 +1,59 @@
+// Additive noise mechanisms for one real-valued statistic, released on a grid.
+//
+// Release (both mechanisms): gamma = granularity() is a power of two; the true value x is rounded to
+// k = round(x / gamma), an exact integer sampler adds Z, and (k + Z) * gamma is returned. Rounding
+// moves two neighbouring values by at most one extra grid step, so in grid units the sensitivity is
+// (Delta + gamma) / gamma and the noise is calibrated for Delta + gamma (the approach of Google's
+// "secure noise" and OpenDP). Integer noise avoids the floating-point attack of Mironov 2012.
+//
+// Grid choice: gamma = largest power of two <= max(Delta * 2^-20, nominal_scale * 2^-40), where
+// nominal_scale is the noise scale for Delta. The first term keeps the sensitivity inflation at
+// most 2^-20 relative; the second keeps the integer scale below about 2^41 for tiny epsilon so every
+// sampler product fits in 128 bits (then the inflation is at most 2^-40 * nominal_scale / Delta).
+#ifndef DPQ_SERVER_DP_ADDITIVE_MECHANISM_H_
+#define DPQ_SERVER_DP_ADDITIVE_MECHANISM_H_
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "server/dp/random_source.h"
+
+namespace dpq::dp {
+
+class AdditiveMechanism {
+ public:
+  virtual ~AdditiveMechanism() = default;
+  // Returns true_value + noise on the mechanism's grid. INVALID_ARGUMENT for NaN/inf input,
+  // OUT_OF_RANGE if |true_value| / granularity() >= 2^62.
+  virtual absl::StatusOr<double> AddNoise(double true_value, RandomSource& rng) const = 0;
+  // Laplace b or Gaussian sigma of the noise actually added, in units of the statistic (includes
+  // the grid adjustment, so it is slightly above Delta/epsilon for Laplace).
+  virtual double noise_scale() const = 0;
+  virtual double epsilon() const = 0;
+  virtual double delta() const = 0;        // 0 for Laplace
+  virtual double sensitivity() const = 0;  // as passed in (L1 for Laplace, L2 for Gaussian)
+  virtual double granularity() const = 0;  // grid step gamma (a power of two) of released values
+  // Half-width h with P(|noise| <= h) >= confidence for the discrete noise actually added
+  // (a multiple of granularity()). INVALID_ARGUMENT unless 0 < confidence < 1.
+  virtual absl::StatusOr<double> ConfidenceHalfWidth(double confidence) const = 0;
+  virtual absl::string_view name() const = 0;  // "laplace" / "gaussian"
+};
+
+// Pure epsilon-DP Laplace mechanism: scale b = Delta1 / epsilon (Dwork, McSherry, Nissim, Smith
+// 2006), released through the exact discrete Laplace sampler (Canonne, Kamath, Steinke 2020, Alg. 2)
+// with grid rounding accounted in the sensitivity. INVALID_ARGUMENT naming "epsilon" or
+// "l1_sensitivity" for NaN, inf or values <= 0; OUT_OF_RANGE if the integer scale would exceed 2^42.
+absl::StatusOr<std::unique_ptr<AdditiveMechanism>> CreateLaplaceMechanism(double epsilon,
+                                                                          double l1_sensitivity);
+
+// (epsilon, delta)-DP Gaussian mechanism with the analytic calibration (Balle & Wang 2018, Alg. 1),
+// released through the exact discrete Gaussian sampler (Canonne, Kamath, Steinke 2020, Alg. 3).
+// delta must be in (0, 1). INVALID_ARGUMENT naming "epsilon", "delta" or "l2_sensitivity".
+absl::StatusOr<std::unique_ptr<AdditiveMechanism>> CreateGaussianMechanism(double epsilon,
+                                                                           double delta,
+                                                                           double l2_sensitivity);
+
+}  // namespace dpq::dp
+
+#endif  // DPQ_SERVER_DP_ADDITIVE_MECHANISM_H_

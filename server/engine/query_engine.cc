@@ -1,0 +1,112 @@
+#include "server/engine/query_engine.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "server/base/status_macros.h"
+#include "server/engine/noisy_release.h"
+
+namespace dpq::engine {
+namespace {
+
+constexpr size_t kMaxRequestIdLength = 128;
+
+absl::Status ValidateRequestId(const std::string& id) {
+  if (id.size() > kMaxRequestIdLength) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("request_id must be at most ", kMaxRequestIdLength, " characters"));
+  }
+  for (char c : id) {
+    if (c < 0x21 || c > 0x7e) {
+      return absl::InvalidArgumentError("request_id must be printable ASCII without spaces");
+    }
+  }
+  return absl::OkStatus();
+}
+
+// 128 random bits: ids assigned by the server never collide in practice.
+std::string NewRequestId(dp::RandomSource& rng) {
+  return absl::StrFormat("q-%016x%016x", rng.NextUint64(), rng.NextUint64());
+}
+
+QueryOutcome Replay(const query::QuerySpec& spec, store::Allocation stored, store::BudgetState budget) {
+  return QueryOutcome{spec, std::move(stored), std::move(budget), /*replayed=*/true};
+}
+
+}  // namespace
+
+absl::StatusOr<query::DatasetSchema> QueryEngine::AuthorizedDataset(const store::Principal& principal,
+                                                                   const std::string& dataset) {
+  ASSIGN_OR_RETURN(query::DatasetSchema schema, s_.datasets->Get(dataset));
+  if (principal.role != store::Role::kAdmin) {
+    ASSIGN_OR_RETURN(bool granted, s_.principals->HasGrant(principal.id, schema.id));
+    if (!granted) {
+      return absl::PermissionDeniedError(
+          absl::StrCat("analyst ", principal.name, " has no grant on dataset ", schema.name));
+    }
+  }
+  return schema;
+}
+
+absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
+                                              const query::QuerySpec& spec, std::string request_id) {
+  ASSIGN_OR_RETURN(query::DatasetSchema schema, AuthorizedDataset(principal, spec.dataset));
+  ASSIGN_OR_RETURN(query::QueryPlan plan, query::PlanQuery(spec, schema));
+  RETURN_IF_ERROR(ValidateRequestId(request_id));
+  if (request_id.empty()) request_id = NewRequestId(*rng_);
+
+  // A known request id: answer from the audit row, before any scan or charge.
+  ASSIGN_OR_RETURN(absl::optional<store::Allocation> prior,
+                   s_.ledger->FindAllocation(schema.id, request_id));
+  if (prior.has_value()) {
+    if (prior->fingerprint != plan.fingerprint || prior->principal_id != principal.id) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("request_id ", request_id, " was already used for a different query"));
+    }
+    ASSIGN_OR_RETURN(store::BudgetState budget, s_.ledger->Get(schema.id));
+    return Replay(plan.spec, *std::move(prior), std::move(budget));
+  }
+
+  // Cheap pre-check without the lock so a doomed query does not scan; Debit re-checks under it.
+  ASSIGN_OR_RETURN(store::BudgetState before, s_.ledger->Get(schema.id));
+  if (plan.spec.epsilon > before.epsilon_remaining() || plan.spec.delta > before.delta_remaining()) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "privacy budget of dataset ", schema.name, " exhausted: requested epsilon=", plan.spec.epsilon,
+        " delta=", plan.spec.delta, ", remaining epsilon=", before.epsilon_remaining(),
+        " delta=", before.delta_remaining()));
+  }
+
+  ASSIGN_OR_RETURN(store::ScanResult exact, s_.scanner->Scan(plan.scan));
+  ASSIGN_OR_RETURN(NoisyRelease release, ReleaseWithNoise(plan, exact, *rng_));
+
+  store::Allocation a;
+  a.request_id = request_id;
+  a.principal_id = principal.id;
+  a.analyst = principal.name;
+  a.fingerprint = plan.fingerprint;
+  a.aggregate = std::string(query::AggregateName(plan.spec.aggregate));
+  a.column = plan.spec.column;
+  a.mechanism = std::string(query::MechanismName(plan.spec.mechanism));
+  a.epsilon = plan.spec.epsilon;
+  a.delta = plan.spec.delta;
+  a.sensitivity = release.sensitivity;
+  a.noise_scale = release.noise_scale;
+  a.count_noise_scale = release.count_noise_scale;
+  a.value = release.value;
+  a.confidence = plan.spec.confidence;
+  a.ci_lower = release.ci_lower;
+  a.ci_upper = release.ci_upper;
+  a.clamp_lower = plan.spec.lower;
+  a.clamp_upper = plan.spec.upper;
+  a.max_contributions = plan.spec.max_contributions;
+
+  ASSIGN_OR_RETURN(store::DebitResult debit, s_.ledger->Debit(schema.id, std::move(a)));
+  if (debit.replayed && debit.allocation.principal_id != principal.id) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("request_id ", request_id, " was already used for a different query"));
+  }
+  // Reaching here means COMMIT succeeded (or the id was committed by a concurrent twin, whose
+  // stored answer we return instead of ours): only now may the value leave the server.
+  return QueryOutcome{plan.spec, std::move(debit.allocation), std::move(debit.budget), debit.replayed};
+}
+
+}  // namespace dpq::engine

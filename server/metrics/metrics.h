@@ -1,0 +1,66 @@
+// dpq's Prometheus metrics (DESIGN.md §8). Two kinds:
+//  * per-process counters of RPC outcomes and latency (dpq_queries_total, dpq_query_duration_seconds,
+//    dpq_budget_rejections_total), kept in a prometheus-cpp registry;
+//  * ledger figures (dpq_budget_remaining, dpq_budget_total, dpq_epsilon_spent_total), read from the
+//    database at scrape time through a snapshot function, so every replica reports the same truth.
+#ifndef DPQ_SERVER_METRICS_METRICS_H_
+#define DPQ_SERVER_METRICS_METRICS_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace prometheus {
+class Registry;
+class Exposer;
+template <typename T> class Family;
+class Counter;
+class Histogram;
+}  // namespace prometheus
+
+namespace dpq::metrics {
+
+struct LedgerFigures {
+  struct Budget {
+    std::string dataset;
+    double epsilon_total = 0, epsilon_spent = 0, delta_total = 0, delta_spent = 0;
+  };
+  struct Spent {
+    std::string dataset, analyst;
+    double epsilon = 0, delta = 0;
+  };
+  std::vector<Budget> budgets;
+  std::vector<Spent> spent;
+};
+using LedgerSnapshot = std::function<absl::StatusOr<LedgerFigures>()>;
+
+class Metrics {
+ public:
+  explicit Metrics(LedgerSnapshot snapshot);
+  ~Metrics();
+
+  // outcome: "ok", "replayed", or the lower-case gRPC code name ("resource_exhausted", ...).
+  // Callers pass dataset "" when the request named no existing dataset, to bound label cardinality.
+  void RecordQuery(absl::string_view dataset, absl::string_view aggregate, absl::string_view outcome,
+                   double seconds);
+
+  // Serves /metrics on `listen` ("host:port"). UNAVAILABLE if the port cannot be bound.
+  absl::Status Serve(const std::string& listen);
+
+ private:
+  class LedgerCollector;
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::shared_ptr<LedgerCollector> ledger_;
+  prometheus::Family<prometheus::Counter>* queries_;
+  prometheus::Family<prometheus::Counter>* rejections_;
+  prometheus::Family<prometheus::Histogram>* duration_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+};
+
+}  // namespace dpq::metrics
+
+#endif  // DPQ_SERVER_METRICS_METRICS_H_

@@ -1,0 +1,82 @@
+#include "server/query/dataset_schema.h"
+
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "server/base/status_macros.h"
+#include "server/base/validation.h"
+#include "server/query/query_spec.h"
+
+namespace dpq::query {
+
+absl::string_view ColumnTypeName(ColumnType type) {
+  switch (type) {
+    case ColumnType::kInteger: return "integer";
+    case ColumnType::kDouble: return "double";
+    case ColumnType::kText: return "text";
+  }
+  return "text";
+}
+
+absl::optional<ColumnType> ParseColumnType(absl::string_view name) {
+  if (name == "integer") return ColumnType::kInteger;
+  if (name == "double") return ColumnType::kDouble;
+  if (name == "text") return ColumnType::kText;
+  return absl::nullopt;
+}
+
+const ColumnSchema* DatasetSchema::FindColumn(absl::string_view column) const {
+  for (const ColumnSchema& c : columns) {
+    if (c.name == column) return &c;
+  }
+  return nullptr;
+}
+
+absl::Status ValidateNewDataset(const DatasetSchema& schema) {
+  RETURN_IF_ERROR(ValidateIdentifier(schema.name, "dataset name"));
+  if (schema.columns.empty()) return absl::InvalidArgumentError("columns must not be empty");
+  if (schema.columns.size() > 1000) return absl::InvalidArgumentError("at most 1000 columns");
+  std::set<std::string> seen;
+  for (const ColumnSchema& c : schema.columns) {
+    RETURN_IF_ERROR(ValidateIdentifier(c.name, "column name"));
+    if (!seen.insert(c.name).second) {
+      return absl::InvalidArgumentError(absl::StrCat("column ", c.name, " appears twice"));
+    }
+    if (c.lower.has_value() != c.upper.has_value()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("column ", c.name, ": declare both lower and upper bounds or neither"));
+    }
+    if (!c.lower.has_value()) continue;
+    if (!c.is_numeric()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("column ", c.name, ": bounds can only be declared on numeric columns"));
+    }
+    RETURN_IF_ERROR(ValidateIsFinite(*c.lower, absl::StrCat("lower bound of ", c.name)));
+    RETURN_IF_ERROR(ValidateIsFinite(*c.upper, absl::StrCat("upper bound of ", c.name)));
+    if (!(*c.lower < *c.upper)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("column ", c.name, ": lower bound must be < upper bound"));
+    }
+  }
+  RETURN_IF_ERROR(ValidateIdentifier(schema.privacy_unit, "privacy_unit"));
+  if (seen.count(schema.privacy_unit) == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("privacy_unit ", schema.privacy_unit, " is not one of the columns"));
+  }
+  return absl::OkStatus();
+}
+
+absl::string_view AggregateName(AggregateKind kind) {
+  switch (kind) {
+    case AggregateKind::kCount: return "count";
+    case AggregateKind::kSum: return "sum";
+    case AggregateKind::kMean: return "mean";
+  }
+  return "count";
+}
+
+absl::string_view MechanismName(MechanismKind kind) {
+  return kind == MechanismKind::kGaussian ? "gaussian" : "laplace";
+}
+
+}  // namespace dpq::query

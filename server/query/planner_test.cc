@@ -1,0 +1,574 @@
+#include "server/query/planner.h"
+
+#include <functional>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace dpq::query {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using Statistic = NoiseComponent::Statistic;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// A dataset with one bounded numeric column, one unbounded numeric column and one text column.
+DatasetSchema TestSchema() {
+  DatasetSchema schema;
+  schema.id = 42;
+  schema.name = "visits";
+  schema.privacy_unit = "user_id";
+  schema.columns = {
+      {"user_id", ColumnType::kText, absl::nullopt, absl::nullopt},
+      {"amount", ColumnType::kDouble, 0.0, 100.0},
+      {"age", ColumnType::kInteger, 18.0, 90.0},
+      {"score", ColumnType::kDouble, absl::nullopt, absl::nullopt},  // no declared bounds
+      {"city", ColumnType::kText, absl::nullopt, absl::nullopt},
+      {"huge", ColumnType::kDouble, -1e303, 1e303},
+  };
+  return schema;
+}
+
+QuerySpec CountSpec() {
+  QuerySpec spec;
+  spec.dataset = "visits";
+  spec.aggregate = AggregateKind::kCount;
+  spec.epsilon = 1.0;
+  return spec;
+}
+
+QuerySpec SumSpec(const std::string& column = "amount") {
+  QuerySpec spec = CountSpec();
+  spec.aggregate = AggregateKind::kSum;
+  spec.column = column;
+  return spec;
+}
+
+QuerySpec MeanSpec(const std::string& column = "amount") {
+  QuerySpec spec = SumSpec(column);
+  spec.aggregate = AggregateKind::kMean;
+  return spec;
+}
+
+// Plans `spec` and checks it fails with INVALID_ARGUMENT whose message names `field`.
+void ExpectRejectedNaming(const QuerySpec& spec, const std::string& field) {
+  absl::StatusOr<QueryPlan> plan = PlanQuery(spec, TestSchema());
+  ASSERT_FALSE(plan.ok()) << "expected an error naming " << field << "; fingerprint "
+                          << plan->fingerprint;
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument) << plan.status();
+  EXPECT_THAT(std::string(plan.status().message()), HasSubstr(field));
+}
+
+QueryPlan PlanOrDie(const QuerySpec& spec) {
+  absl::StatusOr<QueryPlan> plan = PlanQuery(spec, TestSchema());
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  return plan.ok() ? *std::move(plan) : QueryPlan{};
+}
+
+// --- privacy parameters ---
+
+TEST(PlannerTest, RejectsNanEpsilon) {
+  QuerySpec spec = CountSpec();
+  spec.epsilon = kNaN;
+  ExpectRejectedNaming(spec, "epsilon");
+}
+
+TEST(PlannerTest, RejectsInfiniteEpsilon) {
+  QuerySpec spec = CountSpec();
+  spec.epsilon = kInf;
+  ExpectRejectedNaming(spec, "epsilon");
+  spec.epsilon = -kInf;
+  ExpectRejectedNaming(spec, "epsilon");
+}
+
+TEST(PlannerTest, RejectsZeroEpsilon) {
+  QuerySpec spec = CountSpec();
+  spec.epsilon = 0;
+  ExpectRejectedNaming(spec, "epsilon");
+}
+
+TEST(PlannerTest, RejectsNegativeEpsilon) {
+  QuerySpec spec = SumSpec();
+  spec.epsilon = -0.5;
+  ExpectRejectedNaming(spec, "epsilon");
+}
+
+TEST(PlannerTest, LaplaceRejectsNonZeroDelta) {
+  QuerySpec spec = CountSpec();
+  spec.mechanism = MechanismKind::kLaplace;
+  for (double delta : {1e-6, 0.5, -1e-6, kNaN}) {
+    spec.delta = delta;
+    ExpectRejectedNaming(spec, "delta");
+  }
+}
+
+TEST(PlannerTest, GaussianRejectsZeroDelta) {
+  QuerySpec spec = CountSpec();
+  spec.mechanism = MechanismKind::kGaussian;
+  spec.delta = 0;
+  ExpectRejectedNaming(spec, "delta");
+}
+
+TEST(PlannerTest, GaussianRejectsDeltaOne) {
+  QuerySpec spec = CountSpec();
+  spec.mechanism = MechanismKind::kGaussian;
+  spec.delta = 1;
+  ExpectRejectedNaming(spec, "delta");
+}
+
+TEST(PlannerTest, GaussianRejectsNanDelta) {
+  QuerySpec spec = CountSpec();
+  spec.mechanism = MechanismKind::kGaussian;
+  spec.delta = kNaN;
+  ExpectRejectedNaming(spec, "delta");
+}
+
+TEST(PlannerTest, GaussianRejectsNegativeOrInfiniteDelta) {
+  QuerySpec spec = CountSpec();
+  spec.mechanism = MechanismKind::kGaussian;
+  for (double delta : {-1e-9, 1.5, kInf}) {
+    spec.delta = delta;
+    ExpectRejectedNaming(spec, "delta");
+  }
+}
+
+TEST(PlannerTest, GaussianAcceptsDeltaStrictlyBetweenZeroAndOne) {
+  QuerySpec spec = CountSpec();
+  spec.mechanism = MechanismKind::kGaussian;
+  spec.delta = 1e-6;
+  QueryPlan plan = PlanOrDie(spec);
+  ASSERT_EQ(plan.components.size(), 1u);
+  EXPECT_EQ(plan.components[0].delta, 1e-6);
+}
+
+TEST(PlannerTest, RejectsConfidenceZero) {
+  QuerySpec spec = CountSpec();
+  spec.confidence = 0;
+  ExpectRejectedNaming(spec, "confidence");
+}
+
+TEST(PlannerTest, RejectsConfidenceOne) {
+  QuerySpec spec = CountSpec();
+  spec.confidence = 1;
+  ExpectRejectedNaming(spec, "confidence");
+}
+
+TEST(PlannerTest, RejectsNanConfidence) {
+  QuerySpec spec = CountSpec();
+  spec.confidence = kNaN;
+  ExpectRejectedNaming(spec, "confidence");
+}
+
+TEST(PlannerTest, RejectsZeroMaxContributions) {
+  QuerySpec spec = CountSpec();
+  spec.max_contributions = 0;
+  ExpectRejectedNaming(spec, "max_contributions");
+}
+
+TEST(PlannerTest, RejectsNegativeMaxContributions) {
+  QuerySpec spec = SumSpec();
+  spec.max_contributions = -3;
+  ExpectRejectedNaming(spec, "max_contributions");
+}
+
+TEST(PlannerTest, RejectsMaxContributionsAboveOneMillion) {
+  QuerySpec spec = CountSpec();
+  spec.max_contributions = 1000001;
+  ExpectRejectedNaming(spec, "max_contributions");
+}
+
+TEST(PlannerTest, AcceptsMaxContributionsAtBothLimits) {
+  QuerySpec spec = CountSpec();
+  spec.max_contributions = 1;
+  EXPECT_TRUE(PlanQuery(spec, TestSchema()).ok());
+  spec.max_contributions = 1000000;
+  absl::StatusOr<QueryPlan> plan = PlanQuery(spec, TestSchema());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->components[0].sensitivity, 1000000.0);
+}
+
+// --- column ---
+
+TEST(PlannerTest, SumRequiresColumn) { ExpectRejectedNaming(SumSpec(""), "column"); }
+
+TEST(PlannerTest, MeanRequiresColumn) { ExpectRejectedNaming(MeanSpec(""), "column"); }
+
+TEST(PlannerTest, RejectsUnknownColumn) {
+  ExpectRejectedNaming(SumSpec("no_such_column"), "column");
+  ExpectRejectedNaming(SumSpec("no_such_column"), "no_such_column");
+  ExpectRejectedNaming(MeanSpec("no_such_column"), "column");
+}
+
+TEST(PlannerTest, ColumnLookupIsCaseSensitive) { ExpectRejectedNaming(SumSpec("Amount"), "column"); }
+
+TEST(PlannerTest, RejectsTextColumnForSum) {
+  ExpectRejectedNaming(SumSpec("city"), "column");
+  ExpectRejectedNaming(SumSpec("city"), "city");
+}
+
+TEST(PlannerTest, RejectsTextColumnForMean) { ExpectRejectedNaming(MeanSpec("city"), "column"); }
+
+TEST(PlannerTest, UnknownColumnErrorEchoesAtMost64CharsOfTheName) {
+  const std::string prefix(64, 'a');
+  const std::string name = prefix + std::string(1000, 'z');
+  absl::StatusOr<QueryPlan> plan = PlanQuery(SumSpec(name), TestSchema());
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  const std::string message(plan.status().message());
+  EXPECT_THAT(message, HasSubstr("column"));
+  EXPECT_THAT(message, HasSubstr(prefix));
+  EXPECT_THAT(message, Not(HasSubstr(prefix + "z")));
+  EXPECT_THAT(message, Not(HasSubstr("z")));
+  EXPECT_LT(message.size(), 64u + 200u);
+}
+
+// --- bounds ---
+
+TEST(PlannerTest, RejectsOnlyLowerGiven) {
+  QuerySpec spec = SumSpec();
+  spec.lower = 1.0;
+  ExpectRejectedNaming(spec, "lower");
+  ExpectRejectedNaming(spec, "upper");
+}
+
+TEST(PlannerTest, RejectsOnlyUpperGiven) {
+  QuerySpec spec = MeanSpec();
+  spec.upper = 1.0;
+  ExpectRejectedNaming(spec, "lower");
+  ExpectRejectedNaming(spec, "upper");
+}
+
+TEST(PlannerTest, RejectsRequestedLowerBelowDeclared) {
+  QuerySpec spec = SumSpec();
+  spec.lower = -1.0;
+  spec.upper = 50.0;
+  ExpectRejectedNaming(spec, "lower");
+}
+
+TEST(PlannerTest, RejectsRequestedUpperAboveDeclared) {
+  QuerySpec spec = SumSpec();
+  spec.lower = 10.0;
+  spec.upper = 100.5;
+  ExpectRejectedNaming(spec, "upper");
+}
+
+TEST(PlannerTest, AcceptsRequestedBoundsEqualToDeclared) {
+  QuerySpec spec = SumSpec();
+  spec.lower = 0.0;
+  spec.upper = 100.0;
+  QueryPlan plan = PlanOrDie(spec);
+  EXPECT_EQ(plan.scan.clamp_lower, 0.0);
+  EXPECT_EQ(plan.scan.clamp_upper, 100.0);
+}
+
+TEST(PlannerTest, RejectsNoBoundsAnywhere) {
+  ExpectRejectedNaming(SumSpec("score"), "lower");
+  ExpectRejectedNaming(SumSpec("score"), "upper");
+  ExpectRejectedNaming(MeanSpec("score"), "lower");
+}
+
+TEST(PlannerTest, AcceptsRequestedBoundsWhenNoneDeclared) {
+  QuerySpec spec = SumSpec("score");
+  spec.lower = -5.0;
+  spec.upper = 5.0;
+  QueryPlan plan = PlanOrDie(spec);
+  EXPECT_EQ(plan.scan.clamp_lower, -5.0);
+  EXPECT_EQ(plan.scan.clamp_upper, 5.0);
+  ASSERT_EQ(plan.components.size(), 1u);
+  EXPECT_DOUBLE_EQ(plan.components[0].sensitivity, 5.0);
+}
+
+TEST(PlannerTest, RejectsNonFiniteRequestedBounds) {
+  QuerySpec spec = SumSpec("score");
+  spec.lower = kNaN;
+  spec.upper = 1.0;
+  ExpectRejectedNaming(spec, "lower");
+  spec.lower = -kInf;
+  ExpectRejectedNaming(spec, "lower");
+  spec.lower = 0.0;
+  spec.upper = kInf;
+  ExpectRejectedNaming(spec, "upper");
+  spec.upper = kNaN;
+  ExpectRejectedNaming(spec, "upper");
+}
+
+TEST(PlannerTest, RejectsNaNRequestedBoundsEvenWithDeclaredBounds) {
+  // NaN compares false against the declared bounds, so the finiteness check must catch it.
+  QuerySpec spec = SumSpec();
+  spec.lower = kNaN;
+  spec.upper = kNaN;
+  ExpectRejectedNaming(spec, "lower");
+}
+
+TEST(PlannerTest, RejectsRequestedLowerNotBelowUpper) {
+  QuerySpec spec = SumSpec();
+  spec.lower = 20.0;
+  spec.upper = 20.0;
+  ExpectRejectedNaming(spec, "lower");
+  spec.upper = 10.0;
+  ExpectRejectedNaming(spec, "upper");
+}
+
+TEST(PlannerTest, RejectsSensitivityOverflow) {
+  QuerySpec spec = SumSpec("huge");
+  spec.max_contributions = 1000000;
+  absl::StatusOr<QueryPlan> plan = PlanQuery(spec, TestSchema());
+  ASSERT_FALSE(plan.ok()) << "sensitivity " << plan->components[0].sensitivity;
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+
+  QuerySpec mean = MeanSpec("huge");
+  mean.max_contributions = 1000000;
+  absl::StatusOr<QueryPlan> mean_plan = PlanQuery(mean, TestSchema());
+  ASSERT_FALSE(mean_plan.ok());
+  EXPECT_EQ(mean_plan.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// --- count ---
+
+TEST(PlannerTest, CountHasOneComponentWithSensitivityKAndWholeBudget) {
+  QuerySpec spec = CountSpec();
+  spec.max_contributions = 7;
+  spec.epsilon = 0.3;
+  QueryPlan plan = PlanOrDie(spec);
+  ASSERT_EQ(plan.components.size(), 1u);
+  EXPECT_EQ(plan.components[0].statistic, Statistic::kCount);
+  EXPECT_EQ(plan.components[0].sensitivity, 7.0);
+  EXPECT_EQ(plan.components[0].epsilon, 0.3);
+  EXPECT_EQ(plan.components[0].delta, 0.0);
+}
+
+TEST(PlannerTest, CountClearsColumnAndBounds) {
+  QuerySpec spec = CountSpec();
+  spec.column = "amount";
+  spec.lower = 1.0;
+  spec.upper = 2.0;
+  QueryPlan plan = PlanOrDie(spec);
+  EXPECT_TRUE(plan.spec.column.empty());
+  EXPECT_FALSE(plan.spec.lower.has_value());
+  EXPECT_FALSE(plan.spec.upper.has_value());
+  EXPECT_TRUE(plan.scan.value_column.empty());
+}
+
+TEST(PlannerTest, CountIgnoresAnUnknownColumn) {
+  QuerySpec spec = CountSpec();
+  spec.column = "no_such_column";
+  EXPECT_TRUE(PlanQuery(spec, TestSchema()).ok());
+}
+
+TEST(PlannerTest, ScanCarriesDatasetUnitAndK) {
+  QuerySpec spec = SumSpec();
+  spec.max_contributions = 5;
+  QueryPlan plan = PlanOrDie(spec);
+  EXPECT_EQ(plan.scan.dataset_id, 42);
+  EXPECT_EQ(plan.scan.unit_column, "user_id");
+  EXPECT_EQ(plan.scan.max_contributions, 5);
+  EXPECT_EQ(plan.scan.value_column, "amount");
+  EXPECT_EQ(plan.scan.center, 0.0);  // a plain sum is not centred
+}
+
+// --- sum ---
+
+TEST(PlannerTest, SumUsesDeclaredBoundsWhenNoneRequested) {
+  QuerySpec spec = SumSpec("age");
+  spec.max_contributions = 3;
+  QueryPlan plan = PlanOrDie(spec);
+  EXPECT_EQ(plan.spec.lower, 18.0);
+  EXPECT_EQ(plan.spec.upper, 90.0);
+  EXPECT_EQ(plan.scan.clamp_lower, 18.0);
+  EXPECT_EQ(plan.scan.clamp_upper, 90.0);
+  ASSERT_EQ(plan.components.size(), 1u);
+  EXPECT_EQ(plan.components[0].statistic, Statistic::kSum);
+  EXPECT_DOUBLE_EQ(plan.components[0].sensitivity, 3 * 90.0);
+  EXPECT_EQ(plan.components[0].epsilon, spec.epsilon);
+}
+
+TEST(PlannerTest, SumKeepsRequestedNarrowerBounds) {
+  QuerySpec spec = SumSpec();
+  spec.lower = 10.0;
+  spec.upper = 20.0;
+  spec.max_contributions = 2;
+  QueryPlan plan = PlanOrDie(spec);
+  EXPECT_EQ(plan.spec.lower, 10.0);
+  EXPECT_EQ(plan.spec.upper, 20.0);
+  EXPECT_EQ(plan.scan.clamp_lower, 10.0);
+  EXPECT_EQ(plan.scan.clamp_upper, 20.0);
+  ASSERT_EQ(plan.components.size(), 1u);
+  EXPECT_DOUBLE_EQ(plan.components[0].sensitivity, 40.0);
+}
+
+TEST(PlannerTest, GaussianSumGetsTheWholeDelta) {
+  QuerySpec spec = SumSpec();
+  spec.mechanism = MechanismKind::kGaussian;
+  spec.delta = 1e-5;
+  QueryPlan plan = PlanOrDie(spec);
+  ASSERT_EQ(plan.components.size(), 1u);
+  EXPECT_EQ(plan.components[0].delta, 1e-5);
+}
+
+// --- mean ---
+
+TEST(PlannerTest, MeanSplitsBudgetIntoCentredSumAndCount) {
+  QuerySpec spec = MeanSpec();
+  spec.lower = 10.0;
+  spec.upper = 30.0;
+  spec.max_contributions = 4;
+  spec.epsilon = 0.8;
+  spec.mechanism = MechanismKind::kGaussian;
+  spec.delta = 1e-6;
+  QueryPlan plan = PlanOrDie(spec);
+  EXPECT_DOUBLE_EQ(plan.scan.center, 20.0);
+  EXPECT_EQ(plan.scan.clamp_lower, 10.0);
+  EXPECT_EQ(plan.scan.clamp_upper, 30.0);
+  ASSERT_EQ(plan.components.size(), 2u);
+
+  const NoiseComponent* sum = nullptr;
+  const NoiseComponent* count = nullptr;
+  for (const NoiseComponent& c : plan.components) {
+    (c.statistic == Statistic::kSum ? sum : count) = &c;
+  }
+  ASSERT_NE(sum, nullptr);
+  ASSERT_NE(count, nullptr);
+  EXPECT_DOUBLE_EQ(sum->sensitivity, 4 * (30.0 - 10.0) / 2);
+  EXPECT_DOUBLE_EQ(count->sensitivity, 4.0);
+  EXPECT_DOUBLE_EQ(sum->epsilon, 0.4);
+  EXPECT_DOUBLE_EQ(count->epsilon, 0.4);
+  EXPECT_DOUBLE_EQ(sum->delta, 5e-7);
+  EXPECT_DOUBLE_EQ(count->delta, 5e-7);
+}
+
+TEST(PlannerTest, MeanUsesDeclaredBoundsAndTheirMidpoint) {
+  QueryPlan plan = PlanOrDie(MeanSpec("age"));
+  EXPECT_DOUBLE_EQ(plan.scan.center, 54.0);
+  ASSERT_EQ(plan.components.size(), 2u);
+  for (const NoiseComponent& c : plan.components) {
+    if (c.statistic == Statistic::kSum) {
+      EXPECT_DOUBLE_EQ(c.sensitivity, 36.0);
+    } else {
+      EXPECT_DOUBLE_EQ(c.sensitivity, 1.0);
+    }
+  }
+}
+
+TEST(PlannerTest, MeanCentreOfNegativeRange) {
+  QuerySpec spec = MeanSpec("score");
+  spec.lower = -10.0;
+  spec.upper = -2.0;
+  QueryPlan plan = PlanOrDie(spec);
+  EXPECT_DOUBLE_EQ(plan.scan.center, -6.0);
+}
+
+TEST(PlannerTest, MeanLaplaceComponentsHaveZeroDelta) {
+  QueryPlan plan = PlanOrDie(MeanSpec());
+  for (const NoiseComponent& c : plan.components) EXPECT_EQ(c.delta, 0.0);
+}
+
+TEST(PlannerTest, ComponentsBudgetsAddUpToTheSpec) {
+  std::vector<QuerySpec> specs;
+  for (double epsilon : {1e-9, 0.1, 0.3, 1.0, 2.7, 1e6}) {
+    for (auto make : {CountSpec(), SumSpec(), MeanSpec()}) {
+      QuerySpec laplace = make;
+      laplace.epsilon = epsilon;
+      specs.push_back(laplace);
+      QuerySpec gaussian = laplace;
+      gaussian.mechanism = MechanismKind::kGaussian;
+      gaussian.delta = 1.0 / 3.0 * 1e-5;
+      specs.push_back(gaussian);
+    }
+  }
+  for (const QuerySpec& spec : specs) {
+    QueryPlan plan = PlanOrDie(spec);
+    double epsilon = 0;
+    double delta = 0;
+    for (const NoiseComponent& c : plan.components) {
+      EXPECT_GT(c.epsilon, 0);
+      epsilon += c.epsilon;
+      delta += c.delta;
+    }
+    EXPECT_DOUBLE_EQ(epsilon, spec.epsilon) << plan.fingerprint;
+    EXPECT_DOUBLE_EQ(delta, spec.delta) << plan.fingerprint;
+    EXPECT_LE(epsilon, spec.epsilon) << "over budget: " << plan.fingerprint;
+    EXPECT_LE(delta, spec.delta) << "over budget: " << plan.fingerprint;
+  }
+}
+
+// --- fingerprint ---
+
+TEST(PlannerTest, FingerprintEqualForEqualSpecs) {
+  for (const QuerySpec& spec : {CountSpec(), SumSpec(), MeanSpec()}) {
+    QueryPlan a = PlanOrDie(spec);
+    QueryPlan b = PlanOrDie(spec);
+    EXPECT_FALSE(a.fingerprint.empty());
+    EXPECT_EQ(a.fingerprint, b.fingerprint);
+  }
+}
+
+TEST(PlannerTest, FingerprintEqualWhenRequestedBoundsEqualTheDeclared) {
+  QuerySpec explicit_bounds = SumSpec();
+  explicit_bounds.lower = 0.0;
+  explicit_bounds.upper = 100.0;
+  EXPECT_EQ(PlanOrDie(SumSpec()).fingerprint, PlanOrDie(explicit_bounds).fingerprint);
+}
+
+TEST(PlannerTest, CountFingerprintIgnoresColumn) {
+  QuerySpec with_column = CountSpec();
+  with_column.column = "amount";
+  EXPECT_EQ(PlanOrDie(CountSpec()).fingerprint, PlanOrDie(with_column).fingerprint);
+}
+
+TEST(PlannerTest, FingerprintDiffersWhenAnyFieldDiffers) {
+  QuerySpec base = SumSpec();
+  base.lower = 10.0;
+  base.upper = 20.0;
+  const std::string base_fingerprint = PlanOrDie(base).fingerprint;
+
+  std::vector<std::pair<std::string, std::function<void(QuerySpec&)>>> changes = {
+      {"epsilon", [](QuerySpec& s) { s.epsilon = 1.0000000000000002; }},
+      {"lower", [](QuerySpec& s) { s.lower = 10.000000000000002; }},
+      {"upper", [](QuerySpec& s) { s.upper = 19.5; }},
+      {"max_contributions", [](QuerySpec& s) { s.max_contributions = 2; }},
+      {"mechanism",
+       [](QuerySpec& s) {
+         s.mechanism = MechanismKind::kGaussian;
+         s.delta = 1e-6;
+       }},
+      {"column",
+       [](QuerySpec& s) {
+         s.column = "age";
+         s.lower = 20.0;
+         s.upper = 30.0;
+       }},
+      {"aggregate", [](QuerySpec& s) { s.aggregate = AggregateKind::kMean; }},
+      {"aggregate=count", [](QuerySpec& s) { s.aggregate = AggregateKind::kCount; }},
+      {"confidence", [](QuerySpec& s) { s.confidence = 0.99; }},
+      {"dataset", [](QuerySpec& s) { s.dataset = "visits2"; }},
+  };
+  std::vector<std::string> seen = {base_fingerprint};
+  for (auto& [name, change] : changes) {
+    QuerySpec spec = base;
+    change(spec);
+    const std::string fingerprint = PlanOrDie(spec).fingerprint;
+    EXPECT_NE(fingerprint, base_fingerprint) << "changing " << name;
+    for (const std::string& other : seen) EXPECT_NE(fingerprint, other) << "changing " << name;
+    seen.push_back(fingerprint);
+  }
+}
+
+TEST(PlannerTest, GaussianFingerprintDiffersByDelta) {
+  QuerySpec a = CountSpec();
+  a.mechanism = MechanismKind::kGaussian;
+  a.delta = 1e-6;
+  QuerySpec b = a;
+  b.delta = 1e-7;
+  EXPECT_NE(PlanOrDie(a).fingerprint, PlanOrDie(b).fingerprint);
+}
+
+}  // namespace
+}  // namespace dpq::query

@@ -1,0 +1,27 @@
+// Sensitivity of clipped aggregates under user-level neighbouring: two datasets are neighbours when
+// they differ by all rows of one privacy unit, and each unit keeps at most `k` rows (DESIGN.md §3;
+// Dwork & Roth 2014, Def. 3.1; Wilson et al., "Differentially private SQL with bounded user
+// contribution", PoPETs 2020, §3). For a scalar statistic the L1 and L2 sensitivities coincide, so the
+// same value calibrates Laplace (L1) and Gaussian (L2) noise.
+#ifndef DPQ_SERVER_QUERY_SENSITIVITY_H_
+#define DPQ_SERVER_QUERY_SENSITIVITY_H_
+
+#include "absl/status/statusor.h"
+
+namespace dpq::query {
+
+// count: one unit changes the count by at most k. k >= 1.
+absl::StatusOr<double> CountSensitivity(int k);
+
+// sum of values clamped to [lower, upper]: one unit adds or removes at most k values of magnitude at
+// most max(|lower|, |upper|). Requires finite lower < upper, k >= 1.
+absl::StatusOr<double> SumSensitivity(int k, double lower, double upper);
+
+// sum of (clamp(x, lower, upper) - midpoint): each centred value has magnitude at most
+// (upper - lower) / 2, so the sensitivity is k (upper - lower) / 2 — half the plain sum's when the
+// range straddles zero symmetrically, and independent of where the range sits.
+absl::StatusOr<double> CenteredSumSensitivity(int k, double lower, double upper);
+
+}  // namespace dpq::query
+
+#endif  // DPQ_SERVER_QUERY_SENSITIVITY_H_

@@ -1,0 +1,35 @@
+// Computes a ScanPlan's exact clipped statistics inside PostgreSQL (push-down): rows never travel
+// to dpqd, only one (count, sum) pair does, and that pair is secret until noise is added.
+#ifndef DPQ_SERVER_STORE_AGGREGATE_SCANNER_H_
+#define DPQ_SERVER_STORE_AGGREGATE_SCANNER_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "server/query/planner.h"
+#include "server/store/database.h"
+
+namespace dpq::store {
+
+struct ScanResult {
+  int64_t count = 0;  // kept rows
+  double sum = 0;     // sum of (clamped value - center) over kept rows; 0 without a value column
+};
+
+class AggregateScanner {
+ public:
+  explicit AggregateScanner(Database* db) : db_(db) {}
+
+  // Contribution bounding: each privacy unit keeps at most plan.max_contributions rows chosen
+  // uniformly at random (row_number() over a random order within the unit), so the bound holds
+  // whatever the data; rows whose value is NULL are dropped before the choice. All rows with a NULL
+  // unit form one unit, which is the conservative reading.
+  absl::StatusOr<ScanResult> Scan(const query::ScanPlan& plan);
+
+ private:
+  Database* db_;
+};
+
+}  // namespace dpq::store
+
+#endif  // DPQ_SERVER_STORE_AGGREGATE_SCANNER_H_

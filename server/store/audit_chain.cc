@@ -1,0 +1,33 @@
+#include "server/store/audit_chain.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "server/base/sha256.h"
+
+namespace dpq::store {
+namespace {
+
+std::string D(double v) { return absl::StrFormat("%.17g", v); }
+std::string OptD(const absl::optional<double>& v) { return v ? D(*v) : "null"; }
+// Length-prefixed, so no choice of strings can make two different records encode alike.
+std::string S(const std::string& s) { return absl::StrCat(s.size(), ":", s); }
+
+}  // namespace
+
+std::string GenesisHash() { return std::string(32, '\0'); }
+
+std::string CanonicalAllocation(int64_t dataset_id, const Allocation& a) {
+  return absl::StrCat(
+      "dpq-audit-v1|", dataset_id, "|", a.seq, "|", S(a.request_id), "|", a.principal_id, "|",
+      S(a.analyst), "|", S(a.fingerprint), "|", S(a.aggregate), "|", S(a.column), "|",
+      S(a.mechanism), "|", D(a.epsilon), "|", D(a.delta), "|", D(a.sensitivity), "|",
+      D(a.noise_scale), "|", D(a.count_noise_scale), "|", D(a.value), "|", D(a.confidence), "|",
+      D(a.ci_lower), "|", D(a.ci_upper), "|", OptD(a.clamp_lower), "|", OptD(a.clamp_upper), "|",
+      a.max_contributions);
+}
+
+std::string ChainHash(const std::string& prev_hash, int64_t dataset_id, const Allocation& a) {
+  return Sha256(prev_hash + CanonicalAllocation(dataset_id, a));
+}
+
+}  // namespace dpq::store

@@ -1,0 +1,25 @@
+// The audit hash chain: each allocation's hash covers its content and the previous row's hash, so
+// altering, inserting or removing a committed row breaks every later link (a Merkle-Damgard-style
+// chain; Haber & Stornetta, "How to time-stamp a digital document", J. Cryptology 1991).
+#ifndef DPQ_SERVER_STORE_AUDIT_CHAIN_H_
+#define DPQ_SERVER_STORE_AUDIT_CHAIN_H_
+
+#include <string>
+
+#include "server/store/allocation.h"
+
+namespace dpq::store {
+
+// The genesis "previous hash" of every dataset's chain: 32 zero bytes.
+std::string GenesisHash();
+
+// Canonical byte string of the hashed fields (every field of Allocation except created_at, prev_hash
+// and hash), with doubles at 17 significant digits so the encoding is exact.
+std::string CanonicalAllocation(int64_t dataset_id, const Allocation& a);
+
+// SHA-256(prev_hash || CanonicalAllocation(dataset_id, a)).
+std::string ChainHash(const std::string& prev_hash, int64_t dataset_id, const Allocation& a);
+
+}  // namespace dpq::store
+
+#endif  // DPQ_SERVER_STORE_AUDIT_CHAIN_H_

@@ -1,0 +1,250 @@
+#include "server/store/budget_ledger.h"
+
+#include <pqxx/pqxx>
+
+#include "absl/strings/str_cat.h"
+#include "server/base/status_macros.h"
+#include "server/store/audit_chain.h"
+
+namespace dpq::store {
+namespace {
+
+constexpr char kBudgetColumns[] =
+    "l.dataset_id, d.name, l.accountant, l.epsilon_total, l.delta_total, l.epsilon_spent, "
+    "l.delta_spent, l.audit_head_seq, l.audit_head_hash";
+
+constexpr char kAllocationColumns[] =
+    "seq, request_id, principal_id, analyst, "
+    "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), fingerprint, "
+    "aggregate, column_name, mechanism, epsilon, delta, sensitivity, noise_scale, "
+    "count_noise_scale, value, confidence, ci_lower, ci_upper, clamp_lower, clamp_upper, "
+    "max_contributions, prev_hash, hash";
+
+BudgetState BudgetFromRow(const pqxx::row& r) {
+  BudgetState b;
+  b.dataset_id = r[0].as<int64_t>();
+  b.dataset = r[1].as<std::string>();
+  b.accountant = r[2].as<std::string>();
+  b.epsilon_total = r[3].as<double>();
+  b.delta_total = r[4].as<double>();
+  b.epsilon_spent = r[5].as<double>();
+  b.delta_spent = r[6].as<double>();
+  return b;
+}
+
+std::string Bytes(const pqxx::field& f) {
+  pqxx::binarystring b(f);
+  return b.str();
+}
+
+Allocation AllocationFromRow(const pqxx::row& r) {
+  Allocation a;
+  a.seq = r[0].as<int64_t>();
+  a.request_id = r[1].as<std::string>();
+  a.principal_id = r[2].as<int64_t>();
+  a.analyst = r[3].as<std::string>();
+  a.created_at = r[4].as<std::string>();
+  a.fingerprint = r[5].as<std::string>();
+  a.aggregate = r[6].as<std::string>();
+  a.column = r[7].as<std::string>();
+  a.mechanism = r[8].as<std::string>();
+  a.epsilon = r[9].as<double>();
+  a.delta = r[10].as<double>();
+  a.sensitivity = r[11].as<double>();
+  a.noise_scale = r[12].as<double>();
+  a.count_noise_scale = r[13].as<double>();
+  a.value = r[14].as<double>();
+  a.confidence = r[15].as<double>();
+  a.ci_lower = r[16].as<double>();
+  a.ci_upper = r[17].as<double>();
+  if (!r[18].is_null()) a.clamp_lower = r[18].as<double>();
+  if (!r[19].is_null()) a.clamp_upper = r[19].as<double>();
+  a.max_contributions = r[20].as<int>();
+  a.prev_hash = Bytes(r[21]);
+  a.hash = Bytes(r[22]);
+  return a;
+}
+
+absl::optional<Allocation> FindInTx(pqxx::transaction_base& tx, int64_t dataset_id,
+                                    const std::string& request_id) {
+  pqxx::result r = tx.exec_params(absl::StrCat("SELECT ", kAllocationColumns,
+                                               " FROM audit WHERE dataset_id = $1 AND request_id = $2"),
+                                  dataset_id, request_id);
+  if (r.empty()) return absl::nullopt;
+  return AllocationFromRow(r[0]);
+}
+
+std::string OptionalDouble(const absl::optional<double>& v) { return v ? ExactDouble(*v) : ""; }
+
+}  // namespace
+
+absl::StatusOr<BudgetState> BudgetLedger::Get(int64_t dataset_id) {
+  absl::optional<BudgetState> b;
+  RETURN_IF_ERROR(db_->Run("read budget", [&](pqxx::connection& c) {
+    pqxx::read_transaction tx(c);
+    pqxx::result r = tx.exec_params(
+        absl::StrCat("SELECT ", kBudgetColumns,
+                     " FROM ledgers l JOIN datasets d ON d.id = l.dataset_id WHERE l.dataset_id = $1"),
+        dataset_id);
+    if (!r.empty()) b = BudgetFromRow(r[0]);
+    return absl::OkStatus();
+  }));
+  if (!b) return absl::NotFoundError(absl::StrCat("no ledger for dataset id ", dataset_id));
+  return *b;
+}
+
+absl::StatusOr<BudgetState> BudgetLedger::Set(int64_t dataset_id, double epsilon_total,
+                                              double delta_total) {
+  BudgetState b;
+  RETURN_IF_ERROR(db_->Run("set budget", [&](pqxx::connection& c) -> absl::Status {
+    pqxx::work tx(c);
+    pqxx::result r = tx.exec_params(
+        absl::StrCat("SELECT ", kBudgetColumns,
+                     " FROM ledgers l JOIN datasets d ON d.id = l.dataset_id WHERE l.dataset_id = $1 "
+                     "FOR UPDATE OF l"),
+        dataset_id);
+    if (r.empty()) return absl::NotFoundError(absl::StrCat("no ledger for dataset id ", dataset_id));
+    b = BudgetFromRow(r[0]);
+    if (epsilon_total < b.epsilon_spent || delta_total < b.delta_spent) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "budget cannot go below what is already spent (epsilon_spent=", b.epsilon_spent,
+          ", delta_spent=", b.delta_spent, ")"));
+    }
+    tx.exec_params0(
+        "UPDATE ledgers SET epsilon_total = $2::float8, delta_total = $3::float8, updated_at = now() "
+        "WHERE dataset_id = $1",
+        dataset_id, ExactDouble(epsilon_total), ExactDouble(delta_total));
+    tx.commit();
+    b.epsilon_total = epsilon_total;
+    b.delta_total = delta_total;
+    return absl::OkStatus();
+  }));
+  return b;
+}
+
+absl::StatusOr<absl::optional<Allocation>> BudgetLedger::FindAllocation(int64_t dataset_id,
+                                                                        const std::string& request_id) {
+  absl::optional<Allocation> a;
+  RETURN_IF_ERROR(db_->Run("find allocation", [&](pqxx::connection& c) {
+    pqxx::read_transaction tx(c);
+    a = FindInTx(tx, dataset_id, request_id);
+    return absl::OkStatus();
+  }));
+  return a;
+}
+
+absl::StatusOr<DebitResult> BudgetLedger::Debit(int64_t dataset_id, Allocation allocation) {
+  DebitResult result;
+  RETURN_IF_ERROR(db_->Run("debit", [&](pqxx::connection& c) -> absl::Status {
+    pqxx::work tx(c);
+    pqxx::result r = tx.exec_params(
+        absl::StrCat("SELECT ", kBudgetColumns,
+                     " FROM ledgers l JOIN datasets d ON d.id = l.dataset_id WHERE l.dataset_id = $1 "
+                     "FOR UPDATE OF l"),
+        dataset_id);
+    if (r.empty()) return absl::NotFoundError(absl::StrCat("no ledger for dataset id ", dataset_id));
+    BudgetState budget = BudgetFromRow(r[0]);
+    const int64_t head_seq = r[0][7].as<int64_t>();
+    const std::string head_hash = Bytes(r[0][8]);
+
+    // Under the ledger lock, so two requests with one id cannot both pass this check.
+    if (absl::optional<Allocation> prior = FindInTx(tx, dataset_id, allocation.request_id)) {
+      if (prior->fingerprint != allocation.fingerprint) {
+        return absl::AlreadyExistsError(absl::StrCat(
+            "request_id ", allocation.request_id, " was already used for a different query"));
+      }
+      result.allocation = std::move(*prior);
+      result.budget = budget;
+      result.replayed = true;
+      return absl::OkStatus();
+    }
+
+    // Exact comparison, no tolerance: rounding may refuse a charge that fits on paper, never admit
+    // one that does not.
+    const double eps_after = budget.epsilon_spent + allocation.epsilon;
+    const double delta_after = budget.delta_spent + allocation.delta;
+    if (eps_after > budget.epsilon_total || delta_after > budget.delta_total) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "privacy budget of dataset ", budget.dataset, " exhausted: requested epsilon=",
+          allocation.epsilon, " delta=", allocation.delta, ", remaining epsilon=",
+          budget.epsilon_remaining(), " delta=", budget.delta_remaining()));
+    }
+
+    allocation.seq = head_seq + 1;
+    allocation.prev_hash = head_hash;
+    allocation.hash = ChainHash(head_hash, dataset_id, allocation);
+    const Allocation& a = allocation;
+    pqxx::row ins = tx.exec_params1(
+        "INSERT INTO audit (dataset_id, seq, request_id, principal_id, analyst, fingerprint, "
+        "aggregate, column_name, mechanism, epsilon, delta, sensitivity, noise_scale, "
+        "count_noise_scale, value, confidence, ci_lower, ci_upper, clamp_lower, clamp_upper, "
+        "max_contributions, prev_hash, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
+        "$10::float8, $11::float8, $12::float8, $13::float8, $14::float8, $15::float8, $16::float8, "
+        "$17::float8, $18::float8, nullif($19, '')::float8, nullif($20, '')::float8, $21, $22, $23) "
+        "RETURNING to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')",
+        dataset_id, a.seq, a.request_id, a.principal_id, a.analyst, a.fingerprint, a.aggregate,
+        a.column, a.mechanism, ExactDouble(a.epsilon), ExactDouble(a.delta),
+        ExactDouble(a.sensitivity), ExactDouble(a.noise_scale), ExactDouble(a.count_noise_scale),
+        ExactDouble(a.value), ExactDouble(a.confidence), ExactDouble(a.ci_lower),
+        ExactDouble(a.ci_upper), OptionalDouble(a.clamp_lower), OptionalDouble(a.clamp_upper),
+        a.max_contributions, pqxx::binarystring(a.prev_hash), pqxx::binarystring(a.hash));
+    allocation.created_at = ins[0].as<std::string>();
+    tx.exec_params0(
+        "UPDATE ledgers SET epsilon_spent = $2::float8, delta_spent = $3::float8, "
+        "audit_head_seq = $4, audit_head_hash = $5, updated_at = now() WHERE dataset_id = $1",
+        dataset_id, ExactDouble(eps_after), ExactDouble(delta_after), allocation.seq,
+        pqxx::binarystring(allocation.hash));
+    tx.commit();
+    budget.epsilon_spent = eps_after;
+    budget.delta_spent = delta_after;
+    result.allocation = allocation;
+    result.budget = budget;
+    result.replayed = false;
+    return absl::OkStatus();
+  }));
+  return result;
+}
+
+absl::StatusOr<std::vector<Allocation>> BudgetLedger::ListAllocations(int64_t dataset_id) {
+  std::vector<Allocation> out;
+  RETURN_IF_ERROR(db_->Run("list audit", [&](pqxx::connection& c) {
+    pqxx::read_transaction tx(c);
+    for (const auto& row : tx.exec_params(
+             absl::StrCat("SELECT ", kAllocationColumns, " FROM audit WHERE dataset_id = $1 ORDER BY seq"),
+             dataset_id)) {
+      out.push_back(AllocationFromRow(row));
+    }
+    return absl::OkStatus();
+  }));
+  return out;
+}
+
+absl::StatusOr<std::vector<BudgetState>> BudgetLedger::ListBudgets() {
+  std::vector<BudgetState> out;
+  RETURN_IF_ERROR(db_->Run("list budgets", [&](pqxx::connection& c) {
+    pqxx::read_transaction tx(c);
+    for (const auto& row : tx.exec(absl::StrCat(
+             "SELECT ", kBudgetColumns, " FROM ledgers l JOIN datasets d ON d.id = l.dataset_id ORDER BY d.name"))) {
+      out.push_back(BudgetFromRow(row));
+    }
+    return absl::OkStatus();
+  }));
+  return out;
+}
+
+absl::StatusOr<std::vector<BudgetLedger::AnalystSpend>> BudgetLedger::SpendByAnalyst() {
+  std::vector<AnalystSpend> out;
+  RETURN_IF_ERROR(db_->Run("spend by analyst", [&](pqxx::connection& c) {
+    pqxx::read_transaction tx(c);
+    for (const auto& row : tx.exec(
+             "SELECT d.name, a.analyst, sum(a.epsilon), sum(a.delta) FROM audit a "
+             "JOIN datasets d ON d.id = a.dataset_id GROUP BY d.name, a.analyst ORDER BY 1, 2")) {
+      out.push_back({row[0].as<std::string>(), row[1].as<std::string>(), row[2].as<double>(),
+                     row[3].as<double>()});
+    }
+    return absl::OkStatus();
+  }));
+  return out;
+}
+
+}  // namespace dpq::store

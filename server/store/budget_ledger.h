@@ -1,0 +1,70 @@
+// The per-dataset privacy ledger (basic composition: epsilons and deltas add, which is a valid
+// privacy filter under fully adaptive choice; Rogers, Roth, Ullman, Vadhan 2016, Thm. 3.6 with
+// basic composition). A debit is one short transaction:
+//   SELECT ... FROM ledgers WHERE dataset_id = $1 FOR UPDATE;  -- serialises debits of one dataset
+//   check the request id (replay) and the budget;
+//   INSERT INTO audit (...);  UPDATE ledgers SET spent += ..., audit head = this row;
+//   COMMIT
+// and the caller releases the answer only after Debit returns OK, i.e. after COMMIT succeeded.
+#ifndef DPQ_SERVER_STORE_BUDGET_LEDGER_H_
+#define DPQ_SERVER_STORE_BUDGET_LEDGER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/optional.h"
+#include "server/store/allocation.h"
+#include "server/store/database.h"
+
+namespace dpq::store {
+
+struct DebitResult {
+  Allocation allocation;  // as committed (seq, created_at, hashes filled in)
+  BudgetState budget;     // after the debit
+  bool replayed = false;  // the request id was already committed: stored answer, nothing charged
+};
+
+class BudgetLedger {
+ public:
+  explicit BudgetLedger(Database* db) : db_(db) {}
+
+  // NOT_FOUND for an unknown dataset id.
+  absl::StatusOr<BudgetState> Get(int64_t dataset_id);
+
+  // Sets the totals. FAILED_PRECONDITION when a total would fall below what is already spent.
+  // Callers validate epsilon > 0 and delta in [0, 1).
+  absl::StatusOr<BudgetState> Set(int64_t dataset_id, double epsilon_total, double delta_total);
+
+  // The committed allocation for (dataset, request id), if any.
+  absl::StatusOr<absl::optional<Allocation>> FindAllocation(int64_t dataset_id,
+                                                            const std::string& request_id);
+
+  // Charges `allocation` (epsilon, delta) and appends it to the audit chain, atomically.
+  //   RESOURCE_EXHAUSTED: the charge does not fit the remaining budget; nothing is written.
+  //   ALREADY_EXISTS: the request id was used for a different query (fingerprint differs).
+  //   A request id already committed with the same fingerprint returns that row, replayed=true.
+  //   UNAVAILABLE: the connection broke before COMMIT (nothing committed).
+  //   INTERNAL "commit in doubt": the outcome is unknown; never retried here.
+  absl::StatusOr<DebitResult> Debit(int64_t dataset_id, Allocation allocation);
+
+  // Oldest first.
+  absl::StatusOr<std::vector<Allocation>> ListAllocations(int64_t dataset_id);
+
+  // Every dataset's ledger, for metrics.
+  absl::StatusOr<std::vector<BudgetState>> ListBudgets();
+  struct AnalystSpend {
+    std::string dataset, analyst;
+    double epsilon = 0, delta = 0;
+  };
+  // Sum of committed charges per (dataset, analyst), from the audit rows.
+  absl::StatusOr<std::vector<AnalystSpend>> SpendByAnalyst();
+
+ private:
+  Database* db_;
+};
+
+}  // namespace dpq::store
+
+#endif  // DPQ_SERVER_STORE_BUDGET_LEDGER_H_

@@ -1,0 +1,78 @@
+#include "server/store/database.h"
+
+#include <pqxx/pqxx>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "server/store/postgres/pqxx_status.h"
+
+namespace dpq::store {
+
+std::string ExactDouble(double v) { return absl::StrFormat("%.17g", v); }
+
+Database::Database(std::string url, int pool_size) : url_(std::move(url)), pool_size_(pool_size) {}
+
+Database::~Database() = default;
+
+absl::StatusOr<std::unique_ptr<Database>> Database::Open(std::string url, int pool_size) {
+  std::unique_ptr<Database> db(new Database(std::move(url), pool_size < 1 ? 1 : pool_size));
+  auto conn = db->Acquire();
+  if (!conn.ok()) return conn.status();
+  db->Release(*std::move(conn));
+  return db;
+}
+
+absl::StatusOr<std::unique_ptr<pqxx::connection>> Database::Acquire() {
+  {
+    absl::MutexLock lock(&mu_);
+    auto available = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return !idle_.empty() || open_ < pool_size_;
+    };
+    mu_.Await(absl::Condition(&available));
+    if (!idle_.empty()) {
+      auto conn = std::move(idle_.back());
+      idle_.pop_back();
+      return conn;
+    }
+    ++open_;  // reserve a slot, connect outside the lock
+  }
+  try {
+    return std::make_unique<pqxx::connection>(url_);
+  } catch (const std::exception& e) {
+    absl::MutexLock lock(&mu_);
+    --open_;
+    return absl::UnavailableError(absl::StrCat("cannot connect to the database: ", e.what()));
+  }
+}
+
+void Database::Release(std::unique_ptr<pqxx::connection> conn) {
+  absl::MutexLock lock(&mu_);
+  if (conn != nullptr && conn->is_open()) {
+    idle_.push_back(std::move(conn));
+  } else {
+    --open_;
+  }
+}
+
+absl::Status Database::RunWithAttempts(absl::string_view context,
+                                       const std::function<absl::Status(pqxx::connection&)>& fn,
+                                       int attempts) {
+  absl::Status status;
+  for (int attempt = 1; attempt <= attempts; ++attempt) {
+    auto conn = Acquire();
+    if (!conn.ok()) return conn.status();
+    try {
+      status = fn(**conn);
+    } catch (const pqxx::broken_connection& e) {
+      status = StatusFromPqxx(e, context);
+      conn->reset();  // discard; Release() frees the slot
+    } catch (const std::exception& e) {
+      status = StatusFromPqxx(e, context);
+    }
+    Release(*std::move(conn));
+    if (status.code() != absl::StatusCode::kAborted) break;
+  }
+  return status;
+}
+
+}  // namespace dpq::store

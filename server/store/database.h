@@ -1,0 +1,71 @@
+// A small pool of libpqxx connections. Every store class runs its SQL through Database::Run, which
+// is the one place where libpqxx exceptions become absl::Status (pqxx_status.h); nothing thrown by
+// libpqxx crosses into the layers above.
+#ifndef DPQ_SERVER_STORE_DATABASE_H_
+#define DPQ_SERVER_STORE_DATABASE_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+
+// Forward declaration matching libpqxx 6.4's own, so this header does not pull <pqxx> into
+// the layers above (only store links libpqxx).
+namespace pqxx {
+class connect_direct;
+template <typename CONNECTPOLICY>
+class basic_connection_base;
+using connection = basic_connection_base<connect_direct>;
+}  // namespace pqxx
+
+namespace dpq::store {
+
+class Database {
+ public:
+  // Connects once eagerly (UNAVAILABLE if the server cannot be reached); further connections are
+  // opened on demand up to `pool_size`.
+  static absl::StatusOr<std::unique_ptr<Database>> Open(std::string url, int pool_size);
+  ~Database();
+
+  // Runs `fn` on a pooled connection. Exceptions thrown inside are mapped to a Status naming
+  // `context`; a broken connection is discarded and the next call reconnects. Transactions that fail
+  // with a serialization failure or deadlock (ABORTED) are retried up to `kMaxAttempts` times; a
+  // commit in doubt is never retried.
+  absl::Status Run(absl::string_view context, const std::function<absl::Status(pqxx::connection&)>& fn) {
+    return RunWithAttempts(context, fn, kMaxAttempts);
+  }
+  // As Run, but never retried: for work that consumes a stream and so cannot be replayed.
+  absl::Status RunOnce(absl::string_view context,
+                       const std::function<absl::Status(pqxx::connection&)>& fn) {
+    return RunWithAttempts(context, fn, 1);
+  }
+
+  const std::string& url() const { return url_; }
+
+  static constexpr int kMaxAttempts = 3;
+
+ private:
+  Database(std::string url, int pool_size);
+  absl::Status RunWithAttempts(absl::string_view context,
+                               const std::function<absl::Status(pqxx::connection&)>& fn, int attempts);
+  absl::StatusOr<std::unique_ptr<pqxx::connection>> Acquire();
+  void Release(std::unique_ptr<pqxx::connection> conn);
+
+  const std::string url_;
+  const int pool_size_;
+  absl::Mutex mu_;
+  std::vector<std::unique_ptr<pqxx::connection>> idle_ ABSL_GUARDED_BY(mu_);
+  int open_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// Formats a double so that it parses back to the same value (17 significant digits).
+std::string ExactDouble(double v);
+
+}  // namespace dpq::store
+
+#endif  // DPQ_SERVER_STORE_DATABASE_H_

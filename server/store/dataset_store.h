@@ -1,0 +1,52 @@
+// Datasets: their schema (columns, types, declared bounds) and their raw rows. Raw rows live in
+// dpq_data.ds_<id>; the table name comes from the numeric id, column names from the validated
+// schema, never from request text.
+#ifndef DPQ_SERVER_STORE_DATASET_STORE_H_
+#define DPQ_SERVER_STORE_DATASET_STORE_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "server/query/dataset_schema.h"
+#include "server/store/database.h"
+
+namespace dpq::store {
+
+// Pulls the next batch of rows in COPY text format (lines ending in '\n') into *lines. Returns
+// false once the input is exhausted.
+using CopyLineSource = std::function<absl::StatusOr<bool>(std::string* lines)>;
+
+struct CreatedDataset {
+  query::DatasetSchema schema;
+  int64_t rows_loaded = 0;
+};
+
+class DatasetStore {
+ public:
+  explicit DatasetStore(Database* db) : db_(db) {}
+
+  // Creates the dataset (schema row, columns, a zero budget ledger, the data table) and loads all
+  // rows from `source` with COPY, in one transaction: on any error nothing exists afterwards.
+  // `schema` must already be validated (identifiers, types, bounds). ALREADY_EXISTS for a taken
+  // name.
+  absl::StatusOr<CreatedDataset> Create(const query::DatasetSchema& schema, const CopyLineSource& source);
+
+  // NOT_FOUND for an unknown name.
+  absl::StatusOr<query::DatasetSchema> Get(const std::string& name);
+
+  // All datasets, or only those granted to `principal_id` when it is set.
+  absl::StatusOr<std::vector<query::DatasetSchema>> List(absl::optional<int64_t> principal_id);
+
+ private:
+  Database* db_;
+};
+
+// "dpq_data.ds_<id>": the only way a data table is named.
+std::string DataTableName(int64_t dataset_id);
+
+}  // namespace dpq::store
+
+#endif  // DPQ_SERVER_STORE_DATASET_STORE_H_
