@@ -8,15 +8,21 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache git
   # libraries
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libpqxx-dev libabsl-dev prometheus-cpp-dev libssl-dev libcli11-dev
+  libpqxx-dev libabsl-dev prometheus-cpp-dev libssl-dev libcli11-dev nlohmann-json3-dev
   # tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev python3 python3-grpcio curl
+  libgtest-dev libgmock-dev libbenchmark-dev python3 python3-grpcio curl jq
   # runtime: the embedded database and a Prometheus server for the scrape test
   postgresql-15 postgresql-contrib prometheus
 )
 
 SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+if [ "$(id -u)" -ne 0 ]; then
+  if ! command -v sudo >/dev/null 2>&1; then
+    echo "install-deps: not root and sudo is not installed: run this script as root" >&2
+    exit 1
+  fi
+  SUDO="sudo"
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -32,7 +38,8 @@ fi
 
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+  -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "${missing[@]}" </dev/null
 # The Debian package creates a default cluster (15/main); dpq never uses it.
 echo "install-deps: done"

@@ -1,6 +1,8 @@
 #include "server/query/csv_to_copy.h"
 
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 
 #include "absl/strings/numbers.h"
@@ -29,9 +31,54 @@ bool ParsesAsInteger(absl::string_view field) {
   return absl::SimpleAtoi(field, &v);
 }
 
+// PostgreSQL's float8 input refuses values that overflow or underflow (ERANGE from strtod, e.g.
+// "1e-400"); refuse them here too so the database never sees, and never echoes, a bad value.
 bool ParsesAsFiniteDouble(absl::string_view field) {
   double v;
-  return absl::SimpleAtod(field, &v) && std::isfinite(v);
+  if (!absl::SimpleAtod(field, &v) || !std::isfinite(v)) return false;
+  std::string copy(field);
+  errno = 0;
+  char* end = nullptr;
+  double strict = std::strtod(copy.c_str(), &end);
+  return !(errno == ERANGE && (strict == 0 || !std::isfinite(strict)));
+}
+
+// Text must be valid UTF-8 without NUL (the database encoding); checked here so the error names
+// the line instead of coming back from COPY. Overlong forms and surrogates are refused (RFC 3629).
+bool IsValidUtf8Text(absl::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == 0) return false;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    int n;
+    uint32_t cp;
+    if ((c & 0xE0) == 0xC0) {
+      n = 1;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      n = 2;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      n = 3;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + n >= s.size()) return false;  // truncated sequence
+    for (int k = 1; k <= n; ++k) {
+      const unsigned char cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    static constexpr uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += n + 1;
+  }
+  return true;
 }
 
 }  // namespace
@@ -71,7 +118,8 @@ absl::Status CsvToCopy::ProcessLine(absl::string_view line, std::string* out) {
       continue;
     }
     const ColumnSchema& col = columns_[i];
-    bool ok = col.type == ColumnType::kText || (col.type == ColumnType::kInteger && ParsesAsInteger(f)) ||
+    bool ok = (col.type == ColumnType::kText && IsValidUtf8Text(f)) ||
+              (col.type == ColumnType::kInteger && ParsesAsInteger(f)) ||
               (col.type == ColumnType::kDouble && ParsesAsFiniteDouble(f));
     if (!ok) {
       // Never echo the value: it is row data.
@@ -96,6 +144,10 @@ absl::Status CsvToCopy::Feed(absl::string_view chunk, std::string* out) {
             absl::StrCat("line ", line_no_ + 1, ": longer than ", kMaxLineBytes, " bytes"));
       }
       return absl::OkStatus();
+    }
+    if (pending_.size() + nl > kMaxLineBytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("line ", line_no_ + 1, ": longer than ", kMaxLineBytes, " bytes"));
     }
     if (pending_.empty()) {
       RETURN_IF_ERROR(ProcessLine(chunk.substr(0, nl), out));

@@ -27,7 +27,8 @@ class CsvToCopy {
   // ending in '\n'. INVALID_ARGUMENT naming the line (1-based, the header is line 1) and column for a
   // wrong field count, a header mismatch, an unparsable or non-finite number, or an over-long line.
   absl::Status Feed(absl::string_view chunk, std::string* out);
-  // Flushes a final line that has no trailing newline. FAILED: no header seen (empty input).
+  // Flushes a final line that has no trailing newline. INVALID_ARGUMENT when no header was seen
+  // (empty input).
   absl::Status Finish(std::string* out);
 
   int64_t rows() const { return rows_; }

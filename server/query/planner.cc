@@ -47,6 +47,9 @@ absl::Status ResolveBounds(const ColumnSchema& column, QuerySpec& spec) {
   }
   RETURN_IF_ERROR(ValidateIsFinite(*spec.lower, "lower"));
   RETURN_IF_ERROR(ValidateIsFinite(*spec.upper, "upper"));
+  // -0.0 + 0.0 == +0.0: one spelling of zero, so equal queries get equal fingerprints.
+  *spec.lower += 0.0;
+  *spec.upper += 0.0;
   if (!(*spec.lower < *spec.upper)) {
     return absl::InvalidArgumentError(
         absl::StrCat("lower must be < upper, got lower=", *spec.lower, " upper=", *spec.upper));

@@ -18,8 +18,9 @@ absl::StatusOr<double> CountSensitivity(int k);
 absl::StatusOr<double> SumSensitivity(int k, double lower, double upper);
 
 // sum of (clamp(x, lower, upper) - midpoint): each centred value has magnitude at most
-// (upper - lower) / 2, so the sensitivity is k (upper - lower) / 2 — half the plain sum's when the
-// range straddles zero symmetrically, and independent of where the range sits.
+// (upper - lower) / 2, so the sensitivity is k (upper - lower) / 2 wherever the range sits: equal to
+// the plain sum's for a symmetric range [-a, a], half of it for [0, U], and far smaller for ranges
+// away from zero.
 absl::StatusOr<double> CenteredSumSensitivity(int k, double lower, double upper);
 
 }  // namespace dpq::query

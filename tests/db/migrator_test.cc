@@ -152,6 +152,16 @@ TEST_F(MigratorTest, ConcurrentMigratorsApplyEachMigrationExactlyOnce) {
   EXPECT_EQ(Sql("SELECT count(*) FROM schema_migrations"), "4");
 }
 
+#ifdef DPQ_REPO_MIGRATIONS_DIR
+TEST_F(MigratorTest, RepositoryMigrationsApplyToAFreshDatabaseAndAreIdempotent) {
+  auto files = ListMigrations(DPQ_REPO_MIGRATIONS_DIR);
+  ASSERT_THAT(files, IsOk());
+  const int n = static_cast<int>(files->size());
+  EXPECT_THAT(ApplyMigrations(url_, DPQ_REPO_MIGRATIONS_DIR), IsOkAndHolds(ReportIs(n, n, n)));
+  EXPECT_THAT(ApplyMigrations(url_, DPQ_REPO_MIGRATIONS_DIR), IsOkAndHolds(ReportIs(0, n, n)));
+}
+#endif
+
 TEST_F(MigratorTest, EmptyDirectoryIsVersionZero) {
   EXPECT_THAT(ApplyMigrations(url_, dir_->path()), IsOkAndHolds(ReportIs(0, 0, 0)));
   EXPECT_EQ(Sql("SELECT count(*) FROM schema_migrations"), "0");

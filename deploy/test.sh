@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# One command from a fresh Debian 12 machine to the whole test suite:
+#   sudo bash deploy/test.sh        (as root: bash deploy/test.sh)
+# Checks the layering, installs the packages (deploy/install-deps.sh), configures and builds
+# everything, then runs every ctest label (unit, stochastic, db, e2e). The db and e2e tests start
+# their own throwaway PostgreSQL clusters; nothing else needs to be running. Exit status non-zero
+# on any failure. .ci/run calls exactly this script.
+#
+# Environment: DPQ_BUILD_DIR (default build), DPQ_CTEST_ARGS (extra ctest arguments, e.g. "-L unit").
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+BUILD_DIR="${DPQ_BUILD_DIR:-build}"
+START=$SECONDS
+
+step() { printf '\n== %s\n' "$*"; }
+
+# --- 1. layering: only server/store talks to libpqxx; server/dp is pure computation -------------
+step "layering check"
+sources() {
+  find "$@" \( -name 'build*' -o -name .git \) -prune -o -type f \
+    \( -name '*.h' -o -name '*.hh' -o -name '*.hpp' -o -name '*.cc' -o -name '*.cpp' -o -name '*.inc' \) -print
+}
+bad=0
+pqxx_outside="$(sources . | grep -v '^\./server/store/' \
+  | xargs -r grep -nHE '#[[:space:]]*include[[:space:]]*[<"]pqxx' || true)"
+if [ -n "$pqxx_outside" ]; then
+  echo "libpqxx included outside server/store/:"
+  echo "$pqxx_outside"
+  bad=1
+fi
+if [ -d server/dp ]; then
+  dp_bad="$(sources server/dp | xargs -r grep -nHE \
+    '#[[:space:]]*include[[:space:]]*[<"](grpc|grpcpp|grpc\+\+|google/protobuf|pqxx|dpq/v1/)|#[[:space:]]*include[[:space:]]*[<"][^>"]*\.pb\.h' \
+    || true)"
+  if [ -n "$dp_bad" ]; then
+    echo "server/dp includes gRPC, protobuf or libpqxx headers:"
+    echo "$dp_bad"
+    bad=1
+  fi
+fi
+if [ "$bad" -ne 0 ]; then
+  echo "test.sh: FAIL (layering check)"
+  exit 1
+fi
+echo "ok: pqxx only under server/store/, server/dp free of grpc/protobuf/pqxx"
+
+# --- 2. packages ------------------------------------------------------------------------------
+step "packages"
+bash "$ROOT/deploy/install-deps.sh"
+
+# --- 3. configure and build everything ---------------------------------------------------------
+step "configure + build ($BUILD_DIR, -j$(nproc))"
+t0=$SECONDS
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake --build "$BUILD_DIR" -j"$(nproc)"
+BUILD_SECONDS=$((SECONDS - t0))
+
+# --- 4. tests ---------------------------------------------------------------------------------
+step "ctest (all labels)"
+t0=$SECONDS
+LOG="$BUILD_DIR/ctest-summary.log"
+status=0
+# shellcheck disable=SC2086
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j2 --no-tests=error ${DPQ_CTEST_ARGS:-} </dev/null \
+  2>&1 | tee "$LOG" || status=$?
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+TEST_SECONDS=$((SECONDS - t0))
+
+# One line: verdict, ctest's count line, tests per label, times.
+counts="$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$LOG" | tail -n 1 || true)"
+labels="$(sed -n '/^Label Time Summary:/,/^$/p' "$LOG" \
+  | sed -nE 's/^[[:space:]]*([A-Za-z0-9_-]+)[[:space:]]*=.*\(([0-9]+) tests?\).*/\1 \2/p' | paste -sd, - || true)"
+verdict=PASS
+[ "$status" -eq 0 ] || verdict=FAIL
+echo
+echo "test.sh: $verdict — ${counts:-no ctest summary} [${labels:-no labels}]; build ${BUILD_SECONDS}s, tests ${TEST_SECONDS}s, total $((SECONDS - START))s"
+exit "$status"

@@ -1,0 +1,407 @@
+"""Shared harness of the dpq end-to-end tests (stdlib only).
+
+Runs the real binaries: `dpqd` on an embedded PostgreSQL under a private temporary data dir, and
+`dpqctl --json` as a subprocess whose single JSON document is parsed and returned.
+
+Binaries and data come from the environment that ctest sets (tests/e2e/CMakeLists.txt):
+  DPQD, DPQCTL       paths of the binaries (fallback: <repo>/build/bin/...)
+  DPQ_SHARED_DATA    folder of the demo CSVs (fallback: <repo>/deploy/demo-data, then
+                     /work/shared/data)
+
+Every process started here is stopped and every temporary directory removed by the owning test's
+cleanup (see DpqdTestCase), even when the test fails half-way.
+"""
+
+import json
+import math
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import unittest
+import urllib.request
+
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+ADMIN_TOKEN = "e2e-admin-token-0123456789abcdef"
+START_TIMEOUT_S = 90.0
+STOP_TIMEOUT_S = 30.0
+CTL_TIMEOUT_S = 60.0
+
+
+def _first_existing(candidates):
+    for path in candidates:
+        if path and os.path.exists(path):
+            return path
+    return None
+
+
+def dpqd_path():
+    path = _first_existing([os.environ.get("DPQD"), os.path.join(REPO_ROOT, "build", "bin", "dpqd")])
+    if path is None:
+        raise unittest.SkipTest("dpqd binary not found (set DPQD)")
+    return path
+
+
+def dpqctl_path():
+    path = _first_existing(
+        [os.environ.get("DPQCTL"), os.path.join(REPO_ROOT, "build", "bin", "dpqctl")])
+    if path is None:
+        raise unittest.SkipTest("dpqctl binary not found (set DPQCTL)")
+    return path
+
+
+def data_file(name):
+    """Path of a demo CSV: $DPQ_SHARED_DATA first, then the repo copy, then /work/shared/data."""
+    for folder in (os.environ.get("DPQ_SHARED_DATA"),
+                   os.path.join(REPO_ROOT, "deploy", "demo-data"),
+                   "/work/shared/data"):
+        if folder:
+            path = os.path.join(folder, name)
+            if os.path.isfile(path):
+                return path
+    raise unittest.SkipTest("demo CSV %s not found (set DPQ_SHARED_DATA)" % name)
+
+
+def free_port():
+    """A TCP port that was free a moment ago (bound to port 0 by the kernel, then released)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(predicate, timeout_s, what, interval_s=0.1):
+    """Polls `predicate` until it returns a truthy value; AssertionError after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    last_error = None
+    while time.monotonic() < deadline:
+        try:
+            value = predicate()
+            if value:
+                return value
+        except Exception as e:  # pylint: disable=broad-except
+            last_error = e
+        time.sleep(interval_s)
+    raise AssertionError("timed out after %.0f s waiting for %s (last error: %r)" %
+                         (timeout_s, what, last_error))
+
+
+class CtlError(AssertionError):
+    """dpqctl failed where success was expected."""
+
+
+class CtlResult(dict):
+    """The parsed JSON document of one dpqctl run, plus its exit code and stderr."""
+
+    def __init__(self, document, returncode, stderr, argv):
+        super().__init__(document if isinstance(document, dict) else {"_document": document})
+        self.returncode = returncode
+        self.stderr = stderr
+        self.argv = argv
+
+    @property
+    def error_code(self):
+        err = self.get("error")
+        return err.get("code") if isinstance(err, dict) else None
+
+    @property
+    def error_message(self):
+        err = self.get("error")
+        return err.get("message", "") if isinstance(err, dict) else ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Prometheus text format
+# ---------------------------------------------------------------------------------------------
+
+_SAMPLE_RE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)(\s+\S+)?$')
+_LABEL_RE = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def parse_metrics(text):
+    """Parses a Prometheus text exposition into a list of (name, {label: value}, float)."""
+    samples = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        m = _SAMPLE_RE.match(line)
+        if not m:
+            continue
+        labels = {k: v for k, v in _LABEL_RE.findall(m.group(3) or "")}
+        samples.append((m.group(1), labels, float(m.group(4))))
+    return samples
+
+
+def metric_values(samples, name, **labels):
+    """Values of every sample called `name` whose labels include `labels`."""
+    return [v for (n, l, v) in samples
+            if n == name and all(l.get(k) == str(want) for k, want in labels.items())]
+
+
+# ---------------------------------------------------------------------------------------------
+# dpqd
+# ---------------------------------------------------------------------------------------------
+
+class Dpqd:
+    """One dpqd process on an embedded PostgreSQL in `data_dir`; start/stop/restart keep the dir."""
+
+    def __init__(self, data_dir, log_dir, admin_token=ADMIN_TOKEN):
+        self.data_dir = data_dir
+        self.log_dir = log_dir
+        self.admin_token = admin_token
+        self.proc = None
+        self.port = None
+        self.metrics_port = None
+        self.starts = 0
+        self._stderr_path = None
+        self._stderr_file = None
+
+    # -- life cycle -----------------------------------------------------------------------
+
+    @property
+    def address(self):
+        return "127.0.0.1:%d" % self.port
+
+    @property
+    def metrics_url(self):
+        return "http://127.0.0.1:%d/metrics" % self.metrics_port
+
+    def log_text(self):
+        if self._stderr_path and os.path.exists(self._stderr_path):
+            with open(self._stderr_path, "r", errors="replace") as f:
+                return f.read()
+        return ""
+
+    def start(self, timeout_s=START_TIMEOUT_S):
+        assert self.proc is None, "dpqd already running"
+        # Fresh ports per start: the previous ones may linger in TIME_WAIT or be taken meanwhile.
+        self.port, self.metrics_port = free_port(), free_port()
+        while self.metrics_port == self.port:
+            self.metrics_port = free_port()
+        self.starts += 1
+        self._stderr_path = os.path.join(self.log_dir, "dpqd-%d.log" % self.starts)
+        self._stderr_file = open(self._stderr_path, "wb")
+        env = dict(os.environ)
+        env["DPQ_ADMIN_TOKEN"] = self.admin_token
+        self.proc = subprocess.Popen(
+            [dpqd_path(), "--data-dir", self.data_dir, "--listen", self.address,
+             "--metrics-listen", "127.0.0.1:%d" % self.metrics_port],
+            stdin=subprocess.DEVNULL, stdout=self._stderr_file, stderr=subprocess.STDOUT,
+            env=env, start_new_session=True)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if "dpqd listening on" in self.log_text():
+                break
+            if self.proc.poll() is not None:
+                raise AssertionError("dpqd exited with %s before it was ready; log:\n%s" %
+                                     (self.proc.returncode, self.log_text()))
+            time.sleep(0.1)
+        else:
+            log = self.log_text()
+            self.kill()
+            raise AssertionError("dpqd not ready after %.0f s; log:\n%s" % (timeout_s, log))
+        # The log line comes after BuildAndStart; still, make sure both ports accept connections.
+        wait_until(lambda: self._port_open(self.port), 10, "dpqd gRPC port")
+        wait_until(lambda: self._port_open(self.metrics_port), 10, "dpqd metrics port")
+
+    @staticmethod
+    def _port_open(port):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.settimeout(1)
+            return s.connect_ex(("127.0.0.1", port)) == 0
+
+    def stop(self, timeout_s=STOP_TIMEOUT_S):
+        """SIGTERM, wait for a clean exit; returns the exit code (SIGKILL and None on timeout)."""
+        if self.proc is None:
+            return None
+        code = None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                code = self.proc.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                self.kill()
+                code = None
+        else:
+            code = self.proc.returncode
+        self.proc = None
+        self._close_log()
+        return code
+
+    def kill(self):
+        """Last resort: SIGKILL dpqd's whole process group (dpqd and the postgres it forked)."""
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                pass
+            self.proc = None
+        self._close_log()
+        self._kill_orphan_postgres()
+
+    def _kill_orphan_postgres(self):
+        # Postgres runs as an unprivileged user and may have left its own session; its postmaster
+        # writes its pid as the first line of postmaster.pid somewhere under our data dir.
+        for root, _dirs, files in os.walk(self.data_dir):
+            if "postmaster.pid" in files:
+                try:
+                    with open(os.path.join(root, "postmaster.pid")) as f:
+                        pid = int(f.readline().strip())
+                    os.kill(pid, signal.SIGQUIT)  # immediate shutdown; postmaster reaps children
+                    for _ in range(50):
+                        os.kill(pid, 0)
+                        time.sleep(0.1)
+                    os.kill(pid, signal.SIGKILL)
+                except (OSError, ValueError):
+                    pass
+
+    def _close_log(self):
+        if self._stderr_file is not None:
+            self._stderr_file.close()
+            self._stderr_file = None
+
+    def restart(self):
+        code = self.stop()
+        if code != 0:
+            raise AssertionError("dpqd did not stop cleanly on SIGTERM (exit %r); log:\n%s" %
+                                 (code, self.log_text()))
+        self.start()
+
+    # -- clients --------------------------------------------------------------------------
+
+    def ctl(self, *args, token=None, check=True, use_admin=True, timeout_s=CTL_TIMEOUT_S):
+        """Runs `dpqctl --server ... [--token T] --json ARGS` and returns its parsed document.
+
+        token=None uses the admin token (unless use_admin=False: then no token at all).
+        check=True raises CtlError unless the exit code is 0.
+        """
+        if token is None and use_admin:
+            token = self.admin_token
+        argv = [dpqctl_path(), "--server", self.address, "--json"]
+        if token is not None:
+            argv += ["--token", token]
+        argv += [str(a) for a in args]
+        env = {k: v for k, v in os.environ.items() if k not in ("DPQ_TOKEN", "DPQ_SERVER")}
+        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, env=env,
+                              timeout=timeout_s)
+        stdout = proc.stdout.decode("utf-8", errors="replace")
+        stderr = proc.stderr.decode("utf-8", errors="replace")
+        try:
+            document = json.loads(stdout)
+        except ValueError:
+            raise CtlError("dpqctl %s: exit %d, stdout is not exactly one JSON document:\n%s\n"
+                           "stderr:\n%s" % (_shown(args), proc.returncode, stdout, stderr))
+        result = CtlResult(document, proc.returncode, stderr, argv)
+        if check and proc.returncode != 0:
+            raise CtlError("dpqctl %s failed (exit %d): %s\nstderr: %s" %
+                           (_shown(args), proc.returncode, stdout.strip(), stderr.strip()))
+        return result
+
+    def scrape(self):
+        """Raw /metrics text."""
+        with urllib.request.urlopen(self.metrics_url, timeout=10) as response:
+            return response.read().decode("utf-8")
+
+    def metrics(self):
+        return parse_metrics(self.scrape())
+
+
+def _shown(args):
+    return " ".join(str(a) for a in args)
+
+
+def _make_temp_dir(add_cleanup, prefix="dpq-e2e-"):
+    path = tempfile.mkdtemp(prefix=prefix)
+    # Embedded Postgres runs as an unprivileged user when we are root: it must traverse the
+    # parents of its data dir.
+    os.chmod(path, 0o755)
+    add_cleanup(shutil.rmtree, path, True)
+    return path
+
+
+def _stop_dpqd(dpqd):
+    try:
+        dpqd.stop()
+    finally:
+        dpqd.kill()
+
+
+def _new_dpqd(add_cleanup, start):
+    root = _make_temp_dir(add_cleanup)
+    data_dir = os.path.join(root, "data")
+    log_dir = os.path.join(root, "logs")
+    os.makedirs(log_dir)
+    dpqd = Dpqd(data_dir, log_dir)
+    # Registered after the temp dir, so it runs first (cleanups are LIFO).
+    add_cleanup(_stop_dpqd, dpqd)
+    if start:
+        dpqd.start()
+    return dpqd
+
+
+class DpqdTestCase(unittest.TestCase):
+    """Base class: new_dpqd() / new_class_dpqd() give a started dpqd in a temp dir that is stopped
+    and removed afterwards (per test, or once per class), whatever happens in between."""
+
+    def make_temp_dir(self, prefix="dpq-e2e-"):
+        return _make_temp_dir(self.addCleanup, prefix)
+
+    def new_dpqd(self, start=True):
+        return _new_dpqd(self.addCleanup, start)
+
+    @classmethod
+    def new_class_dpqd(cls, start=True):
+        return _new_dpqd(cls.addClassCleanup, start)
+
+    @classmethod
+    def make_class_temp_dir(cls, prefix="dpq-e2e-"):
+        return _make_temp_dir(cls.addClassCleanup, prefix)
+
+    # -- common fixtures ------------------------------------------------------------------
+
+    @staticmethod
+    def create_slid(dpqd, name="slid", bounds=("wages=0:100", "age=0:120", "education=0:25")):
+        args = ["dataset", "create", name, "--csv", data_file("slid.csv"),
+                "--privacy-unit", "person_id"]
+        for b in bounds:
+            args += ["--bounds", b]
+        return dpqd.ctl(*args)
+
+    @staticmethod
+    def create_analyst(dpqd, name):
+        result = dpqd.ctl("analyst", "create", name)
+        token = result.get("token")
+        if not token:
+            raise CtlError("analyst create printed no token: %r" % dict(result))
+        return token
+
+    @staticmethod
+    def snapshot(dpqd, dataset):
+        """(epsilon_spent, delta_spent, number of audit entries) of `dataset`, read as admin."""
+        budget = dpqd.ctl("budget", "show", dataset)
+        audit = dpqd.ctl("audit", dataset)
+        return (budget["epsilon_spent"], budget["delta_spent"], len(audit["entries"]))
+
+    def assert_error(self, result, code, message_contains=None):
+        self.assertNotEqual(result.returncode, 0,
+                            "expected %s, but dpqctl succeeded: %r" % (code, dict(result)))
+        self.assertEqual(result.error_code, code,
+                         "expected %s, got %r (exit %d, stderr %s)" %
+                         (code, dict(result), result.returncode, result.stderr.strip()))
+        if message_contains is not None:
+            for word in ([message_contains] if isinstance(message_contains, str)
+                         else message_contains):
+                self.assertIn(word.lower(), result.error_message.lower(),
+                              "message of %s should name %r: %r" % (code, word, result.error_message))
+
+    def assert_close(self, a, b, tol=1e-12, msg=None):
+        self.assertTrue(math.isfinite(a) and math.isfinite(b) and abs(a - b) <= tol,
+                        msg or "%r != %r (tolerance %g)" % (a, b, tol))
