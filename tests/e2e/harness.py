@@ -12,6 +12,7 @@ Every process started here is stopped and every temporary directory removed by t
 cleanup (see DpqdTestCase), even when the test fails half-way.
 """
 
+import ctypes
 import json
 import math
 import os
@@ -64,6 +65,20 @@ def data_file(name):
             if os.path.isfile(path):
                 return path
     raise unittest.SkipTest("demo CSV %s not found (set DPQ_SHARED_DATA)" % name)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def child_preexec():
+    """For long-lived children: a session of their own (so the whole group can be killed), and
+    SIGTERM when the test process dies, even by SIGKILL (a ctest timeout), so that nothing
+    outlives the test. Linux prctl(PR_SET_PDEATHSIG); best effort elsewhere."""
+    os.setsid()
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
 
 
 def free_port():
@@ -191,7 +206,7 @@ class Dpqd:
             [dpqd_path(), "--data-dir", self.data_dir, "--listen", self.address,
              "--metrics-listen", "127.0.0.1:%d" % self.metrics_port],
             stdin=subprocess.DEVNULL, stdout=self._stderr_file, stderr=subprocess.STDOUT,
-            env=env, start_new_session=True)
+            env=env, preexec_fn=child_preexec)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if "dpqd listening on" in self.log_text():

@@ -67,7 +67,7 @@ class PrometheusScrapeTest(harness.DpqdTestCase):
              "--storage.tsdb.path=" + os.path.join(work, "tsdb"),
              "--web.listen-address=127.0.0.1:%d" % port],
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True, cwd=work)
+            preexec_fn=harness.child_preexec, cwd=work)
         self.addCleanup(self._stop, proc)
 
         def prometheus_log():
