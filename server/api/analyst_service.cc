@@ -6,6 +6,18 @@
 #include "absl/time/clock.h"
 
 namespace dpq::api {
+namespace {
+
+// The call's deadline; gRPC reports "none" as the largest time_point.
+absl::Time Deadline(const grpc::ServerContext& context) {
+  const auto d = context.deadline();
+  if (d >= std::chrono::system_clock::time_point::max() - std::chrono::hours(24 * 365)) {
+    return absl::InfiniteFuture();
+  }
+  return absl::FromChrono(d);
+}
+
+}  // namespace
 
 grpc::Status AnalystService::Query(grpc::ServerContext* context, const v1::QueryRequest* request,
                                    v1::QueryResponse* response) {
@@ -17,7 +29,7 @@ grpc::Status AnalystService::Query(grpc::ServerContext* context, const v1::Query
     ASSIGN_OR_RETURN(query::QuerySpec spec, QuerySpecFromProto(*request));
     aggregate = std::string(query::AggregateName(spec.aggregate));
     ASSIGN_OR_RETURN(engine::QueryOutcome outcome,
-                     o_.engine->Run(principal, spec, request->request_id()));
+                     o_.engine->Run(principal, spec, request->request_id(), Deadline(*context)));
     ToProto(outcome, response);
     return absl::OkStatus();
   }();

@@ -48,7 +48,8 @@ absl::StatusOr<query::DatasetSchema> QueryEngine::AuthorizedDataset(const store:
 }
 
 absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
-                                              const query::QuerySpec& spec, std::string request_id) {
+                                              const query::QuerySpec& spec, std::string request_id,
+                                              absl::Time deadline) {
   ASSIGN_OR_RETURN(query::DatasetSchema schema, AuthorizedDataset(principal, spec.dataset));
   ASSIGN_OR_RETURN(query::QueryPlan plan, query::PlanQuery(spec, schema));
   RETURN_IF_ERROR(ValidateRequestId(request_id));
@@ -75,7 +76,7 @@ absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
         " delta=", before.delta_remaining()));
   }
 
-  ASSIGN_OR_RETURN(store::ScanResult exact, s_.scanner->Scan(plan.scan));
+  ASSIGN_OR_RETURN(store::ScanResult exact, s_.scanner->Scan(plan.scan, deadline));
   ASSIGN_OR_RETURN(NoisyRelease release, ReleaseWithNoise(plan, exact, *rng_));
 
   store::Allocation a;

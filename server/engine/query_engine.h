@@ -42,9 +42,10 @@ class QueryEngine {
   absl::StatusOr<query::DatasetSchema> AuthorizedDataset(const store::Principal& principal,
                                                         const std::string& dataset);
 
-  // request_id: empty means "assign one". Errors: see the proto's AnalystService.Query.
+  // request_id: empty means "assign one". The scan is cancelled at `deadline`. Errors: see the
+  // proto's AnalystService.Query.
   absl::StatusOr<QueryOutcome> Run(const store::Principal& principal, const query::QuerySpec& spec,
-                                   std::string request_id);
+                                   std::string request_id, absl::Time deadline = absl::InfiniteFuture());
 
  private:
   Stores s_;

@@ -3,15 +3,21 @@
 #include <pqxx/pqxx>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "server/base/status_macros.h"
 #include "server/store/dataset_store.h"
 
 namespace dpq::store {
 
-absl::StatusOr<ScanResult> AggregateScanner::Scan(const query::ScanPlan& plan) {
+absl::StatusOr<ScanResult> AggregateScanner::Scan(const query::ScanPlan& plan, absl::Time deadline) {
   ScanResult out;
-  RETURN_IF_ERROR(db_->Run("aggregate scan", [&](pqxx::connection& c) {
+  RETURN_IF_ERROR(db_->Run("aggregate scan", [&](pqxx::connection& c) -> absl::Status {
     pqxx::read_transaction tx(c);
+    if (deadline != absl::InfiniteFuture()) {
+      const int64_t ms = absl::ToInt64Milliseconds(deadline - absl::Now());
+      if (ms <= 0) return absl::DeadlineExceededError("aggregate scan: deadline already passed");
+      tx.exec0(absl::StrCat("SET LOCAL statement_timeout = ", ms));  // an integer we computed
+    }
     // Identifiers come from the stored schema (validated at creation) and are quoted; values are
     // bound parameters.
     const std::string unit = tx.quote_name(plan.unit_column);

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "server/query/planner.h"
 #include "server/store/database.h"
 
@@ -24,7 +25,10 @@ class AggregateScanner {
   // uniformly at random (row_number() over a random order within the unit), so the bound holds
   // whatever the data; rows whose value is NULL are dropped before the choice. All rows with a NULL
   // unit form one unit, which is the conservative reading.
-  absl::StatusOr<ScanResult> Scan(const query::ScanPlan& plan);
+  // The statement is cancelled at `deadline` (DEADLINE_EXCEEDED), so a client that gave up does not
+  // leave a scan running.
+  absl::StatusOr<ScanResult> Scan(const query::ScanPlan& plan,
+                                  absl::Time deadline = absl::InfiniteFuture());
 
  private:
   Database* db_;

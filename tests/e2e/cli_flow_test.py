@@ -10,9 +10,11 @@ of assuming an order, so the tests are independent of each other and of unittest
 """
 
 import concurrent.futures
+import json
 import math
 import os
 import re
+import subprocess
 import sys
 import unittest
 import uuid
@@ -215,6 +217,11 @@ class CliFlowTest(harness.DpqdTestCase):
         show_before = self.dpqd.ctl("dataset", "show", "slid")
         budget_before, audit_before = self.budget(), self.audit()
         self.assertGreater(len(audit_before), 0)
+        replay_id = "e2e-restart-" + uuid.uuid4().hex
+        replay_args = ("--aggregate", "mean", "--column", "wages", "--epsilon", SMALL_EPS,
+                       "--request-id", replay_id)
+        first = self.query(*replay_args)
+        budget_before, audit_before = self.budget(), self.audit()
 
         self.dpqd.restart()
 
@@ -222,6 +229,11 @@ class CliFlowTest(harness.DpqdTestCase):
         self.assertEqual(self.dpqd.ctl("dataset", "show", "slid"), show_before)
         self.assertEqual(dict(self.budget()), dict(budget_before))
         self.assertEqual(self.audit(), audit_before)
+        # Idempotency keys survive: the stored answer comes back, uncharged.
+        again = self.query(*replay_args)
+        self.assertTrue(again["replayed"], dict(again))
+        self.assertEqual(again["value"], first["value"])
+        self.assertEqual(dict(self.budget()), dict(budget_before))
         # The analyst's token and grant survive too, and the audit chain continues.
         doc = self.query("--aggregate", "count", "--epsilon", SMALL_EPS)
         entries = self.audit()
@@ -232,6 +244,49 @@ class CliFlowTest(harness.DpqdTestCase):
         started = re.findall(r"schema version (\d+) \((\d+) migration", self.dpqd.log_text())
         self.assertEqual(len(started), 1, self.dpqd.log_text())
         self.assertEqual(started[0][1], "0", self.dpqd.log_text())
+
+    # KNOWN ISSUE (design question for the integrator, see the e2e report): the ledger compares
+    # raw double sums with no tolerance (server/store/budget_ledger.cc, deliberately), so the third
+    # query is refused with "requested epsilon=0.1 ..., remaining epsilon=0.1". Marked
+    # expectedFailure so CI stays green; once the ledger accepts it, unittest reports an
+    # "unexpected success" (a failure): then delete this decorator.
+    @unittest.expectedFailure
+    def test_budget_spends_down_exactly_in_decimal_steps(self):
+        # A budget of 0.3 is three queries of 0.1: an administrator reads the numbers in decimal.
+        # Binary doubles give 0.1 + 0.1 + 0.1 > 0.3, so a ledger comparing raw sums refuses the
+        # third query while reporting "requested 0.1, remaining 0.1".
+        self.dpqd.ctl("dataset", "create", "steps", "--csv", harness.data_file("salaries.csv"),
+                      "--privacy-unit", "person_id")
+        self.dpqd.ctl("grant", "alice", "steps")
+        self.dpqd.ctl("budget", "set", "steps", "--epsilon", 0.3, "--delta", 0)
+        for i in range(3):
+            with self.subTest(query=i + 1):
+                doc = self.dpqd.ctl("query", "steps", "--aggregate", "count", "--epsilon", 0.1,
+                                    token=self.alice, check=False)
+                self.assertEqual(doc.returncode, 0, "query %d of 0.1 against a budget of 0.3 "
+                                 "was refused: %r" % (i + 1, dict(doc)))
+        refused = self.dpqd.ctl("query", "steps", "--aggregate", "count", "--epsilon", 0.1,
+                                token=self.alice, check=False)
+        self.assert_error(refused, "RESOURCE_EXHAUSTED")
+        budget, entries = self.budget("steps"), self.audit("steps")
+        self.assertEqual(len(entries), 3)
+        self.assert_close(budget["epsilon_spent"], math.fsum(e["epsilon"] for e in entries))
+        self.assert_close(budget["epsilon_remaining"], 0.0)
+
+    def test_server_and_token_from_environment(self):
+        # dpqctl takes --server / --token from DPQ_SERVER / DPQ_TOKEN when the flags are absent.
+        env = {k: v for k, v in os.environ.items() if k not in ("DPQ_TOKEN", "DPQ_SERVER")}
+        env.update(DPQ_SERVER=self.dpqd.address, DPQ_TOKEN=self.alice)
+        proc = subprocess.run([harness.dpqctl_path(), "budget", "show", "slid", "--json"],
+                              capture_output=True, env=env, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(json.loads(proc.stdout)["dataset"], "slid")
+        # The flag wins over the environment.
+        proc = subprocess.run([harness.dpqctl_path(), "--token", "not-a-token-0123456789",
+                               "budget", "show", "slid", "--json"],
+                              capture_output=True, env=env, timeout=60)
+        self.assertEqual(proc.returncode, 1)
+        self.assertEqual(json.loads(proc.stdout)["error"]["code"], "UNAUTHENTICATED")
 
     def test_tokens_are_not_stored_in_plaintext(self):
         # "Tokens are stored only as SHA-256 hashes": after a clean restart (checkpoint: every

@@ -253,6 +253,16 @@ class ErrorsTest(harness.DpqdTestCase):
         # NOTE: K = 0 is NOT an error: the proto defines max_contributions 0 as "the default, 1"
         # (see cli_flow_test.test_contribution_bound_k_scales_count_and_sensitivity).
 
+    def test_malformed_request_id_is_invalid_argument(self):
+        # proto: "<= 128 printable ASCII chars".
+        for request_id in ("x" * 129, "bad\tid", "caf\u00e9"):
+            with self.subTest(request_id=request_id[:20]):
+                self.assert_rpc_error(
+                    self.query("--aggregate", "count", "--epsilon", 0.1, "--request-id",
+                               request_id), "INVALID_ARGUMENT", "request_id")
+        # Exactly 128 is fine ... but would charge; checked as accepted elsewhere by the length
+        # limit alone, so not sent here (this class asserts that nothing is charged).
+
     # -- budget ---------------------------------------------------------------------------
 
     def test_budget_set_below_spent_is_failed_precondition(self):

@@ -64,6 +64,10 @@ absl::Status StatusFromPqxx(const std::exception& e, absl::string_view context) 
       return WithContext(absl::StatusCode::kAborted, context,
                          absl::StrCat("transaction conflict (", state_text, "); retry"));
     }
+    if (state == "57014") {  // query_canceled: our statement_timeout, derived from the RPC deadline
+      return WithContext(absl::StatusCode::kDeadlineExceeded, context,
+                         absl::StrCat("statement cancelled at the deadline (", state_text, ")"));
+    }
     if (absl::StartsWith(state, "08") || state == "57P01" || state == "57P02" || state == "57P03") {
       return WithContext(absl::StatusCode::kUnavailable, context,
                          absl::StrCat("database unavailable (", state_text, ")"));

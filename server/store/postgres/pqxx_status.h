@@ -19,6 +19,7 @@ namespace dpq::store {
 //   pqxx::broken_connection (incl. too_many_connections), SQLSTATE class 08 / 57P0x
 //                                     -> UNAVAILABLE
 //   pqxx::unique_violation (23505)    -> ALREADY_EXISTS
+//   query_canceled (57014)            -> DEADLINE_EXCEEDED (statement_timeout)
 //   other pqxx::sql_error             -> INTERNAL
 //   anything else                     -> INTERNAL
 // Messages carry the SQLSTATE but never row data: the server's own text is quoted only for
