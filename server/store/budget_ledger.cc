@@ -74,6 +74,18 @@ absl::optional<Allocation> FindInTx(pqxx::transaction_base& tx, int64_t dataset_
   return AllocationFromRow(r[0]);
 }
 
+// Locks the dataset's ledger row until the transaction ends: every budget change of a dataset is
+// serialised on this row. NOT_FOUND when the dataset has no ledger.
+absl::StatusOr<pqxx::row> LockLedger(pqxx::work& tx, int64_t dataset_id) {
+  pqxx::result r = tx.exec_params(
+      absl::StrCat("SELECT ", kBudgetColumns,
+                   " FROM ledgers l JOIN datasets d ON d.id = l.dataset_id WHERE l.dataset_id = $1 "
+                   "FOR UPDATE OF l"),
+      dataset_id);
+  if (r.empty()) return absl::NotFoundError(absl::StrCat("no ledger for dataset id ", dataset_id));
+  return r[0];
+}
+
 std::string OptionalDouble(const absl::optional<double>& v) { return v ? ExactDouble(*v) : ""; }
 
 }  // namespace
@@ -98,13 +110,8 @@ absl::StatusOr<BudgetState> BudgetLedger::Set(int64_t dataset_id, double epsilon
   BudgetState b;
   RETURN_IF_ERROR(db_->Run("set budget", [&](pqxx::connection& c) -> absl::Status {
     pqxx::work tx(c);
-    pqxx::result r = tx.exec_params(
-        absl::StrCat("SELECT ", kBudgetColumns,
-                     " FROM ledgers l JOIN datasets d ON d.id = l.dataset_id WHERE l.dataset_id = $1 "
-                     "FOR UPDATE OF l"),
-        dataset_id);
-    if (r.empty()) return absl::NotFoundError(absl::StrCat("no ledger for dataset id ", dataset_id));
-    b = BudgetFromRow(r[0]);
+    ASSIGN_OR_RETURN(pqxx::row locked, LockLedger(tx, dataset_id));
+    b = BudgetFromRow(locked);
     if (epsilon_total < b.epsilon_spent || delta_total < b.delta_spent) {
       return absl::FailedPreconditionError(absl::StrCat(
           "budget cannot go below what is already spent (epsilon_spent=", b.epsilon_spent,
@@ -137,15 +144,10 @@ absl::StatusOr<DebitResult> BudgetLedger::Debit(int64_t dataset_id, Allocation a
   DebitResult result;
   RETURN_IF_ERROR(db_->Run("debit", [&](pqxx::connection& c) -> absl::Status {
     pqxx::work tx(c);
-    pqxx::result r = tx.exec_params(
-        absl::StrCat("SELECT ", kBudgetColumns,
-                     " FROM ledgers l JOIN datasets d ON d.id = l.dataset_id WHERE l.dataset_id = $1 "
-                     "FOR UPDATE OF l"),
-        dataset_id);
-    if (r.empty()) return absl::NotFoundError(absl::StrCat("no ledger for dataset id ", dataset_id));
-    BudgetState budget = BudgetFromRow(r[0]);
-    const int64_t head_seq = r[0][7].as<int64_t>();
-    const std::string head_hash = Bytes(r[0][8]);
+    ASSIGN_OR_RETURN(pqxx::row locked, LockLedger(tx, dataset_id));
+    BudgetState budget = BudgetFromRow(locked);
+    const int64_t head_seq = locked[7].as<int64_t>();
+    const std::string head_hash = Bytes(locked[8]);
 
     // Under the ledger lock, so two requests with one id cannot both pass this check.
     if (absl::optional<Allocation> prior = FindInTx(tx, dataset_id, allocation.request_id)) {
