@@ -14,6 +14,7 @@ import json
 import math
 import os
 import re
+import signal
 import subprocess
 import sys
 import unittest
@@ -291,7 +292,8 @@ class CliFlowTest(harness.DpqdTestCase):
     def test_tokens_are_not_stored_in_plaintext(self):
         # "Tokens are stored only as SHA-256 hashes": after a clean restart (checkpoint: every
         # page on disk) neither token appears anywhere under --data-dir, WAL and logs included.
-        self.dpqd.restart()
+        # This restart goes through SIGINT (the other one through SIGTERM).
+        self.dpqd.restart(signal.SIGINT)
         for name, token in (("alice", self.alice), ("admin", self.dpqd.admin_token)):
             needle = token.encode("utf-8")
             for root, _dirs, files in os.walk(self.dpqd.data_dir):

@@ -260,8 +260,6 @@ class ErrorsTest(harness.DpqdTestCase):
                 self.assert_rpc_error(
                     self.query("--aggregate", "count", "--epsilon", 0.1, "--request-id",
                                request_id), "INVALID_ARGUMENT", "request_id")
-        # Exactly 128 is fine ... but would charge; checked as accepted elsewhere by the length
-        # limit alone, so not sent here (this class asserts that nothing is charged).
 
     # -- budget ---------------------------------------------------------------------------
 

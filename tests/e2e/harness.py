@@ -192,6 +192,9 @@ class Dpqd:
         return ""
 
     def start(self, timeout_s=START_TIMEOUT_S):
+        """Starts dpqd and waits (polling) until it logs "dpqd listening on" and both ports accept
+        connections. Call it from the main thread: the child gets SIGTERM when the thread that
+        started it ends (child_preexec)."""
         assert self.proc is None, "dpqd already running"
         # Fresh ports per start: the previous ones may linger in TIME_WAIT or be taken meanwhile.
         self.port, self.metrics_port = free_port(), free_port()
@@ -229,13 +232,14 @@ class Dpqd:
             s.settimeout(1)
             return s.connect_ex(("127.0.0.1", port)) == 0
 
-    def stop(self, timeout_s=STOP_TIMEOUT_S):
-        """SIGTERM, wait for a clean exit; returns the exit code (SIGKILL and None on timeout)."""
+    def stop(self, sig=signal.SIGTERM, timeout_s=STOP_TIMEOUT_S):
+        """Sends `sig` (SIGTERM or SIGINT) and waits for a clean exit; returns the exit code
+        (None after a SIGKILL on timeout)."""
         if self.proc is None:
             return None
         code = None
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+            self.proc.send_signal(sig)
             try:
                 code = self.proc.wait(timeout_s)
             except subprocess.TimeoutExpired:
@@ -283,11 +287,14 @@ class Dpqd:
             self._stderr_file.close()
             self._stderr_file = None
 
-    def restart(self):
-        code = self.stop()
-        if code != 0:
-            raise AssertionError("dpqd did not stop cleanly on SIGTERM (exit %r); log:\n%s" %
-                                 (code, self.log_text()))
+    def restart(self, sig=signal.SIGTERM):
+        """Clean stop (exit code 0 and the "dpqd stopped" log line required), then start on the
+        same --data-dir."""
+        code = self.stop(sig)
+        log = self.log_text()
+        if code != 0 or "dpqd stopped" not in log:
+            raise AssertionError("dpqd did not stop cleanly on signal %d (exit %r); log:\n%s" %
+                                 (sig, code, log))
         self.start()
 
     # -- clients --------------------------------------------------------------------------

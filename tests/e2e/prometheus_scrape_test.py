@@ -6,7 +6,6 @@ Skipped only when /usr/bin/prometheus (or promtool, for its test) is not install
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys

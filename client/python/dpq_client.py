@@ -1,0 +1,74 @@
+"""A small Python client for dpq's AnalystService and AdminService.
+
+The protobuf/gRPC modules are generated at build time into build/python (target
+`dpq_python_stubs`); put that directory on PYTHONPATH, e.g.
+
+    PYTHONPATH=build/python:client/python python3 -c "
+    from dpq_client import DpqClient
+    c = DpqClient('127.0.0.1:7777', token='...')
+    print(c.query('slid', 'mean', epsilon=0.5, column='age'))"
+
+Only Debian's python3-grpcio and python3-protobuf are needed.
+"""
+import grpc
+from google.protobuf import json_format
+
+from dpq.v1 import dpq_pb2, dpq_pb2_grpc
+
+_AGGREGATES = {"count": dpq_pb2.AGGREGATE_COUNT, "sum": dpq_pb2.AGGREGATE_SUM,
+               "mean": dpq_pb2.AGGREGATE_MEAN}
+_MECHANISMS = {"laplace": dpq_pb2.MECHANISM_LAPLACE, "gaussian": dpq_pb2.MECHANISM_GAUSSIAN}
+
+
+class DpqError(Exception):
+    """An RPC failed; `code` is the gRPC status code name (e.g. 'RESOURCE_EXHAUSTED')."""
+
+    def __init__(self, code, message):
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+class DpqClient:
+    def __init__(self, target, token, tls_ca_file=None, timeout=30.0):
+        if tls_ca_file:
+            with open(tls_ca_file, "rb") as f:
+                creds = grpc.ssl_channel_credentials(root_certificates=f.read())
+            self._channel = grpc.secure_channel(target, creds)
+        else:
+            self._channel = grpc.insecure_channel(target)
+        self._metadata = (("authorization", f"Bearer {token}"),)
+        self._timeout = timeout
+        self.analyst = dpq_pb2_grpc.AnalystServiceStub(self._channel)
+        self.admin = dpq_pb2_grpc.AdminServiceStub(self._channel)
+
+    def close(self):
+        self._channel.close()
+
+    def _call(self, method, request):
+        try:
+            response = method(request, metadata=self._metadata, timeout=self._timeout)
+        except grpc.RpcError as e:
+            raise DpqError(e.code().name, e.details()) from None
+        return json_format.MessageToDict(response, preserving_proto_field_name=True,
+                                         including_default_value_fields=True)
+
+    def query(self, dataset, aggregate, epsilon, column="", lower=None, upper=None,
+              mechanism="laplace", delta=0.0, max_contributions=1, request_id="",
+              confidence=0.95):
+        """Runs one DP query; returns the QueryResponse as a dict."""
+        req = dpq_pb2.QueryRequest(
+            dataset=dataset, aggregate=_AGGREGATES[aggregate], column=column, epsilon=epsilon,
+            delta=delta, mechanism=_MECHANISMS[mechanism], max_contributions=max_contributions,
+            request_id=request_id, confidence=confidence)
+        if lower is not None:
+            req.lower = lower
+        if upper is not None:
+            req.upper = upper
+        return self._call(self.analyst.Query, req)
+
+    def budget(self, dataset):
+        return self._call(self.analyst.GetBudget, dpq_pb2.GetBudgetRequest(dataset=dataset))
+
+    def datasets(self):
+        return self._call(self.analyst.ListDatasets, dpq_pb2.ListDatasetsRequest()).get("datasets", [])

@@ -1,0 +1,152 @@
+// Shared set-up of the store-layer db tests: one throwaway cluster per test binary (per process:
+// ctest runs every discovered test in its own process, so each gets its own cluster), and one fresh,
+// fully migrated database per test, so tests never see each other's rows or triggers.
+//
+//   class LedgerTest : public dpq::testing::StoreTest {};
+//   TEST_F(LedgerTest, X) { DatasetStore datasets(db()); ... Sql("SELECT ...") ... }
+#ifndef DPQ_TESTS_DB_STORE_TEST_ENV_H_
+#define DPQ_TESTS_DB_STORE_TEST_ENV_H_
+
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/base/sha256.h"
+#include "server/query/csv_to_copy.h"
+#include "server/query/dataset_schema.h"
+#include "server/store/database.h"
+#include "server/store/dataset_store.h"
+#include "server/store/postgres/migrator.h"
+#include "server/store/principal_store.h"
+#include "tests/support/status_matchers.h"
+#include "tests/support/test_postgres.h"
+
+#ifndef DPQ_TEST_MIGRATIONS_DIR
+#error "DPQ_TEST_MIGRATIONS_DIR must be defined (tests/db/CMakeLists.txt)"
+#endif
+
+namespace dpq::testing {
+
+class StoreTest : public ::testing::Test {
+ protected:
+  static constexpr int kPoolSize = 12;
+
+  static void SetUpTestSuite() {
+    auto pg = TestPostgres::Start();
+    ASSERT_TRUE(pg.ok()) << pg.status();
+    pg_ = std::move(pg).value().release();
+  }
+  static void TearDownTestSuite() {
+    delete pg_;
+    pg_ = nullptr;
+  }
+
+  void SetUp() override {
+    ASSERT_NE(pg_, nullptr) << "the test cluster did not start";
+    static int counter = 0;
+    ASSERT_OK_AND_ASSIGN(url_, pg_->CreateDatabase(absl::StrCat("store_", ++counter)));
+    auto report = store::ApplyMigrations(url_, DPQ_TEST_MIGRATIONS_DIR);
+    ASSERT_TRUE(report.ok()) << report.status();
+    ASSERT_GE(report->applied, 1);
+    ASSERT_OK_AND_ASSIGN(db_, store::Database::Open(url_, kPoolSize));
+  }
+
+  store::Database* db() { return db_.get(); }
+  const std::string& url() const { return url_; }
+
+  // Runs SQL through psql on this test's database; a failure is a test failure and returns "".
+  std::string Sql(const std::string& sql) {
+    auto r = TestPostgres::RunPsql(url_, sql);
+    EXPECT_THAT(r, IsOk());
+    return r.ok() ? *r : "";
+  }
+  // Runs SQL that may fail (to check that the database refuses it).
+  absl::StatusOr<std::string> TrySql(const std::string& sql) { return TestPostgres::RunPsql(url_, sql); }
+
+  // Creates a dataset from CSV text through the same path as the admin RPC: CsvToCopy encodes,
+  // the store pulls COPY lines in chunks of `chunk_bytes` of CSV.
+  absl::StatusOr<store::CreatedDataset> CreateFromCsv(const query::DatasetSchema& schema,
+                                                      const std::string& csv, size_t chunk_bytes = 4096) {
+    query::CsvToCopy encoder(schema.columns);
+    size_t pos = 0;
+    bool finished = false;
+    store::CopyLineSource source = [&](std::string* lines) -> absl::StatusOr<bool> {
+      if (finished) return false;
+      if (pos >= csv.size()) {
+        finished = true;
+        absl::Status s = encoder.Finish(lines);
+        if (!s.ok()) return s;
+        return false;
+      }
+      absl::Status s = encoder.Feed(absl::string_view(csv).substr(pos, chunk_bytes), lines);
+      pos += chunk_bytes;
+      if (!s.ok()) return s;
+      return true;
+    };
+    store::DatasetStore datasets(db());
+    return datasets.Create(schema, source);
+  }
+
+  // A tiny dataset "name" with columns (uid integer, x double [0, 10]) and `rows` rows.
+  absl::StatusOr<store::CreatedDataset> CreateTinyDataset(const std::string& name, int rows = 3) {
+    query::DatasetSchema schema;
+    schema.name = name;
+    schema.privacy_unit = "uid";
+    schema.columns = {{"uid", query::ColumnType::kInteger, absl::nullopt, absl::nullopt},
+                      {"x", query::ColumnType::kDouble, 0.0, 10.0}};
+    std::string csv = "uid,x\n";
+    for (int i = 1; i <= rows; ++i) absl::StrAppend(&csv, i, ",", i % 10, ".5\n");
+    return CreateFromCsv(schema, csv);
+  }
+
+  absl::StatusOr<store::Principal> CreatePrincipal(const std::string& name,
+                                                   store::Role role = store::Role::kAnalyst) {
+    store::PrincipalStore principals(db());
+    return principals.Create(name, role, Sha256(absl::StrCat("token-of-", name)));
+  }
+
+  static TestPostgres* pg_;
+  std::string url_;
+  std::unique_ptr<store::Database> db_;
+};
+
+inline TestPostgres* StoreTest::pg_ = nullptr;
+
+// Reads a whole file; empty optional when it cannot be opened.
+inline absl::optional<std::string> ReadFileIfExists(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The public demo data set `file` (e.g. "colon.csv"): $DPQ_TEST_DATA_DIR, then the repository's
+// deploy/demo-data, then ../shared/data. Empty optional when none has it.
+inline absl::optional<std::string> ReadDemoData(const std::string& file) {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("DPQ_TEST_DATA_DIR"); env != nullptr && *env != '\0') {
+    dirs.push_back(env);
+  }
+#ifdef DPQ_TEST_DEMO_DATA_DIR
+  dirs.push_back(DPQ_TEST_DEMO_DATA_DIR);
+#endif
+#ifdef DPQ_TEST_SHARED_DATA_DIR
+  dirs.push_back(DPQ_TEST_SHARED_DATA_DIR);
+#endif
+  for (const std::string& dir : dirs) {
+    if (auto text = ReadFileIfExists(absl::StrCat(dir, "/", file))) return text;
+  }
+  return absl::nullopt;
+}
+
+}  // namespace dpq::testing
+
+#endif  // DPQ_TESTS_DB_STORE_TEST_ENV_H_
