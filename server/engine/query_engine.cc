@@ -28,6 +28,13 @@ std::string NewRequestId(dp::RandomSource& rng) {
   return absl::StrFormat("q-%016x%016x", rng.NextUint64(), rng.NextUint64());
 }
 
+// Deliberately the same message whether the id was used for another query or by another analyst:
+// the answer must not reveal what someone else asked.
+absl::Status RequestIdTaken(const std::string& request_id) {
+  return absl::AlreadyExistsError(absl::StrCat(
+      "request_id ", request_id, " is already taken by a different query or analyst; use a new id"));
+}
+
 QueryOutcome Replay(const query::QuerySpec& spec, store::Allocation stored, store::BudgetState budget) {
   return QueryOutcome{spec, std::move(stored), std::move(budget), /*replayed=*/true};
 }
@@ -60,8 +67,7 @@ absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
                    s_.ledger->FindAllocation(schema.id, request_id));
   if (prior.has_value()) {
     if (prior->fingerprint != plan.fingerprint || prior->principal_id != principal.id) {
-      return absl::AlreadyExistsError(
-          absl::StrCat("request_id ", request_id, " was already used for a different query"));
+      return RequestIdTaken(request_id);
     }
     ASSIGN_OR_RETURN(store::BudgetState budget, s_.ledger->Get(schema.id));
     return Replay(plan.spec, *std::move(prior), std::move(budget));
@@ -102,8 +108,7 @@ absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
 
   ASSIGN_OR_RETURN(store::DebitResult debit, s_.ledger->Debit(schema.id, std::move(a)));
   if (debit.replayed && debit.allocation.principal_id != principal.id) {
-    return absl::AlreadyExistsError(
-        absl::StrCat("request_id ", request_id, " was already used for a different query"));
+    return RequestIdTaken(request_id);
   }
   // Reaching here means COMMIT succeeded (or the id was committed by a concurrent twin, whose
   // stored answer we return instead of ours): only now may the value leave the server.

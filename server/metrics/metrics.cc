@@ -44,7 +44,7 @@ class Metrics::LedgerCollector : public prometheus::Collectable {
     prometheus::MetricFamily remaining{"dpq_budget_remaining",
                                        "Privacy budget left per dataset (param: epsilon or delta)",
                                        prometheus::MetricType::Gauge, {}};
-    prometheus::MetricFamily total{"dpq_budget_total", "Privacy budget set per dataset",
+    prometheus::MetricFamily total{"dpq_budget_limit", "Privacy budget set per dataset (param: epsilon or delta)",
                                    prometheus::MetricType::Gauge, {}};
     for (const auto& b : figures->budgets) {
       remaining.metric.push_back(Sample({{"dataset", b.dataset}, {"param", "epsilon"}},

@@ -1,7 +1,7 @@
 // dpq's Prometheus metrics (DESIGN.md §8). Two kinds:
 //  * per-process counters of RPC outcomes and latency (dpq_queries_total, dpq_query_duration_seconds,
 //    dpq_budget_rejections_total), kept in a prometheus-cpp registry;
-//  * ledger figures (dpq_budget_remaining, dpq_budget_total, dpq_epsilon_spent_total), read from the
+//  * ledger figures (dpq_budget_remaining, dpq_budget_limit, dpq_epsilon_spent_total), read from the
 //    database at scrape time through a snapshot function, so every replica reports the same truth.
 #ifndef DPQ_SERVER_METRICS_METRICS_H_
 #define DPQ_SERVER_METRICS_METRICS_H_

@@ -153,7 +153,8 @@ absl::StatusOr<DebitResult> BudgetLedger::Debit(int64_t dataset_id, Allocation a
     if (absl::optional<Allocation> prior = FindInTx(tx, dataset_id, allocation.request_id)) {
       if (prior->fingerprint != allocation.fingerprint) {
         return absl::AlreadyExistsError(absl::StrCat(
-            "request_id ", allocation.request_id, " was already used for a different query"));
+            "request_id ", allocation.request_id,
+            " is already taken by a different query or analyst; use a new id"));
       }
       result.allocation = std::move(*prior);
       result.budget = budget;
