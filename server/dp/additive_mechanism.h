@@ -47,9 +47,13 @@ class AdditiveMechanism {
 absl::StatusOr<std::unique_ptr<AdditiveMechanism>> CreateLaplaceMechanism(double epsilon,
                                                                           double l1_sensitivity);
 
-// (epsilon, delta)-DP Gaussian mechanism with the analytic calibration (Balle & Wang 2018, Alg. 1),
-// released through the exact discrete Gaussian sampler (Canonne, Kamath, Steinke 2020, Alg. 3).
-// delta must be in (0, 1). INVALID_ARGUMENT naming "epsilon", "delta" or "l2_sensitivity".
+// (epsilon, delta)-DP Gaussian mechanism released through the exact discrete Gaussian sampler
+// (Canonne, Kamath, Steinke 2020, Alg. 3). In grid units the sensitivity is the integer
+// D = floor(Delta/gamma) + 1; sigma starts at the continuous analytic calibration for D (Balle &
+// Wang 2018, Alg. 1) and is certified, and raised if needed, so that the discrete mechanism's exact
+// delta (CKS 2020, Thm 7; DiscreteGaussianDelta in discrete_gaussian_privacy.h) is <= delta.
+// noise_scale() is the certified sigma actually sampled. delta must be in (0, 1).
+// INVALID_ARGUMENT naming "epsilon", "delta" or "l2_sensitivity".
 absl::StatusOr<std::unique_ptr<AdditiveMechanism>> CreateGaussianMechanism(double epsilon,
                                                                            double delta,
                                                                            double l2_sensitivity);

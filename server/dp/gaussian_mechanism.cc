@@ -9,6 +9,7 @@
 #include "server/dp/additive_mechanism.h"
 #include "server/dp/analytic_gaussian.h"
 #include "server/dp/discrete_gaussian.h"
+#include "server/dp/discrete_gaussian_privacy.h"
 #include "server/dp/grid.h"
 #include "server/dp/noise_quantiles.h"
 
@@ -17,11 +18,26 @@ namespace {
 
 constexpr double kMaxIntegerSigma = 0x1p42;
 
-// Relative sigma margin for using the continuous analytic calibration on the discrete Gaussian.
-// CKS 2020 (Thm 7) gives the discrete Gaussian's exact delta; with sigma >= 2^20 grid steps (always
-// the case here) it differs from the continuous delta only at second order in 1/sigma (midpoint rule
-// around the optimal threshold), orders of magnitude below the delta reduction this margin buys.
-constexpr double kDiscreteMargin = 1.0 + 0x1p-20;
+// The released noise is the sampler's discrete Gaussian conditioned on |Z| < min(2^62,
+// ~2^32 sigma) (discrete_gaussian.h, geometric.h): a removed mass tau <= exp(-2^39) for
+// sigma <= 2^42. Conditioning both neighbours on the same symmetric set changes the hockey-stick
+// divergence to at most (delta_exact + tau) / (1 - tau), so certifying delta_exact <= delta (1 - 2^-40)
+// covers it: tau is far below 2^-40 times the smallest positive double.
+constexpr double kTruncationAllowance = 1 - 0x1p-40;
+
+// Sensitivity in grid units. With k = round(x / gamma) (ties away from zero, grid.cc SnapToGrid;
+// x / gamma is exact because gamma is a power of two, and an inexact subnormal quotient rounds to
+// 0 exactly as the exact one would), |k - x/gamma| <= 1/2, so neighbours with |x - x'| <= Delta give
+// |k - k'| <= Delta/gamma + 1, and k - k' is an integer: |k - k'| <= floor(Delta/gamma) + 1 = D.
+// The bound is attained (x/gamma = n + 1/2 > 0 rounds up, x'/gamma = -(m + 1/2) rounds down), so
+// it cannot be improved to ceil(Delta/gamma) when Delta/gamma is an integer.
+absl::StatusOr<int64_t> GridSensitivity(double sensitivity, double gamma) {
+  const double ratio = std::floor(sensitivity / gamma);  // exact quotient, exact floor
+  if (!(ratio < 0x1p50)) {
+    return absl::InternalError(absl::StrCat("grid sensitivity ", ratio, " is out of range"));
+  }
+  return static_cast<int64_t>(ratio) + 1;
+}
 
 class GaussianMechanism final : public AdditiveMechanism {
  public:
@@ -69,20 +85,29 @@ absl::StatusOr<std::unique_ptr<AdditiveMechanism>> CreateGaussianMechanism(doubl
   ASSIGN_OR_RETURN(const double nominal_sigma,
                    AnalyticGaussianSigma(epsilon, delta, l2_sensitivity));
   ASSIGN_OR_RETURN(const double gamma, internal::ChooseGranularity(l2_sensitivity, nominal_sigma));
-  // Calibrate for the grid-rounded sensitivity Delta + gamma (one extra step between neighbours).
-  const double rounded_sensitivity = internal::AddRoundingUp(l2_sensitivity, gamma);
-  ASSIGN_OR_RETURN(const double sigma,
-                   AnalyticGaussianSigma(epsilon, delta, rounded_sensitivity));
-  // Dividing by a power of two is exact; the margin product is rounded up.
-  const double sigma_in_steps =
-      std::nextafter(sigma * kDiscreteMargin / gamma, std::numeric_limits<double>::infinity());
-  if (!(sigma_in_steps <= kMaxIntegerSigma)) {
+  ASSIGN_OR_RETURN(const int64_t grid_sensitivity, GridSensitivity(l2_sensitivity, gamma));
+  // Continuous analytic calibration (Balle & Wang 2018) for the integer grid sensitivity D
+  // (D gamma <= Delta + gamma), certified and if needed raised so that the discrete mechanism's
+  // exact delta (CKS 2020 Thm 7, DiscreteGaussianDelta) is <= delta (1 - 2^-40).
+  auto sigma_or = DiscreteGaussianSigma(epsilon, delta * kTruncationAllowance, grid_sensitivity);
+  if (!sigma_or.ok() || !(*sigma_or <= kMaxIntegerSigma)) {
+    if (!sigma_or.ok() && sigma_or.status().code() != absl::StatusCode::kOutOfRange) {
+      return sigma_or.status();
+    }
     return absl::OutOfRangeError(
         absl::StrCat("epsilon ", epsilon, " is too small for the Gaussian release grid"));
   }
+  const double sigma_in_steps = *sigma_or;
   ASSIGN_OR_RETURN(DiscreteGaussianSampler sampler, DiscreteGaussianSampler::Create(sigma_in_steps));
-  const double exact_sigma =
-      static_cast<double>(sampler.sigma().num) / static_cast<double>(sampler.sigma().den);
+  // The certificate is for sigma_in_steps itself: the sampler must use exactly that value (it does
+  // for every double in [2^-9, 2^62], whose exact fraction has a power-of-two denominator <= 2^62).
+  const long double num = static_cast<long double>(sampler.sigma().num);
+  const long double den = static_cast<long double>(sampler.sigma().den);
+  if (num != static_cast<long double>(sigma_in_steps) * den) {
+    return absl::InternalError(absl::StrCat("sampler sigma differs from the certified sigma ",
+                                            sigma_in_steps));
+  }
+  const double exact_sigma = sigma_in_steps;
   return std::unique_ptr<AdditiveMechanism>(
       new GaussianMechanism(epsilon, delta, l2_sensitivity, gamma, exact_sigma, sampler));
 }
