@@ -9,18 +9,19 @@
 # Environment:
 #   DPQ_LISTEN          gRPC address               (default 127.0.0.1:7777)
 #   DPQ_METRICS_LISTEN  Prometheus /metrics address (default 127.0.0.1:9464)
-#   DPQ_DATA_DIR        tokens, log and the embedded PostgreSQL cluster (default ./dpq-data)
+#   DPQ_DATA_DIR        tokens, log and the embedded PostgreSQL cluster (default <repo>/dpq-data)
 #   DPQ_DATABASE_URL    use this PostgreSQL (libpq URL) instead of the embedded one
 #   DPQ_BUILD_DIR       CMake build directory       (default build)
 #   DPQ_START_TIMEOUT   seconds to wait for dpqd to answer (default 120)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# A relative DPQ_DATA_DIR is relative to where the script was started; the default is in the repo.
+case "${DPQ_DATA_DIR:=$ROOT/dpq-data}" in /*) ;; *) DPQ_DATA_DIR="$PWD/$DPQ_DATA_DIR" ;; esac
 cd "$ROOT"
 
 DPQ_LISTEN="${DPQ_LISTEN:-127.0.0.1:7777}"
 DPQ_METRICS_LISTEN="${DPQ_METRICS_LISTEN:-127.0.0.1:9464}"
-DPQ_DATA_DIR="${DPQ_DATA_DIR:-./dpq-data}"
 BUILD_DIR="${DPQ_BUILD_DIR:-build}"
 START_TIMEOUT="${DPQ_START_TIMEOUT:-120}"
 
@@ -33,10 +34,10 @@ bash "$ROOT/deploy/install-deps.sh"
 # --- 2. build only what we run ----------------------------------------------------------------
 log "building dpqd and dpqctl in $BUILD_DIR"
 t0=$SECONDS
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$BUILD_DIR.configure.log" 2>&1 \
-  || { tail -n 40 "$BUILD_DIR.configure.log" >&2; die "cmake configure failed (log: $BUILD_DIR.configure.log)"; }
+mkdir -p "$BUILD_DIR"
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$BUILD_DIR/configure.log" 2>&1 \
+  || { tail -n 40 "$BUILD_DIR/configure.log" >&2; die "cmake configure failed (log: $BUILD_DIR/configure.log)"; }
 cmake --build "$BUILD_DIR" --target dpqd dpqctl -j"$(nproc)"
-rm -f "$BUILD_DIR.configure.log"
 log "build done in $((SECONDS - t0)) s"
 DPQD="$ROOT/$BUILD_DIR/bin/dpqd"
 DPQCTL="$ROOT/$BUILD_DIR/bin/dpqctl"
