@@ -1,0 +1,226 @@
+// Push-down correctness of AggregateScanner on real data (the public colon and SLID data sets of
+// deploy/demo-data), checked against aggregates computed independently in SQL.
+#include "server/store/aggregate_scanner.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/db/store_test_env.h"
+#include "tests/support/status_matchers.h"
+
+namespace dpq::store {
+namespace {
+
+using ::dpq::testing::IsOk;
+using query::ColumnSchema;
+using query::ColumnType;
+using query::DatasetSchema;
+using query::ScanPlan;
+
+ColumnSchema Int(const std::string& name) { return {name, ColumnType::kInteger, absl::nullopt, absl::nullopt}; }
+ColumnSchema Dbl(const std::string& name) { return {name, ColumnType::kDouble, absl::nullopt, absl::nullopt}; }
+ColumnSchema Txt(const std::string& name) { return {name, ColumnType::kText, absl::nullopt, absl::nullopt}; }
+
+// colon.csv (survival::colon): two rows per patient (recurrence and death events), 929 patients.
+DatasetSchema ColonSchema() {
+  DatasetSchema s;
+  s.name = "colon";
+  s.privacy_unit = "patient_id";
+  for (const char* c : {"patient_id", "study"}) s.columns.push_back(Int(c));
+  s.columns.push_back(Txt("rx"));
+  for (const char* c : {"sex", "age", "obstruct", "perfor", "adhere", "nodes", "status", "differ",
+                        "extent", "surg", "node4", "time", "etype"}) {
+    s.columns.push_back(Int(c));
+  }
+  return s;
+}
+
+// slid.csv (carData::SLID): one row per person, wages missing for 3,278 of 7,425.
+DatasetSchema SlidSchema() {
+  DatasetSchema s;
+  s.name = "slid";
+  s.privacy_unit = "person_id";
+  s.columns = {Int("person_id"), Dbl("wages"), Dbl("education"), Int("age"), Txt("sex"), Txt("language")};
+  return s;
+}
+
+class AggregateScannerTest : public ::dpq::testing::StoreTest {
+ protected:
+  // Loads demo file `file` as `schema`; skips the test when the data is not available.
+  void Load(const DatasetSchema& schema, const std::string& file) {
+    absl::optional<std::string> csv = ::dpq::testing::ReadDemoData(file);
+    if (!csv.has_value()) GTEST_SKIP() << file << " not found (set DPQ_TEST_DATA_DIR)";
+    ASSERT_OK_AND_ASSIGN(CreatedDataset created, CreateFromCsv(schema, *csv, 64 * 1024));
+    id_ = created.schema.id;
+    table_ = DataTableName(id_);
+    rows_ = created.rows_loaded;
+  }
+
+  ScanPlan Plan(const std::string& unit, const std::string& column, double lo, double hi, int k,
+                double center = 0) const {
+    ScanPlan p;
+    p.dataset_id = id_;
+    p.unit_column = unit;
+    p.value_column = column;
+    p.clamp_lower = lo;
+    p.clamp_upper = hi;
+    p.center = center;
+    p.max_contributions = k;
+    return p;
+  }
+
+  ScanResult Scan(const ScanPlan& plan) {
+    AggregateScanner scanner(db());
+    auto r = scanner.Scan(plan);
+    EXPECT_THAT(r, IsOk());
+    return r.ok() ? *r : ScanResult{-1, -1};
+  }
+
+  double SqlNumber(const std::string& sql) {
+    double v = -1;
+    std::string text = Sql(sql);
+    EXPECT_TRUE(absl::SimpleAtod(text, &v)) << sql << " -> " << text;
+    return v;
+  }
+
+  int64_t id_ = 0;
+  std::string table_;
+  int64_t rows_ = 0;
+};
+
+TEST_F(AggregateScannerTest, ColonCountKeepsAtMostKRowsPerPatient) {
+  Load(ColonSchema(), "colon.csv");
+  if (IsSkipped() || HasFatalFailure()) return;
+  ASSERT_EQ(rows_, 1858);
+  ASSERT_EQ(Sql(absl::StrCat("SELECT count(DISTINCT patient_id) FROM ", table_)), "929");
+
+  EXPECT_EQ(Scan(Plan("patient_id", "", 0, 0, 1)).count, 929);
+  EXPECT_EQ(Scan(Plan("patient_id", "", 0, 0, 2)).count, 1858);
+  EXPECT_EQ(Scan(Plan("patient_id", "", 0, 0, 1000)).count, 1858);
+  EXPECT_EQ(Scan(Plan("patient_id", "", 0, 0, 1)).sum, 0);
+  // Bounding by another column: 'study' is 1 for every row, so K rows in total survive.
+  EXPECT_EQ(Scan(Plan("study", "", 0, 0, 3)).count, 3);
+}
+
+TEST_F(AggregateScannerTest, ColonClampedSumMatchesSqlAndSkipsNulls) {
+  Load(ColonSchema(), "colon.csv");
+  if (IsSkipped() || HasFatalFailure()) return;
+  // nodes is missing on 36 rows; K=2 keeps every non-NULL row of every patient.
+  const double expected_sum = SqlNumber(absl::StrCat(
+      "SELECT sum(least(greatest(nodes, 0), 10)) FROM ", table_, " WHERE nodes IS NOT NULL"));
+  const std::string expected_count = Sql(absl::StrCat("SELECT count(nodes) FROM ", table_));
+  ASSERT_EQ(expected_count, "1822");
+  // Clamping really bites at 10 (some patients have more than 10 positive nodes).
+  ASSERT_LT(expected_sum, SqlNumber(absl::StrCat("SELECT sum(nodes) FROM ", table_)));
+
+  ScanResult r = Scan(Plan("patient_id", "nodes", 0, 10, 2));
+  EXPECT_EQ(r.count, 1822);
+  EXPECT_EQ(r.sum, expected_sum);
+
+  // A clamp range above every value: each row contributes the lower bound.
+  ScanResult floor = Scan(Plan("patient_id", "nodes", 100, 200, 2));
+  EXPECT_EQ(floor.sum, 100.0 * 1822);
+  // K=1 keeps one non-NULL row per patient that has any.
+  EXPECT_EQ(Scan(Plan("patient_id", "nodes", 0, 10, 1)).count,
+            std::stoll(Sql(absl::StrCat("SELECT count(DISTINCT patient_id) FROM ", table_,
+                                        " WHERE nodes IS NOT NULL"))));
+}
+
+TEST_F(AggregateScannerTest, CenterIsSubtractedFromEveryKeptClampedValue) {
+  Load(ColonSchema(), "colon.csv");
+  if (IsSkipped() || HasFatalFailure()) return;
+  const ScanResult plain = Scan(Plan("patient_id", "nodes", 0, 10, 2));
+  const ScanResult centred = Scan(Plan("patient_id", "nodes", 0, 10, 2, /*center=*/5));
+  EXPECT_EQ(centred.count, plain.count);
+  EXPECT_EQ(centred.sum, plain.sum - 5.0 * plain.count);
+  const double expected = SqlNumber(absl::StrCat(
+      "SELECT sum(least(greatest(age, 18), 80) - 49) FROM ", table_, " WHERE age IS NOT NULL"));
+  EXPECT_EQ(Scan(Plan("patient_id", "age", 18, 80, 2, /*center=*/49)).sum, expected);
+  // A non-integer centre (the midpoint of [0, 7]).
+  const double half = SqlNumber(absl::StrCat(
+      "SELECT sum(least(greatest(nodes, 0), 7)::float8 - 3.5) FROM ", table_, " WHERE nodes IS NOT NULL"));
+  EXPECT_DOUBLE_EQ(Scan(Plan("patient_id", "nodes", 0, 7, 2, /*center=*/3.5)).sum, half);
+}
+
+TEST_F(AggregateScannerTest, ColonSumWithOneRowPerPatientLiesBetweenTheExtremeChoices) {
+  Load(ColonSchema(), "colon.csv");
+  if (IsSkipped() || HasFatalFailure()) return;
+  // time differs between a patient's two rows, so the K=1 choice matters.
+  const std::string per_patient = absl::StrCat(
+      "SELECT min(least(greatest(time, 0), 3000)) AS lo, max(least(greatest(time, 0), 3000)) AS hi "
+      "FROM ", table_, " WHERE time IS NOT NULL GROUP BY patient_id");
+  const double min_sum = SqlNumber(absl::StrCat("SELECT sum(lo) FROM (", per_patient, ") p"));
+  const double max_sum = SqlNumber(absl::StrCat("SELECT sum(hi) FROM (", per_patient, ") p"));
+  ASSERT_LT(min_sum, max_sum);
+
+  std::vector<double> sums;
+  for (int i = 0; i < 5; ++i) {
+    ScanResult r = Scan(Plan("patient_id", "time", 0, 3000, 1));
+    EXPECT_EQ(r.count, 929);
+    EXPECT_GE(r.sum, min_sum);
+    EXPECT_LE(r.sum, max_sum);
+    sums.push_back(r.sum);
+  }
+  // The rows kept are chosen at random per scan (not always the first or the smallest): five
+  // equal sums would mean a fixed choice (probability of a false alarm is negligible).
+  EXPECT_FALSE(std::all_of(sums.begin(), sums.end(), [&](double s) { return s == sums[0]; }))
+      << "K=1 sums never varied: " << sums[0];
+  EXPECT_NE(sums[0], min_sum);
+  EXPECT_NE(sums[0], max_sum);
+}
+
+TEST_F(AggregateScannerTest, SlidCountOfNonMissingWages) {
+  Load(SlidSchema(), "slid.csv");
+  if (IsSkipped() || HasFatalFailure()) return;
+  ASSERT_EQ(rows_, 7425);
+  EXPECT_EQ(Scan(Plan("person_id", "", 0, 0, 1)).count, 7425);
+  const ScanResult wages = Scan(Plan("person_id", "wages", 0, 50, 1));
+  EXPECT_EQ(wages.count, 7425 - 3278);
+  EXPECT_NEAR(wages.sum,
+              SqlNumber(absl::StrCat("SELECT sum(least(greatest(wages, 0), 50)) FROM ", table_)), 1e-6);
+}
+
+TEST_F(AggregateScannerTest, RowsWithNullUnitFormOneUnit) {
+  DatasetSchema s;
+  s.name = "null_units";
+  s.privacy_unit = "uid";
+  s.columns = {Int("uid"), Dbl("v")};
+  ASSERT_OK_AND_ASSIGN(CreatedDataset created,
+                       CreateFromCsv(s, "uid,v\n1,1\n1,2\n2,4\n,8\n,16\n,32\n3,\n"));
+  id_ = created.schema.id;
+  // Units: 1 (2 rows), 2 (1), NULL (3), 3 (1 row, value NULL).
+  EXPECT_EQ(Scan(Plan("uid", "", 0, 0, 1)).count, 4);
+  EXPECT_EQ(Scan(Plan("uid", "", 0, 0, 2)).count, 6);
+  const ScanResult k1 = Scan(Plan("uid", "v", 0, 100, 1));
+  EXPECT_EQ(k1.count, 3);  // unit 3 has no value left after dropping NULLs
+  EXPECT_GE(k1.sum, 1 + 4 + 8);
+  EXPECT_LE(k1.sum, 2 + 4 + 32);
+  const ScanResult all = Scan(Plan("uid", "v", 0, 100, 3));
+  EXPECT_EQ(all.count, 6);
+  EXPECT_EQ(all.sum, 63);
+  // An empty selection sums to 0, not NULL.
+  DatasetSchema e = s;
+  e.name = "empty";
+  ASSERT_OK_AND_ASSIGN(CreatedDataset empty, CreateFromCsv(e, "uid,v\n1,\n"));
+  id_ = empty.schema.id;
+  const ScanResult none = Scan(Plan("uid", "v", 0, 1, 1));
+  EXPECT_EQ(none.count, 0);
+  EXPECT_EQ(none.sum, 0);
+}
+
+TEST_F(AggregateScannerTest, UnknownDatasetTableIsAnError) {
+  ScanPlan p;
+  p.dataset_id = 424242;
+  p.unit_column = "uid";
+  AggregateScanner scanner(db());
+  EXPECT_THAT(scanner.Scan(p), ::testing::Not(IsOk()));
+}
+
+}  // namespace
+}  // namespace dpq::store

@@ -1,0 +1,594 @@
+// The debit transaction of the privacy ledger against a real PostgreSQL: budget checks, the audit
+// hash chain, idempotent replays, budget changes, the append-only audit table, and concurrent
+// debits on one hot dataset.
+#include "server/store/budget_ledger.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/base/sha256.h"
+#include "server/store/audit_chain.h"
+#include "tests/db/store_test_env.h"
+#include "tests/support/status_matchers.h"
+
+namespace dpq::store {
+namespace {
+
+using ::dpq::testing::IsOk;
+using ::dpq::testing::StatusIs;
+using ::testing::HasSubstr;
+
+// Walks a dataset's audit chain as a future `dpqctl audit verify` will: seqs 1, 2, ... without
+// gaps, each prev_hash equal to the previous row's hash (genesis for the first), each hash equal to
+// ChainHash recomputed from the row's content. Returns the seq of the first broken row, or 0.
+int64_t FirstBrokenLink(int64_t dataset_id, const std::vector<Allocation>& rows) {
+  std::string prev = GenesisHash();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Allocation& a = rows[i];
+    if (a.seq != static_cast<int64_t>(i) + 1 || a.prev_hash != prev ||
+        a.hash != ChainHash(a.prev_hash, dataset_id, a)) {
+      return static_cast<int64_t>(i) + 1;
+    }
+    prev = a.hash;
+  }
+  return 0;
+}
+
+class BudgetLedgerTest : public ::dpq::testing::StoreTest {
+ protected:
+  void SetUp() override {
+    StoreTest::SetUp();
+    if (HasFatalFailure()) return;
+    ASSERT_OK_AND_ASSIGN(analyst_, CreatePrincipal("alice"));
+    ledger_ = std::make_unique<BudgetLedger>(db());
+  }
+
+  // A new dataset with budget (epsilon_total, delta_total); returns its id.
+  int64_t NewDataset(const std::string& name, double epsilon_total, double delta_total) {
+    auto created = CreateTinyDataset(name);
+    EXPECT_THAT(created, IsOk());
+    if (!created.ok()) return -1;
+    EXPECT_THAT(ledger_->Set(created->schema.id, epsilon_total, delta_total), IsOk());
+    return created->schema.id;
+  }
+
+  // An allocation as the engine would fill it in (a sum over x with a Laplace release).
+  Allocation Alloc(const std::string& request_id, double epsilon, double delta = 0,
+                   const std::string& fingerprint = "") const {
+    Allocation a;
+    a.request_id = request_id;
+    a.principal_id = analyst_.id;
+    a.analyst = analyst_.name;
+    a.fingerprint = fingerprint.empty() ? absl::StrCat("fp-", request_id) : fingerprint;
+    a.aggregate = "sum";
+    a.column = "x";
+    a.mechanism = delta > 0 ? "gaussian" : "laplace";
+    a.epsilon = epsilon;
+    a.delta = delta;
+    a.sensitivity = 10;
+    a.noise_scale = 10 / epsilon;
+    a.value = 1.0 / 3.0 + epsilon;  // not a short decimal: checks exact round trips
+    a.confidence = 0.95;
+    a.ci_lower = a.value - 29.957322735539909;
+    a.ci_upper = a.value + 29.957322735539909;
+    a.clamp_lower = 0.0;
+    a.clamp_upper = 10.0;
+    a.max_contributions = 1;
+    return a;
+  }
+
+  int64_t AuditRows(int64_t dataset_id) {
+    std::string n = Sql(absl::StrCat("SELECT count(*) FROM audit WHERE dataset_id = ", dataset_id));
+    return n.empty() ? -1 : std::stoll(n);
+  }
+
+  Principal analyst_;
+  std::unique_ptr<BudgetLedger> ledger_;
+};
+
+TEST_F(BudgetLedgerTest, DebitWithinBudgetAppendsHashChainedAuditRows) {
+  const int64_t ds = NewDataset("chain", 10, 1e-5);
+  const std::vector<std::pair<double, double>> charges = {{0.5, 0}, {0.1, 2e-6}, {1.0 / 3.0, 0}, {0.7, 3e-6}};
+  std::vector<DebitResult> results;
+  for (size_t i = 0; i < charges.size(); ++i) {
+    ASSERT_OK_AND_ASSIGN(DebitResult r,
+                         ledger_->Debit(ds, Alloc(absl::StrCat("r", i), charges[i].first, charges[i].second)));
+    EXPECT_FALSE(r.replayed);
+    EXPECT_EQ(r.allocation.seq, static_cast<int64_t>(i) + 1);
+    EXPECT_EQ(r.allocation.hash, ChainHash(r.allocation.prev_hash, ds, r.allocation));
+    EXPECT_EQ(r.allocation.prev_hash, i == 0 ? GenesisHash() : results.back().allocation.hash);
+    EXPECT_FALSE(r.allocation.created_at.empty());
+    results.push_back(r);
+  }
+
+  ASSERT_OK_AND_ASSIGN(std::vector<Allocation> rows, ledger_->ListAllocations(ds));
+  ASSERT_EQ(rows.size(), charges.size());
+  EXPECT_EQ(FirstBrokenLink(ds, rows), 0);
+  double eps_sum = 0, delta_sum = 0;  // in seq order, as the ledger adds them
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Allocation& stored = rows[i];
+    const Allocation& returned = results[i].allocation;
+    // What Debit returned is exactly what was committed (doubles round-trip bit for bit).
+    EXPECT_EQ(stored.request_id, returned.request_id);
+    EXPECT_EQ(stored.hash, returned.hash);
+    EXPECT_EQ(stored.prev_hash, returned.prev_hash);
+    EXPECT_EQ(stored.created_at, returned.created_at);
+    EXPECT_EQ(stored.value, returned.value);
+    EXPECT_EQ(stored.ci_lower, returned.ci_lower);
+    EXPECT_EQ(stored.epsilon, charges[i].first);
+    EXPECT_EQ(stored.delta, charges[i].second);
+    EXPECT_EQ(stored.clamp_lower, absl::optional<double>(0.0));
+    EXPECT_EQ(stored.principal_id, analyst_.id);
+    EXPECT_EQ(stored.analyst, "alice");
+    EXPECT_EQ(stored.hash.size(), 32u);
+    eps_sum += stored.epsilon;
+    delta_sum += stored.delta;
+  }
+  ASSERT_OK_AND_ASSIGN(BudgetState b, ledger_->Get(ds));
+  EXPECT_EQ(b.epsilon_spent, eps_sum);
+  EXPECT_EQ(b.delta_spent, delta_sum);
+  EXPECT_EQ(b.epsilon_total, 10);
+  EXPECT_EQ(b.delta_total, 1e-5);
+  EXPECT_EQ(b.dataset, "chain");
+  EXPECT_EQ(results.back().budget.epsilon_spent, eps_sum);
+  EXPECT_EQ(results.back().budget.delta_spent, delta_sum);
+  // The ledger's head points at the last row, so the next debit extends the chain in O(1).
+  EXPECT_EQ(Sql(absl::StrCat("SELECT audit_head_seq, encode(audit_head_hash, 'hex') FROM ledgers "
+                             "WHERE dataset_id = ", ds)),
+            absl::StrCat(rows.size(), "|", ToHex(rows.back().hash)));
+}
+
+TEST_F(BudgetLedgerTest, ChainsOfDifferentDatasetsAreIndependent) {
+  const int64_t a = NewDataset("first", 10, 0);
+  const int64_t b = NewDataset("second", 10, 0);
+  ASSERT_THAT(ledger_->Debit(a, Alloc("x", 1)), IsOk());
+  ASSERT_OK_AND_ASSIGN(DebitResult rb, ledger_->Debit(b, Alloc("x", 1)));  // same id, other dataset
+  EXPECT_FALSE(rb.replayed);
+  EXPECT_EQ(rb.allocation.seq, 1);
+  EXPECT_EQ(rb.allocation.prev_hash, GenesisHash());
+  ASSERT_OK_AND_ASSIGN(DebitResult ra, ledger_->Debit(a, Alloc("y", 1)));
+  EXPECT_EQ(ra.allocation.seq, 2);
+  // The dataset id is part of the hashed content: identical rows hash differently per dataset.
+  ASSERT_OK_AND_ASSIGN(auto rows_a, ledger_->ListAllocations(a));
+  EXPECT_NE(rows_a[0].hash, rb.allocation.hash);
+}
+
+TEST_F(BudgetLedgerTest, DebitOverBudgetIsResourceExhaustedAndChangesNothing) {
+  const int64_t ds = NewDataset("over", 1.0, 0);
+  ASSERT_THAT(ledger_->Debit(ds, Alloc("ok", 0.6)), IsOk());
+  const std::string before = Sql(absl::StrCat(
+      "SELECT epsilon_spent, delta_spent, audit_head_seq, encode(audit_head_hash, 'hex'), updated_at "
+      "FROM ledgers WHERE dataset_id = ", ds));
+
+  EXPECT_THAT(ledger_->Debit(ds, Alloc("too-much", 0.5)),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("exhausted")));
+  EXPECT_EQ(Sql(absl::StrCat(
+                "SELECT epsilon_spent, delta_spent, audit_head_seq, encode(audit_head_hash, 'hex'), "
+                "updated_at FROM ledgers WHERE dataset_id = ", ds)),
+            before);
+  EXPECT_EQ(AuditRows(ds), 1);
+  ASSERT_OK_AND_ASSIGN(auto found, ledger_->FindAllocation(ds, "too-much"));
+  EXPECT_FALSE(found.has_value());
+
+  // A refused request id is not burnt: it can be used later for a charge that fits.
+  ASSERT_OK_AND_ASSIGN(DebitResult r, ledger_->Debit(ds, Alloc("too-much", 0.25)));
+  EXPECT_EQ(r.allocation.seq, 2);
+  EXPECT_FALSE(r.replayed);
+}
+
+TEST_F(BudgetLedgerTest, ChargeExactlyEqualToTheBudgetIsAllowed) {
+  const int64_t whole = NewDataset("whole", 1.0, 0);
+  ASSERT_OK_AND_ASSIGN(DebitResult r, ledger_->Debit(whole, Alloc("all", 1.0)));
+  EXPECT_EQ(r.budget.epsilon_spent, 1.0);
+  EXPECT_EQ(r.budget.epsilon_remaining(), 0.0);
+
+  // Exactly to the budget after earlier charges (sums exact in binary).
+  const int64_t parts = NewDataset("parts", 0.75, 0);
+  ASSERT_THAT(ledger_->Debit(parts, Alloc("a", 0.5)), IsOk());
+  ASSERT_OK_AND_ASSIGN(DebitResult last, ledger_->Debit(parts, Alloc("b", 0.25)));
+  EXPECT_EQ(last.budget.epsilon_spent, 0.75);
+  // Then nothing more fits.
+  EXPECT_THAT(ledger_->Debit(parts, Alloc("c", 0.125)), StatusIs(absl::StatusCode::kResourceExhausted));
+}
+
+TEST_F(BudgetLedgerTest, ChargeOneUlpOverAFreshBudgetIsRefused) {
+  const int64_t ds = NewDataset("ulp", 1.0, 0);
+  EXPECT_THAT(ledger_->Debit(ds, Alloc("over", std::nextafter(1.0, 2.0))),
+              StatusIs(absl::StatusCode::kResourceExhausted));
+  EXPECT_EQ(AuditRows(ds), 0);
+  EXPECT_THAT(ledger_->Debit(ds, Alloc("exact", 1.0)), IsOk());
+}
+
+// Known bug (see report): Debit compares the ROUNDED sum spent + epsilon with the total, so a
+// charge whose exact sum exceeds the budget by less than half an ulp of the total is admitted.
+// Here 0.5 + (0.5 + 2^-53) = 1 + 2^-53 exactly, which rounds (ties to even) to 1.0 <= 1.0.
+TEST_F(BudgetLedgerTest, ChargeOneUlpOverTheRemainingBudgetIsRefused) {
+  const int64_t ds = NewDataset("ulp_rest", 1.0, 0);
+  ASSERT_THAT(ledger_->Debit(ds, Alloc("half", 0.5)), IsOk());
+  const double one_ulp_over = std::nextafter(0.5, 1.0);  // remaining is exactly 0.5
+  EXPECT_THAT(ledger_->Debit(ds, Alloc("over", one_ulp_over)),
+              StatusIs(absl::StatusCode::kResourceExhausted));
+  EXPECT_EQ(AuditRows(ds), 1);
+}
+
+// Known bug (same cause): once the budget is exactly spent, any epsilon below 2^-53 still "fits"
+// because 1.0 + epsilon rounds to 1.0, so an exhausted ledger keeps admitting debits forever.
+TEST_F(BudgetLedgerTest, ExhaustedBudgetRefusesEvenATinyCharge) {
+  const int64_t ds = NewDataset("tiny", 1.0, 0);
+  ASSERT_THAT(ledger_->Debit(ds, Alloc("all", 1.0)), IsOk());
+  EXPECT_THAT(ledger_->Debit(ds, Alloc("tiny", 1e-17)), StatusIs(absl::StatusCode::kResourceExhausted));
+  EXPECT_EQ(AuditRows(ds), 1);
+}
+
+TEST_F(BudgetLedgerTest, DeltaBudgetIsEnforcedIndependentlyOfEpsilon) {
+  const int64_t ds = NewDataset("delta", 100, 1e-5);
+  ASSERT_THAT(ledger_->Debit(ds, Alloc("g1", 0.1, 6e-6)), IsOk());
+  // Plenty of epsilon left, but delta would reach 1.1e-5 > 1e-5.
+  EXPECT_THAT(ledger_->Debit(ds, Alloc("g2", 0.1, 5e-6)),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("delta")));
+  ASSERT_THAT(ledger_->Debit(ds, Alloc("g3", 0.1, 3e-6)), IsOk());
+  // Pure-DP (delta 0) charges still fit while delta is nearly gone.
+  ASSERT_THAT(ledger_->Debit(ds, Alloc("l1", 0.1, 0)), IsOk());
+  ASSERT_OK_AND_ASSIGN(BudgetState b, ledger_->Get(ds));
+  EXPECT_EQ(b.delta_spent, 6e-6 + 3e-6);
+  EXPECT_EQ(AuditRows(ds), 3);
+
+  // A zero delta budget admits pure-DP charges and refuses any approximate-DP one.
+  const int64_t pure = NewDataset("pure", 1, 0);
+  EXPECT_THAT(ledger_->Debit(pure, Alloc("l", 0.5, 0)), IsOk());
+  EXPECT_THAT(ledger_->Debit(pure, Alloc("g", 0.1, 1e-12)), StatusIs(absl::StatusCode::kResourceExhausted));
+  // Epsilon exhausted with delta to spare is refused too.
+  const int64_t eps_only = NewDataset("eps_gone", 0.5, 0.5);
+  EXPECT_THAT(ledger_->Debit(eps_only, Alloc("g", 0.6, 1e-9)), StatusIs(absl::StatusCode::kResourceExhausted));
+}
+
+TEST_F(BudgetLedgerTest, ReplaySameRequestIdAndFingerprintReturnsStoredAnswerWithoutCharging) {
+  const int64_t ds = NewDataset("replay", 1.0, 0);
+  ASSERT_OK_AND_ASSIGN(DebitResult first, ledger_->Debit(ds, Alloc("req-1", 0.75)));
+  ASSERT_FALSE(first.replayed);
+
+  // The retry carries a different noisy value (a fresh draw); the stored answer must win.
+  Allocation retry = Alloc("req-1", 0.75);
+  retry.value = 12345;
+  ASSERT_OK_AND_ASSIGN(DebitResult second, ledger_->Debit(ds, retry));
+  EXPECT_TRUE(second.replayed);
+  EXPECT_EQ(second.allocation.value, first.allocation.value);
+  EXPECT_EQ(second.allocation.seq, first.allocation.seq);
+  EXPECT_EQ(second.allocation.hash, first.allocation.hash);
+  EXPECT_EQ(second.allocation.created_at, first.allocation.created_at);
+  EXPECT_EQ(second.budget.epsilon_spent, 0.75);
+  ASSERT_OK_AND_ASSIGN(BudgetState b, ledger_->Get(ds));
+  EXPECT_EQ(b.epsilon_spent, 0.75);
+  EXPECT_EQ(AuditRows(ds), 1);
+
+  // A replay must succeed even when the charge would no longer fit (0.75 + 0.75 > 1).
+  ASSERT_OK_AND_ASSIGN(DebitResult third, ledger_->Debit(ds, Alloc("req-1", 0.75)));
+  EXPECT_TRUE(third.replayed);
+  EXPECT_EQ(AuditRows(ds), 1);
+}
+
+TEST_F(BudgetLedgerTest, SameRequestIdWithDifferentFingerprintIsAlreadyExists) {
+  const int64_t ds = NewDataset("conflict", 10, 0);
+  ASSERT_THAT(ledger_->Debit(ds, Alloc("req", 1, 0, "fp-A")), IsOk());
+  EXPECT_THAT(ledger_->Debit(ds, Alloc("req", 1, 0, "fp-B")),
+              StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("req")));
+  ASSERT_OK_AND_ASSIGN(BudgetState b, ledger_->Get(ds));
+  EXPECT_EQ(b.epsilon_spent, 1);
+  EXPECT_EQ(AuditRows(ds), 1);
+}
+
+TEST_F(BudgetLedgerTest, SetRaisesAndLowersTotalsButNeverBelowSpent) {
+  const int64_t ds = NewDataset("set", 2.0, 1e-5);
+  ASSERT_THAT(ledger_->Debit(ds, Alloc("a", 1.5, 4e-6)), IsOk());
+
+  EXPECT_THAT(ledger_->Set(ds, 1.25, 1e-5),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("spent")));
+  EXPECT_THAT(ledger_->Set(ds, 5, 3e-6), StatusIs(absl::StatusCode::kFailedPrecondition));
+  ASSERT_OK_AND_ASSIGN(BudgetState unchanged, ledger_->Get(ds));
+  EXPECT_EQ(unchanged.epsilon_total, 2.0);
+  EXPECT_EQ(unchanged.delta_total, 1e-5);
+
+  // Raise: the extra budget is usable at once.
+  ASSERT_OK_AND_ASSIGN(BudgetState raised, ledger_->Set(ds, 4.0, 2e-5));
+  EXPECT_EQ(raised.epsilon_total, 4.0);
+  EXPECT_EQ(raised.epsilon_spent, 1.5);
+  ASSERT_THAT(ledger_->Debit(ds, Alloc("b", 2.0)), IsOk());
+
+  // Lower, down to exactly what is spent: allowed, and then nothing more fits.
+  ASSERT_OK_AND_ASSIGN(BudgetState lowered, ledger_->Set(ds, 3.5, 4e-6));
+  EXPECT_EQ(lowered.epsilon_total, 3.5);
+  EXPECT_EQ(lowered.delta_total, 4e-6);
+  ASSERT_OK_AND_ASSIGN(BudgetState got, ledger_->Get(ds));
+  EXPECT_EQ(got.epsilon_total, 3.5);
+  EXPECT_EQ(got.delta_total, 4e-6);
+  EXPECT_EQ(got.epsilon_spent, 3.5);
+  EXPECT_EQ(got.epsilon_remaining(), 0);
+  EXPECT_THAT(ledger_->Debit(ds, Alloc("c", 0.01)), StatusIs(absl::StatusCode::kResourceExhausted));
+  // Set never touches the audit chain.
+  EXPECT_EQ(AuditRows(ds), 2);
+}
+
+TEST_F(BudgetLedgerTest, UnknownDatasetIsNotFound) {
+  NewDataset("exists", 1, 0);
+  const int64_t unknown = 987654;
+  EXPECT_THAT(ledger_->Get(unknown), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(ledger_->Set(unknown, 1, 0), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(ledger_->Debit(unknown, Alloc("r", 0.1)), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_EQ(Sql("SELECT count(*) FROM audit"), "0");
+}
+
+TEST_F(BudgetLedgerTest, AuditTableRefusesUpdateDeleteAndTruncate) {
+  const int64_t ds = NewDataset("append_only", 10, 0);
+  ASSERT_THAT(ledger_->Debit(ds, Alloc("a", 1)), IsOk());
+  ASSERT_THAT(ledger_->Debit(ds, Alloc("b", 2)), IsOk());
+  const std::string snapshot = Sql("SELECT seq, epsilon, encode(hash, 'hex') FROM audit ORDER BY seq");
+
+  EXPECT_THAT(TrySql("UPDATE audit SET epsilon = 0 WHERE seq = 1"),
+              StatusIs(absl::StatusCode::kInternal, HasSubstr("append-only")));
+  EXPECT_THAT(TrySql("DELETE FROM audit WHERE seq = 2"),
+              StatusIs(absl::StatusCode::kInternal, HasSubstr("append-only")));
+  EXPECT_THAT(TrySql("TRUNCATE audit"), StatusIs(absl::StatusCode::kInternal, HasSubstr("append-only")));
+  EXPECT_THAT(TrySql("TRUNCATE audit CASCADE"), StatusIs(absl::StatusCode::kInternal));
+  EXPECT_EQ(Sql("SELECT seq, epsilon, encode(hash, 'hex') FROM audit ORDER BY seq"), snapshot);
+  ASSERT_OK_AND_ASSIGN(auto rows, ledger_->ListAllocations(ds));
+  EXPECT_EQ(FirstBrokenLink(ds, rows), 0);
+}
+
+TEST_F(BudgetLedgerTest, TamperingWithTriggerDisabledBreaksTheHashChain) {
+  const int64_t ds = NewDataset("tamper", 10, 0);
+  for (int i = 0; i < 4; ++i) ASSERT_THAT(ledger_->Debit(ds, Alloc(absl::StrCat("r", i), 1)), IsOk());
+  ASSERT_OK_AND_ASSIGN(auto clean, ledger_->ListAllocations(ds));
+  ASSERT_EQ(FirstBrokenLink(ds, clean), 0);
+
+  // The table owner hides part of a charge: content changes, the stored hash does not.
+  Sql(absl::StrCat("ALTER TABLE audit DISABLE TRIGGER audit_append_only; "
+                   "UPDATE audit SET epsilon = 0.5 WHERE dataset_id = ", ds, " AND seq = 2; "
+                   "ALTER TABLE audit ENABLE TRIGGER audit_append_only"));
+  ASSERT_OK_AND_ASSIGN(auto tampered, ledger_->ListAllocations(ds));
+  ASSERT_EQ(tampered.size(), 4u);
+  EXPECT_EQ(tampered[1].epsilon, 0.5);
+  EXPECT_EQ(tampered[1].hash, clean[1].hash);
+  EXPECT_NE(ChainHash(tampered[1].prev_hash, ds, tampered[1]), tampered[1].hash);
+  EXPECT_EQ(FirstBrokenLink(ds, tampered), 2);
+
+  // Re-hashing the altered row as well only moves the break to the next link.
+  Sql(absl::StrCat("ALTER TABLE audit DISABLE TRIGGER audit_append_only; "
+                   "UPDATE audit SET hash = '\\x", ToHex(ChainHash(tampered[1].prev_hash, ds, tampered[1])),
+                   "' WHERE dataset_id = ", ds, " AND seq = 2; "
+                   "ALTER TABLE audit ENABLE TRIGGER audit_append_only"));
+  ASSERT_OK_AND_ASSIGN(auto rehashed, ledger_->ListAllocations(ds));
+  EXPECT_EQ(FirstBrokenLink(ds, rehashed), 3);
+
+  // The trigger is back on: the table refuses changes again.
+  EXPECT_THAT(TrySql("UPDATE audit SET epsilon = 1 WHERE seq = 2"), StatusIs(absl::StatusCode::kInternal));
+}
+
+TEST_F(BudgetLedgerTest, ConcurrentDebitsOnOneDatasetKeepLedgerAndAuditConsistent) {
+  constexpr int kThreads = 8;
+  constexpr int kDebitsPerThread = 50;
+  // Expected demand about 400 * 0.055 = 22: the budget runs out around a third of the way in.
+  const double kBudget = 7.5;
+  const int64_t ds = NewDataset("hot", kBudget, 1e-4);
+
+  struct Outcome {
+    std::string request_id;
+    double epsilon = 0, delta = 0;
+    absl::StatusCode code = absl::StatusCode::kUnknown;
+    std::string message;
+    int64_t seq = 0;
+  };
+  std::vector<std::vector<Outcome>> outcomes(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      BudgetLedger ledger(db());  // one per thread, sharing the pool
+      std::mt19937_64 gen(1000 + t);
+      std::uniform_real_distribution<double> eps(0.01, 0.1);
+      std::bernoulli_distribution gaussian(0.25);
+      for (int i = 0; i < kDebitsPerThread; ++i) {
+        Outcome o;
+        o.request_id = absl::StrCat("t", t, "-", i);
+        o.epsilon = eps(gen);
+        o.delta = gaussian(gen) ? 1e-7 : 0;
+        auto r = ledger.Debit(ds, Alloc(o.request_id, o.epsilon, o.delta));
+        o.code = r.status().code();
+        o.message = std::string(r.status().message());
+        if (r.ok()) o.seq = r->allocation.seq;
+        outcomes[t].push_back(o);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+
+  ASSERT_OK_AND_ASSIGN(std::vector<Allocation> rows, ledger_->ListAllocations(ds));
+  ASSERT_OK_AND_ASSIGN(BudgetState budget, ledger_->Get(ds));
+  std::map<std::string, const Allocation*> by_id;
+  for (const Allocation& a : rows) {
+    EXPECT_TRUE(by_id.emplace(a.request_id, &a).second) << "two audit rows for " << a.request_id;
+  }
+
+  // Seqs 1..N without gaps, chain intact.
+  for (size_t i = 0; i < rows.size(); ++i) ASSERT_EQ(rows[i].seq, static_cast<int64_t>(i) + 1);
+  EXPECT_EQ(FirstBrokenLink(ds, rows), 0);
+
+  // Ledger == sum of audit rows, added in seq order exactly as the ledger does.
+  double eps_sum = 0, delta_sum = 0;
+  for (const Allocation& a : rows) {
+    eps_sum += a.epsilon;
+    delta_sum += a.delta;
+  }
+  EXPECT_EQ(budget.epsilon_spent, eps_sum);
+  EXPECT_EQ(budget.delta_spent, delta_sum);
+  EXPECT_LE(budget.epsilon_spent, kBudget);
+  EXPECT_LE(budget.delta_spent, 1e-4);
+
+  int ok = 0, refused = 0;
+  for (const auto& per_thread : outcomes) {
+    for (const Outcome& o : per_thread) {
+      auto it = by_id.find(o.request_id);
+      if (o.code == absl::StatusCode::kOk) {
+        ++ok;
+        ASSERT_NE(it, by_id.end()) << o.request_id << " returned OK without an audit row";
+        EXPECT_EQ(it->second->epsilon, o.epsilon);
+        EXPECT_EQ(it->second->delta, o.delta);
+        EXPECT_EQ(it->second->seq, o.seq);
+      } else if (o.code == absl::StatusCode::kResourceExhausted) {
+        ++refused;
+        EXPECT_EQ(it, by_id.end()) << o.request_id << " was refused but has an audit row";
+        // Spent only grows, so a refused charge does not fit the final state either: no refusal
+        // was spurious.
+        EXPECT_TRUE(budget.epsilon_spent + o.epsilon > kBudget || budget.delta_spent + o.delta > 1e-4)
+            << o.request_id;
+      } else {
+        ADD_FAILURE() << o.request_id << ": unexpected status " << absl::StatusCodeToString(o.code)
+                      << ": " << o.message;
+      }
+    }
+  }
+  EXPECT_EQ(ok, static_cast<int>(rows.size()));
+  EXPECT_EQ(ok + refused, kThreads * kDebitsPerThread);
+  EXPECT_GT(ok, 20);       // the budget was really used
+  EXPECT_GT(refused, 100);  // and really ran out
+}
+
+// Two threads racing with one request id: exactly one charge, the other gets the stored answer.
+TEST_F(BudgetLedgerTest, ConcurrentRetriesOfOneRequestIdChargeOnce) {
+  const int64_t ds = NewDataset("twins", 100, 0);
+  constexpr int kRounds = 20;
+  constexpr int kThreads = 4;
+  for (int round = 0; round < kRounds; ++round) {
+    const std::string id = absl::StrCat("dup-", round);
+    std::vector<absl::StatusOr<DebitResult>> results(kThreads, absl::UnknownError("not run"));
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        BudgetLedger ledger(db());
+        results[t] = ledger.Debit(ds, Alloc(id, 1));
+      });
+    }
+    for (auto& th : threads) th.join();
+    int fresh = 0;
+    for (const auto& r : results) {
+      ASSERT_THAT(r, IsOk());
+      if (!r->replayed) ++fresh;
+      EXPECT_EQ(r->allocation.seq, round + 1);
+    }
+    EXPECT_EQ(fresh, 1) << id;
+  }
+  ASSERT_OK_AND_ASSIGN(BudgetState b, ledger_->Get(ds));
+  EXPECT_EQ(b.epsilon_spent, kRounds);
+  EXPECT_EQ(AuditRows(ds), kRounds);
+}
+
+// A debit whose connection dies while it waits for the ledger lock: UNAVAILABLE, nothing charged,
+// and a retry with the same request id charges exactly once.
+TEST_F(BudgetLedgerTest, ConnectionLostDuringDebitIsUnavailableAndChargesNothing) {
+  const int64_t ds = NewDataset("lost", 10, 0);
+  ASSERT_THAT(ledger_->Debit(ds, Alloc("before", 1)), IsOk());
+
+  // Another session holds the ledger row lock for a while.
+  std::thread holder([&] {
+    (void)TrySql(absl::StrCat("SELECT 1 FROM ledgers WHERE dataset_id = ", ds,
+                              " FOR UPDATE; SELECT pg_sleep(2)"));
+  });
+  std::string sleeping;
+  for (int i = 0; i < 100 && sleeping != "1"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    sleeping = Sql("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' "
+                   "AND datname = current_database()");
+  }
+  if (sleeping != "1") {
+    holder.join();
+    FAIL() << "the lock holder did not start";
+  }
+  absl::StatusOr<DebitResult> blocked = absl::UnknownError("not run");
+  std::thread debit([&] { blocked = ledger_->Debit(ds, Alloc("victim", 2)); });
+
+  // Find the debit's backend waiting on the lock and kill it.
+  std::string killed;
+  for (int i = 0; i < 100 && killed != "t"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    killed = Sql("SELECT coalesce(bool_or(pg_terminate_backend(pid)), false) FROM pg_stat_activity "
+                 "WHERE datname = current_database() AND wait_event_type = 'Lock' "
+                 "AND query LIKE '%FOR UPDATE OF l%'");
+  }
+  debit.join();
+  holder.join();
+  ASSERT_EQ(killed, "t") << "the debit never waited for the lock";
+  EXPECT_THAT(blocked, StatusIs(absl::StatusCode::kUnavailable));
+
+  ASSERT_OK_AND_ASSIGN(BudgetState b, ledger_->Get(ds));  // the pool reconnects
+  EXPECT_EQ(b.epsilon_spent, 1);
+  EXPECT_EQ(AuditRows(ds), 1);
+  ASSERT_OK_AND_ASSIGN(DebitResult retry, ledger_->Debit(ds, Alloc("victim", 2)));
+  EXPECT_FALSE(retry.replayed);
+  EXPECT_EQ(retry.allocation.seq, 2);
+  EXPECT_EQ(retry.budget.epsilon_spent, 3);
+}
+
+// Idle pooled connections killed between calls (e.g. a Postgres restart): the next calls either
+// reconnect transparently or report UNAVAILABLE, and a retry never charges twice.
+TEST_F(BudgetLedgerTest, KilledIdleConnectionsAreReplacedWithoutDoubleCharges) {
+  const int64_t ds = NewDataset("idle", 10, 0);
+  ASSERT_THAT(ledger_->Debit(ds, Alloc("a", 1)), IsOk());
+  Sql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+      "WHERE datname = current_database() AND pid <> pg_backend_pid()");
+  int attempts = 0;
+  absl::StatusOr<DebitResult> r = absl::UnknownError("not run");
+  do {
+    r = ledger_->Debit(ds, Alloc("b", 1));
+    ++attempts;
+  } while (!r.ok() && r.status().code() == absl::StatusCode::kUnavailable && attempts < 3);
+  ASSERT_THAT(r, IsOk());
+  ASSERT_OK_AND_ASSIGN(BudgetState b, ledger_->Get(ds));
+  EXPECT_EQ(b.epsilon_spent, 2);
+  EXPECT_EQ(AuditRows(ds), 2);
+}
+
+TEST_F(BudgetLedgerTest, SpendByAnalystAndListBudgetsSummariseEveryDataset) {
+  ASSERT_OK_AND_ASSIGN(Principal bob, CreatePrincipal("bob"));
+  const int64_t b_ds = NewDataset("beta", 10, 1e-6);
+  const int64_t a_ds = NewDataset("alpha", 5, 1e-6);
+  ASSERT_THAT(ledger_->Debit(b_ds, Alloc("1", 1.5)), IsOk());
+  ASSERT_THAT(ledger_->Debit(b_ds, Alloc("2", 0.25)), IsOk());
+  Allocation by_bob = Alloc("3", 2, 1e-7);
+  by_bob.principal_id = bob.id;
+  by_bob.analyst = "bob";
+  ASSERT_THAT(ledger_->Debit(b_ds, by_bob), IsOk());
+  ASSERT_THAT(ledger_->Debit(a_ds, Alloc("1", 0.5)), IsOk());
+
+  ASSERT_OK_AND_ASSIGN(auto spend, ledger_->SpendByAnalyst());
+  ASSERT_EQ(spend.size(), 3u);
+  EXPECT_EQ(spend[0].dataset, "alpha");
+  EXPECT_EQ(spend[0].analyst, "alice");
+  EXPECT_EQ(spend[0].epsilon, 0.5);
+  EXPECT_EQ(spend[1].dataset, "beta");
+  EXPECT_EQ(spend[1].analyst, "alice");
+  EXPECT_EQ(spend[1].epsilon, 1.75);
+  EXPECT_EQ(spend[2].analyst, "bob");
+  EXPECT_EQ(spend[2].epsilon, 2);
+  EXPECT_EQ(spend[2].delta, 1e-7);
+
+  ASSERT_OK_AND_ASSIGN(auto budgets, ledger_->ListBudgets());
+  ASSERT_EQ(budgets.size(), 2u);
+  EXPECT_EQ(budgets[0].dataset, "alpha");
+  EXPECT_EQ(budgets[0].epsilon_total, 5);
+  EXPECT_EQ(budgets[0].delta_total, 1e-6);
+  EXPECT_EQ(budgets[0].epsilon_spent, 0.5);
+  EXPECT_EQ(budgets[1].dataset, "beta");
+  EXPECT_EQ(budgets[1].epsilon_spent, 3.75);
+  EXPECT_EQ(budgets[1].delta_spent, 1e-7);
+}
+
+}  // namespace
+}  // namespace dpq::store
