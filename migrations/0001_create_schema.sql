@@ -42,14 +42,17 @@ CREATE TABLE grants (
 );
 
 -- One row per dataset: the privacy filter's state. Locked (SELECT ... FOR UPDATE) for each debit.
+-- Budgets are exact integers: epsilon in units of 1e-12, delta in units of 1e-18
+-- (server/query/privacy_units.h), so decimal budgets add up exactly.
 -- audit_head_* let a debit extend the hash chain without reading the audit table: O(1) per debit.
 CREATE TABLE ledgers (
-  dataset_id       bigint PRIMARY KEY REFERENCES datasets(id),
-  accountant       text NOT NULL DEFAULT 'basic',
-  epsilon_total    double precision NOT NULL DEFAULT 0 CHECK (epsilon_total >= 0),
-  delta_total      double precision NOT NULL DEFAULT 0 CHECK (delta_total >= 0 AND delta_total < 1),
-  epsilon_spent    double precision NOT NULL DEFAULT 0 CHECK (epsilon_spent >= 0),
-  delta_spent      double precision NOT NULL DEFAULT 0 CHECK (delta_spent >= 0),
+  dataset_id             bigint PRIMARY KEY REFERENCES datasets(id),
+  accountant             text NOT NULL DEFAULT 'basic',
+  epsilon_total_units    bigint NOT NULL DEFAULT 0 CHECK (epsilon_total_units >= 0),
+  delta_total_units      bigint NOT NULL DEFAULT 0
+                         CHECK (delta_total_units >= 0 AND delta_total_units < 1000000000000000000),
+  epsilon_spent_units    bigint NOT NULL DEFAULT 0 CHECK (epsilon_spent_units >= 0),
+  delta_spent_units      bigint NOT NULL DEFAULT 0 CHECK (delta_spent_units >= 0),
   audit_head_seq   bigint NOT NULL DEFAULT 0,
   audit_head_hash  bytea NOT NULL DEFAULT '\x0000000000000000000000000000000000000000000000000000000000000000',
   updated_at       timestamptz NOT NULL DEFAULT now()
@@ -69,8 +72,8 @@ CREATE TABLE audit (
   aggregate          text NOT NULL,
   column_name        text NOT NULL,
   mechanism          text NOT NULL,
-  epsilon            double precision NOT NULL,
-  delta              double precision NOT NULL,
+  epsilon_units      bigint NOT NULL CHECK (epsilon_units > 0),
+  delta_units        bigint NOT NULL CHECK (delta_units >= 0),
   sensitivity        double precision NOT NULL,
   noise_scale        double precision NOT NULL,
   count_noise_scale  double precision NOT NULL,

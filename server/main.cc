@@ -126,7 +126,8 @@ absl::Status Serve() {
     metrics::LedgerFigures f;
     ASSIGN_OR_RETURN(auto budgets, ledger.ListBudgets());
     for (const auto& b : budgets) {
-      f.budgets.push_back({b.dataset, b.epsilon_total, b.epsilon_spent, b.delta_total, b.delta_spent});
+      f.budgets.push_back(
+          {b.dataset, b.epsilon_total(), b.epsilon_remaining(), b.delta_total(), b.delta_remaining()});
     }
     ASSIGN_OR_RETURN(auto spent, ledger.SpendByAnalyst());
     for (const auto& s : spent) f.spent.push_back({s.dataset, s.analyst, s.epsilon, s.delta});

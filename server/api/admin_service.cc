@@ -3,8 +3,8 @@
 #include "server/api/services.h"
 #include "server/api/status_mapping.h"
 #include "server/base/status_macros.h"
-#include "server/base/validation.h"
 #include "server/query/csv_to_copy.h"
+#include "server/query/privacy_units.h"
 
 namespace dpq::api {
 namespace {
@@ -91,11 +91,10 @@ grpc::Status AdminService::SetBudget(grpc::ServerContext* context, const v1::Set
                                      v1::Budget* response) {
   return ToGrpcStatus([&]() -> absl::Status {
     RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
-    RETURN_IF_ERROR(ValidateIsPositive(request->epsilon(), "epsilon"));
-    RETURN_IF_ERROR(ValidateInHalfOpenRange(request->delta(), 0, 1, "delta"));
+    ASSIGN_OR_RETURN(int64_t epsilon_units, query::EpsilonToUnits(request->epsilon(), "epsilon", query::kMaxEpsilonBudget));
+    ASSIGN_OR_RETURN(int64_t delta_units, query::DeltaToUnits(request->delta(), "delta"));
     ASSIGN_OR_RETURN(query::DatasetSchema schema, o_.datasets->Get(request->dataset()));
-    ASSIGN_OR_RETURN(store::BudgetState budget,
-                     o_.ledger->Set(schema.id, request->epsilon(), request->delta()));
+    ASSIGN_OR_RETURN(store::BudgetState budget, o_.ledger->Set(schema.id, epsilon_units, delta_units));
     ToProto(budget, response);
     return absl::OkStatus();
   }());

@@ -82,10 +82,10 @@ absl::StatusOr<query::DatasetSchema> DatasetSchemaFromProto(const v1::DatasetHea
 
 void ToProto(const store::BudgetState& b, v1::Budget* out) {
   out->set_dataset(b.dataset);
-  out->set_epsilon_total(b.epsilon_total);
-  out->set_delta_total(b.delta_total);
-  out->set_epsilon_spent(b.epsilon_spent);
-  out->set_delta_spent(b.delta_spent);
+  out->set_epsilon_total(b.epsilon_total());
+  out->set_delta_total(b.delta_total());
+  out->set_epsilon_spent(b.epsilon_spent());
+  out->set_delta_spent(b.delta_spent());
   out->set_epsilon_remaining(b.epsilon_remaining());
   out->set_delta_remaining(b.delta_remaining());
   out->set_accountant(b.accountant);
@@ -96,8 +96,8 @@ void ToProto(const engine::QueryOutcome& o, v1::QueryResponse* out) {
   out->set_request_id(a.request_id);
   out->set_value(a.value);
   out->set_mechanism(MechanismToProto(a.mechanism));
-  out->set_epsilon(a.epsilon);
-  out->set_delta(a.delta);
+  out->set_epsilon(a.epsilon());
+  out->set_delta(a.delta());
   out->set_noise_scale(a.noise_scale);
   out->set_count_noise_scale(a.count_noise_scale);
   out->set_sensitivity(a.sensitivity);
@@ -132,8 +132,8 @@ void ToProto(const store::Allocation& a, v1::AuditEntry* out) {
   out->set_created_at(a.created_at);
   out->set_aggregate(AggregateToProto(a.aggregate));
   out->set_mechanism(MechanismToProto(a.mechanism));
-  out->set_epsilon(a.epsilon);
-  out->set_delta(a.delta);
+  out->set_epsilon(a.epsilon());
+  out->set_delta(a.delta());
   out->set_noise_scale(a.noise_scale);
   out->set_value(a.value);
   out->set_column(a.column);

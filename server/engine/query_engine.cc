@@ -75,11 +75,9 @@ absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
 
   // Cheap pre-check without the lock so a doomed query does not scan; Debit re-checks under it.
   ASSIGN_OR_RETURN(store::BudgetState before, s_.ledger->Get(schema.id));
-  if (plan.spec.epsilon > before.epsilon_remaining() || plan.spec.delta > before.delta_remaining()) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "privacy budget of dataset ", schema.name, " exhausted: requested epsilon=", plan.spec.epsilon,
-        " delta=", plan.spec.delta, ", remaining epsilon=", before.epsilon_remaining(),
-        " delta=", before.delta_remaining()));
+  if (plan.epsilon_units > before.epsilon_remaining_units() ||
+      plan.delta_units > before.delta_remaining_units()) {
+    return store::BudgetExhausted(before, plan.epsilon_units, plan.delta_units);
   }
 
   ASSIGN_OR_RETURN(store::ScanResult exact, s_.scanner->Scan(plan.scan, deadline));
@@ -93,8 +91,8 @@ absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
   a.aggregate = std::string(query::AggregateName(plan.spec.aggregate));
   a.column = plan.spec.column;
   a.mechanism = std::string(query::MechanismName(plan.spec.mechanism));
-  a.epsilon = plan.spec.epsilon;
-  a.delta = plan.spec.delta;
+  a.epsilon_units = plan.epsilon_units;
+  a.delta_units = plan.delta_units;
   a.sensitivity = release.sensitivity;
   a.noise_scale = release.noise_scale;
   a.count_noise_scale = release.count_noise_scale;

@@ -48,10 +48,10 @@ class Metrics::LedgerCollector : public prometheus::Collectable {
                                    prometheus::MetricType::Gauge, {}};
     for (const auto& b : figures->budgets) {
       remaining.metric.push_back(Sample({{"dataset", b.dataset}, {"param", "epsilon"}},
-                                        std::max(0.0, b.epsilon_total - b.epsilon_spent),
+                                        b.epsilon_remaining,
                                         prometheus::MetricType::Gauge));
       remaining.metric.push_back(Sample({{"dataset", b.dataset}, {"param", "delta"}},
-                                        std::max(0.0, b.delta_total - b.delta_spent),
+                                        b.delta_remaining,
                                         prometheus::MetricType::Gauge));
       total.metric.push_back(Sample({{"dataset", b.dataset}, {"param", "epsilon"}}, b.epsilon_total,
                                     prometheus::MetricType::Gauge));

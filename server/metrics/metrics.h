@@ -27,7 +27,7 @@ namespace dpq::metrics {
 struct LedgerFigures {
   struct Budget {
     std::string dataset;
-    double epsilon_total = 0, epsilon_spent = 0, delta_total = 0, delta_spent = 0;
+    double epsilon_total = 0, epsilon_remaining = 0, delta_total = 0, delta_remaining = 0;
   };
   struct Spent {
     std::string dataset, analyst;

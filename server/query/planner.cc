@@ -4,6 +4,7 @@
 #include "absl/strings/str_format.h"
 #include "server/base/status_macros.h"
 #include "server/base/validation.h"
+#include "server/query/privacy_units.h"
 #include "server/query/sensitivity.h"
 
 namespace dpq::query {
@@ -62,13 +63,13 @@ absl::Status ResolveBounds(const ColumnSchema& column, QuerySpec& spec) {
   return absl::OkStatus();
 }
 
-std::string Fingerprint(const QuerySpec& s) {
+std::string Fingerprint(const QuerySpec& s, int64_t epsilon_units, int64_t delta_units) {
   // %.17g round-trips doubles, so two specs share a fingerprint iff they are the same query.
   return absl::StrFormat(
-      "v1|dataset=%s|aggregate=%s|column=%s|lower=%.17g|upper=%.17g|k=%d|mechanism=%s|epsilon=%.17g|"
-      "delta=%.17g|confidence=%.17g",
+      "v1|dataset=%s|aggregate=%s|column=%s|lower=%.17g|upper=%.17g|k=%d|mechanism=%s|epsilon=%de-12|"
+      "delta=%de-18|confidence=%.17g",
       s.dataset, AggregateName(s.aggregate), s.column, s.lower.value_or(0), s.upper.value_or(0),
-      s.max_contributions, MechanismName(s.mechanism), s.epsilon, s.delta, s.confidence);
+      s.max_contributions, MechanismName(s.mechanism), epsilon_units, delta_units, s.confidence);
 }
 
 }  // namespace
@@ -78,6 +79,13 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
   plan.spec = spec_in;
   QuerySpec& spec = plan.spec;
   RETURN_IF_ERROR(ValidatePrivacyParameters(spec));
+  // Charge the decimal the analyst wrote; calibrate with a value never above it.
+  ASSIGN_OR_RETURN(plan.epsilon_units, EpsilonToUnits(spec.epsilon, "epsilon"));
+  ASSIGN_OR_RETURN(plan.delta_units, DeltaToUnits(spec.delta, "delta"));
+  spec.epsilon = EpsilonFromUnits(plan.epsilon_units);
+  spec.delta = DeltaFromUnits(plan.delta_units);
+  const double mech_epsilon = MechanismEpsilon(plan.epsilon_units);
+  const double mech_delta = MechanismDelta(plan.delta_units);
 
   plan.scan.dataset_id = schema.id;
   plan.scan.unit_column = schema.privacy_unit;
@@ -90,7 +98,7 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
     spec.upper.reset();
     ASSIGN_OR_RETURN(double count_sensitivity, CountSensitivity(k));
     plan.components.push_back(
-        {NoiseComponent::Statistic::kCount, spec.epsilon, spec.delta, count_sensitivity});
+        {NoiseComponent::Statistic::kCount, mech_epsilon, mech_delta, count_sensitivity});
   } else {
     if (spec.column.empty()) {
       return absl::InvalidArgumentError(
@@ -112,7 +120,7 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
 
     if (spec.aggregate == AggregateKind::kSum) {
       ASSIGN_OR_RETURN(double s, SumSensitivity(k, *spec.lower, *spec.upper));
-      plan.components.push_back({NoiseComponent::Statistic::kSum, spec.epsilon, spec.delta, s});
+      plan.components.push_back({NoiseComponent::Statistic::kSum, mech_epsilon, mech_delta, s});
     } else {
       // Mean as (noisy centred sum) / (noisy count), the budget split evenly; basic composition of
       // the two releases gives (epsilon, delta) in total (Dwork & Roth 2014, Thm. 3.16). Centring on
@@ -122,12 +130,12 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
       ASSIGN_OR_RETURN(double s, CenteredSumSensitivity(k, *spec.lower, *spec.upper));
       ASSIGN_OR_RETURN(double c, CountSensitivity(k));
       plan.components.push_back(
-          {NoiseComponent::Statistic::kSum, spec.epsilon / 2, spec.delta / 2, s});
+          {NoiseComponent::Statistic::kSum, mech_epsilon / 2, mech_delta / 2, s});
       plan.components.push_back(
-          {NoiseComponent::Statistic::kCount, spec.epsilon / 2, spec.delta / 2, c});
+          {NoiseComponent::Statistic::kCount, mech_epsilon / 2, mech_delta / 2, c});
     }
   }
-  plan.fingerprint = Fingerprint(spec);
+  plan.fingerprint = Fingerprint(spec, plan.epsilon_units, plan.delta_units);
   return plan;
 }
 

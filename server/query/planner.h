@@ -40,13 +40,17 @@ struct NoiseComponent {
 struct QueryPlan {
   QuerySpec spec;  // normalised: bounds resolved, column cleared for count
   ScanPlan scan;
-  std::vector<NoiseComponent> components;  // epsilons/deltas sum to spec.epsilon/spec.delta
+  // What the ledger charges, exactly (privacy_units.h); spec.epsilon/delta are their display values.
+  int64_t epsilon_units = 0;
+  int64_t delta_units = 0;
+  // Mechanisms' parameters: their epsilons (deltas) sum to at most the charge.
+  std::vector<NoiseComponent> components;
   // Canonical text of the normalised query (no data); equal fingerprints mean the same question.
   std::string fingerprint;
 };
 
 // Validates `spec` against `schema` and returns the plan. Errors are INVALID_ARGUMENT naming the
-// field: epsilon (finite, > 0), delta (0 for Laplace; in (0, 1) for Gaussian), confidence (in (0,1)),
+// field: epsilon (finite, in [1e-12, 1e6]), delta (0 for Laplace; in (0, 1) for Gaussian), confidence (in (0,1)),
 // max_contributions (1..1000000), column (exists, numeric, for sum/mean), lower/upper (both or
 // neither, finite, lower < upper, within the declared bounds; required when none are declared).
 absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec, const DatasetSchema& schema);

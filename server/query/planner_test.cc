@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/query/privacy_units.h"
 
 namespace dpq::query {
 namespace {
@@ -410,7 +411,10 @@ TEST(PlannerTest, GaussianSumGetsTheWholeDelta) {
   spec.delta = 1e-5;
   QueryPlan plan = PlanOrDie(spec);
   ASSERT_EQ(plan.components.size(), 1u);
-  EXPECT_EQ(plan.components[0].delta, 1e-5);
+  EXPECT_EQ(plan.delta_units, 10000000000000);  // 1e-5 in units of 1e-18, charged exactly
+  // The mechanism gets the largest double not above the charge (privacy_units.h).
+  EXPECT_EQ(plan.components[0].delta, MechanismDelta(plan.delta_units));
+  EXPECT_LE(plan.components[0].delta, 1e-5);
 }
 
 // --- mean ---
@@ -492,10 +496,13 @@ TEST(PlannerTest, ComponentsBudgetsAddUpToTheSpec) {
       epsilon += c.epsilon;
       delta += c.delta;
     }
-    EXPECT_DOUBLE_EQ(epsilon, spec.epsilon) << plan.fingerprint;
-    EXPECT_DOUBLE_EQ(delta, spec.delta) << plan.fingerprint;
-    EXPECT_LE(epsilon, spec.epsilon) << "over budget: " << plan.fingerprint;
-    EXPECT_LE(delta, spec.delta) << "over budget: " << plan.fingerprint;
+    // The charge is the decimal the analyst wrote (rounded to 1e-12 / 1e-18 units); mechanisms
+    // get at most that, and at most one ulp less.
+    EXPECT_DOUBLE_EQ(epsilon, plan.spec.epsilon) << plan.fingerprint;
+    EXPECT_DOUBLE_EQ(delta, plan.spec.delta) << plan.fingerprint;
+    EXPECT_LE(epsilon, plan.spec.epsilon) << "over budget: " << plan.fingerprint;
+    EXPECT_LE(delta, plan.spec.delta) << "over budget: " << plan.fingerprint;
+    EXPECT_EQ(plan.epsilon_units, *EpsilonToUnits(spec.epsilon, "epsilon"));
   }
 }
 
@@ -530,7 +537,9 @@ TEST(PlannerTest, FingerprintDiffersWhenAnyFieldDiffers) {
   const std::string base_fingerprint = PlanOrDie(base).fingerprint;
 
   std::vector<std::pair<std::string, std::function<void(QuerySpec&)>>> changes = {
-      {"epsilon", [](QuerySpec& s) { s.epsilon = 1.0000000000000002; }},
+      // One charge unit (1e-12) more; a mere ulp would round to the same charge and, rightly, the
+      // same fingerprint.
+      {"epsilon", [](QuerySpec& s) { s.epsilon = 1.000000000001; }},
       {"lower", [](QuerySpec& s) { s.lower = 10.000000000000002; }},
       {"upper", [](QuerySpec& s) { s.upper = 19.5; }},
       {"max_contributions", [](QuerySpec& s) { s.max_contributions = 2; }},

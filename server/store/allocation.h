@@ -7,20 +7,33 @@
 #include <string>
 
 #include "absl/types/optional.h"
+#include "server/query/privacy_units.h"
 
 namespace dpq::store {
 
+// Amounts are exact integer units (epsilon 1e-12, delta 1e-18; server/query/privacy_units.h);
+// the double accessors are for display.
 struct BudgetState {
   int64_t dataset_id = 0;
   std::string dataset;
   std::string accountant = "basic";
-  double epsilon_total = 0;
-  double delta_total = 0;
-  double epsilon_spent = 0;
-  double delta_spent = 0;
+  int64_t epsilon_total_units = 0;
+  int64_t delta_total_units = 0;
+  int64_t epsilon_spent_units = 0;
+  int64_t delta_spent_units = 0;
 
-  double epsilon_remaining() const { return std::max(0.0, epsilon_total - epsilon_spent); }
-  double delta_remaining() const { return std::max(0.0, delta_total - delta_spent); }
+  int64_t epsilon_remaining_units() const {
+    return std::max<int64_t>(0, epsilon_total_units - epsilon_spent_units);
+  }
+  int64_t delta_remaining_units() const {
+    return std::max<int64_t>(0, delta_total_units - delta_spent_units);
+  }
+  double epsilon_total() const { return query::EpsilonFromUnits(epsilon_total_units); }
+  double delta_total() const { return query::DeltaFromUnits(delta_total_units); }
+  double epsilon_spent() const { return query::EpsilonFromUnits(epsilon_spent_units); }
+  double delta_spent() const { return query::DeltaFromUnits(delta_spent_units); }
+  double epsilon_remaining() const { return query::EpsilonFromUnits(epsilon_remaining_units()); }
+  double delta_remaining() const { return query::DeltaFromUnits(delta_remaining_units()); }
 };
 
 // One allocation of budget and the answer it paid for. Everything here is public to the analyst
@@ -35,8 +48,8 @@ struct Allocation {
   std::string aggregate;
   std::string column;
   std::string mechanism;
-  double epsilon = 0;
-  double delta = 0;
+  int64_t epsilon_units = 0;  // the charge, exact (privacy_units.h)
+  int64_t delta_units = 0;
   double sensitivity = 0;
   double noise_scale = 0;
   double count_noise_scale = 0;
@@ -49,6 +62,9 @@ struct Allocation {
   int max_contributions = 1;
   std::string prev_hash;  // 32 bytes
   std::string hash;       // 32 bytes
+
+  double epsilon() const { return query::EpsilonFromUnits(epsilon_units); }
+  double delta() const { return query::DeltaFromUnits(delta_units); }
 };
 
 }  // namespace dpq::store

@@ -20,7 +20,7 @@ std::string CanonicalAllocation(int64_t dataset_id, const Allocation& a) {
   return absl::StrCat(
       "dpq-audit-v1|", dataset_id, "|", a.seq, "|", S(a.request_id), "|", a.principal_id, "|",
       S(a.analyst), "|", S(a.fingerprint), "|", S(a.aggregate), "|", S(a.column), "|",
-      S(a.mechanism), "|", D(a.epsilon), "|", D(a.delta), "|", D(a.sensitivity), "|",
+      S(a.mechanism), "|", a.epsilon_units, "|", a.delta_units, "|", D(a.sensitivity), "|",
       D(a.noise_scale), "|", D(a.count_noise_scale), "|", D(a.value), "|", D(a.confidence), "|",
       D(a.ci_lower), "|", D(a.ci_upper), "|", OptD(a.clamp_lower), "|", OptD(a.clamp_upper), "|",
       a.max_contributions);

@@ -3,6 +3,7 @@
 #include <pqxx/pqxx>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "server/base/status_macros.h"
 #include "server/store/audit_chain.h"
 
@@ -10,13 +11,13 @@ namespace dpq::store {
 namespace {
 
 constexpr char kBudgetColumns[] =
-    "l.dataset_id, d.name, l.accountant, l.epsilon_total, l.delta_total, l.epsilon_spent, "
-    "l.delta_spent, l.audit_head_seq, l.audit_head_hash";
+    "l.dataset_id, d.name, l.accountant, l.epsilon_total_units, l.delta_total_units, "
+    "l.epsilon_spent_units, l.delta_spent_units, l.audit_head_seq, l.audit_head_hash";
 
 constexpr char kAllocationColumns[] =
     "seq, request_id, principal_id, analyst, "
     "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), fingerprint, "
-    "aggregate, column_name, mechanism, epsilon, delta, sensitivity, noise_scale, "
+    "aggregate, column_name, mechanism, epsilon_units, delta_units, sensitivity, noise_scale, "
     "count_noise_scale, value, confidence, ci_lower, ci_upper, clamp_lower, clamp_upper, "
     "max_contributions, prev_hash, hash";
 
@@ -25,10 +26,10 @@ BudgetState BudgetFromRow(const pqxx::row& r) {
   b.dataset_id = r[0].as<int64_t>();
   b.dataset = r[1].as<std::string>();
   b.accountant = r[2].as<std::string>();
-  b.epsilon_total = r[3].as<double>();
-  b.delta_total = r[4].as<double>();
-  b.epsilon_spent = r[5].as<double>();
-  b.delta_spent = r[6].as<double>();
+  b.epsilon_total_units = r[3].as<int64_t>();
+  b.delta_total_units = r[4].as<int64_t>();
+  b.epsilon_spent_units = r[5].as<int64_t>();
+  b.delta_spent_units = r[6].as<int64_t>();
   return b;
 }
 
@@ -48,8 +49,8 @@ Allocation AllocationFromRow(const pqxx::row& r) {
   a.aggregate = r[6].as<std::string>();
   a.column = r[7].as<std::string>();
   a.mechanism = r[8].as<std::string>();
-  a.epsilon = r[9].as<double>();
-  a.delta = r[10].as<double>();
+  a.epsilon_units = r[9].as<int64_t>();
+  a.delta_units = r[10].as<int64_t>();
   a.sensitivity = r[11].as<double>();
   a.noise_scale = r[12].as<double>();
   a.count_noise_scale = r[13].as<double>();
@@ -90,6 +91,14 @@ std::string OptionalDouble(const absl::optional<double>& v) { return v ? ExactDo
 
 }  // namespace
 
+absl::Status BudgetExhausted(const BudgetState& budget, int64_t epsilon_units, int64_t delta_units) {
+  return absl::ResourceExhaustedError(absl::StrFormat(
+      "privacy budget of dataset %s exhausted: requested epsilon=%.12g delta=%.12g, remaining "
+      "epsilon=%.12g delta=%.12g",
+      budget.dataset, query::EpsilonFromUnits(epsilon_units), query::DeltaFromUnits(delta_units),
+      budget.epsilon_remaining(), budget.delta_remaining()));
+}
+
 absl::StatusOr<BudgetState> BudgetLedger::Get(int64_t dataset_id) {
   absl::optional<BudgetState> b;
   RETURN_IF_ERROR(db_->Run("read budget", [&](pqxx::connection& c) {
@@ -105,25 +114,25 @@ absl::StatusOr<BudgetState> BudgetLedger::Get(int64_t dataset_id) {
   return *b;
 }
 
-absl::StatusOr<BudgetState> BudgetLedger::Set(int64_t dataset_id, double epsilon_total,
-                                              double delta_total) {
+absl::StatusOr<BudgetState> BudgetLedger::Set(int64_t dataset_id, int64_t epsilon_total_units,
+                                              int64_t delta_total_units) {
   BudgetState b;
   RETURN_IF_ERROR(db_->Run("set budget", [&](pqxx::connection& c) -> absl::Status {
     pqxx::work tx(c);
     ASSIGN_OR_RETURN(pqxx::row locked, LockLedger(tx, dataset_id));
     b = BudgetFromRow(locked);
-    if (epsilon_total < b.epsilon_spent || delta_total < b.delta_spent) {
+    if (epsilon_total_units < b.epsilon_spent_units || delta_total_units < b.delta_spent_units) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "budget cannot go below what is already spent (epsilon_spent=", b.epsilon_spent,
-          ", delta_spent=", b.delta_spent, ")"));
+          "budget cannot go below what is already spent (epsilon_spent=", b.epsilon_spent(),
+          ", delta_spent=", b.delta_spent(), ")"));
     }
     tx.exec_params0(
-        "UPDATE ledgers SET epsilon_total = $2::float8, delta_total = $3::float8, updated_at = now() "
+        "UPDATE ledgers SET epsilon_total_units = $2, delta_total_units = $3, updated_at = now() "
         "WHERE dataset_id = $1",
-        dataset_id, ExactDouble(epsilon_total), ExactDouble(delta_total));
+        dataset_id, epsilon_total_units, delta_total_units);
     tx.commit();
-    b.epsilon_total = epsilon_total;
-    b.delta_total = delta_total;
+    b.epsilon_total_units = epsilon_total_units;
+    b.delta_total_units = delta_total_units;
     return absl::OkStatus();
   }));
   return b;
@@ -162,16 +171,16 @@ absl::StatusOr<DebitResult> BudgetLedger::Debit(int64_t dataset_id, Allocation a
       return absl::OkStatus();
     }
 
-    // Exact comparison, no tolerance: rounding may refuse a charge that fits on paper, never admit
-    // one that does not.
-    const double eps_after = budget.epsilon_spent + allocation.epsilon;
-    const double delta_after = budget.delta_spent + allocation.delta;
-    if (eps_after > budget.epsilon_total || delta_after > budget.delta_total) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "privacy budget of dataset ", budget.dataset, " exhausted: requested epsilon=",
-          allocation.epsilon, " delta=", allocation.delta, ", remaining epsilon=",
-          budget.epsilon_remaining(), " delta=", budget.delta_remaining()));
+    // Exact integer arithmetic (privacy_units.h): a charge fits iff it is at most what remains.
+    if (allocation.epsilon_units <= 0 || allocation.delta_units < 0) {
+      return absl::InvalidArgumentError("a charge needs epsilon > 0 and delta >= 0");
     }
+    if (allocation.epsilon_units > budget.epsilon_remaining_units() ||
+        allocation.delta_units > budget.delta_remaining_units()) {
+      return BudgetExhausted(budget, allocation.epsilon_units, allocation.delta_units);
+    }
+    const int64_t eps_after = budget.epsilon_spent_units + allocation.epsilon_units;
+    const int64_t delta_after = budget.delta_spent_units + allocation.delta_units;
 
     allocation.seq = head_seq + 1;
     allocation.prev_hash = head_hash;
@@ -179,27 +188,27 @@ absl::StatusOr<DebitResult> BudgetLedger::Debit(int64_t dataset_id, Allocation a
     const Allocation& a = allocation;
     pqxx::row ins = tx.exec_params1(
         "INSERT INTO audit (dataset_id, seq, request_id, principal_id, analyst, fingerprint, "
-        "aggregate, column_name, mechanism, epsilon, delta, sensitivity, noise_scale, "
+        "aggregate, column_name, mechanism, epsilon_units, delta_units, sensitivity, noise_scale, "
         "count_noise_scale, value, confidence, ci_lower, ci_upper, clamp_lower, clamp_upper, "
         "max_contributions, prev_hash, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
-        "$10::float8, $11::float8, $12::float8, $13::float8, $14::float8, $15::float8, $16::float8, "
+        "$10, $11, $12::float8, $13::float8, $14::float8, $15::float8, $16::float8, "
         "$17::float8, $18::float8, nullif($19, '')::float8, nullif($20, '')::float8, $21, $22, $23) "
         "RETURNING to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')",
         dataset_id, a.seq, a.request_id, a.principal_id, a.analyst, a.fingerprint, a.aggregate,
-        a.column, a.mechanism, ExactDouble(a.epsilon), ExactDouble(a.delta),
+        a.column, a.mechanism, a.epsilon_units, a.delta_units,
         ExactDouble(a.sensitivity), ExactDouble(a.noise_scale), ExactDouble(a.count_noise_scale),
         ExactDouble(a.value), ExactDouble(a.confidence), ExactDouble(a.ci_lower),
         ExactDouble(a.ci_upper), OptionalDouble(a.clamp_lower), OptionalDouble(a.clamp_upper),
         a.max_contributions, pqxx::binarystring(a.prev_hash), pqxx::binarystring(a.hash));
     allocation.created_at = ins[0].as<std::string>();
     tx.exec_params0(
-        "UPDATE ledgers SET epsilon_spent = $2::float8, delta_spent = $3::float8, "
+        "UPDATE ledgers SET epsilon_spent_units = $2, delta_spent_units = $3, "
         "audit_head_seq = $4, audit_head_hash = $5, updated_at = now() WHERE dataset_id = $1",
-        dataset_id, ExactDouble(eps_after), ExactDouble(delta_after), allocation.seq,
+        dataset_id, eps_after, delta_after, allocation.seq,
         pqxx::binarystring(allocation.hash));
     tx.commit();
-    budget.epsilon_spent = eps_after;
-    budget.delta_spent = delta_after;
+    budget.epsilon_spent_units = eps_after;
+    budget.delta_spent_units = delta_after;
     result.allocation = allocation;
     result.budget = budget;
     result.replayed = false;
@@ -240,10 +249,11 @@ absl::StatusOr<std::vector<BudgetLedger::AnalystSpend>> BudgetLedger::SpendByAna
   RETURN_IF_ERROR(db_->Run("spend by analyst", [&](pqxx::connection& c) {
     pqxx::read_transaction tx(c);
     for (const auto& row : tx.exec(
-             "SELECT d.name, a.analyst, sum(a.epsilon), sum(a.delta) FROM audit a "
+             "SELECT d.name, a.analyst, sum(a.epsilon_units)::bigint, sum(a.delta_units)::bigint FROM audit a "
              "JOIN datasets d ON d.id = a.dataset_id GROUP BY d.name, a.analyst ORDER BY 1, 2")) {
-      out.push_back({row[0].as<std::string>(), row[1].as<std::string>(), row[2].as<double>(),
-                     row[3].as<double>()});
+      out.push_back({row[0].as<std::string>(), row[1].as<std::string>(),
+                     query::EpsilonFromUnits(row[2].as<int64_t>()),
+                     query::DeltaFromUnits(row[3].as<int64_t>())});
     }
     return absl::OkStatus();
   }));

@@ -1,4 +1,5 @@
-// The per-dataset privacy ledger (basic composition: epsilons and deltas add, which is a valid
+// The per-dataset privacy ledger (basic composition: epsilons and deltas add, exactly, in integer
+// units (privacy_units.h); basic composition is a valid
 // privacy filter under fully adaptive choice; Rogers, Roth, Ullman, Vadhan 2016, Thm. 3.6 with
 // basic composition). A debit is one short transaction:
 //   SELECT ... FROM ledgers WHERE dataset_id = $1 FOR UPDATE;  -- serialises debits of one dataset
@@ -26,6 +27,9 @@ struct DebitResult {
   bool replayed = false;  // the request id was already committed: stored answer, nothing charged
 };
 
+// RESOURCE_EXHAUSTED naming the dataset, the request and what remains (display precision).
+absl::Status BudgetExhausted(const BudgetState& budget, int64_t epsilon_units, int64_t delta_units);
+
 class BudgetLedger {
  public:
   explicit BudgetLedger(Database* db) : db_(db) {}
@@ -33,15 +37,16 @@ class BudgetLedger {
   // NOT_FOUND for an unknown dataset id.
   absl::StatusOr<BudgetState> Get(int64_t dataset_id);
 
-  // Sets the totals. FAILED_PRECONDITION when a total would fall below what is already spent.
-  // Callers validate epsilon > 0 and delta in [0, 1).
-  absl::StatusOr<BudgetState> Set(int64_t dataset_id, double epsilon_total, double delta_total);
+  // Sets the totals (units of privacy_units.h). FAILED_PRECONDITION when a total would fall below
+  // what is already spent.
+  absl::StatusOr<BudgetState> Set(int64_t dataset_id, int64_t epsilon_total_units,
+                                  int64_t delta_total_units);
 
   // The committed allocation for (dataset, request id), if any.
   absl::StatusOr<absl::optional<Allocation>> FindAllocation(int64_t dataset_id,
                                                             const std::string& request_id);
 
-  // Charges `allocation` (epsilon, delta) and appends it to the audit chain, atomically.
+  // Charges `allocation` (epsilon_units, delta_units) and appends it to the audit chain, atomically.
   //   RESOURCE_EXHAUSTED: the charge does not fit the remaining budget; nothing is written.
   //   ALREADY_EXISTS: the request id was used for a different query (fingerprint differs).
   //   A request id already committed with the same fingerprint returns that row, replayed=true.

@@ -84,7 +84,7 @@ absl::StatusOr<CreatedDataset> DatasetStore::Create(const DatasetSchema& schema,
           created.schema.id, static_cast<int>(i), col.name, std::string(query::ColumnTypeName(col.type)),
           lower, upper);
       absl::StrAppend(&ddl, i ? ", " : "", tx.quote_name(col.name), " ", SqlType(col.type));
-      names.push_back(col.name);
+      names.push_back(tx.quote_name(col.name));  // tablewriter splices the list unquoted
     }
     ddl.push_back(')');
     tx.exec0(ddl);

@@ -17,6 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/base/sha256.h"
+#include "server/query/privacy_units.h"
 #include "server/store/audit_chain.h"
 #include "tests/db/store_test_env.h"
 #include "tests/support/status_matchers.h"
@@ -58,8 +59,15 @@ class BudgetLedgerTest : public ::dpq::testing::StoreTest {
     auto created = CreateTinyDataset(name);
     EXPECT_THAT(created, IsOk());
     if (!created.ok()) return -1;
-    EXPECT_THAT(ledger_->Set(created->schema.id, epsilon_total, delta_total), IsOk());
+    EXPECT_THAT(SetBudget(created->schema.id, epsilon_total, delta_total), IsOk());
     return created->schema.id;
+  }
+
+  static int64_t EpsU(double e) { return *query::EpsilonToUnits(e, "epsilon"); }
+  static int64_t DelU(double d) { return *query::DeltaToUnits(d, "delta"); }
+
+  absl::StatusOr<BudgetState> SetBudget(int64_t ds, double epsilon_total, double delta_total) {
+    return ledger_->Set(ds, EpsU(epsilon_total), DelU(delta_total));
   }
 
   // An allocation as the engine would fill it in (a sum over x with a Laplace release).
@@ -73,8 +81,8 @@ class BudgetLedgerTest : public ::dpq::testing::StoreTest {
     a.aggregate = "sum";
     a.column = "x";
     a.mechanism = delta > 0 ? "gaussian" : "laplace";
-    a.epsilon = epsilon;
-    a.delta = delta;
+    a.epsilon_units = EpsU(epsilon);
+    a.delta_units = DelU(delta);
     a.sensitivity = 10;
     a.noise_scale = 10 / epsilon;
     a.value = 1.0 / 3.0 + epsilon;  // not a short decimal: checks exact round trips
@@ -114,7 +122,7 @@ TEST_F(BudgetLedgerTest, DebitWithinBudgetAppendsHashChainedAuditRows) {
   ASSERT_OK_AND_ASSIGN(std::vector<Allocation> rows, ledger_->ListAllocations(ds));
   ASSERT_EQ(rows.size(), charges.size());
   EXPECT_EQ(FirstBrokenLink(ds, rows), 0);
-  double eps_sum = 0, delta_sum = 0;  // in seq order, as the ledger adds them
+  int64_t eps_sum = 0, delta_sum = 0;  // exact integer units, as the ledger adds them
   for (size_t i = 0; i < rows.size(); ++i) {
     const Allocation& stored = rows[i];
     const Allocation& returned = results[i].allocation;
@@ -125,23 +133,23 @@ TEST_F(BudgetLedgerTest, DebitWithinBudgetAppendsHashChainedAuditRows) {
     EXPECT_EQ(stored.created_at, returned.created_at);
     EXPECT_EQ(stored.value, returned.value);
     EXPECT_EQ(stored.ci_lower, returned.ci_lower);
-    EXPECT_EQ(stored.epsilon, charges[i].first);
-    EXPECT_EQ(stored.delta, charges[i].second);
+    EXPECT_EQ(stored.epsilon_units, EpsU(charges[i].first));
+    EXPECT_EQ(stored.delta_units, DelU(charges[i].second));
     EXPECT_EQ(stored.clamp_lower, absl::optional<double>(0.0));
     EXPECT_EQ(stored.principal_id, analyst_.id);
     EXPECT_EQ(stored.analyst, "alice");
     EXPECT_EQ(stored.hash.size(), 32u);
-    eps_sum += stored.epsilon;
-    delta_sum += stored.delta;
+    eps_sum += stored.epsilon_units;
+    delta_sum += stored.delta_units;
   }
   ASSERT_OK_AND_ASSIGN(BudgetState b, ledger_->Get(ds));
-  EXPECT_EQ(b.epsilon_spent, eps_sum);
-  EXPECT_EQ(b.delta_spent, delta_sum);
-  EXPECT_EQ(b.epsilon_total, 10);
-  EXPECT_EQ(b.delta_total, 1e-5);
+  EXPECT_EQ(b.epsilon_spent_units, eps_sum);
+  EXPECT_EQ(b.delta_spent_units, delta_sum);
+  EXPECT_EQ(b.epsilon_total(), 10);
+  EXPECT_EQ(b.delta_total(), 1e-5);
   EXPECT_EQ(b.dataset, "chain");
-  EXPECT_EQ(results.back().budget.epsilon_spent, eps_sum);
-  EXPECT_EQ(results.back().budget.delta_spent, delta_sum);
+  EXPECT_EQ(results.back().budget.epsilon_spent_units, eps_sum);
+  EXPECT_EQ(results.back().budget.delta_spent_units, delta_sum);
   // The ledger's head points at the last row, so the next debit extends the chain in O(1).
   EXPECT_EQ(Sql(absl::StrCat("SELECT audit_head_seq, encode(audit_head_hash, 'hex') FROM ledgers "
                              "WHERE dataset_id = ", ds)),
@@ -167,13 +175,13 @@ TEST_F(BudgetLedgerTest, DebitOverBudgetIsResourceExhaustedAndChangesNothing) {
   const int64_t ds = NewDataset("over", 1.0, 0);
   ASSERT_THAT(ledger_->Debit(ds, Alloc("ok", 0.6)), IsOk());
   const std::string before = Sql(absl::StrCat(
-      "SELECT epsilon_spent, delta_spent, audit_head_seq, encode(audit_head_hash, 'hex'), updated_at "
+      "SELECT epsilon_spent_units, delta_spent_units, audit_head_seq, encode(audit_head_hash, 'hex'), updated_at "
       "FROM ledgers WHERE dataset_id = ", ds));
 
   EXPECT_THAT(ledger_->Debit(ds, Alloc("too-much", 0.5)),
               StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("exhausted")));
   EXPECT_EQ(Sql(absl::StrCat(
-                "SELECT epsilon_spent, delta_spent, audit_head_seq, encode(audit_head_hash, 'hex'), "
+                "SELECT epsilon_spent_units, delta_spent_units, audit_head_seq, encode(audit_head_hash, 'hex'), "
                 "updated_at FROM ledgers WHERE dataset_id = ", ds)),
             before);
   EXPECT_EQ(AuditRows(ds), 1);
@@ -189,45 +197,51 @@ TEST_F(BudgetLedgerTest, DebitOverBudgetIsResourceExhaustedAndChangesNothing) {
 TEST_F(BudgetLedgerTest, ChargeExactlyEqualToTheBudgetIsAllowed) {
   const int64_t whole = NewDataset("whole", 1.0, 0);
   ASSERT_OK_AND_ASSIGN(DebitResult r, ledger_->Debit(whole, Alloc("all", 1.0)));
-  EXPECT_EQ(r.budget.epsilon_spent, 1.0);
+  EXPECT_EQ(r.budget.epsilon_spent(), 1.0);
   EXPECT_EQ(r.budget.epsilon_remaining(), 0.0);
 
   // Exactly to the budget after earlier charges (sums exact in binary).
   const int64_t parts = NewDataset("parts", 0.75, 0);
   ASSERT_THAT(ledger_->Debit(parts, Alloc("a", 0.5)), IsOk());
   ASSERT_OK_AND_ASSIGN(DebitResult last, ledger_->Debit(parts, Alloc("b", 0.25)));
-  EXPECT_EQ(last.budget.epsilon_spent, 0.75);
+  EXPECT_EQ(last.budget.epsilon_spent(), 0.75);
   // Then nothing more fits.
   EXPECT_THAT(ledger_->Debit(parts, Alloc("c", 0.125)), StatusIs(absl::StatusCode::kResourceExhausted));
 }
 
-TEST_F(BudgetLedgerTest, ChargeOneUlpOverAFreshBudgetIsRefused) {
-  const int64_t ds = NewDataset("ulp", 1.0, 0);
-  EXPECT_THAT(ledger_->Debit(ds, Alloc("over", std::nextafter(1.0, 2.0))),
+TEST_F(BudgetLedgerTest, ChargeOneUnitOverAFreshBudgetIsRefused) {
+  const int64_t ds = NewDataset("unit_over", 1.0, 0);
+  EXPECT_THAT(ledger_->Debit(ds, Alloc("over", 1.0 + 1e-12)),
               StatusIs(absl::StatusCode::kResourceExhausted));
   EXPECT_EQ(AuditRows(ds), 0);
   EXPECT_THAT(ledger_->Debit(ds, Alloc("exact", 1.0)), IsOk());
 }
 
-// Known bug (see report): Debit compares the ROUNDED sum spent + epsilon with the total, so a
-// charge whose exact sum exceeds the budget by less than half an ulp of the total is admitted.
-// Here 0.5 + (0.5 + 2^-53) = 1 + 2^-53 exactly, which rounds (ties to even) to 1.0 <= 1.0.
-TEST_F(BudgetLedgerTest, ChargeOneUlpOverTheRemainingBudgetIsRefused) {
-  const int64_t ds = NewDataset("ulp_rest", 1.0, 0);
+// Sums are exact integers: a charge that exceeds what remains by one unit (1e-12) is refused,
+// where double arithmetic (0.5 + (0.5 + 2^-53) rounds to 1.0) would have admitted it.
+TEST_F(BudgetLedgerTest, ChargeOneUnitOverTheRemainingBudgetIsRefused) {
+  const int64_t ds = NewDataset("unit_rest", 1.0, 0);
   ASSERT_THAT(ledger_->Debit(ds, Alloc("half", 0.5)), IsOk());
-  const double one_ulp_over = std::nextafter(0.5, 1.0);  // remaining is exactly 0.5
-  EXPECT_THAT(ledger_->Debit(ds, Alloc("over", one_ulp_over)),
+  EXPECT_THAT(ledger_->Debit(ds, Alloc("over", 0.5 + 1e-12)),
               StatusIs(absl::StatusCode::kResourceExhausted));
   EXPECT_EQ(AuditRows(ds), 1);
 }
 
-// Known bug (same cause): once the budget is exactly spent, any epsilon below 2^-53 still "fits"
-// because 1.0 + epsilon rounds to 1.0, so an exhausted ledger keeps admitting debits forever.
-TEST_F(BudgetLedgerTest, ExhaustedBudgetRefusesEvenATinyCharge) {
+TEST_F(BudgetLedgerTest, ExhaustedBudgetRefusesEvenTheSmallestCharge) {
   const int64_t ds = NewDataset("tiny", 1.0, 0);
   ASSERT_THAT(ledger_->Debit(ds, Alloc("all", 1.0)), IsOk());
-  EXPECT_THAT(ledger_->Debit(ds, Alloc("tiny", 1e-17)), StatusIs(absl::StatusCode::kResourceExhausted));
+  EXPECT_THAT(ledger_->Debit(ds, Alloc("tiny", 1e-12)), StatusIs(absl::StatusCode::kResourceExhausted));
   EXPECT_EQ(AuditRows(ds), 1);
+}
+
+// Three charges of 0.1 spend a budget of 0.3 exactly (in doubles 0.1 + 0.1 + 0.1 > 0.3).
+TEST_F(BudgetLedgerTest, DecimalChargesSpendADecimalBudgetExactly) {
+  const int64_t ds = NewDataset("decimal", 0.3, 0);
+  for (int i = 0; i < 3; ++i) ASSERT_THAT(ledger_->Debit(ds, Alloc(absl::StrCat("d", i), 0.1)), IsOk());
+  ASSERT_OK_AND_ASSIGN(BudgetState b, ledger_->Get(ds));
+  EXPECT_EQ(b.epsilon_spent(), 0.3);
+  EXPECT_EQ(b.epsilon_remaining_units(), 0);
+  EXPECT_THAT(ledger_->Debit(ds, Alloc("more", 1e-12)), StatusIs(absl::StatusCode::kResourceExhausted));
 }
 
 TEST_F(BudgetLedgerTest, DeltaBudgetIsEnforcedIndependentlyOfEpsilon) {
@@ -240,7 +254,7 @@ TEST_F(BudgetLedgerTest, DeltaBudgetIsEnforcedIndependentlyOfEpsilon) {
   // Pure-DP (delta 0) charges still fit while delta is nearly gone.
   ASSERT_THAT(ledger_->Debit(ds, Alloc("l1", 0.1, 0)), IsOk());
   ASSERT_OK_AND_ASSIGN(BudgetState b, ledger_->Get(ds));
-  EXPECT_EQ(b.delta_spent, 6e-6 + 3e-6);
+  EXPECT_EQ(b.delta_spent_units, DelU(9e-6));
   EXPECT_EQ(AuditRows(ds), 3);
 
   // A zero delta budget admits pure-DP charges and refuses any approximate-DP one.
@@ -266,9 +280,9 @@ TEST_F(BudgetLedgerTest, ReplaySameRequestIdAndFingerprintReturnsStoredAnswerWit
   EXPECT_EQ(second.allocation.seq, first.allocation.seq);
   EXPECT_EQ(second.allocation.hash, first.allocation.hash);
   EXPECT_EQ(second.allocation.created_at, first.allocation.created_at);
-  EXPECT_EQ(second.budget.epsilon_spent, 0.75);
+  EXPECT_EQ(second.budget.epsilon_spent(), 0.75);
   ASSERT_OK_AND_ASSIGN(BudgetState b, ledger_->Get(ds));
-  EXPECT_EQ(b.epsilon_spent, 0.75);
+  EXPECT_EQ(b.epsilon_spent(), 0.75);
   EXPECT_EQ(AuditRows(ds), 1);
 
   // A replay must succeed even when the charge would no longer fit (0.75 + 0.75 > 1).
@@ -283,7 +297,7 @@ TEST_F(BudgetLedgerTest, SameRequestIdWithDifferentFingerprintIsAlreadyExists) {
   EXPECT_THAT(ledger_->Debit(ds, Alloc("req", 1, 0, "fp-B")),
               StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("req")));
   ASSERT_OK_AND_ASSIGN(BudgetState b, ledger_->Get(ds));
-  EXPECT_EQ(b.epsilon_spent, 1);
+  EXPECT_EQ(b.epsilon_spent(), 1);
   EXPECT_EQ(AuditRows(ds), 1);
 }
 
@@ -291,27 +305,27 @@ TEST_F(BudgetLedgerTest, SetRaisesAndLowersTotalsButNeverBelowSpent) {
   const int64_t ds = NewDataset("set", 2.0, 1e-5);
   ASSERT_THAT(ledger_->Debit(ds, Alloc("a", 1.5, 4e-6)), IsOk());
 
-  EXPECT_THAT(ledger_->Set(ds, 1.25, 1e-5),
+  EXPECT_THAT(SetBudget(ds, 1.25, 1e-5),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("spent")));
-  EXPECT_THAT(ledger_->Set(ds, 5, 3e-6), StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(SetBudget(ds, 5, 3e-6), StatusIs(absl::StatusCode::kFailedPrecondition));
   ASSERT_OK_AND_ASSIGN(BudgetState unchanged, ledger_->Get(ds));
-  EXPECT_EQ(unchanged.epsilon_total, 2.0);
-  EXPECT_EQ(unchanged.delta_total, 1e-5);
+  EXPECT_EQ(unchanged.epsilon_total(), 2.0);
+  EXPECT_EQ(unchanged.delta_total(), 1e-5);
 
   // Raise: the extra budget is usable at once.
-  ASSERT_OK_AND_ASSIGN(BudgetState raised, ledger_->Set(ds, 4.0, 2e-5));
-  EXPECT_EQ(raised.epsilon_total, 4.0);
-  EXPECT_EQ(raised.epsilon_spent, 1.5);
+  ASSERT_OK_AND_ASSIGN(BudgetState raised, SetBudget(ds, 4.0, 2e-5));
+  EXPECT_EQ(raised.epsilon_total(), 4.0);
+  EXPECT_EQ(raised.epsilon_spent(), 1.5);
   ASSERT_THAT(ledger_->Debit(ds, Alloc("b", 2.0)), IsOk());
 
   // Lower, down to exactly what is spent: allowed, and then nothing more fits.
-  ASSERT_OK_AND_ASSIGN(BudgetState lowered, ledger_->Set(ds, 3.5, 4e-6));
-  EXPECT_EQ(lowered.epsilon_total, 3.5);
-  EXPECT_EQ(lowered.delta_total, 4e-6);
+  ASSERT_OK_AND_ASSIGN(BudgetState lowered, SetBudget(ds, 3.5, 4e-6));
+  EXPECT_EQ(lowered.epsilon_total(), 3.5);
+  EXPECT_EQ(lowered.delta_total(), 4e-6);
   ASSERT_OK_AND_ASSIGN(BudgetState got, ledger_->Get(ds));
-  EXPECT_EQ(got.epsilon_total, 3.5);
-  EXPECT_EQ(got.delta_total, 4e-6);
-  EXPECT_EQ(got.epsilon_spent, 3.5);
+  EXPECT_EQ(got.epsilon_total(), 3.5);
+  EXPECT_EQ(got.delta_total(), 4e-6);
+  EXPECT_EQ(got.epsilon_spent(), 3.5);
   EXPECT_EQ(got.epsilon_remaining(), 0);
   EXPECT_THAT(ledger_->Debit(ds, Alloc("c", 0.01)), StatusIs(absl::StatusCode::kResourceExhausted));
   // Set never touches the audit chain.
@@ -322,7 +336,7 @@ TEST_F(BudgetLedgerTest, UnknownDatasetIsNotFound) {
   NewDataset("exists", 1, 0);
   const int64_t unknown = 987654;
   EXPECT_THAT(ledger_->Get(unknown), StatusIs(absl::StatusCode::kNotFound));
-  EXPECT_THAT(ledger_->Set(unknown, 1, 0), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(SetBudget(unknown, 1, 0), StatusIs(absl::StatusCode::kNotFound));
   EXPECT_THAT(ledger_->Debit(unknown, Alloc("r", 0.1)), StatusIs(absl::StatusCode::kNotFound));
   EXPECT_EQ(Sql("SELECT count(*) FROM audit"), "0");
 }
@@ -331,15 +345,15 @@ TEST_F(BudgetLedgerTest, AuditTableRefusesUpdateDeleteAndTruncate) {
   const int64_t ds = NewDataset("append_only", 10, 0);
   ASSERT_THAT(ledger_->Debit(ds, Alloc("a", 1)), IsOk());
   ASSERT_THAT(ledger_->Debit(ds, Alloc("b", 2)), IsOk());
-  const std::string snapshot = Sql("SELECT seq, epsilon, encode(hash, 'hex') FROM audit ORDER BY seq");
+  const std::string snapshot = Sql("SELECT seq, epsilon_units, encode(hash, 'hex') FROM audit ORDER BY seq");
 
-  EXPECT_THAT(TrySql("UPDATE audit SET epsilon = 0 WHERE seq = 1"),
+  EXPECT_THAT(TrySql("UPDATE audit SET epsilon_units = 1 WHERE seq = 1"),
               StatusIs(absl::StatusCode::kInternal, HasSubstr("append-only")));
   EXPECT_THAT(TrySql("DELETE FROM audit WHERE seq = 2"),
               StatusIs(absl::StatusCode::kInternal, HasSubstr("append-only")));
   EXPECT_THAT(TrySql("TRUNCATE audit"), StatusIs(absl::StatusCode::kInternal, HasSubstr("append-only")));
   EXPECT_THAT(TrySql("TRUNCATE audit CASCADE"), StatusIs(absl::StatusCode::kInternal));
-  EXPECT_EQ(Sql("SELECT seq, epsilon, encode(hash, 'hex') FROM audit ORDER BY seq"), snapshot);
+  EXPECT_EQ(Sql("SELECT seq, epsilon_units, encode(hash, 'hex') FROM audit ORDER BY seq"), snapshot);
   ASSERT_OK_AND_ASSIGN(auto rows, ledger_->ListAllocations(ds));
   EXPECT_EQ(FirstBrokenLink(ds, rows), 0);
 }
@@ -352,11 +366,11 @@ TEST_F(BudgetLedgerTest, TamperingWithTriggerDisabledBreaksTheHashChain) {
 
   // The table owner hides part of a charge: content changes, the stored hash does not.
   Sql(absl::StrCat("ALTER TABLE audit DISABLE TRIGGER audit_append_only; "
-                   "UPDATE audit SET epsilon = 0.5 WHERE dataset_id = ", ds, " AND seq = 2; "
+                   "UPDATE audit SET epsilon_units = 500000000000 WHERE dataset_id = ", ds, " AND seq = 2; "
                    "ALTER TABLE audit ENABLE TRIGGER audit_append_only"));
   ASSERT_OK_AND_ASSIGN(auto tampered, ledger_->ListAllocations(ds));
   ASSERT_EQ(tampered.size(), 4u);
-  EXPECT_EQ(tampered[1].epsilon, 0.5);
+  EXPECT_EQ(tampered[1].epsilon(), 0.5);
   EXPECT_EQ(tampered[1].hash, clean[1].hash);
   EXPECT_NE(ChainHash(tampered[1].prev_hash, ds, tampered[1]), tampered[1].hash);
   EXPECT_EQ(FirstBrokenLink(ds, tampered), 2);
@@ -370,7 +384,7 @@ TEST_F(BudgetLedgerTest, TamperingWithTriggerDisabledBreaksTheHashChain) {
   EXPECT_EQ(FirstBrokenLink(ds, rehashed), 3);
 
   // The trigger is back on: the table refuses changes again.
-  EXPECT_THAT(TrySql("UPDATE audit SET epsilon = 1 WHERE seq = 2"), StatusIs(absl::StatusCode::kInternal));
+  EXPECT_THAT(TrySql("UPDATE audit SET epsilon_units = 1 WHERE seq = 2"), StatusIs(absl::StatusCode::kInternal));
 }
 
 TEST_F(BudgetLedgerTest, ConcurrentDebitsOnOneDatasetKeepLedgerAndAuditConsistent) {
@@ -422,15 +436,15 @@ TEST_F(BudgetLedgerTest, ConcurrentDebitsOnOneDatasetKeepLedgerAndAuditConsisten
   EXPECT_EQ(FirstBrokenLink(ds, rows), 0);
 
   // Ledger == sum of audit rows, added in seq order exactly as the ledger does.
-  double eps_sum = 0, delta_sum = 0;
+  int64_t eps_sum = 0, delta_sum = 0;
   for (const Allocation& a : rows) {
-    eps_sum += a.epsilon;
-    delta_sum += a.delta;
+    eps_sum += a.epsilon_units;
+    delta_sum += a.delta_units;
   }
-  EXPECT_EQ(budget.epsilon_spent, eps_sum);
-  EXPECT_EQ(budget.delta_spent, delta_sum);
-  EXPECT_LE(budget.epsilon_spent, kBudget);
-  EXPECT_LE(budget.delta_spent, 1e-4);
+  EXPECT_EQ(budget.epsilon_spent_units, eps_sum);
+  EXPECT_EQ(budget.delta_spent_units, delta_sum);
+  EXPECT_LE(budget.epsilon_spent_units, EpsU(kBudget));
+  EXPECT_LE(budget.delta_spent_units, DelU(1e-4));
 
   int ok = 0, refused = 0;
   for (const auto& per_thread : outcomes) {
@@ -439,15 +453,16 @@ TEST_F(BudgetLedgerTest, ConcurrentDebitsOnOneDatasetKeepLedgerAndAuditConsisten
       if (o.code == absl::StatusCode::kOk) {
         ++ok;
         ASSERT_NE(it, by_id.end()) << o.request_id << " returned OK without an audit row";
-        EXPECT_EQ(it->second->epsilon, o.epsilon);
-        EXPECT_EQ(it->second->delta, o.delta);
+        EXPECT_EQ(it->second->epsilon_units, EpsU(o.epsilon));
+        EXPECT_EQ(it->second->delta_units, DelU(o.delta));
         EXPECT_EQ(it->second->seq, o.seq);
       } else if (o.code == absl::StatusCode::kResourceExhausted) {
         ++refused;
         EXPECT_EQ(it, by_id.end()) << o.request_id << " was refused but has an audit row";
         // Spent only grows, so a refused charge does not fit the final state either: no refusal
         // was spurious.
-        EXPECT_TRUE(budget.epsilon_spent + o.epsilon > kBudget || budget.delta_spent + o.delta > 1e-4)
+        EXPECT_TRUE(budget.epsilon_spent_units + EpsU(o.epsilon) > EpsU(kBudget) ||
+                    budget.delta_spent_units + DelU(o.delta) > DelU(1e-4))
             << o.request_id;
       } else {
         ADD_FAILURE() << o.request_id << ": unexpected status " << absl::StatusCodeToString(o.code)
@@ -486,7 +501,7 @@ TEST_F(BudgetLedgerTest, ConcurrentRetriesOfOneRequestIdChargeOnce) {
     EXPECT_EQ(fresh, 1) << id;
   }
   ASSERT_OK_AND_ASSIGN(BudgetState b, ledger_->Get(ds));
-  EXPECT_EQ(b.epsilon_spent, kRounds);
+  EXPECT_EQ(b.epsilon_spent(), kRounds);
   EXPECT_EQ(AuditRows(ds), kRounds);
 }
 
@@ -528,12 +543,12 @@ TEST_F(BudgetLedgerTest, ConnectionLostDuringDebitIsUnavailableAndChargesNothing
   EXPECT_THAT(blocked, StatusIs(absl::StatusCode::kUnavailable));
 
   ASSERT_OK_AND_ASSIGN(BudgetState b, ledger_->Get(ds));  // the pool reconnects
-  EXPECT_EQ(b.epsilon_spent, 1);
+  EXPECT_EQ(b.epsilon_spent(), 1);
   EXPECT_EQ(AuditRows(ds), 1);
   ASSERT_OK_AND_ASSIGN(DebitResult retry, ledger_->Debit(ds, Alloc("victim", 2)));
   EXPECT_FALSE(retry.replayed);
   EXPECT_EQ(retry.allocation.seq, 2);
-  EXPECT_EQ(retry.budget.epsilon_spent, 3);
+  EXPECT_EQ(retry.budget.epsilon_spent(), 3);
 }
 
 // Idle pooled connections killed between calls (e.g. a Postgres restart): the next calls either
@@ -551,7 +566,7 @@ TEST_F(BudgetLedgerTest, KilledIdleConnectionsAreReplacedWithoutDoubleCharges) {
   } while (!r.ok() && r.status().code() == absl::StatusCode::kUnavailable && attempts < 3);
   ASSERT_THAT(r, IsOk());
   ASSERT_OK_AND_ASSIGN(BudgetState b, ledger_->Get(ds));
-  EXPECT_EQ(b.epsilon_spent, 2);
+  EXPECT_EQ(b.epsilon_spent(), 2);
   EXPECT_EQ(AuditRows(ds), 2);
 }
 
@@ -582,12 +597,12 @@ TEST_F(BudgetLedgerTest, SpendByAnalystAndListBudgetsSummariseEveryDataset) {
   ASSERT_OK_AND_ASSIGN(auto budgets, ledger_->ListBudgets());
   ASSERT_EQ(budgets.size(), 2u);
   EXPECT_EQ(budgets[0].dataset, "alpha");
-  EXPECT_EQ(budgets[0].epsilon_total, 5);
-  EXPECT_EQ(budgets[0].delta_total, 1e-6);
-  EXPECT_EQ(budgets[0].epsilon_spent, 0.5);
+  EXPECT_EQ(budgets[0].epsilon_total(), 5);
+  EXPECT_EQ(budgets[0].delta_total(), 1e-6);
+  EXPECT_EQ(budgets[0].epsilon_spent(), 0.5);
   EXPECT_EQ(budgets[1].dataset, "beta");
-  EXPECT_EQ(budgets[1].epsilon_spent, 3.75);
-  EXPECT_EQ(budgets[1].delta_spent, 1e-7);
+  EXPECT_EQ(budgets[1].epsilon_spent(), 3.75);
+  EXPECT_EQ(budgets[1].delta_spent(), 1e-7);
 }
 
 }  // namespace

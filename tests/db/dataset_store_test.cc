@@ -97,8 +97,8 @@ TEST_F(DatasetStoreTest, CreateLoadsRowsAndGetReturnsTheSchema) {
   // A zero budget ledger comes with it.
   BudgetLedger ledger(db());
   ASSERT_OK_AND_ASSIGN(BudgetState b, ledger.Get(got.id));
-  EXPECT_EQ(b.epsilon_total, 0);
-  EXPECT_EQ(b.epsilon_spent, 0);
+  EXPECT_EQ(b.epsilon_total(), 0);
+  EXPECT_EQ(b.epsilon_spent(), 0);
   EXPECT_EQ(b.dataset, "patients");
 }
 

@@ -22,6 +22,9 @@
 namespace dpq::engine {
 namespace {
 
+// Budget totals in ledger units (privacy_units.h).
+int64_t Units(double epsilon) { return *query::EpsilonToUnits(epsilon, "epsilon", query::kMaxEpsilonBudget); }
+
 using ::dpq::testing::IsOk;
 using ::dpq::testing::StatusIs;
 using query::AggregateKind;
@@ -47,8 +50,8 @@ class QueryEngineTest : public ::dpq::testing::StoreTest {
     ASSERT_OK_AND_ASSIGN(store::CreatedDataset ds, CreateTinyDataset("people", kRows));
     ds_id_ = ds.schema.id;
     ASSERT_OK_AND_ASSIGN(store::CreatedDataset other, CreateTinyDataset("other", 5));
-    ASSERT_THAT(ledger_->Set(ds_id_, 5e6, 1e-3), IsOk());
-    ASSERT_THAT(ledger_->Set(other.schema.id, 5e6, 1e-3), IsOk());
+    ASSERT_THAT(ledger_->Set(ds_id_, Units(5e6), 1000000000000000), IsOk());
+    ASSERT_THAT(ledger_->Set(other.schema.id, Units(5e6), 1000000000000000), IsOk());
     ASSERT_OK_AND_ASSIGN(admin_, CreatePrincipal("root", store::Role::kAdmin));
     ASSERT_OK_AND_ASSIGN(granted_, CreatePrincipal("ann"));
     ASSERT_OK_AND_ASSIGN(stranger_, CreatePrincipal("eve"));
@@ -89,7 +92,7 @@ TEST_F(QueryEngineTest, AnalystWithoutGrantIsPermissionDeniedAndChargedNothing) 
               StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("eve")));
   EXPECT_THAT(engine_->AuthorizedDataset(stranger_, "people"), StatusIs(absl::StatusCode::kPermissionDenied));
   EXPECT_EQ(AuditRows(), 0);
-  EXPECT_EQ(Budget().epsilon_spent, 0);
+  EXPECT_EQ(Budget().epsilon_spent(), 0);
   // Granted elsewhere does not help; granted here does.
   EXPECT_THAT(engine_->AuthorizedDataset(stranger_, "other"), IsOk());
   EXPECT_THAT(engine_->Run(granted_, Count(1), "r2"), IsOk());
@@ -111,7 +114,7 @@ TEST_F(QueryEngineTest, UnknownDatasetIsNotFound) {
 }
 
 TEST_F(QueryEngineTest, OverBudgetIsRefusedBeforeScanningAndChargesNothing) {
-  ASSERT_THAT(ledger_->Set(ds_id_, 1.0, 0), IsOk());
+  ASSERT_THAT(ledger_->Set(ds_id_, Units(1.0), 0), IsOk());
   ASSERT_THAT(engine_->Run(granted_, Count(0.75), "first"), IsOk());
   const store::BudgetState before = Budget();
 
@@ -125,8 +128,8 @@ TEST_F(QueryEngineTest, OverBudgetIsRefusedBeforeScanningAndChargesNothing) {
 
   EXPECT_EQ(AuditRows(), 1);
   const store::BudgetState after = Budget();
-  EXPECT_EQ(after.epsilon_spent, before.epsilon_spent);
-  EXPECT_EQ(after.delta_spent, before.delta_spent);
+  EXPECT_EQ(after.epsilon_spent(), before.epsilon_spent());
+  EXPECT_EQ(after.delta_spent(), before.delta_spent());
   ASSERT_OK_AND_ASSIGN(auto found, ledger_->FindAllocation(ds_id_, "second"));
   EXPECT_FALSE(found.has_value());
   // What still fits is answered.
@@ -150,11 +153,11 @@ TEST_F(QueryEngineTest, HugeEpsilonReleasesTheExactCountInsideItsInterval) {
   // Laplace b = sensitivity / epsilon, slightly inflated for the release grid (additive_mechanism.h).
   EXPECT_GE(a.noise_scale, 1e-6);
   EXPECT_LE(a.noise_scale, 1e-6 * (1 + 1e-5));
-  EXPECT_EQ(a.epsilon, 1e6);
+  EXPECT_EQ(a.epsilon(), 1e6);
   EXPECT_EQ(a.seq, 1);
   EXPECT_EQ(a.hash, store::ChainHash(store::GenesisHash(), ds_id_, a));
-  EXPECT_EQ(out.budget.epsilon_spent, before.epsilon_spent + 1e6);
-  EXPECT_EQ(Budget().epsilon_spent, before.epsilon_spent + 1e6);
+  EXPECT_EQ(out.budget.epsilon_spent(), before.epsilon_spent() + 1e6);
+  EXPECT_EQ(Budget().epsilon_spent(), before.epsilon_spent() + 1e6);
 
   // The committed audit row carries exactly the released answer.
   ASSERT_OK_AND_ASSIGN(auto stored, ledger_->FindAllocation(ds_id_, "exact"));
@@ -188,13 +191,13 @@ TEST_F(QueryEngineTest, HugeEpsilonSumAndMeanMatchTheData) {
   EXPECT_NEAR(m.allocation.value, exact_clamped / kRows, 1e-3);
   EXPECT_LE(m.allocation.ci_lower, exact_clamped / kRows);
   EXPECT_GE(m.allocation.ci_upper, exact_clamped / kRows);
-  EXPECT_EQ(Budget().epsilon_spent, 2e6);
+  EXPECT_EQ(Budget().epsilon_spent(), 2e6);
 }
 
 TEST_F(QueryEngineTest, SameRequestIdReplaysTheStoredAnswerWithoutCharging) {
   ASSERT_OK_AND_ASSIGN(QueryOutcome first, engine_->Run(granted_, Count(0.5), "idem"));
   ASSERT_FALSE(first.replayed);
-  const double spent = Budget().epsilon_spent;
+  const double spent = Budget().epsilon_spent();
 
   // The replay must not scan either: hide the table.
   Sql(absl::StrCat("ALTER TABLE ", store::DataTableName(ds_id_), " RENAME TO hidden_", ds_id_));
@@ -204,15 +207,15 @@ TEST_F(QueryEngineTest, SameRequestIdReplaysTheStoredAnswerWithoutCharging) {
   EXPECT_EQ(again.allocation.value, first.allocation.value);  // not a fresh draw
   EXPECT_EQ(again.allocation.seq, first.allocation.seq);
   EXPECT_EQ(again.allocation.hash, first.allocation.hash);
-  EXPECT_EQ(again.budget.epsilon_spent, spent);
-  EXPECT_EQ(Budget().epsilon_spent, spent);
+  EXPECT_EQ(again.budget.epsilon_spent(), spent);
+  EXPECT_EQ(Budget().epsilon_spent(), spent);
   EXPECT_EQ(AuditRows(), 1);
 
   // Same id, different question: ALREADY_EXISTS, nothing charged.
   EXPECT_THAT(engine_->Run(granted_, Count(0.25), "idem"), StatusIs(absl::StatusCode::kAlreadyExists));
   // Same id and question from another principal: not theirs to replay.
   EXPECT_THAT(engine_->Run(admin_, Count(0.5), "idem"), StatusIs(absl::StatusCode::kAlreadyExists));
-  EXPECT_EQ(Budget().epsilon_spent, spent);
+  EXPECT_EQ(Budget().epsilon_spent(), spent);
   EXPECT_EQ(AuditRows(), 1);
 }
 
@@ -250,7 +253,7 @@ TEST_F(QueryEngineTest, InvalidQueryIsRejectedWithoutCharge) {
   nocol.column = "nope";
   EXPECT_THAT(engine_->Run(granted_, nocol, "nocol"), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("nope")));
   EXPECT_EQ(AuditRows(), 0);
-  EXPECT_EQ(Budget().epsilon_spent, 0);
+  EXPECT_EQ(Budget().epsilon_spent(), 0);
 }
 
 }  // namespace

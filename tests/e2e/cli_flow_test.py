@@ -246,16 +246,9 @@ class CliFlowTest(harness.DpqdTestCase):
         self.assertEqual(len(started), 1, self.dpqd.log_text())
         self.assertEqual(started[0][1], "0", self.dpqd.log_text())
 
-    # KNOWN ISSUE (design question for the integrator, see the e2e report): the ledger compares
-    # raw double sums with no tolerance (server/store/budget_ledger.cc, deliberately), so the third
-    # query is refused with "requested epsilon=0.1 ..., remaining epsilon=0.1". Marked
-    # expectedFailure so CI stays green; once the ledger accepts it, unittest reports an
-    # "unexpected success" (a failure): then delete this decorator.
-    @unittest.expectedFailure
     def test_budget_spends_down_exactly_in_decimal_steps(self):
-        # A budget of 0.3 is three queries of 0.1: an administrator reads the numbers in decimal.
-        # Binary doubles give 0.1 + 0.1 + 0.1 > 0.3, so a ledger comparing raw sums refuses the
-        # third query while reporting "requested 0.1, remaining 0.1".
+        # A budget of 0.3 is exactly three queries of 0.1: the ledger charges exact decimal units
+        # (server/query/privacy_units.h); binary doubles would give 0.1 + 0.1 + 0.1 > 0.3.
         self.dpqd.ctl("dataset", "create", "steps", "--csv", harness.data_file("salaries.csv"),
                       "--privacy-unit", "person_id")
         self.dpqd.ctl("grant", "alice", "steps")
@@ -351,7 +344,7 @@ class CliFlowTest(harness.DpqdTestCase):
                                 "--privacy-unit", "patient_id")
         self.assertEqual(created["rows_loaded"], 1858)
         self.dpqd.ctl("grant", "alice", "colon")
-        self.dpqd.ctl("budget", "set", "colon", "--epsilon", 1e7, "--delta", 0)
+        self.dpqd.ctl("budget", "set", "colon", "--epsilon", 3e6, "--delta", 0)
         answers = {}
         for k, truth in ((1, 929), (2, 1858)):
             with self.subTest(k=k):
