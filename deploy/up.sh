@@ -17,6 +17,14 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # A relative DPQ_DATA_DIR is relative to where the script was started; the default is in the repo.
+# As root the embedded PostgreSQL runs as the `postgres` user, which must be able to reach the data
+# dir; a checkout in a mode-700 home (e.g. /root) is not reachable, so the default moves to
+# /var/lib/dpq there.
+if [ -z "${DPQ_DATA_DIR:-}" ] && [ "$(id -u)" -eq 0 ] && id postgres >/dev/null 2>&1 &&
+   ! runuser -u postgres -- test -x "$ROOT" 2>/dev/null; then
+  DPQ_DATA_DIR=/var/lib/dpq
+  echo "up.sh: $ROOT is not reachable by the postgres user; using DPQ_DATA_DIR=$DPQ_DATA_DIR"
+fi
 case "${DPQ_DATA_DIR:=$ROOT/dpq-data}" in /*) ;; *) DPQ_DATA_DIR="$PWD/$DPQ_DATA_DIR" ;; esac
 cd "$ROOT"
 

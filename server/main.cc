@@ -148,6 +148,9 @@ absl::Status Serve() {
   int bound_port = 0;
   builder.AddListeningPort(absl::GetFlag(FLAGS_listen), credentials, &bound_port);
   builder.SetMaxReceiveMessageSize(absl::GetFlag(FLAGS_max_message_mb) << 20);
+  // gRPC enables SO_REUSEPORT by default on Linux: a second dpqd on the same port would silently
+  // share it instead of failing. Refuse that.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(&analyst_service);
   builder.RegisterService(&admin_service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
