@@ -94,7 +94,8 @@ grpc::Status AdminService::SetBudget(grpc::ServerContext* context, const v1::Set
     ASSIGN_OR_RETURN(int64_t epsilon_units, query::EpsilonToUnits(request->epsilon(), "epsilon", query::kMaxEpsilonBudget));
     ASSIGN_OR_RETURN(int64_t delta_units, query::DeltaToUnits(request->delta(), "delta"));
     ASSIGN_OR_RETURN(query::DatasetSchema schema, o_.datasets->Get(request->dataset()));
-    ASSIGN_OR_RETURN(store::BudgetState budget, o_.ledger->Set(schema.id, epsilon_units, delta_units));
+    ASSIGN_OR_RETURN(store::BudgetState budget,
+                     o_.ledger->Set(schema.id, epsilon_units, delta_units, request->accountant()));
     ToProto(budget, response);
     return absl::OkStatus();
   }());

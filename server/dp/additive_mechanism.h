@@ -34,6 +34,11 @@ class AdditiveMechanism {
   virtual double delta() const = 0;        // 0 for Laplace
   virtual double sensitivity() const = 0;  // as passed in (L1 for Laplace, L2 for Gaussian)
   virtual double granularity() const = 0;  // grid step gamma (a power of two) of released values
+  // The sensitivity, in units of the statistic, that the noise is actually calibrated for once
+  // neighbours are rounded to the grid: Gaussian D * gamma with D = floor(Delta/gamma) + 1 integer
+  // steps, Laplace Delta + gamma. Accountants use it: e.g. the discrete Gaussian with integer
+  // sensitivity D and scale s is D^2/(2 s^2)-zCDP (Canonne, Kamath, Steinke 2020, Thm. 4).
+  virtual double privacy_sensitivity() const = 0;
   // Half-width h with P(|noise| <= h) >= confidence for the discrete noise actually added
   // (a multiple of granularity()). INVALID_ARGUMENT unless 0 < confidence < 1.
   virtual absl::StatusOr<double> ConfidenceHalfWidth(double confidence) const = 0;

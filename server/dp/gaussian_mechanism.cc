@@ -42,11 +42,12 @@ absl::StatusOr<int64_t> GridSensitivity(double sensitivity, double gamma) {
 class GaussianMechanism final : public AdditiveMechanism {
  public:
   GaussianMechanism(double epsilon, double delta, double sensitivity, double gamma,
-                    double integer_sigma, DiscreteGaussianSampler sampler)
+                    int64_t grid_sensitivity, double integer_sigma, DiscreteGaussianSampler sampler)
       : epsilon_(epsilon),
         delta_(delta),
         sensitivity_(sensitivity),
         gamma_(gamma),
+        grid_sensitivity_(grid_sensitivity),
         integer_sigma_(integer_sigma),
         sampler_(sampler) {}
 
@@ -59,6 +60,9 @@ class GaussianMechanism final : public AdditiveMechanism {
   double delta() const override { return delta_; }
   double sensitivity() const override { return sensitivity_; }
   double granularity() const override { return gamma_; }
+  double privacy_sensitivity() const override {
+    return static_cast<double>(grid_sensitivity_) * gamma_;  // D < 2^53 and gamma a power of two: exact
+  }
   absl::StatusOr<double> ConfidenceHalfWidth(double confidence) const override {
     ASSIGN_OR_RETURN(const int64_t m, DiscreteGaussianHalfWidth(integer_sigma_, confidence));
     return static_cast<double>(m) * gamma_;
@@ -70,6 +74,7 @@ class GaussianMechanism final : public AdditiveMechanism {
   double delta_;
   double sensitivity_;
   double gamma_;
+  int64_t grid_sensitivity_;  // D
   double integer_sigma_;  // sigma / gamma, exactly the sampler's rational sigma
   DiscreteGaussianSampler sampler_;
 };
@@ -109,7 +114,8 @@ absl::StatusOr<std::unique_ptr<AdditiveMechanism>> CreateGaussianMechanism(doubl
   }
   const double exact_sigma = sigma_in_steps;
   return std::unique_ptr<AdditiveMechanism>(
-      new GaussianMechanism(epsilon, delta, l2_sensitivity, gamma, exact_sigma, sampler));
+      new GaussianMechanism(epsilon, delta, l2_sensitivity, gamma, grid_sensitivity, exact_sigma,
+                            sampler));
 }
 
 }  // namespace dpq::dp

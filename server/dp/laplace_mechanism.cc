@@ -34,6 +34,8 @@ class LaplaceMechanism final : public AdditiveMechanism {
   double delta() const override { return 0; }
   double sensitivity() const override { return sensitivity_; }
   double granularity() const override { return gamma_; }
+  // (Delta/gamma + 1) gamma: Delta/gamma < 2^53 and gamma a power of two, so this is exact.
+  double privacy_sensitivity() const override { return (sensitivity_ / gamma_ + 1) * gamma_; }
   absl::StatusOr<double> ConfidenceHalfWidth(double confidence) const override {
     ASSIGN_OR_RETURN(const int64_t m, DiscreteLaplaceHalfWidth(integer_scale_, confidence));
     return static_cast<double>(m) * gamma_;

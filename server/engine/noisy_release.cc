@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "server/base/status_macros.h"
+#include "server/dp/accounting/privacy_event.h"
 #include "server/dp/additive_mechanism.h"
 
 namespace dpq::engine {
@@ -24,14 +25,23 @@ struct Component {
   double half_width;
   double scale;
   double sensitivity;
+  std::string event;
 };
+
+std::string EventOf(const dp::AdditiveMechanism& m) {
+  if (m.delta() > 0) {
+    return dp::accounting::PrivacyEvent::Gaussian(m.noise_scale(), m.privacy_sensitivity()).ToSpec();
+  }
+  return dp::accounting::PrivacyEvent::PureDp(m.epsilon()).ToSpec();
+}
 
 absl::StatusOr<Component> Release(query::MechanismKind kind, const NoiseComponent& c, double exact,
                                   double confidence, dp::RandomSource& rng) {
   ASSIGN_OR_RETURN(auto mechanism, MechanismFor(kind, c));
   ASSIGN_OR_RETURN(double value, mechanism->AddNoise(exact, rng));
   ASSIGN_OR_RETURN(double half_width, mechanism->ConfidenceHalfWidth(confidence));
-  return Component{value, half_width, mechanism->noise_scale(), mechanism->sensitivity()};
+  return Component{value, half_width, mechanism->noise_scale(), mechanism->sensitivity(),
+                   EventOf(*mechanism)};
 }
 
 double ExactStatistic(const NoiseComponent& c, const store::ScanResult& exact) {
@@ -54,6 +64,7 @@ absl::StatusOr<NoisyRelease> ReleaseWithNoise(const query::QueryPlan& plan,
     out.sensitivity = r.sensitivity;
     out.ci_lower = r.value - r.half_width;
     out.ci_upper = r.value + r.half_width;
+    out.events = {r.event};
     return out;
   }
 
@@ -76,6 +87,7 @@ absl::StatusOr<NoisyRelease> ReleaseWithNoise(const query::QueryPlan& plan,
   out.noise_scale = sum.scale;
   out.count_noise_scale = count.scale;
   out.sensitivity = sum.sensitivity;
+  out.events = {sum.event, count.event};
   const double c_lo = count.value - count.half_width;
   const double c_hi = count.value + count.half_width;
   const double s_lo = sum.value - sum.half_width;

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "server/base/status_macros.h"
 #include "server/engine/noisy_release.h"
 
@@ -75,10 +76,12 @@ absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
 
   // Cheap pre-check without the lock so a doomed query does not scan; Debit re-checks under it.
   ASSIGN_OR_RETURN(store::BudgetState before, s_.ledger->Get(schema.id));
-  if (plan.epsilon_units > before.epsilon_remaining_units() ||
-      plan.delta_units > before.delta_remaining_units()) {
-    return store::BudgetExhausted(before, plan.epsilon_units, plan.delta_units);
-  }
+  // Basic composition knows the exact charge; other accountants are checked under the lock.
+  const bool doomed = before.accountant == "basic"
+                          ? plan.epsilon_units > before.epsilon_remaining_units() ||
+                                plan.delta_units > before.delta_remaining_units()
+                          : before.epsilon_remaining_units() == 0;
+  if (doomed) return store::BudgetExhausted(before, plan.epsilon_units, plan.delta_units);
 
   ASSIGN_OR_RETURN(store::ScanResult exact, s_.scanner->Scan(plan.scan, deadline));
   ASSIGN_OR_RETURN(NoisyRelease release, ReleaseWithNoise(plan, exact, *rng_));
@@ -103,6 +106,7 @@ absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
   a.clamp_lower = plan.spec.lower;
   a.clamp_upper = plan.spec.upper;
   a.max_contributions = plan.spec.max_contributions;
+  a.events = absl::StrJoin(release.events, ";");
 
   ASSIGN_OR_RETURN(store::DebitResult debit, s_.ledger->Debit(schema.id, std::move(a)));
   if (debit.replayed && debit.allocation.principal_id != principal.id) {

@@ -60,6 +60,10 @@ struct Allocation {
   absl::optional<double> clamp_lower;
   absl::optional<double> clamp_upper;
   int max_contributions = 1;
+  // The privacy events this allocation composes into the ledger, ';'-separated event specs
+  // (server/dp/accounting/privacy_event.h). The nominal charge above is what basic composition and
+  // per-query displays use; non-basic accountants compose these events instead.
+  std::string events;
   std::string prev_hash;  // 32 bytes
   std::string hash;       // 32 bytes
 

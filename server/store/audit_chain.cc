@@ -23,7 +23,7 @@ std::string CanonicalAllocation(int64_t dataset_id, const Allocation& a) {
       S(a.mechanism), "|", a.epsilon_units, "|", a.delta_units, "|", D(a.sensitivity), "|",
       D(a.noise_scale), "|", D(a.count_noise_scale), "|", D(a.value), "|", D(a.confidence), "|",
       D(a.ci_lower), "|", D(a.ci_upper), "|", OptD(a.clamp_lower), "|", OptD(a.clamp_upper), "|",
-      a.max_contributions);
+      a.max_contributions, "|", S(a.events));
 }
 
 std::string ChainHash(const std::string& prev_hash, int64_t dataset_id, const Allocation& a) {

@@ -6,20 +6,22 @@
 #include "absl/strings/str_format.h"
 #include "server/base/status_macros.h"
 #include "server/store/audit_chain.h"
+#include "server/store/ledger_accounting.h"
 
 namespace dpq::store {
 namespace {
 
 constexpr char kBudgetColumns[] =
     "l.dataset_id, d.name, l.accountant, l.epsilon_total_units, l.delta_total_units, "
-    "l.epsilon_spent_units, l.delta_spent_units, l.audit_head_seq, l.audit_head_hash";
+    "l.epsilon_spent_units, l.delta_spent_units, l.audit_head_seq, l.audit_head_hash, "
+    "l.accountant_state";
 
 constexpr char kAllocationColumns[] =
     "seq, request_id, principal_id, analyst, "
     "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), fingerprint, "
     "aggregate, column_name, mechanism, epsilon_units, delta_units, sensitivity, noise_scale, "
     "count_noise_scale, value, confidence, ci_lower, ci_upper, clamp_lower, clamp_upper, "
-    "max_contributions, prev_hash, hash";
+    "max_contributions, prev_hash, hash, events";
 
 BudgetState BudgetFromRow(const pqxx::row& r) {
   BudgetState b;
@@ -63,6 +65,7 @@ Allocation AllocationFromRow(const pqxx::row& r) {
   a.max_contributions = r[20].as<int>();
   a.prev_hash = Bytes(r[21]);
   a.hash = Bytes(r[22]);
+  a.events = r[23].as<std::string>();
   return a;
 }
 
@@ -115,21 +118,41 @@ absl::StatusOr<BudgetState> BudgetLedger::Get(int64_t dataset_id) {
 }
 
 absl::StatusOr<BudgetState> BudgetLedger::Set(int64_t dataset_id, int64_t epsilon_total_units,
-                                              int64_t delta_total_units) {
+                                              int64_t delta_total_units, const std::string& accountant) {
   BudgetState b;
   RETURN_IF_ERROR(db_->Run("set budget", [&](pqxx::connection& c) -> absl::Status {
     pqxx::work tx(c);
     ASSIGN_OR_RETURN(pqxx::row locked, LockLedger(tx, dataset_id));
     b = BudgetFromRow(locked);
+    const std::string state = locked[9].as<std::string>();
+    const bool anything_spent = locked[7].as<int64_t>() > 0;
+    const std::string chosen = accountant.empty() ? b.accountant : accountant;
+    RETURN_IF_ERROR(ValidateLedgerAccountant(chosen));
+    if (chosen != b.accountant && anything_spent) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the accountant of dataset ", b.dataset, " is ", b.accountant,
+          " and cannot change once budget was spent"));
+    }
+    if (chosen != "basic" && delta_total_units == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("delta must be > 0 for the ", chosen, " accountant"));
+    }
+    b.accountant = chosen;
+    if (chosen != "basic") {
+      // The spent epsilon of a converted accountant depends on the delta it is converted at.
+      ASSIGN_OR_RETURN(b.epsilon_spent_units, SpentEpsilonUnits(chosen, state, delta_total_units));
+      b.delta_spent_units = state.empty() ? 0 : delta_total_units;
+    }
     if (epsilon_total_units < b.epsilon_spent_units || delta_total_units < b.delta_spent_units) {
       return absl::FailedPreconditionError(absl::StrCat(
           "budget cannot go below what is already spent (epsilon_spent=", b.epsilon_spent(),
           ", delta_spent=", b.delta_spent(), ")"));
     }
     tx.exec_params0(
-        "UPDATE ledgers SET epsilon_total_units = $2, delta_total_units = $3, updated_at = now() "
-        "WHERE dataset_id = $1",
-        dataset_id, epsilon_total_units, delta_total_units);
+        "UPDATE ledgers SET accountant = $2, epsilon_total_units = $3, delta_total_units = $4, "
+        "epsilon_spent_units = $5, delta_spent_units = $6, updated_at = now() WHERE dataset_id = $1",
+        dataset_id, b.accountant, epsilon_total_units, delta_total_units, b.epsilon_spent_units,
+        b.delta_spent_units);
     tx.commit();
     b.epsilon_total_units = epsilon_total_units;
     b.delta_total_units = delta_total_units;
@@ -175,12 +198,21 @@ absl::StatusOr<DebitResult> BudgetLedger::Debit(int64_t dataset_id, Allocation a
     if (allocation.epsilon_units <= 0 || allocation.delta_units < 0) {
       return absl::InvalidArgumentError("a charge needs epsilon > 0 and delta >= 0");
     }
-    if (allocation.epsilon_units > budget.epsilon_remaining_units() ||
-        allocation.delta_units > budget.delta_remaining_units()) {
-      return BudgetExhausted(budget, allocation.epsilon_units, allocation.delta_units);
+    int64_t eps_after, delta_after;
+    std::string state = locked[9].as<std::string>();
+    if (budget.accountant == "basic") {
+      if (allocation.epsilon_units > budget.epsilon_remaining_units() ||
+          allocation.delta_units > budget.delta_remaining_units()) {
+        return BudgetExhausted(budget, allocation.epsilon_units, allocation.delta_units);
+      }
+      eps_after = budget.epsilon_spent_units + allocation.epsilon_units;
+      delta_after = budget.delta_spent_units + allocation.delta_units;
+    } else {
+      ASSIGN_OR_RETURN(ComposedState composed, ComposeCharge(budget, state, allocation.events));
+      eps_after = composed.epsilon_spent_units;
+      delta_after = composed.delta_spent_units;
+      state = std::move(composed.state);
     }
-    const int64_t eps_after = budget.epsilon_spent_units + allocation.epsilon_units;
-    const int64_t delta_after = budget.delta_spent_units + allocation.delta_units;
 
     allocation.seq = head_seq + 1;
     allocation.prev_hash = head_hash;
@@ -190,22 +222,23 @@ absl::StatusOr<DebitResult> BudgetLedger::Debit(int64_t dataset_id, Allocation a
         "INSERT INTO audit (dataset_id, seq, request_id, principal_id, analyst, fingerprint, "
         "aggregate, column_name, mechanism, epsilon_units, delta_units, sensitivity, noise_scale, "
         "count_noise_scale, value, confidence, ci_lower, ci_upper, clamp_lower, clamp_upper, "
-        "max_contributions, prev_hash, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
+        "max_contributions, prev_hash, hash, events) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
         "$10, $11, $12::float8, $13::float8, $14::float8, $15::float8, $16::float8, "
-        "$17::float8, $18::float8, nullif($19, '')::float8, nullif($20, '')::float8, $21, $22, $23) "
+        "$17::float8, $18::float8, nullif($19, '')::float8, nullif($20, '')::float8, $21, $22, $23, $24) "
         "RETURNING to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')",
         dataset_id, a.seq, a.request_id, a.principal_id, a.analyst, a.fingerprint, a.aggregate,
         a.column, a.mechanism, a.epsilon_units, a.delta_units,
         ExactDouble(a.sensitivity), ExactDouble(a.noise_scale), ExactDouble(a.count_noise_scale),
         ExactDouble(a.value), ExactDouble(a.confidence), ExactDouble(a.ci_lower),
         ExactDouble(a.ci_upper), OptionalDouble(a.clamp_lower), OptionalDouble(a.clamp_upper),
-        a.max_contributions, pqxx::binarystring(a.prev_hash), pqxx::binarystring(a.hash));
+        a.max_contributions, pqxx::binarystring(a.prev_hash), pqxx::binarystring(a.hash), a.events);
     allocation.created_at = ins[0].as<std::string>();
     tx.exec_params0(
         "UPDATE ledgers SET epsilon_spent_units = $2, delta_spent_units = $3, "
-        "audit_head_seq = $4, audit_head_hash = $5, updated_at = now() WHERE dataset_id = $1",
+        "audit_head_seq = $4, audit_head_hash = $5, accountant_state = $6, updated_at = now() "
+        "WHERE dataset_id = $1",
         dataset_id, eps_after, delta_after, allocation.seq,
-        pqxx::binarystring(allocation.hash));
+        pqxx::binarystring(allocation.hash), state);
     tx.commit();
     budget.epsilon_spent_units = eps_after;
     budget.delta_spent_units = delta_after;

@@ -39,8 +39,10 @@ class BudgetLedger {
 
   // Sets the totals (units of privacy_units.h). FAILED_PRECONDITION when a total would fall below
   // what is already spent.
+  // `accountant` ("basic", "advanced", "rdp", "zcdp"; empty keeps the current one) can change only
+  // while nothing is spent (FAILED_PRECONDITION); non-basic accountants need delta > 0.
   absl::StatusOr<BudgetState> Set(int64_t dataset_id, int64_t epsilon_total_units,
-                                  int64_t delta_total_units);
+                                  int64_t delta_total_units, const std::string& accountant = "");
 
   // The committed allocation for (dataset, request id), if any.
   absl::StatusOr<absl::optional<Allocation>> FindAllocation(int64_t dataset_id,

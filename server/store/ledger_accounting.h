@@ -1,0 +1,37 @@
+// The privacy filter of a non-basic ledger (rdp, zcdp, advanced): compose an allocation's events
+// onto the stored accountant state and accept iff the converted epsilon at the dataset's delta still
+// fits the epsilon budget. The stopping rule's validity for adaptively chosen queries is argued
+// per accountant in server/dp/accounting/accountant.h. Pure: no SQL.
+#ifndef DPQ_SERVER_STORE_LEDGER_ACCOUNTING_H_
+#define DPQ_SERVER_STORE_LEDGER_ACCOUNTING_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "server/store/allocation.h"
+
+namespace dpq::store {
+
+// Names a ledger accepts. "pld" is not a valid adaptive filter (accountant.h) and is refused.
+absl::Status ValidateLedgerAccountant(const std::string& name);
+
+struct ComposedState {
+  std::string state;                // serialized accountant state after the charge
+  int64_t epsilon_spent_units = 0;  // ceil(converted epsilon * 1e12), never below the previous value
+  int64_t delta_spent_units = 0;    // the delta budget the conversion used
+};
+
+// Adds `events` (';'-separated specs) to `state` (empty: a fresh accountant named
+// budget.accountant). RESOURCE_EXHAUSTED when the composed epsilon at the delta budget exceeds the
+// epsilon budget; INVALID_ARGUMENT for malformed events.
+absl::StatusOr<ComposedState> ComposeCharge(const BudgetState& budget, const std::string& state,
+                                            const std::string& events);
+
+// The epsilon spent (units) by `state` at a delta budget of delta_total_units; 0 for an empty state.
+absl::StatusOr<int64_t> SpentEpsilonUnits(const std::string& accountant, const std::string& state,
+                                          int64_t delta_total_units);
+
+}  // namespace dpq::store
+
+#endif  // DPQ_SERVER_STORE_LEDGER_ACCOUNTING_H_
