@@ -140,6 +140,7 @@ absl::Status Serve() {
   api::ServiceOptions options{&auth, &engine, &datasets, &principals, &ledger, &metrics};
   api::AnalystService analyst_service(options);
   api::AdminService admin_service(options);
+  api::AccountingService accounting_service(options);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -153,6 +154,7 @@ absl::Status Serve() {
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(&analyst_service);
   builder.RegisterService(&admin_service);
+  builder.RegisterService(&accounting_service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || bound_port == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", absl::GetFlag(FLAGS_listen)));

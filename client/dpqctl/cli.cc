@@ -139,7 +139,7 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   // budget set | show
   CLI::App* budget = app.add_subcommand("budget", "a dataset's privacy budget");
   budget->require_subcommand(1);
-  std::string budget_dataset;
+  std::string budget_dataset, budget_accountant;
   double budget_epsilon = 0, budget_delta = 0;
   CLI::App* budget_set =
       budget->add_subcommand("set", "set the total (epsilon, delta) budget of a dataset");
@@ -150,9 +150,13 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   budget_set->add_option("--delta", budget_delta, "total delta")
       ->required()
       ->check(internal::kFinite);
+  budget_set->add_option("--accountant", budget_accountant,
+                          "composition rule: basic (default), rdp, zcdp or advanced; fixed once "
+                          "budget is spent");
   budget_set->callback([&] {
     run = [&](const Output& output) {
-      return RunBudgetSet(options, output, budget_dataset, budget_epsilon, budget_delta);
+      return RunBudgetSet(options, output, budget_dataset, budget_epsilon, budget_delta,
+                          budget_accountant);
     };
   });
   CLI::App* budget_show = budget->add_subcommand("show", "total, spent and remaining budget");
@@ -198,11 +202,62 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   });
 
   // audit
-  std::string audit_dataset;
-  CLI::App* audit = app.add_subcommand("audit", "a dataset's budget allocations, oldest first");
-  audit->add_option("dataset", audit_dataset, "dataset name")->required();
+  std::string audit_dataset, verify_dataset;
+  CLI::App* audit = app.add_subcommand(
+      "audit", "a dataset's budget allocations, oldest first (`audit verify DATASET` checks them)");
+  audit->require_subcommand(0, 1);
+  audit->add_option("dataset", audit_dataset, "dataset name");
+  CLI::App* audit_verify = audit->add_subcommand(
+      "verify", "recompute the audit hash chain and the ledger from the audit rows (exit 4 if broken)");
+  audit_verify->add_option("dataset", verify_dataset, "dataset name")->required();
+  audit_verify->callback([&] {
+    run = [&](const Output& output) { return RunAuditVerify(options, output, verify_dataset); };
+  });
   audit->callback([&] {
+    if (audit_verify->parsed()) return;
+    if (audit_dataset.empty()) throw CLI::RequiredError("dataset");
     run = [&](const Output& output) { return RunAudit(options, output, audit_dataset); };
+  });
+
+  // price | calibrate (privacy arithmetic; no dataset, no ledger, nothing charged)
+  PriceArgs price_args;
+  CLI::App* price = app.add_subcommand(
+      "price", "the (epsilon, delta) a list of events would cost, without spending anything");
+  price->add_option("--accountant", price_args.accountant, "basic, advanced, rdp, zcdp or pld")
+      ->required();
+  price->add_option("--delta", price_args.delta, "target delta in (0, 1)")
+      ->required()
+      ->check(internal::kFinite);
+  price
+      ->add_option("--event", price_args.events,
+                   "an event (repeatable): laplace:scale=B[,sensitivity=S][,count=N], "
+                   "gaussian:sigma=S[,sensitivity=S][,count=N], "
+                   "subsampled-gaussian:q=Q,sigma=Z[,count=N], pure:epsilon=E[,count=N], "
+                   "approx:epsilon=E,delta=D[,count=N]")
+      ->required()
+      ->allow_extra_args(false);
+  price->callback([&] {
+    run = [&](const Output& output) { return RunPrice(options, output, price_args); };
+  });
+
+  CalibrateArgs calibrate_args;
+  CLI::App* calibrate = app.add_subcommand(
+      "calibrate", "the smallest DP-SGD noise multiplier that meets a target epsilon");
+  calibrate->add_option("--accountant", calibrate_args.accountant, "rdp, zcdp or pld")
+      ->required();
+  calibrate->add_option("--target-epsilon", calibrate_args.target_epsilon, "epsilon to meet")
+      ->required()
+      ->check(internal::kFinite);
+  calibrate->add_option("--delta", calibrate_args.delta, "target delta in (0, 1)")
+      ->required()
+      ->check(internal::kFinite);
+  calibrate->add_option("--q", calibrate_args.q, "Poisson sampling rate in (0, 1] (batch / n)")
+      ->required()
+      ->check(internal::kFinite);
+  calibrate->add_option("--steps", calibrate_args.steps, "number of training steps")
+      ->required();
+  calibrate->callback([&] {
+    run = [&](const Output& output) { return RunCalibrate(options, output, calibrate_args); };
   });
 
   try {

@@ -43,7 +43,8 @@ int RunGrant(const GlobalOptions& options, const Output& output, const std::stri
 
 // AdminService.SetBudget: totals, not increments.
 int RunBudgetSet(const GlobalOptions& options, const Output& output, const std::string& dataset,
-                 double epsilon, double delta);
+                 double epsilon, double delta,
+                 const std::string& accountant = "");
 // AnalystService.GetBudget.
 int RunBudgetShow(const GlobalOptions& options, const Output& output, const std::string& dataset);
 
@@ -67,6 +68,29 @@ int RunQuery(const GlobalOptions& options, const Output& output, const QueryArgs
 
 // AdminService.ListAudit.
 int RunAudit(const GlobalOptions& options, const Output& output, const std::string& dataset);
+// Exit 0 when the chain and ledger verify, kExitVerificationFailed when they do not.
+int RunAuditVerify(const GlobalOptions& options, const Output& output, const std::string& dataset);
+inline constexpr int kExitVerificationFailed = 4;
+
+// --- accounting (commands_accounting.cc) ------------------------------------------------------
+
+struct PriceArgs {
+  std::string accountant;           // basic | advanced | rdp | zcdp | pld (judged by the server)
+  double delta = 0;                 // target delta in (0, 1)
+  std::vector<std::string> events;  // specs such as "laplace:scale=10,count=100"
+};
+// AccountingService.Price: the (epsilon, delta) the events would cost; charges nothing.
+int RunPrice(const GlobalOptions& options, const Output& output, const PriceArgs& args);
+
+struct CalibrateArgs {
+  std::string accountant;  // rdp | zcdp | pld
+  double target_epsilon = 0;
+  double delta = 0;
+  double q = 0;       // Poisson sampling rate in (0, 1]
+  int64_t steps = 0;  // number of DP-SGD steps, >= 1
+};
+// AccountingService.Calibrate: the smallest DP-SGD noise multiplier meeting the target.
+int RunCalibrate(const GlobalOptions& options, const Output& output, const CalibrateArgs& args);
 
 }  // namespace dpqctl
 

@@ -21,4 +21,22 @@ int RunAudit(const GlobalOptions& options, const Output& output, const std::stri
       ListAuditResponseToJson, WriteListAuditText);
 }
 
+int RunAuditVerify(const GlobalOptions& options, const Output& output, const std::string& dataset) {
+  dpq::v1::VerifyAuditRequest request;
+  request.set_dataset(dataset);
+  bool verified = true;
+  const int rc = RunRpc<dpq::v1::VerifyAuditResponse>(
+      options, output, kDefaultTimeoutSeconds,
+      [&](const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* context,
+          dpq::v1::VerifyAuditResponse* response) {
+        grpc::Status status =
+            dpq::v1::AdminService::NewStub(channel)->VerifyAudit(context, request, response);
+        verified = status.ok() && response->ok();
+        return status;
+      },
+      VerifyAuditResponseToJson, WriteVerifyAuditText);
+  if (rc != 0) return rc;
+  return verified ? 0 : kExitVerificationFailed;
+}
+
 }  // namespace dpqctl

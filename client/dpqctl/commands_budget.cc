@@ -10,11 +10,12 @@
 namespace dpqctl {
 
 int RunBudgetSet(const GlobalOptions& options, const Output& output, const std::string& dataset,
-                 double epsilon, double delta) {
+                 double epsilon, double delta, const std::string& accountant) {
   dpq::v1::SetBudgetRequest request;
   request.set_dataset(dataset);
   request.set_epsilon(epsilon);
   request.set_delta(delta);
+  request.set_accountant(accountant);
   return RunRpc<dpq::v1::Budget>(
       options, output, kDefaultTimeoutSeconds,
       [&](const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* context,

@@ -1,5 +1,6 @@
 #include "client/dpqctl/json_output.h"
 
+#include <cmath>
 #include <string>
 
 #include "client/dpqctl/enum_names.h"
@@ -125,6 +126,35 @@ nlohmann::json ListAuditResponseToJson(const dpq::v1::ListAuditResponse& respons
     entries.push_back(AuditEntryToJson(entry));
   }
   return {{"entries", std::move(entries)}};
+}
+
+nlohmann::json VerifyAuditResponseToJson(const dpq::v1::VerifyAuditResponse& r) {
+  return {{"ok", r.ok()},
+          {"entries", r.entries()},
+          {"first_broken_seq", r.first_broken_seq()},
+          {"reason", r.reason()},
+          {"epsilon_spent_recomputed", r.epsilon_spent_recomputed()},
+          {"delta_spent_recomputed", r.delta_spent_recomputed()},
+          {"epsilon_spent_ledger", r.epsilon_spent_ledger()},
+          {"delta_spent_ledger", r.delta_spent_ledger()}};
+}
+
+nlohmann::json PriceResponseToJson(const dpq::v1::PriceResponse& response) {
+  // nlohmann writes a non-finite double as null already; say so explicitly for the reader.
+  nlohmann::json epsilon = std::isfinite(response.epsilon()) ? nlohmann::json(response.epsilon())
+                                                             : nlohmann::json(nullptr);
+  return {
+      {"epsilon", std::move(epsilon)},
+      {"delta", response.delta()},
+      {"accountant", response.accountant()},
+  };
+}
+
+nlohmann::json CalibrateResponseToJson(const dpq::v1::CalibrateResponse& response) {
+  return {
+      {"noise_multiplier", response.noise_multiplier()},
+      {"epsilon", response.epsilon()},
+  };
 }
 
 nlohmann::json ErrorToJson(absl::string_view code_name, absl::string_view message) {

@@ -27,6 +27,12 @@ nlohmann::json CreateAnalystResponseToJson(const dpq::v1::CreateAnalystResponse&
 nlohmann::json GrantToJson(const dpq::v1::GrantRequest& request);
 nlohmann::json AuditEntryToJson(const dpq::v1::AuditEntry& entry);
 nlohmann::json ListAuditResponseToJson(const dpq::v1::ListAuditResponse& response);
+nlohmann::json VerifyAuditResponseToJson(const dpq::v1::VerifyAuditResponse& response);
+// {"epsilon", "delta", "accountant"}; an epsilon of +inf (no finite guarantee at that delta)
+// prints as null.
+nlohmann::json PriceResponseToJson(const dpq::v1::PriceResponse& response);
+// {"noise_multiplier", "epsilon"}.
+nlohmann::json CalibrateResponseToJson(const dpq::v1::CalibrateResponse& response);
 // {"error": {"code": code_name, "message": message}}; code_name is a gRPC code name such as
 // "RESOURCE_EXHAUSTED".
 nlohmann::json ErrorToJson(absl::string_view code_name, absl::string_view message);

@@ -1,6 +1,7 @@
 #include "client/dpqctl/text_output.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "client/dpqctl/enum_names.h"
@@ -133,6 +134,33 @@ void WriteListAuditText(std::ostream& out, const dpq::v1::ListAuditResponse& res
              {"SEQ", "TIME", "ANALYST", "AGGREGATE", "COLUMN", "MECHANISM", "EPSILON", "DELTA",
               "VALUE", "REQUEST ID"},
              rows);
+}
+
+void WriteVerifyAuditText(std::ostream& out, const dpq::v1::VerifyAuditResponse& r) {
+  if (r.ok()) {
+    out << "audit chain intact: " << r.entries() << " entries; ledger matches (epsilon spent "
+        << FormatNumber(r.epsilon_spent_ledger()) << ", delta spent "
+        << FormatNumber(r.delta_spent_ledger()) << ")\n";
+    return;
+  }
+  out << "AUDIT VERIFICATION FAILED";
+  if (r.first_broken_seq() > 0) out << " at seq " << r.first_broken_seq();
+  out << ": " << r.reason() << "\n  epsilon spent: ledger " << FormatNumber(r.epsilon_spent_ledger())
+      << ", recomputed " << FormatNumber(r.epsilon_spent_recomputed()) << "\n  delta spent: ledger "
+      << FormatNumber(r.delta_spent_ledger()) << ", recomputed "
+      << FormatNumber(r.delta_spent_recomputed()) << "\n";
+}
+
+void WritePriceText(std::ostream& out, const dpq::v1::PriceResponse& response) {
+  out << "price (" << response.accountant() << " accountant): epsilon "
+      << (std::isfinite(response.epsilon()) ? FormatNumber(response.epsilon())
+                                            : std::string("inf (no finite bound at this delta)"))
+      << " at delta " << FormatNumber(response.delta()) << '\n';
+}
+
+void WriteCalibrateText(std::ostream& out, const dpq::v1::CalibrateResponse& response) {
+  out << "noise multiplier: " << FormatNumber(response.noise_multiplier()) << '\n'
+      << "epsilon:          " << FormatNumber(response.epsilon()) << '\n';
 }
 
 }  // namespace dpqctl

@@ -27,6 +27,10 @@ void WriteBudgetText(std::ostream& out, const dpq::v1::Budget& budget);
 void WriteQueryText(std::ostream& out, const dpq::v1::QueryResponse& response,
                     dpq::v1::Aggregate aggregate);
 void WriteListAuditText(std::ostream& out, const dpq::v1::ListAuditResponse& response);
+void WriteVerifyAuditText(std::ostream& out, const dpq::v1::VerifyAuditResponse& response);
+
+void WritePriceText(std::ostream& out, const dpq::v1::PriceResponse& response);
+void WriteCalibrateText(std::ostream& out, const dpq::v1::CalibrateResponse& response);
 
 }  // namespace dpqctl
 

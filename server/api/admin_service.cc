@@ -112,4 +112,23 @@ grpc::Status AdminService::ListAudit(grpc::ServerContext* context, const v1::Lis
   }());
 }
 
+grpc::Status AdminService::VerifyAudit(grpc::ServerContext* context,
+                                       const v1::VerifyAuditRequest* request,
+                                       v1::VerifyAuditResponse* response) {
+  return ToGrpcStatus([&]() -> absl::Status {
+    RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
+    ASSIGN_OR_RETURN(query::DatasetSchema schema, o_.datasets->Get(request->dataset()));
+    ASSIGN_OR_RETURN(store::BudgetLedger::Verification v, o_.ledger->Verify(schema.id));
+    response->set_ok(v.ok);
+    response->set_entries(v.entries);
+    response->set_first_broken_seq(v.first_broken_seq);
+    response->set_reason(v.reason);
+    response->set_epsilon_spent_recomputed(query::EpsilonFromUnits(v.epsilon_spent_recomputed_units));
+    response->set_delta_spent_recomputed(query::DeltaFromUnits(v.delta_spent_recomputed_units));
+    response->set_epsilon_spent_ledger(query::EpsilonFromUnits(v.epsilon_spent_ledger_units));
+    response->set_delta_spent_ledger(query::DeltaFromUnits(v.delta_spent_ledger_units));
+    return absl::OkStatus();
+  }());
+}
+
 }  // namespace dpq::api

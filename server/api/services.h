@@ -54,6 +54,26 @@ class AdminService final : public v1::AdminService::Service {
                          v1::Budget* response) override;
   grpc::Status ListAudit(grpc::ServerContext* context, const v1::ListAuditRequest* request,
                          v1::ListAuditResponse* response) override;
+  grpc::Status VerifyAudit(grpc::ServerContext* context, const v1::VerifyAuditRequest* request,
+                           v1::VerifyAuditResponse* response) override;
+
+ private:
+  ServiceOptions o_;
+};
+
+// AccountingService: privacy arithmetic over declared events (dp/accounting PriceEvents and
+// CalibrateNoiseMultiplier). Any authenticated caller (UNAUTHENTICATED otherwise); reads no dataset,
+// touches no ledger, charges nothing. INVALID_ARGUMENT names the offending request field
+// ("accountant", "delta", "events[i]", "target_epsilon", "q", "steps"); RESOURCE_EXHAUSTED when a
+// PLD grows too large; DEADLINE_EXCEEDED when the computation outlived the call's deadline.
+class AccountingService final : public v1::AccountingService::Service {
+ public:
+  explicit AccountingService(ServiceOptions options) : o_(options) {}
+
+  grpc::Status Price(grpc::ServerContext* context, const v1::PriceRequest* request,
+                     v1::PriceResponse* response) override;
+  grpc::Status Calibrate(grpc::ServerContext* context, const v1::CalibrateRequest* request,
+                         v1::CalibrateResponse* response) override;
 
  private:
   ServiceOptions o_;

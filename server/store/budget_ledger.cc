@@ -293,4 +293,93 @@ absl::StatusOr<std::vector<BudgetLedger::AnalystSpend>> BudgetLedger::SpendByAna
   return out;
 }
 
+absl::StatusOr<BudgetLedger::Verification> BudgetLedger::Verify(int64_t dataset_id) {
+  Verification v;
+  std::vector<Allocation> rows;
+  BudgetState budget;
+  int64_t head_seq = 0;
+  std::string head_hash, state;
+  // One snapshot: rows, head and state are read in the same repeatable-read transaction.
+  RETURN_IF_ERROR(db_->Run("verify audit", [&](pqxx::connection& c) -> absl::Status {
+    pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> tx(c);
+    pqxx::result r = tx.exec_params(
+        absl::StrCat("SELECT ", kBudgetColumns,
+                     " FROM ledgers l JOIN datasets d ON d.id = l.dataset_id WHERE l.dataset_id = $1"),
+        dataset_id);
+    if (r.empty()) return absl::NotFoundError(absl::StrCat("no ledger for dataset id ", dataset_id));
+    budget = BudgetFromRow(r[0]);
+    head_seq = r[0][7].as<int64_t>();
+    head_hash = Bytes(r[0][8]);
+    state = r[0][9].as<std::string>();
+    rows.clear();
+    for (const auto& row : tx.exec_params(
+             absl::StrCat("SELECT ", kAllocationColumns, " FROM audit WHERE dataset_id = $1 ORDER BY seq"),
+             dataset_id)) {
+      rows.push_back(AllocationFromRow(row));
+    }
+    return absl::OkStatus();
+  }));
+  v.entries = static_cast<int64_t>(rows.size());
+  v.epsilon_spent_ledger_units = budget.epsilon_spent_units;
+  v.delta_spent_ledger_units = budget.delta_spent_units;
+
+  std::string expected_prev = GenesisHash();
+  for (size_t i = 0; i < rows.size() && v.first_broken_seq == 0; ++i) {
+    const Allocation& a = rows[i];
+    const int64_t want_seq = static_cast<int64_t>(i) + 1;
+    if (a.seq != want_seq) {
+      v.first_broken_seq = want_seq;
+      v.reason = absl::StrCat("row ", want_seq, " is missing (next row has seq ", a.seq, ")");
+    } else if (a.prev_hash != expected_prev) {
+      v.first_broken_seq = a.seq;
+      v.reason = absl::StrCat("row ", a.seq, " does not link to the previous row's hash");
+    } else if (ChainHash(a.prev_hash, dataset_id, a) != a.hash) {
+      v.first_broken_seq = a.seq;
+      v.reason = absl::StrCat("row ", a.seq, " content does not match its hash (altered)");
+    }
+    expected_prev = a.hash;
+  }
+  const int64_t last_seq = rows.empty() ? 0 : rows.back().seq;
+  if (v.first_broken_seq == 0 && (head_seq != last_seq || head_hash != expected_prev)) {
+    v.first_broken_seq = std::min(head_seq, last_seq) + 1;
+    v.reason = absl::StrCat("the ledger head (seq ", head_seq, ") does not match the chain's last row (seq ",
+                            last_seq, "): rows were removed or added outside dpqd");
+  }
+
+  // Recompute what the ledger should have spent.
+  if (budget.accountant == "basic") {
+    for (const Allocation& a : rows) {
+      v.epsilon_spent_recomputed_units += a.epsilon_units;
+      v.delta_spent_recomputed_units += a.delta_units;
+    }
+  } else {
+    BudgetState fresh = budget;
+    fresh.epsilon_spent_units = 0;
+    fresh.epsilon_total_units = INT64_MAX;  // recompute, never refuse
+    std::string recomputed_state;
+    for (const Allocation& a : rows) {
+      auto composed = ComposeCharge(fresh, recomputed_state, a.events);
+      if (!composed.ok()) {
+        v.reason = absl::StrCat("row ", a.seq, ": its events do not compose: ", composed.status().message());
+        if (v.first_broken_seq == 0) v.first_broken_seq = a.seq;
+        break;
+      }
+      recomputed_state = std::move(composed->state);
+      fresh.epsilon_spent_units = composed->epsilon_spent_units;
+    }
+    ASSIGN_OR_RETURN(v.epsilon_spent_recomputed_units,
+                     SpentEpsilonUnits(budget.accountant, recomputed_state, budget.delta_total_units));
+    v.delta_spent_recomputed_units = recomputed_state.empty() ? 0 : budget.delta_total_units;
+    if (v.reason.empty() && recomputed_state != state) {
+      v.reason = "the ledger's accountant state differs from the one recomputed from the audit rows";
+    }
+  }
+  if (v.reason.empty() && (v.epsilon_spent_recomputed_units != budget.epsilon_spent_units ||
+                           v.delta_spent_recomputed_units != budget.delta_spent_units)) {
+    v.reason = "the ledger's spent budget differs from the sum recomputed from the audit rows";
+  }
+  v.ok = v.reason.empty();
+  return v;
+}
+
 }  // namespace dpq::store

@@ -59,6 +59,19 @@ class BudgetLedger {
   // Oldest first.
   absl::StatusOr<std::vector<Allocation>> ListAllocations(int64_t dataset_id);
 
+  struct Verification {
+    bool ok = false;
+    int64_t entries = 0;
+    int64_t first_broken_seq = 0;  // 0: no broken link
+    std::string reason;
+    int64_t epsilon_spent_recomputed_units = 0, delta_spent_recomputed_units = 0;
+    int64_t epsilon_spent_ledger_units = 0, delta_spent_ledger_units = 0;
+  };
+  // Walks the audit chain (seq 1..n without gaps, each prev_hash the previous hash, each hash
+  // ChainHash of its content), checks the ledger head points at the last row (so a deleted tail is
+  // seen), and recomputes the ledger's spent budget (and accountant state) from the rows' charges.
+  absl::StatusOr<Verification> Verify(int64_t dataset_id);
+
   // Every dataset's ledger, for metrics.
   absl::StatusOr<std::vector<BudgetState>> ListBudgets();
   struct AnalystSpend {

@@ -1,0 +1,108 @@
+#!/usr/bin/python3
+"""End-to-end: ledgers with a chosen accountant, and `dpqctl audit verify`.
+
+- An RDP ledger composes Gaussian queries far below basic composition, and its spent epsilon is
+  what the (real) price RPC says the same events cost.
+- `audit verify` recomputes the hash chain and the ledger; an UPDATE made as the table owner with
+  the append-only trigger disabled is found, naming the altered row (issue 4, tampering test).
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+EXIT_VERIFICATION_FAILED = 4
+
+
+class LedgerTest(harness.DpqdTestCase):
+    def setUp(self):
+        self.dpqd = self.new_dpqd()
+        self.create_slid(self.dpqd)
+
+    def gaussian_count(self, epsilon=0.5, delta=1e-7, check=True):
+        return self.dpqd.ctl("query", "slid", "--aggregate", "count", "--epsilon", epsilon,
+                             "--mechanism", "gaussian", "--delta", delta, check=check)
+
+    def test_rdp_ledger_charges_less_than_basic_and_matches_the_price_of_its_events(self):
+        self.dpqd.ctl("budget", "set", "slid", "--epsilon", 2, "--delta", 1e-6, "--accountant", "rdp")
+        answers = [self.gaussian_count() for _ in range(8)]
+        budget = self.dpqd.ctl("budget", "show", "slid")
+        self.assertEqual(budget["accountant"], "rdp")
+        # Basic composition would have spent 8 * 0.5 = 4 > 2; RDP composes them to about 1.46.
+        self.assertLess(budget["epsilon_spent"], 2)
+        self.assertGreater(budget["epsilon_spent"], 0.5)
+        # The same eight Gaussian releases priced by the accountant service at sensitivity 1. The
+        # ledger charges the discrete release's grid sensitivity D*gamma, slightly above 1
+        # (additive_mechanism.h: at most 2^-20 relative), so it may be a hair above, never below.
+        sigma = answers[0]["noise_scale"]
+        price = self.dpqd.ctl("price", "--accountant", "rdp", "--delta", 1e-6, "--event",
+                              "gaussian:sigma=%r,sensitivity=1,count=8" % sigma)
+        self.assertGreaterEqual(budget["epsilon_spent"], price["epsilon"])
+        self.assertLessEqual(budget["epsilon_spent"], price["epsilon"] * (1 + 4e-6))
+        verify = self.dpqd.ctl("audit", "verify", "slid")
+        self.assertTrue(verify["ok"], dict(verify))
+        self.assertEqual(verify["entries"], 8)
+
+    def test_rdp_ledger_refuses_once_the_converted_epsilon_would_exceed_the_budget(self):
+        self.dpqd.ctl("budget", "set", "slid", "--epsilon", 1, "--delta", 1e-6, "--accountant", "rdp")
+        results = [self.gaussian_count(check=False) for _ in range(12)]
+        ok = [r for r in results if r.returncode == 0]
+        refused = [r for r in results if r.returncode != 0]
+        self.assertGreater(len(ok), 2)
+        self.assertTrue(refused)
+        for r in refused:
+            self.assert_error(r, "RESOURCE_EXHAUSTED", "rdp")
+        budget = self.dpqd.ctl("budget", "show", "slid")
+        self.assertLessEqual(budget["epsilon_spent"], 1.0)
+        self.assertEqual(len(self.dpqd.ctl("audit", "slid")["entries"]), len(ok))
+        self.assertTrue(self.dpqd.ctl("audit", "verify", "slid")["ok"])
+
+    def test_accountant_is_fixed_once_budget_is_spent_and_pld_is_refused(self):
+        self.assert_error(self.dpqd.ctl("budget", "set", "slid", "--epsilon", 1, "--delta", 1e-6,
+                                        "--accountant", "pld", check=False),
+                          "INVALID_ARGUMENT", "filter")
+        self.dpqd.ctl("budget", "set", "slid", "--epsilon", 1, "--delta", 1e-6)
+        self.dpqd.ctl("query", "slid", "--aggregate", "count", "--epsilon", 0.1)
+        self.assert_error(self.dpqd.ctl("budget", "set", "slid", "--epsilon", 1, "--delta", 1e-6,
+                                        "--accountant", "rdp", check=False),
+                          "FAILED_PRECONDITION", "cannot change")
+
+    def test_verify_reports_ok_on_an_untouched_basic_ledger(self):
+        self.dpqd.ctl("budget", "set", "slid", "--epsilon", 1, "--delta", 1e-6)
+        for eps in (0.1, 0.2, 0.3):
+            self.dpqd.ctl("query", "slid", "--aggregate", "count", "--epsilon", eps)
+        verify = self.dpqd.ctl("audit", "verify", "slid")
+        self.assertTrue(verify["ok"], dict(verify))
+        self.assertEqual(verify["first_broken_seq"], 0)
+        self.assertEqual(verify["epsilon_spent_recomputed"], verify["epsilon_spent_ledger"])
+        self.assert_close(verify["epsilon_spent_ledger"], 0.6)
+
+    @unittest.skipUnless(os.geteuid() == 0 and shutil.which("psql"),
+                         "needs root (to reach the embedded cluster's socket) and psql")
+    def test_update_with_trigger_disabled_is_detected_by_verify(self):
+        self.dpqd.ctl("budget", "set", "slid", "--epsilon", 1, "--delta", 1e-6)
+        for _ in range(4):
+            self.dpqd.ctl("query", "slid", "--aggregate", "count", "--epsilon", 0.1)
+        self.assertTrue(self.dpqd.ctl("audit", "verify", "slid")["ok"])
+        # The table owner hides part of a charge, bypassing the append-only trigger.
+        socket_dir = os.path.join(self.dpqd.data_dir, "run")
+        subprocess.run(
+            ["psql", "-h", socket_dir, "-U", "postgres", "-d", "dpq", "-v", "ON_ERROR_STOP=1", "-c",
+             "ALTER TABLE audit DISABLE TRIGGER audit_append_only; "
+             "UPDATE audit SET epsilon_units = 1 WHERE seq = 3; "
+             "ALTER TABLE audit ENABLE TRIGGER audit_append_only;"],
+            check=True, capture_output=True, stdin=subprocess.DEVNULL, timeout=60)
+        verify = self.dpqd.ctl("audit", "verify", "slid", check=False)
+        self.assertEqual(verify.returncode, EXIT_VERIFICATION_FAILED, dict(verify))
+        self.assertFalse(verify["ok"])
+        self.assertEqual(verify["first_broken_seq"], 3)
+        self.assertIn("altered", verify["reason"])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
