@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "CLI/CLI.hpp"
@@ -127,12 +128,19 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
 
   // grant
   std::string grant_analyst, grant_dataset;
+  std::optional<double> grant_epsilon_cap, grant_delta_cap;
   CLI::App* grant = app.add_subcommand("grant", "let an analyst query a dataset");
   grant->add_option("analyst", grant_analyst, "analyst name")->required();
   grant->add_option("dataset", grant_dataset, "dataset name")->required();
+  grant->add_option("--epsilon-cap", grant_epsilon_cap,
+                    "most epsilon this analyst may spend on the dataset (basic composition)")
+      ->check(internal::kFinite);
+  grant->add_option("--delta-cap", grant_delta_cap, "most delta this analyst may spend on the dataset")
+      ->check(internal::kFinite);
   grant->callback([&] {
     run = [&](const Output& output) {
-      return RunGrant(options, output, grant_analyst, grant_dataset);
+      return RunGrant(options, output, grant_analyst, grant_dataset, grant_epsilon_cap,
+                      grant_delta_cap);
     };
   });
 

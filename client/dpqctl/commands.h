@@ -36,8 +36,10 @@ int RunDatasetShow(const GlobalOptions& options, const Output& output, const std
 int RunAnalystCreate(const GlobalOptions& options, const Output& output, const std::string& name,
                      const std::string& role);
 // AdminService.Grant.
+// Caps are sent only when set (an unset cap keeps the stored one).
 int RunGrant(const GlobalOptions& options, const Output& output, const std::string& analyst,
-             const std::string& dataset);
+             const std::string& dataset, std::optional<double> epsilon_cap = std::nullopt,
+             std::optional<double> delta_cap = std::nullopt);
 
 // --- budget (commands_budget.cc) ---------------------------------------------------------------
 

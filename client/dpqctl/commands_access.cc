@@ -27,10 +27,13 @@ int RunAnalystCreate(const GlobalOptions& options, const Output& output, const s
 }
 
 int RunGrant(const GlobalOptions& options, const Output& output, const std::string& analyst,
-             const std::string& dataset) {
+             const std::string& dataset, std::optional<double> epsilon_cap,
+             std::optional<double> delta_cap) {
   dpq::v1::GrantRequest request;
   request.set_analyst(analyst);
   request.set_dataset(dataset);
+  if (epsilon_cap) request.set_epsilon_cap(*epsilon_cap);
+  if (delta_cap) request.set_delta_cap(*delta_cap);
   return RunRpc<dpq::v1::GrantResponse>(
       options, output, kDefaultTimeoutSeconds,
       [&](const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* context,

@@ -97,11 +97,14 @@ nlohmann::json CreateAnalystResponseToJson(const dpq::v1::CreateAnalystResponse&
 }
 
 nlohmann::json GrantToJson(const dpq::v1::GrantRequest& request) {
-  return {
+  nlohmann::json out = {
       {"analyst", request.analyst()},
       {"dataset", request.dataset()},
       {"granted", true},
   };
+  if (request.has_epsilon_cap()) out["epsilon_cap"] = request.epsilon_cap();
+  if (request.has_delta_cap()) out["delta_cap"] = request.delta_cap();
+  return out;
 }
 
 nlohmann::json AuditEntryToJson(const dpq::v1::AuditEntry& entry) {

@@ -83,7 +83,15 @@ grpc::Status AdminService::Grant(grpc::ServerContext* context, const v1::GrantRe
                                  v1::GrantResponse* response) {
   return ToGrpcStatus([&]() -> absl::Status {
     RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
-    return o_.principals->Grant(request->analyst(), request->dataset());
+    absl::optional<int64_t> epsilon_cap, delta_cap;
+    if (request->has_epsilon_cap()) {
+      ASSIGN_OR_RETURN(epsilon_cap, query::EpsilonToUnits(request->epsilon_cap(), "epsilon_cap",
+                                                          query::kMaxEpsilonBudget));
+    }
+    if (request->has_delta_cap()) {
+      ASSIGN_OR_RETURN(delta_cap, query::DeltaToUnits(request->delta_cap(), "delta_cap"));
+    }
+    return o_.principals->Grant(request->analyst(), request->dataset(), epsilon_cap, delta_cap);
   }());
 }
 

@@ -78,6 +78,38 @@ absl::optional<Allocation> FindInTx(pqxx::transaction_base& tx, int64_t dataset_
   return AllocationFromRow(r[0]);
 }
 
+// Checks and charges the analyst's cap on the dataset (basic composition of nominal charges), in the
+// debit's transaction and after the ledger lock (one lock order: ledger, then grant).
+// Principals without a grant row (admins) have no cap.
+absl::Status ChargeGrant(pqxx::work& tx, int64_t dataset_id, const std::string& dataset,
+                         const Allocation& a) {
+  pqxx::result g = tx.exec_params(
+      "SELECT epsilon_cap_units, delta_cap_units, epsilon_spent_units, delta_spent_units FROM grants "
+      "WHERE principal_id = $1 AND dataset_id = $2 FOR UPDATE",
+      a.principal_id, dataset_id);
+  if (g.empty()) return absl::OkStatus();
+  const int64_t eps_after = g[0][2].as<int64_t>() + a.epsilon_units;
+  const int64_t delta_after = g[0][3].as<int64_t>() + a.delta_units;
+  if ((!g[0][0].is_null() && eps_after > g[0][0].as<int64_t>()) ||
+      (!g[0][1].is_null() && delta_after > g[0][1].as<int64_t>())) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "analyst %s's cap on dataset %s exhausted: requested epsilon=%.12g delta=%.12g, cap "
+        "remaining epsilon=%s delta=%s",
+        a.analyst, dataset, query::EpsilonFromUnits(a.epsilon_units), query::DeltaFromUnits(a.delta_units),
+        g[0][0].is_null() ? "unlimited"
+                          : absl::StrFormat("%.12g", query::EpsilonFromUnits(g[0][0].as<int64_t>() -
+                                                                             g[0][2].as<int64_t>())),
+        g[0][1].is_null() ? "unlimited"
+                          : absl::StrFormat("%.12g", query::DeltaFromUnits(g[0][1].as<int64_t>() -
+                                                                           g[0][3].as<int64_t>()))));
+  }
+  tx.exec_params0(
+      "UPDATE grants SET epsilon_spent_units = $3, delta_spent_units = $4 "
+      "WHERE principal_id = $1 AND dataset_id = $2",
+      a.principal_id, dataset_id, eps_after, delta_after);
+  return absl::OkStatus();
+}
+
 // Locks the dataset's ledger row until the transaction ends: every budget change of a dataset is
 // serialised on this row. NOT_FOUND when the dataset has no ledger.
 absl::StatusOr<pqxx::row> LockLedger(pqxx::work& tx, int64_t dataset_id) {
@@ -213,6 +245,8 @@ absl::StatusOr<DebitResult> BudgetLedger::Debit(int64_t dataset_id, Allocation a
       delta_after = composed.delta_spent_units;
       state = std::move(composed.state);
     }
+
+    RETURN_IF_ERROR(ChargeGrant(tx, dataset_id, budget.dataset, allocation));
 
     allocation.seq = head_seq + 1;
     allocation.prev_hash = head_hash;

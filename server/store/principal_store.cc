@@ -64,16 +64,39 @@ absl::StatusOr<Principal> PrincipalStore::FindByTokenHash(const std::string& tok
   return *p;
 }
 
-absl::Status PrincipalStore::Grant(const std::string& analyst, const std::string& dataset) {
+absl::Status PrincipalStore::Grant(const std::string& analyst, const std::string& dataset,
+                                   absl::optional<int64_t> epsilon_cap_units,
+                                   absl::optional<int64_t> delta_cap_units) {
   return db_->Run("grant", [&](pqxx::connection& c) -> absl::Status {
     pqxx::work tx(c);
     pqxx::result a = tx.exec_params("SELECT id FROM principals WHERE name = $1", analyst);
     if (a.empty()) return absl::NotFoundError(absl::StrCat("analyst ", analyst.substr(0, 64), " not found"));
     pqxx::result d = tx.exec_params("SELECT id FROM datasets WHERE name = $1", dataset);
     if (d.empty()) return absl::NotFoundError(absl::StrCat("dataset ", dataset.substr(0, 64), " not found"));
+    const int64_t principal_id = a[0][0].as<int64_t>();
+    const int64_t dataset_id = d[0][0].as<int64_t>();
     tx.exec_params0(
         "INSERT INTO grants (principal_id, dataset_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
-        a[0][0].as<int64_t>(), d[0][0].as<int64_t>());
+        principal_id, dataset_id);
+    if (epsilon_cap_units || delta_cap_units) {
+      // Locked like a debit does, so a cap change and a charge cannot interleave.
+      pqxx::row g = tx.exec_params1(
+          "SELECT epsilon_spent_units, delta_spent_units FROM grants "
+          "WHERE principal_id = $1 AND dataset_id = $2 FOR UPDATE",
+          principal_id, dataset_id);
+      if ((epsilon_cap_units && *epsilon_cap_units < g[0].as<int64_t>()) ||
+          (delta_cap_units && *delta_cap_units < g[1].as<int64_t>())) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "a cap cannot go below what analyst ", analyst, " already spent on dataset ", dataset));
+      }
+      const std::string eps = epsilon_cap_units ? absl::StrCat(*epsilon_cap_units) : "";
+      const std::string del = delta_cap_units ? absl::StrCat(*delta_cap_units) : "";
+      tx.exec_params0(
+          "UPDATE grants SET epsilon_cap_units = coalesce(nullif($3, '')::bigint, epsilon_cap_units), "
+          "delta_cap_units = coalesce(nullif($4, '')::bigint, delta_cap_units) "
+          "WHERE principal_id = $1 AND dataset_id = $2",
+          principal_id, dataset_id, eps, del);
+    }
     tx.commit();
     return absl::OkStatus();
   });

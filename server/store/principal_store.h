@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/types/optional.h"
 #include "server/store/database.h"
 
 namespace dpq::store {
@@ -28,8 +29,12 @@ class PrincipalStore {
   absl::StatusOr<Principal> UpsertAdmin(const std::string& name, const std::string& token_sha256);
   // UNAUTHENTICATED when no principal holds this token hash.
   absl::StatusOr<Principal> FindByTokenHash(const std::string& token_sha256);
-  // NOT_FOUND for an unknown analyst or dataset. Granting twice is a no-op.
-  absl::Status Grant(const std::string& analyst, const std::string& dataset);
+  // NOT_FOUND for an unknown analyst or dataset. Granting twice keeps one grant; caps (units of
+  // privacy_units.h) given here replace the stored ones, absent ones are kept. FAILED_PRECONDITION
+  // when a cap would fall below what the analyst already spent on the dataset.
+  absl::Status Grant(const std::string& analyst, const std::string& dataset,
+                     absl::optional<int64_t> epsilon_cap_units = absl::nullopt,
+                     absl::optional<int64_t> delta_cap_units = absl::nullopt);
   absl::StatusOr<bool> HasGrant(int64_t principal_id, int64_t dataset_id);
 
  private:

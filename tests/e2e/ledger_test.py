@@ -82,6 +82,26 @@ class LedgerTest(harness.DpqdTestCase):
         self.assertEqual(verify["epsilon_spent_recomputed"], verify["epsilon_spent_ledger"])
         self.assert_close(verify["epsilon_spent_ledger"], 0.6)
 
+    def test_analyst_cap_limits_one_analyst_within_the_dataset_budget(self):
+        self.dpqd.ctl("budget", "set", "slid", "--epsilon", 5, "--delta", 1e-6)
+        alice = self.create_analyst(self.dpqd, "alice")
+        bob = self.create_analyst(self.dpqd, "bob")
+        granted = self.dpqd.ctl("grant", "alice", "slid", "--epsilon-cap", 0.3)
+        self.assertEqual(granted["epsilon_cap"], 0.3)
+        self.dpqd.ctl("grant", "bob", "slid")
+        for _ in range(3):
+            self.dpqd.ctl("query", "slid", "--aggregate", "count", "--epsilon", 0.1, token=alice)
+        before = self.snapshot(self.dpqd, "slid")
+        refused = self.dpqd.ctl("query", "slid", "--aggregate", "count", "--epsilon", 0.1,
+                                token=alice, check=False)
+        self.assert_error(refused, "RESOURCE_EXHAUSTED", "cap")
+        self.assertEqual(self.snapshot(self.dpqd, "slid"), before)
+        # Bob is bounded only by the dataset's budget.
+        self.dpqd.ctl("query", "slid", "--aggregate", "count", "--epsilon", 1, token=bob)
+        # Lowering alice's cap below her spend is refused.
+        self.assert_error(self.dpqd.ctl("grant", "alice", "slid", "--epsilon-cap", 0.2, check=False),
+                          "FAILED_PRECONDITION", "spent")
+
     @unittest.skipUnless(os.geteuid() == 0 and shutil.which("psql"),
                          "needs root (to reach the embedded cluster's socket) and psql")
     def test_update_with_trigger_disabled_is_detected_by_verify(self):
