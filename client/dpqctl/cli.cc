@@ -200,6 +200,8 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
       ->check(CLI::NonNegativeNumber);
   query->add_option("--request-id", query_args.request_id,
                     "idempotency key: a repeat returns the stored answer, charging nothing");
+  query->add_option("--where", query_args.where,
+                    "row filter, e.g. \"age >= 30 AND sex = 'Female'\" (checked by the server)");
   query->add_option("--confidence", query_args.confidence,
                     "confidence level of the interval (default 0.95)")
       ->check(internal::kFinite);

@@ -64,6 +64,7 @@ struct QueryArgs {
   int32_t max_contributions = 0;  // 0: the server's default (1)
   std::string request_id;         // empty: the server assigns one
   double confidence = 0;          // 0: the server's default (0.95)
+  std::string where;              // row filter; empty: none
 };
 // AnalystService.Query.
 int RunQuery(const GlobalOptions& options, const Output& output, const QueryArgs& args);

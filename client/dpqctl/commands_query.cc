@@ -32,6 +32,7 @@ int RunQuery(const GlobalOptions& options, const Output& output, const QueryArgs
   request.set_max_contributions(args.max_contributions);
   request.set_request_id(args.request_id);
   request.set_confidence(args.confidence);
+  request.set_where(args.where);
 
   return RunRpc<dpq::v1::QueryResponse>(
       options, output, kDefaultTimeoutSeconds,

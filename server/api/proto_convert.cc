@@ -55,6 +55,7 @@ absl::StatusOr<query::QuerySpec> QuerySpecFromProto(const v1::QueryRequest& r) {
   s.delta = r.delta();
   s.max_contributions = r.max_contributions() == 0 ? 1 : r.max_contributions();
   s.confidence = r.confidence() == 0 ? 0.95 : r.confidence();
+  s.where = r.where();
   return s;
 }
 

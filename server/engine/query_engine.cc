@@ -5,6 +5,7 @@
 #include "absl/strings/str_join.h"
 #include "server/base/status_macros.h"
 #include "server/engine/noisy_release.h"
+#include "server/query/filter/type_checker.h"
 
 namespace dpq::engine {
 namespace {
@@ -60,6 +61,12 @@ absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
                                               absl::Time deadline) {
   ASSIGN_OR_RETURN(query::DatasetSchema schema, AuthorizedDataset(principal, spec.dataset));
   ASSIGN_OR_RETURN(query::QueryPlan plan, query::PlanQuery(spec, schema));
+  absl::optional<query::filter::TypedFilter> filter;
+  if (!spec.where.empty()) {
+    ASSIGN_OR_RETURN(filter, query::filter::ParseAndCheckFilter(spec.where, schema));
+    // The canonical filter joins the fingerprint: a filtered query is a different question.
+    absl::StrAppend(&plan.fingerprint, "|where=", query::filter::CanonicalText(*filter));
+  }
   RETURN_IF_ERROR(ValidateRequestId(request_id));
   if (request_id.empty()) request_id = NewRequestId(*rng_);
 
@@ -83,7 +90,7 @@ absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
                           : before.epsilon_remaining_units() == 0;
   if (doomed) return store::BudgetExhausted(before, plan.epsilon_units, plan.delta_units);
 
-  ASSIGN_OR_RETURN(store::ScanResult exact, s_.scanner->Scan(plan.scan, deadline));
+  ASSIGN_OR_RETURN(store::ScanResult exact, s_.scanner->Scan(plan.scan, deadline, filter ? &*filter : nullptr));
   ASSIGN_OR_RETURN(NoisyRelease release, ReleaseWithNoise(plan, exact, *rng_));
 
   store::Allocation a;

@@ -27,6 +27,7 @@ struct QuerySpec {
   MechanismKind mechanism = MechanismKind::kLaplace;
   int max_contributions = 1;         // rows kept per privacy unit (K)
   double confidence = 0.95;          // level of the reported interval
+  std::string where;                 // optional row filter (server/query/filter); empty: none
 };
 
 }  // namespace dpq::query

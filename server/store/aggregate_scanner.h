@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "server/query/filter/ast.h"
 #include "server/query/planner.h"
 #include "server/store/database.h"
 
@@ -27,8 +28,12 @@ class AggregateScanner {
   // unit form one unit, which is the conservative reading.
   // The statement is cancelled at `deadline` (DEADLINE_EXCEEDED), so a client that gave up does not
   // leave a scan running.
+  // `filter` (may be null) keeps only the rows it accepts, before contribution bounding: the
+  // filter is a per-row condition, so each unit still keeps at most K rows and the sensitivity is
+  // unchanged.
   absl::StatusOr<ScanResult> Scan(const query::ScanPlan& plan,
-                                  absl::Time deadline = absl::InfiniteFuture());
+                                  absl::Time deadline = absl::InfiniteFuture(),
+                                  const query::filter::TypedFilter* filter = nullptr);
 
  private:
   Database* db_;
