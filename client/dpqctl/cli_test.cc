@@ -22,6 +22,7 @@
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
+#include "client/dpqctl/testing/cli_runner.h"
 #include "nlohmann/json.hpp"
 
 namespace dpqctl {
@@ -29,38 +30,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct CliResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-  nlohmann::json JsonOut() const { return nlohmann::json::parse(out); }
-};
-
-CliResult RunDpqctl(std::vector<std::string> args) {
-  args.insert(args.begin(), "dpqctl");
-  std::vector<const char*> argv;
-  for (const std::string& arg : args) argv.push_back(arg.c_str());
-  std::ostringstream out, err;
-  CliResult result;
-  result.exit_code = RunCli(static_cast<int>(argv.size()), argv.data(), out, err);
-  result.out = out.str();
-  result.err = err.str();
-  return result;
-}
-
-// A port nothing listens on: bind an ephemeral one, then release it.
-std::string ClosedAddress() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
-  socklen_t length = sizeof(address);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  close(fd);
-  return "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
-}
+using ::dpqctl::testing::ClosedAddress;
+using ::dpqctl::testing::CliResult;
+using ::dpqctl::testing::RunDpqctl;
 
 std::string WriteTempFile(const std::string& contents) {
   char path[] = "/tmp/dpqctl_cli_test_XXXXXX";

@@ -20,6 +20,7 @@
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
+#include "client/dpqctl/testing/cli_runner.h"
 #include "nlohmann/json.hpp"
 
 namespace dpqctl {
@@ -28,42 +29,9 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-struct CliResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-  nlohmann::json JsonOut() const { return nlohmann::json::parse(out); }
-  std::string ErrorMessage() const {
-    return JsonOut().at("error").at("message").get<std::string>();
-  }
-};
-
-CliResult RunDpqctl(std::vector<std::string> args) {
-  args.insert(args.begin(), "dpqctl");
-  std::vector<const char*> argv;
-  for (const std::string& arg : args) argv.push_back(arg.c_str());
-  std::ostringstream out, err;
-  CliResult result;
-  result.exit_code = RunCli(static_cast<int>(argv.size()), argv.data(), out, err);
-  result.out = out.str();
-  result.err = err.str();
-  return result;
-}
-
-// A port nothing listens on: a usage error must exit 2 before any call (a call would exit 1
-// with UNAVAILABLE).
-std::string ClosedAddress() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
-  socklen_t length = sizeof(address);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  close(fd);
-  return "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
-}
+using ::dpqctl::testing::ClosedAddress;
+using ::dpqctl::testing::CliResult;
+using ::dpqctl::testing::RunDpqctl;
 
 void ExpectUsageError(const CliResult& result, const std::string& message_part) {
   EXPECT_EQ(result.exit_code, 2) << result.out << result.err;

@@ -63,8 +63,8 @@ class BudgetLedgerTest : public ::dpq::testing::StoreTest {
     return created->schema.id;
   }
 
-  static int64_t EpsU(double e) { return *query::EpsilonToUnits(e, "epsilon"); }
-  static int64_t DelU(double d) { return *query::DeltaToUnits(d, "delta"); }
+  static int64_t EpsU(double e) { return dpq::testing::EpsU(e); }
+  static int64_t DelU(double d) { return dpq::testing::DelU(d); }
 
   absl::StatusOr<BudgetState> SetBudget(int64_t ds, double epsilon_total, double delta_total) {
     return ledger_->Set(ds, EpsU(epsilon_total), DelU(delta_total));

@@ -17,8 +17,8 @@ using ::dpq::testing::IsOk;
 using ::dpq::testing::StatusIs;
 using ::testing::HasSubstr;
 
-int64_t EpsU(double e) { return *query::EpsilonToUnits(e, "epsilon", query::kMaxEpsilonBudget); }
-int64_t DelU(double d) { return *query::DeltaToUnits(d, "delta"); }
+using ::dpq::testing::DelU;
+using ::dpq::testing::EpsU;
 
 class GrantCapsTest : public dpq::testing::StoreTest {
  protected:

@@ -21,6 +21,7 @@
 #include "server/base/sha256.h"
 #include "server/query/csv_to_copy.h"
 #include "server/query/dataset_schema.h"
+#include "server/query/privacy_units.h"
 #include "server/store/database.h"
 #include "server/store/dataset_store.h"
 #include "server/store/postgres/migrator.h"
@@ -33,6 +34,12 @@
 #endif
 
 namespace dpq::testing {
+
+// Budget amounts in ledger units (server/query/privacy_units.h).
+inline int64_t EpsU(double epsilon) {
+  return *query::EpsilonToUnits(epsilon, "epsilon", query::kMaxEpsilonBudget);
+}
+inline int64_t DelU(double delta) { return *query::DeltaToUnits(delta, "delta"); }
 
 class StoreTest : public ::testing::Test {
  protected:
