@@ -31,6 +31,7 @@ cd "$ROOT"
 DPQ_LISTEN="${DPQ_LISTEN:-127.0.0.1:7777}"
 DPQ_METRICS_LISTEN="${DPQ_METRICS_LISTEN:-127.0.0.1:9464}"
 BUILD_DIR="${DPQ_BUILD_DIR:-build}"
+case "$BUILD_DIR" in /*) ;; *) BUILD_DIR="$ROOT/$BUILD_DIR" ;; esac
 START_TIMEOUT="${DPQ_START_TIMEOUT:-120}"
 
 log() { printf '[up] %s\n' "$*"; }
@@ -47,8 +48,8 @@ cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$BUILD_D
   || { tail -n 40 "$BUILD_DIR/configure.log" >&2; die "cmake configure failed (log: $BUILD_DIR/configure.log)"; }
 cmake --build "$BUILD_DIR" --target dpqd dpqctl -j"$(nproc)"
 log "build done in $((SECONDS - t0)) s"
-DPQD="$ROOT/$BUILD_DIR/bin/dpqd"
-DPQCTL="$ROOT/$BUILD_DIR/bin/dpqctl"
+DPQD="$BUILD_DIR/bin/dpqd"
+DPQCTL="$BUILD_DIR/bin/dpqctl"
 [ -x "$DPQD" ] && [ -x "$DPQCTL" ] || die "build did not produce $DPQD and $DPQCTL"
 
 # --- 3. data directory and admin token (created once, never a default) --------------------------
