@@ -103,6 +103,25 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
     run = [&](const Output& output) { return RunDatasetList(options, output); };
   });
 
+  std::string load_name, load_csv;
+  CLI::App* load = dataset->add_subcommand(
+      "load", "append the rows of a CSV (same header row) to a dataset, all or nothing");
+  load->add_option("name", load_name, "dataset name")->required();
+  load->add_option("--csv", load_csv, "CSV file with the dataset's header row")->required();
+  load->callback([&] {
+    run = [&](const Output& output) { return RunDatasetLoad(options, output, load_name, load_csv); };
+  });
+
+  std::string drop_name;
+  bool drop_yes = false;
+  CLI::App* drop = dataset->add_subcommand(
+      "drop", "delete a dataset's raw rows for good (its ledger and audit rows are kept)");
+  drop->add_option("name", drop_name, "dataset name")->required();
+  drop->add_flag("--yes", drop_yes, "confirm: the rows cannot be recovered");
+  drop->callback([&] {
+    run = [&](const Output& output) { return RunDatasetDrop(options, output, drop_name, drop_yes); };
+  });
+
   std::string show_name;
   CLI::App* show = dataset->add_subcommand("show", "a dataset's schema and declared bounds");
   show->add_option("name", show_name, "dataset name")->required();

@@ -27,6 +27,12 @@ int RunDatasetCreate(const GlobalOptions& options, const Output& output,
                      const DatasetCreateArgs& args);
 // AnalystService.ListDatasets.
 int RunDatasetList(const GlobalOptions& options, const Output& output);
+// AdminService.LoadDataset: append the rows of a CSV (same header) to an existing dataset.
+int RunDatasetLoad(const GlobalOptions& options, const Output& output, const std::string& name,
+                   const std::string& csv_path);
+// AdminService.DropDataset; refused by the server unless confirm.
+int RunDatasetDrop(const GlobalOptions& options, const Output& output, const std::string& name,
+                   bool confirm);
 // AnalystService.GetDataset.
 int RunDatasetShow(const GlobalOptions& options, const Output& output, const std::string& name);
 

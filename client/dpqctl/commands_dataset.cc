@@ -1,4 +1,5 @@
 #include <fstream>
+#include <ostream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "client/dpqctl/rpc_runner.h"
 #include "client/dpqctl/text_output.h"
 #include "dpq/v1/dpq.grpc.pb.h"
+#include "nlohmann/json.hpp"
 
 namespace dpqctl {
 namespace internal {
@@ -48,10 +50,11 @@ absl::StatusOr<dpq::v1::DatasetHeader> PrepareHeader(const DatasetCreateArgs& ar
 }
 
 // Streams the header then the file as it is on disk (header row included, as the proto asks).
+// `append`: AdminService.LoadDataset (rows added to an existing dataset) instead of CreateDataset.
 grpc::Status StreamDataset(const std::shared_ptr<grpc::Channel>& channel,
                            grpc::ClientContext* context, const dpq::v1::DatasetHeader& header,
                            const std::string& csv_path,
-                           dpq::v1::CreateDatasetResponse* response) {
+                           dpq::v1::CreateDatasetResponse* response, bool append = false) {
   std::ifstream csv(csv_path, std::ios::binary);
   if (!csv) {
     return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
@@ -59,7 +62,7 @@ grpc::Status StreamDataset(const std::shared_ptr<grpc::Channel>& channel,
   }
   auto stub = dpq::v1::AdminService::NewStub(channel);
   std::unique_ptr<grpc::ClientWriter<dpq::v1::CreateDatasetRequest>> writer =
-      stub->CreateDataset(context, response);
+      append ? stub->LoadDataset(context, response) : stub->CreateDataset(context, response);
 
   dpq::v1::CreateDatasetRequest request;
   *request.mutable_header() = header;
@@ -98,6 +101,38 @@ int RunDatasetCreate(const GlobalOptions& options, const Output& output,
         return internal::StreamDataset(channel, context, *header, args.csv_path, response);
       },
       CreateDatasetResponseToJson, WriteCreateDatasetText);
+}
+
+int RunDatasetLoad(const GlobalOptions& options, const Output& output, const std::string& name,
+                   const std::string& csv_path) {
+  dpq::v1::DatasetHeader header;
+  header.set_name(name);  // the server uses the stored columns and validates every row
+  return RunRpc<dpq::v1::CreateDatasetResponse>(
+      options, output, kDatasetCreateTimeoutSeconds,
+      [&](const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* context,
+          dpq::v1::CreateDatasetResponse* response) {
+        return internal::StreamDataset(channel, context, header, csv_path, response, /*append=*/true);
+      },
+      CreateDatasetResponseToJson, WriteCreateDatasetText);
+}
+
+int RunDatasetDrop(const GlobalOptions& options, const Output& output, const std::string& name,
+                   bool confirm) {
+  dpq::v1::DropDatasetRequest request;
+  request.set_name(name);
+  request.set_confirm(confirm);
+  return RunRpc<dpq::v1::DropDatasetResponse>(
+      options, output, kDefaultTimeoutSeconds,
+      [&](const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* context,
+          dpq::v1::DropDatasetResponse* response) {
+        return dpq::v1::AdminService::NewStub(channel)->DropDataset(context, request, response);
+      },
+      [&](const dpq::v1::DropDatasetResponse&) {
+        return nlohmann::json{{"dataset", name}, {"dropped", true}};
+      },
+      [&](std::ostream& out, const dpq::v1::DropDatasetResponse&) {
+        out << "dropped dataset " << name << " (its ledger and audit rows are kept)\n";
+      });
 }
 
 int RunDatasetList(const GlobalOptions& options, const Output& output) {

@@ -19,38 +19,90 @@ absl::Status ValidateAnalystName(const std::string& name) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<v1::DatasetHeader> ReadHeader(grpc::ServerReader<v1::CreateDatasetRequest>* reader) {
+  v1::CreateDatasetRequest message;
+  if (!reader->Read(&message) || !message.has_header()) {
+    return absl::InvalidArgumentError("the first message of the upload must be the header");
+  }
+  return message.header();
+}
+
+// The CSV chunks that follow the header, validated and encoded as COPY lines. Pulled by the store
+// inside its transaction, so the file streams from the client into COPY without being held in
+// memory.
+class CsvUpload {
+ public:
+  CsvUpload(grpc::ServerContext* context, grpc::ServerReader<v1::CreateDatasetRequest>* reader,
+            std::vector<query::ColumnSchema> columns)
+      : context_(context), reader_(reader), encoder_(std::move(columns)) {}
+
+  store::CopyLineSource Source() {
+    return [this](std::string* lines) -> absl::StatusOr<bool> {
+      if (finished_) return false;
+      if (context_->IsCancelled()) return absl::CancelledError("client cancelled the upload");
+      if (!reader_->Read(&message_)) {
+        finished_ = true;
+        RETURN_IF_ERROR(encoder_.Finish(lines));
+        return false;
+      }
+      if (!message_.has_csv_chunk()) {
+        return absl::InvalidArgumentError("only csv_chunk messages may follow the header");
+      }
+      RETURN_IF_ERROR(encoder_.Feed(message_.csv_chunk(), lines));
+      return true;
+    };
+  }
+
+ private:
+  grpc::ServerContext* context_;
+  grpc::ServerReader<v1::CreateDatasetRequest>* reader_;
+  query::CsvToCopy encoder_;
+  v1::CreateDatasetRequest message_;
+  bool finished_ = false;
+};
+
 }  // namespace
+
+grpc::Status AdminService::LoadDataset(grpc::ServerContext* context,
+                                       grpc::ServerReader<v1::CreateDatasetRequest>* reader,
+                                       v1::CreateDatasetResponse* response) {
+  return ToGrpcStatus([&]() -> absl::Status {
+    RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
+    ASSIGN_OR_RETURN(v1::DatasetHeader header, ReadHeader(reader));
+    ASSIGN_OR_RETURN(query::DatasetSchema schema, o_.datasets->Get(header.name()));
+    CsvUpload upload(context, reader, schema.columns);
+    ASSIGN_OR_RETURN(int64_t appended, o_.datasets->Append(schema, upload.Source()));
+    ASSIGN_OR_RETURN(query::DatasetSchema after, o_.datasets->Get(header.name()));
+    ToProto(after, response->mutable_dataset());
+    response->set_rows_loaded(appended);
+    return absl::OkStatus();
+  }());
+}
+
+grpc::Status AdminService::DropDataset(grpc::ServerContext* context,
+                                       const v1::DropDatasetRequest* request,
+                                       v1::DropDatasetResponse* response) {
+  return ToGrpcStatus([&]() -> absl::Status {
+    RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
+    if (!request->confirm()) {
+      return absl::FailedPreconditionError(
+          "dropping deletes the raw rows irrecoverably: set confirm (dpqctl --yes)");
+    }
+    ASSIGN_OR_RETURN(query::DatasetSchema schema, o_.datasets->Get(request->name()));
+    return o_.datasets->Drop(schema);
+  }());
+}
 
 grpc::Status AdminService::CreateDataset(grpc::ServerContext* context,
                                          grpc::ServerReader<v1::CreateDatasetRequest>* reader,
                                          v1::CreateDatasetResponse* response) {
   return ToGrpcStatus([&]() -> absl::Status {
-    ASSIGN_OR_RETURN(store::Principal admin, o_.auth->AuthenticateAdmin(*context));
-    v1::CreateDatasetRequest message;
-    if (!reader->Read(&message) || !message.has_header()) {
-      return absl::InvalidArgumentError("the first message of CreateDataset must be the header");
-    }
-    ASSIGN_OR_RETURN(query::DatasetSchema schema, DatasetSchemaFromProto(message.header()));
+    RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
+    ASSIGN_OR_RETURN(v1::DatasetHeader header, ReadHeader(reader));
+    ASSIGN_OR_RETURN(query::DatasetSchema schema, DatasetSchemaFromProto(header));
     RETURN_IF_ERROR(query::ValidateNewDataset(schema));
-    query::CsvToCopy encoder(schema.columns);
-    bool finished = false;
-    // Pulled by the store inside its transaction: the file streams from the client into COPY
-    // without being held in memory.
-    auto source = [&](std::string* lines) -> absl::StatusOr<bool> {
-      if (finished) return false;
-      if (context->IsCancelled()) return absl::CancelledError("client cancelled the upload");
-      if (!reader->Read(&message)) {
-        finished = true;
-        RETURN_IF_ERROR(encoder.Finish(lines));
-        return false;
-      }
-      if (!message.has_csv_chunk()) {
-        return absl::InvalidArgumentError("only csv_chunk messages may follow the header");
-      }
-      RETURN_IF_ERROR(encoder.Feed(message.csv_chunk(), lines));
-      return true;
-    };
-    ASSIGN_OR_RETURN(store::CreatedDataset created, o_.datasets->Create(schema, source));
+    CsvUpload upload(context, reader, schema.columns);
+    ASSIGN_OR_RETURN(store::CreatedDataset created, o_.datasets->Create(schema, upload.Source()));
     ToProto(created.schema, response->mutable_dataset());
     response->set_rows_loaded(created.rows_loaded);
     return absl::OkStatus();
@@ -113,7 +165,8 @@ grpc::Status AdminService::ListAudit(grpc::ServerContext* context, const v1::Lis
                                      v1::ListAuditResponse* response) {
   return ToGrpcStatus([&]() -> absl::Status {
     RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
-    ASSIGN_OR_RETURN(query::DatasetSchema schema, o_.datasets->Get(request->dataset()));
+    ASSIGN_OR_RETURN(query::DatasetSchema schema,
+                     o_.datasets->Get(request->dataset(), /*include_dropped=*/true));
     ASSIGN_OR_RETURN(auto entries, o_.ledger->ListAllocations(schema.id));
     for (const auto& e : entries) ToProto(e, response->add_entries());
     return absl::OkStatus();
@@ -125,7 +178,8 @@ grpc::Status AdminService::VerifyAudit(grpc::ServerContext* context,
                                        v1::VerifyAuditResponse* response) {
   return ToGrpcStatus([&]() -> absl::Status {
     RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
-    ASSIGN_OR_RETURN(query::DatasetSchema schema, o_.datasets->Get(request->dataset()));
+    ASSIGN_OR_RETURN(query::DatasetSchema schema,
+                     o_.datasets->Get(request->dataset(), /*include_dropped=*/true));
     ASSIGN_OR_RETURN(store::BudgetLedger::Verification v, o_.ledger->Verify(schema.id));
     response->set_ok(v.ok);
     response->set_entries(v.entries);

@@ -46,6 +46,11 @@ class AdminService final : public v1::AdminService::Service {
   grpc::Status CreateDataset(grpc::ServerContext* context,
                              grpc::ServerReader<v1::CreateDatasetRequest>* reader,
                              v1::CreateDatasetResponse* response) override;
+  grpc::Status LoadDataset(grpc::ServerContext* context,
+                           grpc::ServerReader<v1::CreateDatasetRequest>* reader,
+                           v1::CreateDatasetResponse* response) override;
+  grpc::Status DropDataset(grpc::ServerContext* context, const v1::DropDatasetRequest* request,
+                           v1::DropDatasetResponse* response) override;
   grpc::Status CreateAnalyst(grpc::ServerContext* context, const v1::CreateAnalystRequest* request,
                              v1::CreateAnalystResponse* response) override;
   grpc::Status Grant(grpc::ServerContext* context, const v1::GrantRequest* request,

@@ -58,6 +58,38 @@ std::vector<DatasetSchema> SchemasFromRows(const pqxx::result& rows) {
 
 std::string DataTableName(int64_t dataset_id) { return absl::StrCat("dpq_data.ds_", dataset_id); }
 
+namespace {
+
+// Streams `source` into the dataset's table with COPY inside `tx`; on a source error the caller's
+// transaction aborts, so nothing of the file stays.
+absl::Status CopyRows(pqxx::work& tx, const DatasetSchema& schema, const CopyLineSource& source) {
+  std::vector<std::string> names;
+  for (const ColumnSchema& col : schema.columns) {
+    names.push_back(tx.quote_name(col.name));  // tablewriter splices the list unquoted
+  }
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  // tablewriter (deprecated in 6.4 in favour of stream_to) is the libpqxx 6.4 API that accepts
+  // pre-encoded COPY lines; stream_to would re-encode every field.
+  pqxx::tablewriter writer(tx, DataTableName(schema.id), names.begin(), names.end());
+#pragma GCC diagnostic pop
+  std::string lines;
+  for (;;) {
+    lines.clear();
+    absl::StatusOr<bool> more = source(&lines);
+    if (!more.ok()) {
+      writer.complete();
+      return more.status();
+    }
+    if (!lines.empty()) writer.write_raw_line(lines);
+    if (!*more) break;
+  }
+  writer.complete();
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<CreatedDataset> DatasetStore::Create(const DatasetSchema& schema,
                                                     const CopyLineSource& source) {
   CreatedDataset created;
@@ -73,7 +105,6 @@ absl::StatusOr<CreatedDataset> DatasetStore::Create(const DatasetSchema& schema,
     created.schema.created_at = r[2].as<std::string>();
 
     std::string ddl = absl::StrCat("CREATE TABLE ", DataTableName(created.schema.id), " (");
-    std::vector<std::string> names;
     for (size_t i = 0; i < schema.columns.size(); ++i) {
       const ColumnSchema& col = schema.columns[i];
       std::string lower = col.lower ? ExactDouble(*col.lower) : "";
@@ -84,32 +115,12 @@ absl::StatusOr<CreatedDataset> DatasetStore::Create(const DatasetSchema& schema,
           created.schema.id, static_cast<int>(i), col.name, std::string(query::ColumnTypeName(col.type)),
           lower, upper);
       absl::StrAppend(&ddl, i ? ", " : "", tx.quote_name(col.name), " ", SqlType(col.type));
-      names.push_back(tx.quote_name(col.name));  // tablewriter splices the list unquoted
     }
     ddl.push_back(')');
     tx.exec0(ddl);
     tx.exec_params0("INSERT INTO ledgers (dataset_id) VALUES ($1)", created.schema.id);
 
-    {
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-      // tablewriter (deprecated in 6.4 in favour of stream_to) is the libpqxx 6.4 API that accepts
-      // pre-encoded COPY lines; stream_to would re-encode every field.
-      pqxx::tablewriter writer(tx, DataTableName(created.schema.id), names.begin(), names.end());
-#pragma GCC diagnostic pop
-      std::string lines;
-      for (;;) {
-        lines.clear();
-        absl::StatusOr<bool> more = source(&lines);
-        if (!more.ok()) {
-          writer.complete();
-          return more.status();  // tx aborts on scope exit: nothing was created
-        }
-        if (!lines.empty()) writer.write_raw_line(lines);
-        if (!*more) break;
-      }
-      writer.complete();
-    }
+    RETURN_IF_ERROR(CopyRows(tx, created.schema, source));
     created.rows_loaded = tx.exec1(absl::StrCat("SELECT count(*) FROM ", DataTableName(created.schema.id)))[0]
                               .as<int64_t>();
     tx.commit();
@@ -122,12 +133,47 @@ absl::StatusOr<CreatedDataset> DatasetStore::Create(const DatasetSchema& schema,
   return created;
 }
 
-absl::StatusOr<DatasetSchema> DatasetStore::Get(const std::string& name) {
+absl::StatusOr<int64_t> DatasetStore::Append(const DatasetSchema& schema, const CopyLineSource& source) {
+  int64_t appended = 0;
+  RETURN_IF_ERROR(db_->RunOnce("load dataset", [&](pqxx::connection& c) -> absl::Status {
+    pqxx::work tx(c);
+    // Lock the dataset row: concurrent loads and a drop serialise, and the version bump is exact.
+    pqxx::result d = tx.exec_params(
+        "SELECT 1 FROM datasets WHERE id = $1 AND dropped_at IS NULL FOR UPDATE", schema.id);
+    if (d.empty()) return absl::NotFoundError(absl::StrCat("dataset ", schema.name, " not found"));
+    const std::string table = DataTableName(schema.id);
+    const int64_t before = tx.exec1(absl::StrCat("SELECT count(*) FROM ", table))[0].as<int64_t>();
+    RETURN_IF_ERROR(CopyRows(tx, schema, source));
+    appended = tx.exec1(absl::StrCat("SELECT count(*) FROM ", table))[0].as<int64_t>() - before;
+    tx.exec_params0("UPDATE datasets SET version = version + 1 WHERE id = $1", schema.id);
+    tx.commit();
+    return absl::OkStatus();
+  }));
+  return appended;
+}
+
+absl::Status DatasetStore::Drop(const DatasetSchema& schema) {
+  return db_->Run("drop dataset", [&](pqxx::connection& c) -> absl::Status {
+    pqxx::work tx(c);
+    pqxx::result d = tx.exec_params(
+        "UPDATE datasets SET dropped_at = now(), version = version + 1 "
+        "WHERE id = $1 AND dropped_at IS NULL RETURNING id",
+        schema.id);
+    if (d.empty()) return absl::NotFoundError(absl::StrCat("dataset ", schema.name, " not found"));
+    tx.exec0(absl::StrCat("DROP TABLE ", DataTableName(schema.id)));
+    tx.commit();
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<DatasetSchema> DatasetStore::Get(const std::string& name, bool include_dropped) {
   std::vector<DatasetSchema> found;
   RETURN_IF_ERROR(db_->Run("get dataset", [&](pqxx::connection& c) {
     pqxx::read_transaction tx(c);
     found = SchemasFromRows(tx.exec_params(
-        absl::StrCat(kSelectSchemas, " WHERE d.name = $1 ORDER BY d.id, c.position"), name));
+        absl::StrCat(kSelectSchemas, " WHERE d.name = $1 AND ($2 OR d.dropped_at IS NULL) ",
+                     "ORDER BY d.id, c.position"),
+        name, include_dropped));
     return absl::OkStatus();
   }));
   if (found.empty()) return absl::NotFoundError(absl::StrCat("dataset ", name.substr(0, 64), " not found"));
@@ -140,8 +186,8 @@ absl::StatusOr<std::vector<DatasetSchema>> DatasetStore::List(absl::optional<int
     pqxx::read_transaction tx(c);
     found = SchemasFromRows(tx.exec_params(
         absl::StrCat(kSelectSchemas,
-                     " WHERE $1 < 0 OR EXISTS (SELECT 1 FROM grants g WHERE g.dataset_id = d.id "
-                     "AND g.principal_id = $1) ORDER BY d.name, c.position"),
+                     " WHERE d.dropped_at IS NULL AND ($1 < 0 OR EXISTS (SELECT 1 FROM grants g "
+                     "WHERE g.dataset_id = d.id AND g.principal_id = $1)) ORDER BY d.name, c.position"),
         principal_id.value_or(-1)));
     return absl::OkStatus();
   }));

@@ -34,8 +34,15 @@ class DatasetStore {
   // name.
   absl::StatusOr<CreatedDataset> Create(const query::DatasetSchema& schema, const CopyLineSource& source);
 
-  // NOT_FOUND for an unknown name.
-  absl::StatusOr<query::DatasetSchema> Get(const std::string& name);
+  // Appends all rows from `source` to the dataset's table with COPY and bumps its version, in one
+  // transaction. Returns the number of rows appended.
+  absl::StatusOr<int64_t> Append(const query::DatasetSchema& schema, const CopyLineSource& source);
+
+  // Drops the raw-row table and marks the dataset dropped; ledger and audit rows stay.
+  absl::Status Drop(const query::DatasetSchema& schema);
+
+  // NOT_FOUND for an unknown name, or a dropped dataset unless include_dropped.
+  absl::StatusOr<query::DatasetSchema> Get(const std::string& name, bool include_dropped = false);
 
   // All datasets, or only those granted to `principal_id` when it is set.
   absl::StatusOr<std::vector<query::DatasetSchema>> List(absl::optional<int64_t> principal_id);
