@@ -164,7 +164,8 @@ def metric_values(samples, name, **labels):
 class Dpqd:
     """One dpqd process on an embedded PostgreSQL in `data_dir`; start/stop/restart keep the dir."""
 
-    def __init__(self, data_dir, log_dir, admin_token=ADMIN_TOKEN):
+    def __init__(self, data_dir, log_dir, admin_token=ADMIN_TOKEN, extra_args=()):
+        self.extra_args = list(extra_args)  # more dpqd flags, e.g. --database-url
         self.data_dir = data_dir
         self.log_dir = log_dir
         self.admin_token = admin_token
@@ -207,7 +208,7 @@ class Dpqd:
         env["DPQ_ADMIN_TOKEN"] = self.admin_token
         self.proc = subprocess.Popen(
             [dpqd_path(), "--data-dir", self.data_dir, "--listen", self.address,
-             "--metrics-listen", "127.0.0.1:%d" % self.metrics_port],
+             "--metrics-listen", "127.0.0.1:%d" % self.metrics_port] + self.extra_args,
             stdin=subprocess.DEVNULL, stdout=self._stderr_file, stderr=subprocess.STDOUT,
             env=env, preexec_fn=child_preexec)
         deadline = time.monotonic() + timeout_s

@@ -87,41 +87,13 @@ def _log(msg):
 # ---------------------------------------------------------------------------------------------
 
 class UrlDpqd(harness.Dpqd):
-    """A harness.Dpqd started with --database-url (and --db-pool-size): no embedded PostgreSQL.
-    The start sequence is harness.Dpqd.start's, with the extra flags."""
+    """A harness.Dpqd started with --database-url (and --db-pool-size): no embedded PostgreSQL."""
 
     def __init__(self, data_dir, log_dir, database_url, pool_size=8):
-        super().__init__(data_dir, log_dir)
+        super().__init__(data_dir, log_dir, extra_args=["--database-url", database_url,
+                                                        "--db-pool-size", str(pool_size)])
         self.database_url = database_url
         self.pool_size = pool_size
-
-    def start(self, timeout_s=harness.START_TIMEOUT_S):
-        assert self.proc is None, "dpqd already running"
-        self.port, self.metrics_port = harness.free_port(), harness.free_port()
-        while self.metrics_port == self.port:
-            self.metrics_port = harness.free_port()
-        self.starts += 1
-        self._stderr_path = os.path.join(self.log_dir, "dpqd-%d.log" % self.starts)
-        self._stderr_file = open(self._stderr_path, "wb")
-        env = dict(os.environ)
-        env["DPQ_ADMIN_TOKEN"] = self.admin_token
-        self.proc = subprocess.Popen(
-            [harness.dpqd_path(), "--data-dir", self.data_dir, "--listen", self.address,
-             "--metrics-listen", "127.0.0.1:%d" % self.metrics_port,
-             "--database-url", self.database_url, "--db-pool-size", str(self.pool_size)],
-            stdin=subprocess.DEVNULL, stdout=self._stderr_file, stderr=subprocess.STDOUT,
-            env=env, preexec_fn=harness.child_preexec)
-        deadline = time.monotonic() + timeout_s
-        while "dpqd listening on" not in self.log_text():
-            if self.proc.poll() is not None:
-                raise AssertionError("dpqd exited with %s before it was ready; log:\n%s" %
-                                     (self.proc.returncode, self.log_text()))
-            if time.monotonic() > deadline:
-                log = self.log_text()
-                self.kill()
-                raise AssertionError("dpqd not ready after %.0f s; log:\n%s" % (timeout_s, log))
-            time.sleep(0.1)
-        harness.wait_until(lambda: self._port_open(self.port), 10, "dpqd gRPC port")
 
 
 def crash_dpqd(dpqd, kill_postgres):
