@@ -110,16 +110,21 @@ absl::Status ChargeGrant(pqxx::work& tx, int64_t dataset_id, const std::string& 
   return absl::OkStatus();
 }
 
-// Locks the dataset's ledger row until the transaction ends: every budget change of a dataset is
-// serialised on this row. NOT_FOUND when the dataset has no ledger.
-absl::StatusOr<pqxx::row> LockLedger(pqxx::work& tx, int64_t dataset_id) {
+// The dataset's ledger row (kBudgetColumns). With `lock`, the row stays locked until the
+// transaction ends: every budget change of a dataset is serialised on it. NOT_FOUND when the
+// dataset has no ledger.
+absl::StatusOr<pqxx::row> ReadLedger(pqxx::transaction_base& tx, int64_t dataset_id, bool lock) {
   pqxx::result r = tx.exec_params(
       absl::StrCat("SELECT ", kBudgetColumns,
-                   " FROM ledgers l JOIN datasets d ON d.id = l.dataset_id WHERE l.dataset_id = $1 "
-                   "FOR UPDATE OF l"),
+                   " FROM ledgers l JOIN datasets d ON d.id = l.dataset_id WHERE l.dataset_id = $1",
+                   lock ? " FOR UPDATE OF l" : ""),
       dataset_id);
   if (r.empty()) return absl::NotFoundError(absl::StrCat("no ledger for dataset id ", dataset_id));
   return r[0];
+}
+
+absl::StatusOr<pqxx::row> LockLedger(pqxx::work& tx, int64_t dataset_id) {
+  return ReadLedger(tx, dataset_id, /*lock=*/true);
 }
 
 std::string OptionalDouble(const absl::optional<double>& v) { return v ? ExactDouble(*v) : ""; }
@@ -135,18 +140,14 @@ absl::Status BudgetExhausted(const BudgetState& budget, int64_t epsilon_units, i
 }
 
 absl::StatusOr<BudgetState> BudgetLedger::Get(int64_t dataset_id) {
-  absl::optional<BudgetState> b;
-  RETURN_IF_ERROR(db_->Run("read budget", [&](pqxx::connection& c) {
+  BudgetState b;
+  RETURN_IF_ERROR(db_->Run("read budget", [&](pqxx::connection& c) -> absl::Status {
     pqxx::read_transaction tx(c);
-    pqxx::result r = tx.exec_params(
-        absl::StrCat("SELECT ", kBudgetColumns,
-                     " FROM ledgers l JOIN datasets d ON d.id = l.dataset_id WHERE l.dataset_id = $1"),
-        dataset_id);
-    if (!r.empty()) b = BudgetFromRow(r[0]);
+    ASSIGN_OR_RETURN(pqxx::row row, ReadLedger(tx, dataset_id, /*lock=*/false));
+    b = BudgetFromRow(row);
     return absl::OkStatus();
   }));
-  if (!b) return absl::NotFoundError(absl::StrCat("no ledger for dataset id ", dataset_id));
-  return *b;
+  return b;
 }
 
 absl::StatusOr<BudgetState> BudgetLedger::Set(int64_t dataset_id, int64_t epsilon_total_units,
@@ -336,15 +337,11 @@ absl::StatusOr<BudgetLedger::Verification> BudgetLedger::Verify(int64_t dataset_
   // One snapshot: rows, head and state are read in the same repeatable-read transaction.
   RETURN_IF_ERROR(db_->Run("verify audit", [&](pqxx::connection& c) -> absl::Status {
     pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> tx(c);
-    pqxx::result r = tx.exec_params(
-        absl::StrCat("SELECT ", kBudgetColumns,
-                     " FROM ledgers l JOIN datasets d ON d.id = l.dataset_id WHERE l.dataset_id = $1"),
-        dataset_id);
-    if (r.empty()) return absl::NotFoundError(absl::StrCat("no ledger for dataset id ", dataset_id));
-    budget = BudgetFromRow(r[0]);
-    head_seq = r[0][7].as<int64_t>();
-    head_hash = Bytes(r[0][8]);
-    state = r[0][9].as<std::string>();
+    ASSIGN_OR_RETURN(pqxx::row ledger, ReadLedger(tx, dataset_id, /*lock=*/false));
+    budget = BudgetFromRow(ledger);
+    head_seq = ledger[7].as<int64_t>();
+    head_hash = Bytes(ledger[8]);
+    state = ledger[9].as<std::string>();
     rows.clear();
     for (const auto& row : tx.exec_params(
              absl::StrCat("SELECT ", kAllocationColumns, " FROM audit WHERE dataset_id = $1 ORDER BY seq"),
