@@ -13,6 +13,7 @@
 #ifndef DPQ_SERVER_DP_ADDITIVE_MECHANISM_H_
 #define DPQ_SERVER_DP_ADDITIVE_MECHANISM_H_
 
+#include <cstdint>
 #include <memory>
 
 #include "absl/status/statusor.h"
@@ -47,10 +48,13 @@ class AdditiveMechanism {
 
 // Pure epsilon-DP Laplace mechanism: scale b = Delta1 / epsilon (Dwork, McSherry, Nissim, Smith
 // 2006), released through the exact discrete Laplace sampler (Canonne, Kamath, Steinke 2020, Alg. 2)
-// with grid rounding accounted in the sensitivity. INVALID_ARGUMENT naming "epsilon" or
-// "l1_sensitivity" for NaN, inf or values <= 0; OUT_OF_RANGE if the integer scale would exceed 2^42.
-absl::StatusOr<std::unique_ptr<AdditiveMechanism>> CreateLaplaceMechanism(double epsilon,
-                                                                          double l1_sensitivity);
+// with grid rounding accounted in the sensitivity. For a vector release (noise added to each
+// coordinate independently), `changed_coordinates` is the most coordinates one unit can change:
+// rounding adds up to one grid step to each, so the L1 shift in steps is Delta/gamma + m.
+// INVALID_ARGUMENT naming "epsilon", "l1_sensitivity" or "changed_coordinates" (1..2^40) for NaN,
+// inf or values <= 0; OUT_OF_RANGE if the integer scale would exceed 2^42.
+absl::StatusOr<std::unique_ptr<AdditiveMechanism>> CreateLaplaceMechanism(
+    double epsilon, double l1_sensitivity, int64_t changed_coordinates = 1);
 
 // (epsilon, delta)-DP Gaussian mechanism released through the exact discrete Gaussian sampler
 // (Canonne, Kamath, Steinke 2020, Alg. 3). In grid units the sensitivity is the integer

@@ -50,13 +50,15 @@ absl::StatusOr<double> GetNum(const StateMap& m, absl::string_view key) {
 }
 
 bool IsPureOrApprox(const PrivacyEvent& e) {
-  return e.kind == EventKind::kLaplace || e.kind == EventKind::kPureDp ||
-         e.kind == EventKind::kApproxDp;
+  return e.kind == EventKind::kLaplace || e.kind == EventKind::kDiscreteLaplace ||
+         e.kind == EventKind::kPureDp || e.kind == EventKind::kApproxDp;
 }
 
-// (eps, delta) of one pure or approximate event.
+// (eps, delta) of one pure or approximate event. The discrete Laplace with integer sensitivity D
+// and scale T is pure (D/T)-DP (Canonne, Kamath & Steinke 2020, Sec. 2).
 std::pair<double, double> EpsDelta(const PrivacyEvent& e) {
   if (e.kind == EventKind::kLaplace) return {e.LaplaceEpsilon(), 0.0};
+  if (e.kind == EventKind::kDiscreteLaplace) return {e.DiscreteLaplaceEpsilon(), 0.0};
   if (e.kind == EventKind::kPureDp) return {e.epsilon, 0.0};
   return {e.epsilon, e.delta};
 }

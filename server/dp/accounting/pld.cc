@@ -74,6 +74,93 @@ double SubsampledAddDelta(double q, double z, double eps) {
   return std::exp(eps) * (c * NormalCdf(xs / z) - q * NormalCdf((xs - 1) / z));
 }
 
+// Pessimistic PLD of the discrete Laplace pair P = Z, Q = Z + d (Z with P(Z = k) = c r^|k|,
+// r = e^{-1/t}, c = (1-r)/(1+r); Canonne, Kamath & Steinke 2020, Def. 1). Index the outputs by
+// j = clamp(k, 0, d): the loss is (d - 2j)/t (for k <= 0 it is +d/t, for k >= d it is -d/t; see
+// DiscreteLaplaceRdp in rdp.cc), and the P-mass of j in [a, b] is G(a) - G(b+1) with the tail
+//   G(0) = 1,  G(j) = sum_{i >= j} P(J = i) = r^j / (1+r)  (1 <= j <= d),  G(d+1) = 0
+// (geometric series). Every atom is rounded UP to the grid (pessimistic discretisation, Koskela,
+// Jälkö & Honkela 2020 Sec. 4; Meiser & Mohammadi 2018), and each grid bucket receives the summed
+// mass of the contiguous j-range that rounds to it, in closed form, so the cost is O(non-empty
+// buckets) (plus a short search per bucket) however large d is (d is ~2^20 in production).
+// Connect-the-dots is not used: the pair has only d + 1 atoms (delta(eps) is piecewise linear in
+// e^eps with a kink at each atom), and pessimistic rounding is already within one grid step.
+//
+// Grid index of loss x: ceil(x/h - 1e-12), the convention PldForEvent uses for pure events, so a
+// loss within 1e-12 buckets (1e-12 * h in loss units, far below the FFT rounding noted in pld.h)
+// of a grid point is placed on it rather than one bucket higher; the top atom d/t then sits on the
+// same bucket as the pure event of epsilon d/t.
+absl::StatusOr<PldPmf> DiscreteLaplacePld(double t, double d_real, double h, int64_t max_bins) {
+  const int64_t d = static_cast<int64_t>(d_real);  // an integer <= 2^53 (PrivacyEvent::Validate)
+  // d - 2j is exact in int64 and in double (|d - 2j| <= d <= 2^53); the index is non-increasing in j
+  // because each floating-point step below is monotone.
+  auto index = [t, h, d](int64_t j) -> int64_t {
+    const double x = static_cast<double>(d - 2 * j) / t;
+    return static_cast<int64_t>(std::ceil(x / h - 1e-12));
+  };
+  const int64_t hi = index(0), lo = index(d);
+  if (hi - lo + 1 > max_bins) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "PLD of discrete-laplace:scale=", t, ",sensitivity=", d, " needs more than 2^24 bins at "
+        "interval ", h));
+  }
+  const double r = std::exp(-1 / t);
+  const double one_plus_r = 1 + r;
+  // P-mass of j in [a, b], 0 <= a <= b <= d, as G(a) - G(b+1) rearranged without cancellation.
+  auto mass = [&](int64_t a, int64_t b) -> double {
+    if (a == 0 && b == d) return 1.0;
+    if (a == 0) return (1 + r * -std::expm1(-static_cast<double>(b) / t)) / one_plus_r;
+    const double ra = std::exp(-static_cast<double>(a) / t);
+    if (b == d) return ra / one_plus_r;
+    return ra * -std::expm1(-static_cast<double>(b + 1 - a) / t) / one_plus_r;
+  };
+  PldPmf p;
+  p.interval = h;
+  p.lower = lo;
+  p.probs.assign(static_cast<size_t>(hi - lo + 1), 0.0);
+  // Walk the non-empty buckets from the top: bucket n = index(a) holds the j in [a, b], b the last
+  // j with index(j) >= n. b is found by galloping from the estimate (d - (n-1) h t)/2 (where the
+  // loss crosses (n-1) h) and a binary search, on the computed index itself, so the partition is
+  // exactly the per-atom rounding above. Cost: O(log error of the estimate) per bucket.
+  const double th = t * h;
+  int64_t a = 0;
+  while (a <= d) {
+    const int64_t n = index(a);
+    const double estimate = std::floor((static_cast<double>(d) - static_cast<double>(n - 1) * th) / 2);
+    const int64_t guess = static_cast<int64_t>(
+        std::clamp(estimate, static_cast<double>(a), static_cast<double>(d)));
+    int64_t lo_j = a, hi_j = d;  // the answer is in [lo_j, hi_j]; index(lo_j) >= n
+    if (index(guess) >= n) {
+      lo_j = guess;
+      for (int64_t step = 1; lo_j < hi_j; step *= 2) {
+        const int64_t probe = lo_j + std::min(step, hi_j - lo_j);
+        if (index(probe) < n) {
+          hi_j = probe - 1;
+          break;
+        }
+        lo_j = probe;
+      }
+    } else {
+      hi_j = guess - 1;
+      for (int64_t step = 1; lo_j < hi_j; step *= 2) {
+        const int64_t probe = hi_j - std::min(step, hi_j - lo_j);
+        if (index(probe) >= n) {
+          lo_j = probe;
+          break;
+        }
+        hi_j = probe - 1;
+      }
+    }
+    while (lo_j < hi_j) {
+      const int64_t mid = lo_j + (hi_j - lo_j + 1) / 2;
+      if (index(mid) >= n) lo_j = mid; else hi_j = mid - 1;
+    }
+    p.probs[n - lo] += mass(a, lo_j);
+    a = lo_j + 1;
+  }
+  return p;
+}
+
 // Moves up to tail/2 of mass from each end: the top to infinity, the bottom onto the lowest kept
 // loss (rounding losses up is pessimistic). Also drops zero bins at both ends.
 void Trim(PldPmf& pmf, double tail) {
@@ -169,6 +256,9 @@ absl::StatusOr<PldPmf> PldForEvent(const PrivacyEvent& e, double h, PldDirection
       RETURN_IF_ERROR(check_size(lo, hi));
       return ConnectTheDots(lo, hi, h, [q, z](double x) { return SubsampledAddDelta(q, z, x); });
     }
+    case EventKind::kDiscreteLaplace:
+      // Symmetric (reflection k -> d - k swaps the pair): the same PLD serves both directions.
+      return DiscreteLaplacePld(e.scale, e.sensitivity, h, kMaxBins);
     case EventKind::kPureDp:
     case EventKind::kApproxDp: {
       // Dominating pair of (eps, delta)-DP (Kairouz et al. 2015, Thm 2.1 / dp_accounting

@@ -18,7 +18,15 @@
 // Neighbouring relation: add-or-remove-one. The Poisson-subsampled Gaussian is not symmetric, so
 // both directions are built ("remove": P = (1-q) N(0,z^2) + q N(1,z^2), Q = N(0,z^2); "add": the
 // pair swapped), composed separately, and eps is the maximum over the two (as dp_accounting does).
-// Laplace, Gaussian, pure and (eps, delta) events are symmetric and use the same PLD both ways.
+// Laplace, Gaussian, pure, (eps, delta) and discrete Laplace events are symmetric and use the same
+// PLD both ways.
+//
+// Discrete Laplace (scale T, integer sensitivity D, in grid steps): not connect-the-dots but the
+// exact finite loss distribution (D + 1 atoms: +D/T w.p. 1/(1+r), (D-2k)/T w.p. c r^k for
+// 0 < k < D, -D/T w.p. r^D/(1+r); r = e^{-1/T}, c = (1-r)/(1+r)) with every atom rounded UP to the
+// grid (pessimistic) and the atoms of each bucket summed in closed form: O(buckets log D), so
+// D ~ 2^20 or more costs milliseconds. The continuous Laplace PLD is not used: it is not an upper
+// bound for the discrete mechanism.
 //
 // Numerical caveat: convolution uses a double-precision FFT; its rounding error (absolute ~1e-16
 // times the total mass per bin) is not added to delta. Negative bins from rounding are set to 0.

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -71,6 +72,19 @@ PrivacyEvent PrivacyEvent::ApproxDp(double epsilon, double delta, int64_t count)
   return e;
 }
 
+PrivacyEvent PrivacyEvent::DiscreteLaplace(double scale_steps, int64_t sensitivity_steps,
+                                           int64_t count) {
+  PrivacyEvent e;
+  e.kind = EventKind::kDiscreteLaplace;
+  e.scale = scale_steps;
+  // Exact for sensitivity_steps <= 2^53. Above it the conversion would round (2^53 + 1 -> 2^53,
+  // silently smaller), so store +inf, which Validate rejects.
+  e.sensitivity = sensitivity_steps > int64_t{1} << 53 ? std::numeric_limits<double>::infinity()
+                                                         : static_cast<double>(sensitivity_steps);
+  e.count = count;
+  return e;
+}
+
 absl::Status PrivacyEvent::Validate() const {
   RETURN_IF_ERROR(ValidateCount(count));
   switch (kind) {
@@ -89,6 +103,19 @@ absl::Status PrivacyEvent::Validate() const {
     case EventKind::kApproxDp:
       RETURN_IF_ERROR(ValidateIsNonNegative(epsilon, "epsilon"));
       return ValidateInHalfOpenRange(delta, 0.0, 1.0, "delta");
+    case EventKind::kDiscreteLaplace:
+      RETURN_IF_ERROR(ValidateIsPositive(scale, "scale"));
+      // Written so that NaN and +-inf fail too.
+      if (!(sensitivity >= 1 && sensitivity <= kMaxDiscreteLaplaceSensitivity &&
+            sensitivity == std::floor(sensitivity))) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "sensitivity of a discrete Laplace event must be an integer number of grid steps in "
+            "[1, 2^53], got ", Num(sensitivity)));
+      }
+      if (!std::isfinite(sensitivity / scale)) {
+        return absl::InvalidArgumentError("scale is too small: sensitivity / scale overflows");
+      }
+      return absl::OkStatus();
   }
   return absl::InvalidArgumentError("unknown event kind");
 }
@@ -116,6 +143,9 @@ std::string PrivacyEvent::ToSpec() const {
       break;
     case EventKind::kApproxDp:
       s = absl::StrCat("approx:epsilon=", Num(epsilon), ",delta=", Num(delta));
+      break;
+    case EventKind::kDiscreteLaplace:
+      s = absl::StrCat("discrete-laplace:scale=", Num(scale), ",sensitivity=", Num(sensitivity));
       break;
   }
   return absl::StrCat(s, ",count=", count);
@@ -151,10 +181,13 @@ absl::StatusOr<PrivacyEvent> ParsePrivacyEvent(absl::string_view spec) {
   } else if (kind == "approx") {
     e.kind = EventKind::kApproxDp;
     keys.push_back({"epsilon", &e.epsilon, true}); keys.push_back({"delta", &e.delta, true});
+  } else if (kind == "discrete-laplace") {
+    e.kind = EventKind::kDiscreteLaplace;
+    keys.push_back({"scale", &e.scale, true}); keys.push_back({"sensitivity", &e.sensitivity, true});
   } else {
     return absl::InvalidArgumentError(absl::StrCat(
         "unknown event kind '", kind,
-        "' (expected laplace, gaussian, subsampled-gaussian, pure or approx)"));
+        "' (expected laplace, gaussian, subsampled-gaussian, pure, approx or discrete-laplace)"));
   }
   std::vector<bool> seen(keys.size(), false);
   bool seen_count = false;

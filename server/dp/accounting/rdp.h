@@ -27,6 +27,14 @@ double GaussianRdp(double noise_multiplier, double alpha);
 // evaluated in log space so that large alpha * eps0 does not overflow. alpha = inf gives eps0.
 double LaplaceRdp(double eps0, double alpha);
 
+// Discrete Laplace P(Z = k) ∝ e^{-|k|/t} (t > 0, in grid steps) added to an integer statistic whose
+// neighbours differ by at most d >= 1 steps (an integer, exact in double): the exact Rényi divergence
+// D_alpha(P || Q) = 1/(alpha-1) log E_P[e^{(alpha-1) L}] (Mironov 2017, Def. 3) of the pair P = Z,
+// Q = Z + d, whose loss L takes three forms (derivation in rdp.cc). Symmetric in the two directions.
+// alpha = inf gives d/t, alpha = 1 the KL divergence. Never above PureDpRdp(d/t, alpha), and tends
+// to LaplaceRdp(d/t, alpha) as t -> inf with d/t fixed. O(1) per order.
+double DiscreteLaplaceRdp(double t, double d, double alpha);
+
 // Any eps-DP mechanism: min(eps, alpha eps^2 / 2). The first bound holds because D_alpha is
 // non-decreasing in alpha and D_inf <= eps (Mironov 2017, Prop. 9 / Def. 3); the second because
 // eps-DP implies (eps^2/2)-zCDP (Bun & Steinke 2016, Prop. 1.4), i.e. D_alpha <= alpha eps^2/2.
@@ -42,7 +50,7 @@ double SubsampledGaussianRdp(double q, double noise_multiplier, double alpha);
 // RDP of one event (count ignored) at `alpha`; +inf where the event has no finite RDP (ApproxDp).
 double EventRdp(const PrivacyEvent& event, double alpha);
 
-// D_inf of one event: eps0 for Laplace, epsilon for PureDp, +inf otherwise.
+// D_inf of one event: eps0 for Laplace and discrete Laplace, epsilon for PureDp, +inf otherwise.
 double EventMaxDivergence(const PrivacyEvent& event);
 
 struct RdpConversion {

@@ -11,8 +11,8 @@ namespace dpq::dp::accounting {
 
 // rho of one event (count ignored): Gaussian 1/(2 z^2); the Poisson-subsampled Gaussian is charged
 // as the unsampled one (valid: Renyi divergence of a mixture is at most the largest component's, by
-// joint quasi-convexity, van Erven & Harremoës 2014 Thm 13; no amplification is claimed); Laplace
-// and PureDp eps^2/2; ApproxDp with delta > 0 has none (+inf: accountants keep it additively).
+// joint quasi-convexity, van Erven & Harremoës 2014 Thm 13; no amplification is claimed); Laplace,
+// discrete Laplace (eps = D/T) and PureDp eps^2/2 (Bun & Steinke 2016, Prop. 1.4); ApproxDp with delta > 0 has none (+inf: accountants keep it additively).
 double EventRho(const PrivacyEvent& event);
 
 // eps = rho + 2 sqrt(rho ln(1/delta)) (Bun & Steinke 2016, Prop. 1.3).
