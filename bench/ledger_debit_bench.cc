@@ -1,11 +1,14 @@
 // Hot-dataset debit benchmark (issue 4, "Benchmark"): debits per second on ONE dataset with 1, 8
 // and 32 concurrent clients, for
 //   - pgbench, multi-statement debit (bench/pgbench/debit_multi_statement.sql: BEGIN; SELECT ... FOR
-//     UPDATE; INSERT audit; UPDATE ledgers; COMMIT), the transaction shape dpq uses today;
+//     UPDATE; INSERT audit; UPDATE ledgers; COMMIT), the shape of dpq's debit transaction before
+//     group commit (one transaction per debit);
 //   - pgbench, single-statement debit (bench/pgbench/debit_single_statement.sql:
 //     WITH u AS (UPDATE ledgers ... RETURNING ...) INSERT INTO audit ... FROM u);
-//   - dpq's own store::BudgetLedger::Debit (one pooled connection per client thread, a unique
-//     request id per debit, a real Allocation with its privacy events, basic accountant);
+//   - dpq's own store::BudgetLedger::Debit (a pool of one connection per client thread, a unique
+//     request id per debit, a real Allocation with its privacy events, basic accountant). Debits
+//     are group-committed per dataset (server/store/debit_batcher.h): the "debits/xact" column is
+//     the mean number of debits decided and committed per transaction (1 for pgbench);
 // side by side in one run, on one throwaway but DURABLE cluster (tests/support/test_postgres.h with
 // fsync=on, synchronous_commit=on, full_page_writes=on: every debit waits for its WAL flush, as in a
 // real deployment), over the real schema (migrations/ applied with store::ApplyMigrations).
@@ -54,6 +57,7 @@
 #include "server/store/budget_ledger.h"
 #include "server/store/database.h"
 #include "server/store/dataset_store.h"
+#include "server/store/debit_batcher.h"
 #include "server/store/postgres/migrator.h"
 #include "server/store/postgres/process.h"
 #include "server/store/principal_store.h"
@@ -93,6 +97,7 @@ struct Cell {
   std::string first_error;
   double fsync_per_second = 0;  // ProbeFsync just before the run
   int64_t wal_syncs = 0;        // WAL flushes (pg_stat_wal.wal_sync) during the run
+  double debits_per_xact = 1;   // dpq: debits per group transaction (DebitBatcher stats)
 };
 
 double Percentile(std::vector<double> v, double q) {
@@ -202,8 +207,8 @@ absl::StatusOr<int64_t> CreateHotDataset(store::Database* db, const std::string&
   query::DatasetSchema schema;
   schema.name = name;
   schema.privacy_unit = "uid";
-  schema.columns = {{"uid", query::ColumnType::kInteger, absl::nullopt, absl::nullopt},
-                    {"x", query::ColumnType::kDouble, 0.0, 10.0}};
+  schema.columns = {{"uid", query::ColumnType::kInteger, absl::nullopt, absl::nullopt, {}},
+                    {"x", query::ColumnType::kDouble, 0.0, 10.0, {}}};
   RETURN_IF_ERROR(query::ValidateNewDataset(schema));
   bool sent = false;
   store::CopyLineSource source = [&](std::string* lines) -> absl::StatusOr<bool> {
@@ -303,11 +308,17 @@ Cell RunDpq(store::Database* db, int64_t ds, const store::Principal& analyst, in
     });
   }
   while (ready.load() < clients) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const store::DebitBatcher::Stats stats0 = store::DebitBatcher::Shared().stats();
   start = Clock::now();
   deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   go.store(true);
   for (auto& th : threads) th.join();
   const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  const store::DebitBatcher::Stats stats1 = store::DebitBatcher::Shared().stats();
+  if (stats1.groups > stats0.groups) {
+    cell.debits_per_xact = static_cast<double>(stats1.debits - stats0.debits) /
+                           static_cast<double>(stats1.groups - stats0.groups);
+  }
   std::vector<double> all;
   for (int t = 0; t < clients; ++t) {
     all.insert(all.end(), latencies_ms[t].begin(), latencies_ms[t].end());
@@ -451,10 +462,11 @@ absl::Status ParseOptions(int argc, char** argv, Options* o) {
 }
 
 void PrintCell(const Cell& c) {
-  std::printf("%-28s %7d %10.0f %9.2f %9.2f %8lld %6lld %9.0f %12.2f\n", c.method.c_str(), c.clients,
+  std::printf("%-28s %7d %10.0f %9.2f %9.2f %8lld %6lld %9.0f %12.2f %11.2f\n", c.method.c_str(), c.clients,
               c.per_second, c.p50_ms, c.p99_ms, static_cast<long long>(c.done), static_cast<long long>(c.errors),
               c.fsync_per_second,
-              c.wal_syncs > 0 ? static_cast<double>(c.done) / static_cast<double>(c.wal_syncs) : 0.0);
+              c.wal_syncs > 0 ? static_cast<double>(c.done) / static_cast<double>(c.wal_syncs) : 0.0,
+              c.debits_per_xact);
   if (!c.first_error.empty()) std::printf("    first error: %s\n", c.first_error.c_str());
   std::fflush(stdout);
 }
@@ -521,8 +533,8 @@ absl::Status Run(const Options& o) {
   // 2. Throughput on one hot dataset per method, the three methods interleaved per client count
   //    and each run after a CHECKPOINT (equal full-page-write costs).
   std::printf("\n== debits/s on one hot dataset, %.0f s per run (fsync on) ==\n", o.seconds);
-  std::printf("%-28s %7s %10s %9s %9s %8s %6s %9s %12s\n", "method", "clients", "debits/s", "p50 ms", "p99 ms", "done",
-              "errors", "fsync/s", "debits/flush");
+  std::printf("%-28s %7s %10s %9s %9s %8s %6s %9s %12s %11s\n", "method", "clients", "debits/s", "p50 ms", "p99 ms",
+              "done", "errors", "fsync/s", "debits/flush", "debits/xact");
   const std::string log_dir = absl::StrCat(pg->data_dir(), "/pgbench-logs");
   if (mkdir(log_dir.c_str(), 0700) != 0) return absl::InternalError(absl::StrCat("mkdir ", log_dir));
   std::vector<Cell> cells;

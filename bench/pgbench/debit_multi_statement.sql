@@ -1,6 +1,7 @@
--- One debit as the lock-then-write transaction dpq's BudgetLedger::Debit runs today
--- (server/store/budget_ledger.cc): lock the dataset's ledger row, append one audit row chained to
--- the ledger head, move the head and the spent budget, commit.
+-- One debit as the lock-then-write transaction dpq's BudgetLedger::Debit ran before group commit
+-- (today it writes a whole group of debits in one such transaction; bench/README.md): lock the
+-- dataset's ledger row, append one audit row chained to the ledger head, move the head and the
+-- spent budget, commit.
 -- (pgbench substitutes ":name" even inside string literals, hence chr(58) for the ":" of the events.)
 -- Variables (pgbench -D): ds = dataset id, principal = analyst principal id.
 -- Run with -M prepared, so :prev / :h travel as bytea parameters.

@@ -15,9 +15,9 @@ using ::testing::Not;
 
 std::vector<ColumnSchema> TestColumns() {
   return {
-      {"user_id", ColumnType::kText, absl::nullopt, absl::nullopt},
-      {"age", ColumnType::kInteger, 0.0, 120.0},
-      {"amount", ColumnType::kDouble, absl::nullopt, absl::nullopt},
+      {"user_id", ColumnType::kText, absl::nullopt, absl::nullopt, {}},
+      {"age", ColumnType::kInteger, 0.0, 120.0, {}},
+      {"amount", ColumnType::kDouble, absl::nullopt, absl::nullopt, {}},
   };
 }
 
@@ -110,8 +110,8 @@ TEST(CsvToCopyTest, HandlesCrlfLineEnds) {
 }
 
 TEST(CsvToCopyTest, CrlfOnTextLastFieldIsNotCopied) {
-  std::vector<ColumnSchema> columns = {{"a", ColumnType::kInteger, absl::nullopt, absl::nullopt},
-                                       {"b", ColumnType::kText, absl::nullopt, absl::nullopt}};
+  std::vector<ColumnSchema> columns = {{"a", ColumnType::kInteger, absl::nullopt, absl::nullopt, {}},
+                                       {"b", ColumnType::kText, absl::nullopt, absl::nullopt, {}}};
   Converted r = Convert("a,b\r\n1,x\r\n", columns);
   ASSERT_TRUE(r.status.ok()) << r.status;
   EXPECT_EQ(r.out, "1\tx\n");

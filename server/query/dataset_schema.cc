@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "server/base/status_macros.h"
 #include "server/base/validation.h"
@@ -32,6 +33,38 @@ const ColumnSchema* DatasetSchema::FindColumn(absl::string_view column) const {
   return nullptr;
 }
 
+bool DatasetSchema::CanBoundByRowRank(absl::string_view value_column) const {
+  if (!has_row_rank) return false;
+  for (const std::string& c : columns_with_nulls) {
+    if (c == value_column) return false;
+  }
+  return true;
+}
+
+absl::Status ValidateCategories(const ColumnSchema& c) {
+  if (c.categories.empty()) return absl::OkStatus();
+  if (c.is_numeric()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("column ", c.name, ": categories can only be declared on text columns"));
+  }
+  if (c.categories.size() > kMaxCategories) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("column ", c.name, ": at most ", kMaxCategories, " categories"));
+  }
+  std::set<std::string> seen;
+  for (const std::string& v : c.categories) {
+    if (v.empty() || v.size() > kMaxCategoryLength) {
+      return absl::InvalidArgumentError(absl::StrCat("column ", c.name, ": categories must be 1..",
+                                                     kMaxCategoryLength, " bytes long"));
+    }
+    if (!seen.insert(v).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("column ", c.name, ": category \"", v.substr(0, 64), "\" appears twice"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateNewDataset(const DatasetSchema& schema) {
   RETURN_IF_ERROR(ValidateIdentifier(schema.name, "dataset name"));
   if (schema.columns.empty()) return absl::InvalidArgumentError("columns must not be empty");
@@ -39,6 +72,10 @@ absl::Status ValidateNewDataset(const DatasetSchema& schema) {
   std::set<std::string> seen;
   for (const ColumnSchema& c : schema.columns) {
     RETURN_IF_ERROR(ValidateIdentifier(c.name, "column name"));
+    if (absl::StartsWith(c.name, kReservedColumnPrefix)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "column ", c.name, ": names starting with \"", kReservedColumnPrefix, "\" are reserved"));
+    }
     if (!seen.insert(c.name).second) {
       return absl::InvalidArgumentError(absl::StrCat("column ", c.name, " appears twice"));
     }
@@ -46,6 +83,7 @@ absl::Status ValidateNewDataset(const DatasetSchema& schema) {
       return absl::InvalidArgumentError(
           absl::StrCat("column ", c.name, ": declare both lower and upper bounds or neither"));
     }
+    RETURN_IF_ERROR(ValidateCategories(c));
     if (!c.lower.has_value()) continue;
     if (!c.is_numeric()) {
       return absl::InvalidArgumentError(
@@ -71,6 +109,10 @@ absl::string_view AggregateName(AggregateKind kind) {
     case AggregateKind::kCount: return "count";
     case AggregateKind::kSum: return "sum";
     case AggregateKind::kMean: return "mean";
+    case AggregateKind::kVariance: return "variance";
+    case AggregateKind::kStddev: return "stddev";
+    case AggregateKind::kQuantile: return "quantile";
+    case AggregateKind::kHistogram: return "histogram";
   }
   return "count";
 }

@@ -1,5 +1,8 @@
 #include "server/query/planner.h"
 
+#include <algorithm>
+#include <set>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "server/base/status_macros.h"
@@ -12,9 +15,16 @@ namespace {
 
 constexpr int kMaxContributionsLimit = 1000000;
 
-absl::Status ValidatePrivacyParameters(const QuerySpec& spec) {
+absl::Status ValidatePrivacyParameters(const QuerySpec& spec, bool select_keys) {
   RETURN_IF_ERROR(ValidateIsPositive(spec.epsilon, "epsilon"));
-  if (spec.mechanism == MechanismKind::kLaplace) {
+  if (select_keys) {
+    if (!(spec.delta > 0 && spec.delta < 1)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "delta must lie in (0, 1): the group keys are not declared, so they are chosen by DP "
+          "partition selection, which needs delta > 0 (or declare keys / categories); got ",
+          spec.delta));
+    }
+  } else if (spec.mechanism == MechanismKind::kLaplace) {
     if (spec.delta != 0) {
       return absl::InvalidArgumentError(absl::StrCat(
           "delta must be 0 for the laplace mechanism (pure epsilon-DP), got ", spec.delta));
@@ -63,79 +73,343 @@ absl::Status ResolveBounds(const ColumnSchema& column, QuerySpec& spec) {
   return absl::OkStatus();
 }
 
-std::string Fingerprint(const QuerySpec& s, int64_t epsilon_units, int64_t delta_units) {
+// One canonical spelling of a double list for the fingerprint.
+std::string Doubles(const std::vector<double>& v) {
+  std::string out;
+  for (double x : v) absl::StrAppend(&out, out.empty() ? "" : ",", absl::StrFormat("%.17g", x));
+  return out;
+}
+
+// Length-prefixed strings, so no choice of keys makes two different lists print alike.
+std::string Strings(const std::vector<std::string>& v) {
+  std::string out;
+  for (const std::string& x : v) absl::StrAppend(&out, x.size(), ":", x, ";");
+  return out;
+}
+
+// `grouped`: the scan groups rows (group_by, or a text histogram, whose category is a group).
+std::string Fingerprint(const QuerySpec& s, int64_t epsilon_units, int64_t delta_units, bool grouped) {
   // %.17g round-trips doubles, so two specs share a fingerprint iff they are the same query.
-  return absl::StrFormat(
+  std::string f = absl::StrFormat(
       "v1|dataset=%s|aggregate=%s|column=%s|lower=%.17g|upper=%.17g|k=%d|mechanism=%s|epsilon=%de-12|"
       "delta=%de-18|confidence=%.17g",
       s.dataset, AggregateName(s.aggregate), s.column, s.lower.value_or(0), s.upper.value_or(0),
       s.max_contributions, MechanismName(s.mechanism), epsilon_units, delta_units, s.confidence);
+  // Fields of the extended language, only when used: earlier fingerprints stay valid.
+  if (!s.quantiles.empty()) absl::StrAppend(&f, "|quantiles=", Doubles(s.quantiles));
+  if (!s.bins.empty()) absl::StrAppend(&f, "|bins=", Doubles(s.bins));
+  if (!s.group_by.empty()) {
+    absl::StrAppend(&f, "|group_by=", Strings(s.group_by), "|keys=", Strings(s.keys),
+                    "|m=", s.max_partitions);
+  } else if (grouped) {
+    // A text histogram: M bounds the categories a unit keeps, so it changes the question (the
+    // bounding and the noise) like a group-by's M does.
+    absl::StrAppend(&f, "|m=", s.max_partitions);
+  }
+  return f;
+}
+
+absl::Status UnknownColumn(const DatasetSchema& schema, const std::string& name,
+                           absl::string_view field) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": column ", name.substr(0, 64),
+                                                 " does not exist in dataset ", schema.name));
+}
+
+absl::Status ValidateQuantiles(QuerySpec& spec) {
+  if (spec.quantiles.empty() || spec.quantiles.size() > kMaxQuantiles) {
+    return absl::InvalidArgumentError(absl::StrCat("quantiles: give 1..", kMaxQuantiles,
+                                                   " levels for aggregate quantile"));
+  }
+  for (double& q : spec.quantiles) {
+    if (!(q >= 0 && q <= 1)) {
+      return absl::InvalidArgumentError(absl::StrCat("quantiles must lie in [0, 1], got ", q));
+    }
+    q += 0.0;  // one spelling of zero
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateBins(QuerySpec& spec) {
+  if (spec.bins.size() < 2 || spec.bins.size() > kMaxBinEdges) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bins: a histogram of a numeric column needs 2..", kMaxBinEdges, " edges, got ", spec.bins.size()));
+  }
+  for (size_t i = 0; i < spec.bins.size(); ++i) {
+    RETURN_IF_ERROR(ValidateIsFinite(spec.bins[i], "bins"));
+    spec.bins[i] += 0.0;
+    if (i > 0 && !(spec.bins[i - 1] < spec.bins[i])) {
+      return absl::InvalidArgumentError("bins must be strictly increasing");
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Group-by columns and their domains. Sets plan.scan.group_* and plan.declared_keys, and says
+// whether the keys must be selected from the data.
+absl::StatusOr<bool> PlanGroups(const DatasetSchema& schema, QuerySpec& spec, QueryPlan& plan) {
+  if (spec.group_by.size() > kMaxGroupColumns) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("group_by: at most ", kMaxGroupColumns, " columns"));
+  }
+  if (spec.max_partitions < 1 || spec.max_partitions > kMaxPartitionsLimit) {
+    return absl::InvalidArgumentError(absl::StrCat("max_partitions must lie in [1, ",
+                                                   kMaxPartitionsLimit, "], got ", spec.max_partitions));
+  }
+  if (spec.group_by.empty()) {
+    if (!spec.keys.empty()) return absl::InvalidArgumentError("keys need a group_by column");
+    return false;
+  }
+  std::set<std::string> seen;
+  bool all_declared = true;
+  for (const std::string& name : spec.group_by) {
+    const ColumnSchema* column = schema.FindColumn(name);
+    if (column == nullptr) return UnknownColumn(schema, name, "group_by");
+    if (name == schema.privacy_unit) {
+      return absl::InvalidArgumentError(
+          "group_by: the privacy unit column cannot be a group (every group would be one unit)");
+    }
+    if (!seen.insert(name).second) {
+      return absl::InvalidArgumentError(absl::StrCat("group_by: column ", name, " appears twice"));
+    }
+    plan.scan.group_columns.push_back(name);
+    plan.scan.group_domains.push_back(column->categories);
+    if (column->categories.empty()) all_declared = false;
+  }
+  if (!spec.keys.empty()) {
+    if (spec.group_by.size() != 1) {
+      return absl::InvalidArgumentError("keys: a declared key list needs exactly one group_by column");
+    }
+    if (spec.keys.size() > kMaxKeys) {
+      return absl::InvalidArgumentError(absl::StrCat("keys: at most ", kMaxKeys, " keys"));
+    }
+    std::set<std::string> unique;
+    for (const std::string& k : spec.keys) {
+      if (!unique.insert(k).second) {
+        return absl::InvalidArgumentError(absl::StrCat("keys: \"", k.substr(0, 64), "\" appears twice"));
+      }
+    }
+    plan.scan.group_domains[0] = spec.keys;
+    all_declared = true;
+  }
+  if (!all_declared) {
+    // Keys come from the data: no declared domain may restrict a column half-way.
+    plan.scan.group_domains.assign(plan.scan.group_columns.size(), {});
+    return true;
+  }
+  // The cross product of the declared domains, bounded so the answer stays a reasonable size.
+  size_t total = 1;
+  for (const auto& domain : plan.scan.group_domains) {
+    total *= domain.size();
+    if (total > kMaxKeys) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("group_by: the declared key domains have more than ", kMaxKeys, " combinations"));
+    }
+  }
+  plan.declared_keys = {{}};
+  for (const auto& domain : plan.scan.group_domains) {
+    std::vector<std::vector<std::string>> next;
+    for (const auto& prefix : plan.declared_keys) {
+      for (const std::string& v : domain) {
+        next.push_back(prefix);
+        next.back().push_back(v);
+      }
+    }
+    plan.declared_keys = std::move(next);
+  }
+  return false;
 }
 
 }  // namespace
+
+bool QueryPlan::multi_valued() const {
+  return grouped() || spec.aggregate == AggregateKind::kHistogram;
+}
 
 absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchema& schema) {
   QueryPlan plan;
   plan.spec = spec_in;
   QuerySpec& spec = plan.spec;
-  RETURN_IF_ERROR(ValidatePrivacyParameters(spec));
+  const AggregateKind agg = spec.aggregate;
+  if (agg != AggregateKind::kQuantile && !spec.quantiles.empty()) {
+    return absl::InvalidArgumentError("quantiles are only for aggregate quantile");
+  }
+  if (agg != AggregateKind::kHistogram && !spec.bins.empty()) {
+    return absl::InvalidArgumentError("bins are only for aggregate histogram");
+  }
+
+  plan.scan.dataset_id = schema.id;
+  plan.scan.unit_column = schema.privacy_unit;
+  ASSIGN_OR_RETURN(bool select_keys, PlanGroups(schema, spec, plan));
+
+  // A text-column histogram is a count grouped by that column: one bin per category.
+  const ColumnSchema* column = nullptr;
+  bool text_histogram = false;
+  if (agg != AggregateKind::kCount) {
+    if (spec.column.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("column is required for aggregate ", AggregateName(agg)));
+    }
+    column = schema.FindColumn(spec.column);
+    if (column == nullptr) return UnknownColumn(schema, spec.column, "column");
+    text_histogram = agg == AggregateKind::kHistogram && !column->is_numeric();
+    if (!column->is_numeric() && !text_histogram) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "column ", column->name, " is text; ", AggregateName(agg), " needs a numeric column"));
+    }
+  }
+  if (text_histogram) {
+    if (!spec.bins.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("bins: column ", column->name, " is text; its bins are its categories"));
+    }
+    if (std::find(spec.group_by.begin(), spec.group_by.end(), column->name) != spec.group_by.end()) {
+      return absl::InvalidArgumentError("group_by: the histogram column cannot also be a group");
+    }
+    if (column->name == schema.privacy_unit) {
+      return absl::InvalidArgumentError("column: the privacy unit column cannot be histogrammed");
+    }
+    // The category becomes the last group column; its domain is the declared categories, else the
+    // categories are selected like keys.
+    plan.scan.group_columns.push_back(column->name);
+    plan.scan.group_domains.push_back(column->categories);
+    if (!select_keys && column->categories.empty()) {
+      select_keys = true;
+      plan.declared_keys.clear();
+      plan.scan.group_domains.assign(plan.scan.group_columns.size(), {});
+    } else if (!select_keys) {
+      std::vector<std::vector<std::string>> next;
+      for (const auto& prefix : plan.declared_keys.empty() ? std::vector<std::vector<std::string>>{{}}
+                                                            : plan.declared_keys) {
+        for (const std::string& v : column->categories) {
+          next.push_back(prefix);
+          next.back().push_back(v);
+        }
+      }
+      if (next.size() > kMaxKeys) {
+        return absl::InvalidArgumentError(absl::StrCat("the histogram has more than ", kMaxKeys, " bins"));
+      }
+      plan.declared_keys = std::move(next);
+    }
+    // With a grouped scan the per-unit partition bound applies to (group, category) pairs.
+  }
+
+  if (!plan.grouped()) spec.max_partitions = 1;  // one group: nothing to bound
+  RETURN_IF_ERROR(ValidatePrivacyParameters(spec, select_keys));
+  if (spec.mechanism == MechanismKind::kGaussian &&
+      (plan.grouped() || agg == AggregateKind::kHistogram)) {
+    return absl::InvalidArgumentError(
+        "mechanism: gaussian is supported for single-valued answers only; use laplace for "
+        "histograms and group-by");
+  }
+  if (agg == AggregateKind::kQuantile && spec.mechanism == MechanismKind::kGaussian) {
+    return absl::InvalidArgumentError(
+        "mechanism: quantiles use the exponential mechanism (pure epsilon-DP); leave mechanism "
+        "unset or laplace");
+  }
   // Charge the decimal the analyst wrote; calibrate with a value never above it.
   ASSIGN_OR_RETURN(plan.epsilon_units, EpsilonToUnits(spec.epsilon, "epsilon"));
   ASSIGN_OR_RETURN(plan.delta_units, DeltaToUnits(spec.delta, "delta"));
   spec.epsilon = EpsilonFromUnits(plan.epsilon_units);
   spec.delta = DeltaFromUnits(plan.delta_units);
-  const double mech_epsilon = MechanismEpsilon(plan.epsilon_units);
-  const double mech_delta = MechanismDelta(plan.delta_units);
+  double mech_epsilon = MechanismEpsilon(plan.epsilon_units);
+  double mech_delta = MechanismDelta(plan.delta_units);
 
-  plan.scan.dataset_id = schema.id;
-  plan.scan.unit_column = schema.privacy_unit;
-  plan.scan.max_contributions = spec.max_contributions;
   const int k = spec.max_contributions;
+  const int m = plan.grouped() ? spec.max_partitions : 1;
+  plan.scan.max_contributions = k;
+  plan.scan.max_partitions = m;
+  if (select_keys) {
+    // Half of epsilon and all of the (Laplace) delta select the keys (Desfontaines, Voss, Gipson,
+    // Mandayam 2022); the rest releases the aggregates of the selected keys. Basic composition of
+    // the two (Dwork & Roth 2014, Thm. 3.16) gives (epsilon, delta) in total.
+    plan.selection = {true, mech_epsilon / 2, mech_delta, m};
+    plan.scan.count_units = true;
+    mech_epsilon /= 2;
+    mech_delta = 0;
+  }
+  // A unit changes at most m groups: the released vector's L1 sensitivity is m times the
+  // per-group one (Wilson et al. 2020, §3; DESIGN.md §3).
+  const auto push = [&](NoiseComponent::Statistic stat, double eps, double delta,
+                        double per_group, int coordinates) {
+    plan.components.push_back({stat, eps, delta, per_group * m, coordinates * m});
+  };
 
-  if (spec.aggregate == AggregateKind::kCount) {
-    spec.column.clear();
-    spec.lower.reset();
-    spec.upper.reset();
-    ASSIGN_OR_RETURN(double count_sensitivity, CountSensitivity(k));
-    plan.components.push_back(
-        {NoiseComponent::Statistic::kCount, mech_epsilon, mech_delta, count_sensitivity});
-  } else {
-    if (spec.column.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("column is required for aggregate ", AggregateName(spec.aggregate)));
-    }
-    const ColumnSchema* column = schema.FindColumn(spec.column);
-    if (column == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("column ", spec.column.substr(0, 64), " does not exist in dataset ", schema.name));
-    }
-    if (!column->is_numeric()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "column ", column->name, " is text; ", AggregateName(spec.aggregate), " needs a numeric column"));
-    }
-    RETURN_IF_ERROR(ResolveBounds(*column, spec));
-    plan.scan.value_column = column->name;
-    plan.scan.clamp_lower = *spec.lower;
-    plan.scan.clamp_upper = *spec.upper;
-
-    if (spec.aggregate == AggregateKind::kSum) {
-      ASSIGN_OR_RETURN(double s, SumSensitivity(k, *spec.lower, *spec.upper));
-      plan.components.push_back({NoiseComponent::Statistic::kSum, mech_epsilon, mech_delta, s});
-    } else {
-      // Mean as (noisy centred sum) / (noisy count), the budget split evenly; basic composition of
-      // the two releases gives (epsilon, delta) in total (Dwork & Roth 2014, Thm. 3.16). Centring on
-      // the midpoint makes the sum's sensitivity k (U - L) / 2 wherever [L, U] sits, as Google's
-      // differential-privacy library does in BoundedMean (cc/algorithms/bounded-mean.h).
-      plan.scan.center = *spec.lower / 2 + *spec.upper / 2;
-      ASSIGN_OR_RETURN(double s, CenteredSumSensitivity(k, *spec.lower, *spec.upper));
+  switch (agg) {
+    case AggregateKind::kCount: {
+      spec.column.clear();
+      spec.lower.reset();
+      spec.upper.reset();
       ASSIGN_OR_RETURN(double c, CountSensitivity(k));
-      plan.components.push_back(
-          {NoiseComponent::Statistic::kSum, mech_epsilon / 2, mech_delta / 2, s});
-      plan.components.push_back(
-          {NoiseComponent::Statistic::kCount, mech_epsilon / 2, mech_delta / 2, c});
+      push(NoiseComponent::Statistic::kCount, mech_epsilon, mech_delta, c, 1);
+      break;
+    }
+    case AggregateKind::kHistogram: {
+      spec.lower.reset();
+      spec.upper.reset();
+      ASSIGN_OR_RETURN(double c, CountSensitivity(k));
+      if (text_histogram) {
+        push(NoiseComponent::Statistic::kCount, mech_epsilon, mech_delta, c, 1);
+        break;
+      }
+      RETURN_IF_ERROR(ValidateBins(spec));
+      plan.scan.value_column = column->name;
+      plan.scan.clamp_lower = spec.bins.front();
+      plan.scan.clamp_upper = spec.bins.back();
+      plan.scan.bucket_edges = spec.bins;
+      // K rows of one unit fall in at most K bins: the count vector moves by K in L1.
+      push(NoiseComponent::Statistic::kBucketCounts, mech_epsilon, mech_delta, c,
+           static_cast<int>(std::min<size_t>(k, spec.bins.size() - 1)));
+      break;
+    }
+    default: {
+      RETURN_IF_ERROR(ResolveBounds(*column, spec));
+      plan.scan.value_column = column->name;
+      plan.scan.clamp_lower = *spec.lower;
+      plan.scan.clamp_upper = *spec.upper;
+      if (agg == AggregateKind::kSum) {
+        ASSIGN_OR_RETURN(double s, SumSensitivity(k, *spec.lower, *spec.upper));
+        push(NoiseComponent::Statistic::kSum, mech_epsilon, mech_delta, s, 1);
+      } else if (agg == AggregateKind::kMean) {
+        // Mean as (noisy centred sum) / (noisy count), the budget split evenly; basic composition of
+        // the two releases gives (epsilon, delta) in total (Dwork & Roth 2014, Thm. 3.16). Centring on
+        // the midpoint makes the sum's sensitivity k (U - L) / 2 wherever [L, U] sits, as Google's
+        // differential-privacy library does in BoundedMean (cc/algorithms/bounded-mean.h).
+        plan.scan.center = *spec.lower / 2 + *spec.upper / 2;
+        ASSIGN_OR_RETURN(double s, CenteredSumSensitivity(k, *spec.lower, *spec.upper));
+        ASSIGN_OR_RETURN(double c, CountSensitivity(k));
+        push(NoiseComponent::Statistic::kSum, mech_epsilon / 2, mech_delta / 2, s, 1);
+        push(NoiseComponent::Statistic::kCount, mech_epsilon / 2, mech_delta / 2, c, 1);
+      } else if (agg == AggregateKind::kVariance || agg == AggregateKind::kStddev) {
+        // Variance from three noisy moments of the centred values (count, sum, sum of squares),
+        // a third of the budget each: var = S2/N - (S1/N)^2 (Google differential-privacy library,
+        // BoundedVariance; Dwork & Roth 2014, Thm. 3.16 for the split). Centring bounds each
+        // square by ((U - L) / 2)^2.
+        plan.scan.center = *spec.lower / 2 + *spec.upper / 2;
+        plan.scan.sum_squares = true;
+        ASSIGN_OR_RETURN(double s, CenteredSumSensitivity(k, *spec.lower, *spec.upper));
+        ASSIGN_OR_RETURN(double s2, CenteredSumOfSquaresSensitivity(k, *spec.lower, *spec.upper));
+        ASSIGN_OR_RETURN(double c, CountSensitivity(k));
+        push(NoiseComponent::Statistic::kSum, mech_epsilon / 3, mech_delta / 3, s, 1);
+        push(NoiseComponent::Statistic::kSumSquares, mech_epsilon / 3, mech_delta / 3, s2, 1);
+        push(NoiseComponent::Statistic::kCount, mech_epsilon / 3, mech_delta / 3, c, 1);
+      } else {  // kQuantile
+        RETURN_IF_ERROR(ValidateQuantiles(spec));
+        std::vector<double> edges(kQuantileBuckets + 1);
+        for (int i = 0; i <= kQuantileBuckets; ++i) {
+          edges[i] = *spec.lower + (*spec.upper / kQuantileBuckets - *spec.lower / kQuantileBuckets) * i;
+        }
+        edges.back() = *spec.upper;
+        plan.scan.bucket_edges = std::move(edges);
+        // One release of all quantiles per group, each group's at epsilon / m: a unit touches at most
+        // m groups, so basic composition over them gives epsilon (Dwork & Roth 2014, Thm. 3.16);
+        // dp_quantile.h splits a group's share over its quantiles.
+        plan.quantile_epsilon = mech_epsilon / m;
+      }
+      break;
     }
   }
-  plan.fingerprint = Fingerprint(spec, plan.epsilon_units, plan.delta_units);
+  plan.scan.bound_by_row_rank = schema.CanBoundByRowRank(plan.scan.value_column);
+  plan.fingerprint = Fingerprint(spec, plan.epsilon_units, plan.delta_units, plan.grouped());
   return plan;
 }
 

@@ -14,10 +14,15 @@
 
 namespace dpq::query {
 
-// The exact (secret) statistics the store computes in one SQL statement:
-//   count = number of kept rows (value not NULL when a value column is set),
-//   sum   = sum over kept rows of (clamp(value, clamp_lower, clamp_upper) - center),
-// keeping at most max_contributions rows per privacy unit, chosen at random.
+// The exact (secret) statistics the store computes in one SQL statement, per group:
+//   count   = number of kept rows (value not NULL when a value column is set),
+//   sum     = sum over kept rows of (clamp(value, clamp_lower, clamp_upper) - center),
+//   sum_sq  = sum of the squares of those centred values (when sum_squares),
+//   buckets = kept rows per bucket of the clamped value (when bucket_edges is set),
+//   units   = distinct privacy units among the kept rows (when count_units),
+// keeping at most max_contributions rows per privacy unit and group and at most max_partitions
+// groups per unit, both chosen at random. Rows whose group value is NULL, or outside a declared
+// domain, are dropped before the choice.
 struct ScanPlan {
   int64_t dataset_id = 0;
   std::string unit_column;
@@ -26,15 +31,39 @@ struct ScanPlan {
   double clamp_upper = 0;
   double center = 0;
   int max_contributions = 1;
+  std::vector<std::string> group_columns;  // empty: one group of all rows
+  // Per group column: the values kept (its declared domain); empty: any value.
+  std::vector<std::vector<std::string>> group_domains;
+  int max_partitions = 1;
+  bool sum_squares = false;
+  // Bucket i is [e_i, e_{i+1}), the last one closed; values are clamped into [e_0, e_n] first.
+  std::vector<double> bucket_edges;
+  bool count_units = false;
+  // The table's stored per-unit row rank may replace the random choice (store/bounding_sql.h has
+  // the privacy argument): DatasetSchema::CanBoundByRowRank(value_column). The store still uses
+  // the random choice for grouped or filtered scans.
+  bool bound_by_row_rank = false;
 };
 
-// One released noisy statistic.
+// One released noisy statistic (per group, for grouped queries).
 struct NoiseComponent {
-  enum class Statistic { kCount, kSum };
+  enum class Statistic { kCount, kSum, kSumSquares, kBucketCounts };
   Statistic statistic = Statistic::kCount;
   double epsilon = 0;
   double delta = 0;
-  double sensitivity = 0;  // L1 for Laplace, L2 for Gaussian (equal for scalars)
+  // L1 for Laplace, L2 for Gaussian, of the whole released vector (all groups, all buckets).
+  double sensitivity = 0;
+  // Most coordinates of that vector one privacy unit can change (grid rounding adds one step
+  // per changed coordinate).
+  int changed_coordinates = 1;
+};
+
+// DP partition selection (Desfontaines et al. 2022) for group-by without a declared domain.
+struct SelectionPlan {
+  bool needed = false;
+  double epsilon = 0;
+  double delta = 0;
+  int max_partitions = 1;
 };
 
 struct QueryPlan {
@@ -45,14 +74,38 @@ struct QueryPlan {
   int64_t delta_units = 0;
   // Mechanisms' parameters: their epsilons (deltas) sum to at most the charge.
   std::vector<NoiseComponent> components;
+  SelectionPlan selection;
+  // kQuantile: the epsilon of ONE group's release of all its quantiles (the budget divided over the
+  // max_partitions groups a unit can touch; dp_quantile.h divides it over the quantiles).
+  double quantile_epsilon = 0;
+  // The keys released when the domain is declared: the cross product of the group columns'
+  // declared values, in declaration order. Empty when selection is needed or without group-by.
+  std::vector<std::vector<std::string>> declared_keys;
   // Canonical text of the normalised query (no data); equal fingerprints mean the same question.
   std::string fingerprint;
+
+  bool grouped() const { return !scan.group_columns.empty(); }
+  // True when the released vector has more than one coordinate a unit can change.
+  bool multi_valued() const;
 };
 
+inline constexpr int kQuantileBuckets = 1000;
+inline constexpr size_t kMaxQuantiles = 100;
+inline constexpr size_t kMaxBinEdges = 1001;
+inline constexpr size_t kMaxGroupColumns = 3;
+inline constexpr size_t kMaxKeys = 10000;
+inline constexpr int kMaxPartitionsLimit = 10000;
+
 // Validates `spec` against `schema` and returns the plan. Errors are INVALID_ARGUMENT naming the
-// field: epsilon (finite, in [1e-12, 1e6]), delta (0 for Laplace; in (0, 1) for Gaussian), confidence (in (0,1)),
-// max_contributions (1..1000000), column (exists, numeric, for sum/mean), lower/upper (both or
-// neither, finite, lower < upper, within the declared bounds; required when none are declared).
+// field: epsilon (finite, in [1e-12, 1e6]), delta (0 for Laplace unless partition selection needs
+// it; in (0, 1) for Gaussian and for selection), confidence (in (0,1)), max_contributions
+// (1..1000000), max_partitions (1..10000), column (exists, numeric for sum/mean/variance/stddev/
+// quantile; numeric or text for histogram), lower/upper (both or neither, finite, lower < upper,
+// within the declared bounds; required when none are declared), quantiles (1..100 levels in [0, 1]),
+// bins (2..1001 strictly increasing finite edges; none on a text column), group_by (1..3 distinct
+// existing columns other than the privacy unit), keys (single group column only, 1..10000
+// distinct). The Gaussian mechanism is refused for multi-valued answers (histograms, group-by):
+// its certified calibration is for one coordinate (see decisions.md).
 absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec, const DatasetSchema& schema);
 
 }  // namespace dpq::query

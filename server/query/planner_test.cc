@@ -28,12 +28,12 @@ DatasetSchema TestSchema() {
   schema.name = "visits";
   schema.privacy_unit = "user_id";
   schema.columns = {
-      {"user_id", ColumnType::kText, absl::nullopt, absl::nullopt},
-      {"amount", ColumnType::kDouble, 0.0, 100.0},
-      {"age", ColumnType::kInteger, 18.0, 90.0},
-      {"score", ColumnType::kDouble, absl::nullopt, absl::nullopt},  // no declared bounds
-      {"city", ColumnType::kText, absl::nullopt, absl::nullopt},
-      {"huge", ColumnType::kDouble, -1e303, 1e303},
+      {"user_id", ColumnType::kText, absl::nullopt, absl::nullopt, {}},
+      {"amount", ColumnType::kDouble, 0.0, 100.0, {}},
+      {"age", ColumnType::kInteger, 18.0, 90.0, {}},
+      {"score", ColumnType::kDouble, absl::nullopt, absl::nullopt, {}},  // no declared bounds
+      {"city", ColumnType::kText, absl::nullopt, absl::nullopt, {}},
+      {"huge", ColumnType::kDouble, -1e303, 1e303, {}},
   };
   return schema;
 }
@@ -577,6 +577,182 @@ TEST(PlannerTest, GaussianFingerprintDiffersByDelta) {
   QuerySpec b = a;
   b.delta = 1e-7;
   EXPECT_NE(PlanOrDie(a).fingerprint, PlanOrDie(b).fingerprint);
+}
+
+// --- the extended language: variance, quantile, histogram, group-by ---
+
+DatasetSchema SchemaWithCategories() {
+  DatasetSchema schema = TestSchema();
+  schema.columns.push_back({"plan", ColumnType::kText, absl::nullopt, absl::nullopt, {"free", "pro"}});
+  return schema;
+}
+
+TEST(PlannerTest, VarianceSplitsTheBudgetInThirdsWithCentredSensitivities) {
+  QuerySpec spec = SumSpec();
+  spec.aggregate = AggregateKind::kVariance;
+  spec.max_contributions = 3;
+  const QueryPlan plan = PlanOrDie(spec);
+  ASSERT_EQ(plan.components.size(), 3u);
+  EXPECT_TRUE(plan.scan.sum_squares);
+  EXPECT_EQ(plan.scan.center, 50);
+  EXPECT_EQ(plan.components[0].statistic, Statistic::kSum);
+  EXPECT_EQ(plan.components[0].sensitivity, 3 * 50);  // K (U - L) / 2
+  EXPECT_EQ(plan.components[1].statistic, Statistic::kSumSquares);
+  EXPECT_EQ(plan.components[1].sensitivity, 3 * 50 * 50);  // K ((U - L) / 2)^2
+  EXPECT_EQ(plan.components[2].statistic, Statistic::kCount);
+  EXPECT_EQ(plan.components[2].sensitivity, 3);
+  double eps = 0;
+  for (const NoiseComponent& c : plan.components) eps += c.epsilon;
+  EXPECT_LE(eps, 1.0);
+  EXPECT_NEAR(eps, 1.0, 1e-15);
+}
+
+TEST(PlannerTest, QuantileUsesAFixedGridOverTheBoundsAndIsPure) {
+  QuerySpec spec = SumSpec();
+  spec.aggregate = AggregateKind::kQuantile;
+  spec.quantiles = {0.5, 0.9};
+  const QueryPlan plan = PlanOrDie(spec);
+  ASSERT_EQ(plan.scan.bucket_edges.size(), static_cast<size_t>(kQuantileBuckets) + 1);
+  EXPECT_EQ(plan.scan.bucket_edges.front(), 0);
+  EXPECT_EQ(plan.scan.bucket_edges.back(), 100);
+  EXPECT_TRUE(plan.components.empty());
+  EXPECT_EQ(plan.quantile_epsilon, MechanismEpsilon(plan.epsilon_units));
+  spec.mechanism = MechanismKind::kGaussian;
+  spec.delta = 1e-6;
+  ExpectRejectedNaming(spec, "mechanism");
+}
+
+TEST(PlannerTest, QuantileLevelsAreValidated) {
+  QuerySpec spec = SumSpec();
+  spec.aggregate = AggregateKind::kQuantile;
+  ExpectRejectedNaming(spec, "quantiles");  // none given
+  for (double q : {-0.1, 1.5, kNaN}) {
+    spec.quantiles = {0.5, q};
+    ExpectRejectedNaming(spec, "quantiles");
+  }
+  spec.quantiles.assign(kMaxQuantiles + 1, 0.5);
+  ExpectRejectedNaming(spec, "quantiles");
+  QuerySpec count = CountSpec();
+  count.quantiles = {0.5};
+  ExpectRejectedNaming(count, "quantiles");
+}
+
+TEST(PlannerTest, NumericHistogramCountsRowsPerBinWithSensitivityK) {
+  QuerySpec spec = SumSpec("score");
+  spec.aggregate = AggregateKind::kHistogram;
+  spec.bins = {-5, 0, 10, 1e6};
+  spec.max_contributions = 4;
+  const QueryPlan plan = PlanOrDie(spec);  // no declared bounds needed: bins are the range
+  ASSERT_EQ(plan.components.size(), 1u);
+  EXPECT_EQ(plan.components[0].statistic, Statistic::kBucketCounts);
+  EXPECT_EQ(plan.components[0].sensitivity, 4);
+  EXPECT_EQ(plan.components[0].changed_coordinates, 3);  // min(K, bins)
+  EXPECT_EQ(plan.scan.bucket_edges, spec.bins);
+  EXPECT_EQ(plan.scan.clamp_lower, -5);
+  EXPECT_EQ(plan.scan.clamp_upper, 1e6);
+  for (auto bad : std::vector<std::vector<double>>{{1}, {1, 1}, {2, 1}, {0, kInf}}) {
+    spec.bins = bad;
+    ExpectRejectedNaming(spec, "bins");
+  }
+  spec.bins = {0, 1};
+  spec.mechanism = MechanismKind::kGaussian;
+  spec.delta = 1e-6;
+  ExpectRejectedNaming(spec, "gaussian");
+}
+
+TEST(PlannerTest, GroupByScalesSensitivityByMaxPartitions) {
+  QuerySpec spec = SumSpec();
+  spec.group_by = {"city"};
+  spec.keys = {"Oslo", "Lima"};
+  spec.max_contributions = 2;
+  spec.max_partitions = 3;
+  const QueryPlan plan = PlanOrDie(spec);
+  ASSERT_EQ(plan.components.size(), 1u);
+  EXPECT_EQ(plan.components[0].sensitivity, 3 * 2 * 100);  // M K max(|L|, |U|)
+  EXPECT_EQ(plan.components[0].changed_coordinates, 3);
+  EXPECT_FALSE(plan.selection.needed);
+  EXPECT_EQ(plan.declared_keys, (std::vector<std::vector<std::string>>{{"Oslo"}, {"Lima"}}));
+  EXPECT_EQ(plan.scan.group_columns, std::vector<std::string>{"city"});
+  EXPECT_EQ(plan.scan.group_domains, (std::vector<std::vector<std::string>>{{"Oslo", "Lima"}}));
+  EXPECT_EQ(plan.scan.max_partitions, 3);
+}
+
+TEST(PlannerTest, GroupByWithoutDeclaredKeysSelectsPartitionsAndNeedsDelta) {
+  QuerySpec spec = CountSpec();
+  spec.group_by = {"city"};
+  ExpectRejectedNaming(spec, "delta");
+  spec.delta = 1e-6;
+  const QueryPlan plan = PlanOrDie(spec);
+  EXPECT_TRUE(plan.selection.needed);
+  EXPECT_TRUE(plan.scan.count_units);
+  // Half of epsilon and all of delta select; the other half releases the counts.
+  EXPECT_EQ(plan.selection.epsilon, MechanismEpsilon(plan.epsilon_units) / 2);
+  EXPECT_EQ(plan.selection.delta, MechanismDelta(plan.delta_units));
+  ASSERT_EQ(plan.components.size(), 1u);
+  EXPECT_EQ(plan.components[0].epsilon, MechanismEpsilon(plan.epsilon_units) / 2);
+  EXPECT_EQ(plan.components[0].delta, 0);
+}
+
+TEST(PlannerTest, DeclaredCategoriesAreReleasedAsTheCrossProduct) {
+  QuerySpec spec = CountSpec();
+  spec.group_by = {"plan"};
+  const QueryPlan one = PlanQuery(spec, SchemaWithCategories()).value();
+  EXPECT_FALSE(one.selection.needed);
+  EXPECT_EQ(one.declared_keys, (std::vector<std::vector<std::string>>{{"free"}, {"pro"}}));
+  // A text histogram over the categorical column: one bin per declared category.
+  QuerySpec hist = CountSpec();
+  hist.aggregate = AggregateKind::kHistogram;
+  hist.column = "plan";
+  const QueryPlan h = PlanQuery(hist, SchemaWithCategories()).value();
+  EXPECT_FALSE(h.selection.needed);
+  EXPECT_EQ(h.scan.group_columns, std::vector<std::string>{"plan"});
+  EXPECT_EQ(h.declared_keys.size(), 2u);
+}
+
+TEST(PlannerTest, GroupByIsValidated) {
+  QuerySpec spec = CountSpec();
+  spec.delta = 1e-6;
+  spec.group_by = {"nope"};
+  ExpectRejectedNaming(spec, "group_by");
+  spec.group_by = {"user_id"};  // the privacy unit
+  ExpectRejectedNaming(spec, "group_by");
+  spec.group_by = {"city", "city"};
+  ExpectRejectedNaming(spec, "group_by");
+  spec.group_by = {"city", "age", "amount", "score"};
+  ExpectRejectedNaming(spec, "group_by");
+  spec.group_by = {"city"};
+  spec.max_partitions = 0;
+  ExpectRejectedNaming(spec, "max_partitions");
+  spec.max_partitions = 1;
+  spec.keys = {"a", "a"};
+  ExpectRejectedNaming(spec, "keys");
+  spec.group_by = {"city", "age"};
+  spec.keys = {"a"};
+  ExpectRejectedNaming(spec, "keys");
+  QuerySpec ungrouped = CountSpec();
+  ungrouped.keys = {"a"};
+  ExpectRejectedNaming(ungrouped, "keys");
+}
+
+TEST(PlannerTest, ExtendedFieldsJoinTheFingerprint) {
+  QuerySpec base = CountSpec();
+  base.delta = 1e-6;
+  base.group_by = {"city"};
+  const std::string f = PlanOrDie(base).fingerprint;
+  QuerySpec m = base;
+  m.max_partitions = 2;
+  EXPECT_NE(PlanOrDie(m).fingerprint, f);
+  QuerySpec k = base;
+  k.keys = {"Oslo"};
+  k.delta = 0;  // declared keys: no selection, so Laplace needs delta 0
+  EXPECT_NE(PlanOrDie(k).fingerprint, f);
+  // Keys are length-prefixed: {"a,b"} and {"a", "b"} differ.
+  QuerySpec k1 = k, k2 = k;
+  k1.keys = {"a;b"};
+  k2.keys = {"a", "b"};
+  EXPECT_NE(PlanOrDie(k1).fingerprint, PlanOrDie(k2).fingerprint);
+  // An ungrouped query keeps its pre-extension fingerprint (cache and replays stay valid).
+  EXPECT_EQ(PlanOrDie(CountSpec()).fingerprint.find("group_by"), std::string::npos);
 }
 
 }  // namespace

@@ -3,16 +3,18 @@
 #define DPQ_SERVER_QUERY_QUERY_SPEC_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "absl/types/optional.h"
 
 namespace dpq::query {
 
-enum class AggregateKind { kCount, kSum, kMean };
+enum class AggregateKind { kCount, kSum, kMean, kVariance, kStddev, kQuantile, kHistogram };
 enum class MechanismKind { kLaplace, kGaussian };
 
-absl::string_view AggregateName(AggregateKind kind);  // "count", "sum", "mean"
+// "count", "sum", "mean", "variance", "stddev", "quantile", "histogram"
+absl::string_view AggregateName(AggregateKind kind);
 absl::string_view MechanismName(MechanismKind kind);  // "laplace", "gaussian"
 
 // What the analyst asked for, after decoding but before any validation.
@@ -28,6 +30,11 @@ struct QuerySpec {
   int max_contributions = 1;         // rows kept per privacy unit (K)
   double confidence = 0.95;          // level of the reported interval
   std::string where;                 // optional row filter (server/query/filter); empty: none
+  std::vector<double> quantiles;     // kQuantile: levels in [0, 1]
+  std::vector<double> bins;          // kHistogram over a numeric column: bin edges
+  std::vector<std::string> group_by; // group-by columns; empty: one answer for all rows
+  std::vector<std::string> keys;     // declared key domain of a single group-by column
+  int max_partitions = 1;            // groups kept per privacy unit (M)
 };
 
 }  // namespace dpq::query

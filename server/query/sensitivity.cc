@@ -54,4 +54,11 @@ absl::StatusOr<double> CenteredSumSensitivity(int k, double lower, double upper)
   return FiniteProduct(k, upper / 2 - lower / 2);
 }
 
+absl::StatusOr<double> CenteredSumOfSquaresSensitivity(int k, double lower, double upper) {
+  RETURN_IF_ERROR(ValidateContributions(k));
+  RETURN_IF_ERROR(ValidateBounds(lower, upper));
+  const double half = upper / 2 - lower / 2;
+  return FiniteProduct(k, half * half);
+}
+
 }  // namespace dpq::query

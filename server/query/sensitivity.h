@@ -23,6 +23,10 @@ absl::StatusOr<double> SumSensitivity(int k, double lower, double upper);
 // away from zero.
 absl::StatusOr<double> CenteredSumSensitivity(int k, double lower, double upper);
 
+// sum of (clamp(x, lower, upper) - midpoint)^2: each square lies in [0, ((upper - lower) / 2)^2],
+// so one unit moves the sum by at most k ((upper - lower) / 2)^2.
+absl::StatusOr<double> CenteredSumOfSquaresSensitivity(int k, double lower, double upper);
+
 }  // namespace dpq::query
 
 #endif  // DPQ_SERVER_QUERY_SENSITIVITY_H_

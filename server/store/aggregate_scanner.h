@@ -4,6 +4,8 @@
 #define DPQ_SERVER_STORE_AGGREGATE_SCANNER_H_
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -13,9 +15,20 @@
 
 namespace dpq::store {
 
-struct ScanResult {
-  int64_t count = 0;  // kept rows
-  double sum = 0;     // sum of (clamped value - center) over kept rows; 0 without a value column
+// The exact statistics of one group (ScanPlan's comment defines them).
+struct GroupStats {
+  std::vector<std::string> key;  // the group columns' values as text; empty when ungrouped
+  int64_t count = 0;             // kept rows
+  double sum = 0;      // sum of (clamped value - center) over kept rows; 0 without a value column
+  double sum_sq = 0;   // sum of squares of the centred values (ScanPlan::sum_squares)
+  std::vector<int64_t> buckets;  // kept rows per bucket (ScanPlan::bucket_edges); else empty
+  int64_t units = 0;   // distinct privacy units among the kept rows (ScanPlan::count_units)
+};
+
+// Ungrouped: the totals are in the GroupStats fields and `groups` is empty. Grouped: one entry per
+// group with at least one kept row, sorted by key; the top-level fields stay zero.
+struct ScanResult : GroupStats {
+  std::vector<GroupStats> groups;
 };
 
 class AggregateScanner {
@@ -31,9 +44,13 @@ class AggregateScanner {
   // `filter` (may be null) keeps only the rows it accepts, before contribution bounding: the
   // filter is a per-row condition, so each unit still keeps at most K rows and the sensitivity is
   // unchanged.
+  // Grouped scans also keep at most plan.max_partitions groups per unit: each unit ranks its groups
+  // by a keyed hash of the group values under a fresh random key (`partition_seed`), so the choice
+  // is uniform and independent of other units' data, and keeps the first M.
   absl::StatusOr<ScanResult> Scan(const query::ScanPlan& plan,
                                   absl::Time deadline = absl::InfiniteFuture(),
-                                  const query::filter::TypedFilter* filter = nullptr);
+                                  const query::filter::TypedFilter* filter = nullptr,
+                                  const std::string& partition_seed = "");
 
  private:
   Database* db_;

@@ -64,6 +64,11 @@ struct Allocation {
   // (server/dp/accounting/privacy_event.h). The nominal charge above is what basic composition and
   // per-query displays use; non-basic accountants compose these events instead.
   std::string events;
+  // Version of the dataset the answer was computed on: with the fingerprint, the result-cache key.
+  int64_t dataset_version = 0;
+  // The full release as canonical JSON (server/engine/release_codec.h) for multi-valued answers
+  // (quantiles, histograms, group-by, batches); empty when `value` is the whole answer.
+  std::string result;
   std::string prev_hash;  // 32 bytes
   std::string hash;       // 32 bytes
 

@@ -23,7 +23,11 @@ std::string CanonicalAllocation(int64_t dataset_id, const Allocation& a) {
       S(a.mechanism), "|", a.epsilon_units, "|", a.delta_units, "|", D(a.sensitivity), "|",
       D(a.noise_scale), "|", D(a.count_noise_scale), "|", D(a.value), "|", D(a.confidence), "|",
       D(a.ci_lower), "|", D(a.ci_upper), "|", OptD(a.clamp_lower), "|", OptD(a.clamp_upper), "|",
-      a.max_contributions, "|", S(a.events));
+      a.max_contributions, "|", S(a.events),
+      // Fields added by migration 0005; rows written before it (version 0, no result) hash as before.
+      a.dataset_version == 0 && a.result.empty()
+          ? std::string()
+          : absl::StrCat("|", a.dataset_version, "|", S(a.result)));
 }
 
 std::string ChainHash(const std::string& prev_hash, int64_t dataset_id, const Allocation& a) {

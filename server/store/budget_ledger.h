@@ -1,12 +1,19 @@
 // The per-dataset privacy ledger (basic composition: epsilons and deltas add, exactly, in integer
 // units (privacy_units.h); basic composition is a valid
 // privacy filter under fully adaptive choice; Rogers, Roth, Ullman, Vadhan 2016, Thm. 3.6 with
-// basic composition). A debit is one short transaction:
-//   SELECT ... FROM ledgers WHERE dataset_id = $1 FOR UPDATE;  -- serialises debits of one dataset
-//   check the request id (replay) and the budget;
-//   INSERT INTO audit (...);  UPDATE ledgers SET spent += ..., audit head = this row;
+// basic composition; other accountants: ledger_accounting.h). Debits are group-committed per
+// dataset (debit_batcher.h): concurrent debits of one dataset queue, and one caller (the leader)
+// decides and writes all of them in ONE transaction:
+//   SELECT ... FROM ledgers WHERE dataset_id = $1 FOR UPDATE;  -- serialises groups of one dataset
+//   take every debit of the dataset queued by now (at most DebitBatcher::kMaxGroup);
+//   SELECT ... FROM unnest($2) r, LATERAL (... FROM audit WHERE request_id = r.request_id)
+//                                                    -- committed ids of the group: replays
+//   SELECT ... FROM grants ... ORDER BY principal_id FOR UPDATE;  -- caps (lock order: ledger, grants)
+//   admit in arrival order, in memory;
+//   INSERT INTO audit SELECT ... FROM unnest(...);   -- one row per admitted debit, hash-chained
+//   UPDATE ledgers SET spent, audit head, accountant state;  UPDATE grants ... (per analyst);
 //   COMMIT
-// and the caller releases the answer only after Debit returns OK, i.e. after COMMIT succeeded.
+// and each caller releases its answer only after Debit returns OK, i.e. after that COMMIT.
 #ifndef DPQ_SERVER_STORE_BUDGET_LEDGER_H_
 #define DPQ_SERVER_STORE_BUDGET_LEDGER_H_
 
@@ -23,7 +30,7 @@ namespace dpq::store {
 
 struct DebitResult {
   Allocation allocation;  // as committed (seq, created_at, hashes filled in)
-  BudgetState budget;     // after the debit
+  BudgetState budget;     // right after the debit (in its group's arrival order)
   bool replayed = false;  // the request id was already committed: stored answer, nothing charged
 };
 
@@ -49,11 +56,34 @@ class BudgetLedger {
                                                             const std::string& request_id);
 
   // Charges `allocation` (epsilon_units, delta_units) and appends it to the audit chain, atomically.
-  //   RESOURCE_EXHAUSTED: the charge does not fit the remaining budget; nothing is written.
+  //   RESOURCE_EXHAUSTED: the charge does not fit the remaining budget, or the analyst's cap
+  //     (grants.*_cap_units); nothing of this debit is written.
   //   ALREADY_EXISTS: the request id was used for a different query (fingerprint differs).
-  //   A request id already committed with the same fingerprint returns that row, replayed=true.
+  //   INVALID_ARGUMENT: epsilon_units <= 0 or delta_units < 0, or malformed events (non-basic).
+  //   A request id already committed with the same fingerprint returns that row, replayed=true,
+  //     and charges nothing (even if the charge would no longer fit).
+  //   NOT_FOUND: no ledger for the dataset.
   //   UNAVAILABLE: the connection broke before COMMIT (nothing committed).
   //   INTERNAL "commit in doubt": the outcome is unknown; never retried here.
+  // Group commit (debit_batcher.h). The call may be decided together with other concurrent debits
+  // of the same dataset (at most DebitBatcher::kMaxGroup). A debit with no concurrent debit of its
+  // dataset runs at once, alone: no timer, no added latency. Within a group:
+  //   - Exactness: the debits are admitted one by one in arrival order under the ledger row lock,
+  //     each against the spent budget / accountant state (ComposeCharge onto the state the previous
+  //     admitted debit produced), chain head and caps left by the previous admitted one; so the
+  //     outcome is that of running them serially, and the exact budget (and every cap) can never be
+  //     exceeded. `budget` in the result is the state right after this debit in that order.
+  //   - One audit row per admitted debit, each with its own seq and hash chained onto the
+  //     previous row's; the ledger head and spent move to the last one; all in one transaction.
+  //   - Refusals are per debit: a refused debit gets its own error and does not affect the others.
+  //   - Replays: a request id committed earlier returns that row; the same id twice in one group
+  //     is charged once: with the same fingerprint the later ones replay the first (replayed=true),
+  //     with another fingerprint they get ALREADY_EXISTS.
+  //   - Answer only after commit: no member of a group gets OK before its COMMIT succeeded. When
+  //     the transaction fails, every member gets that error (UNAVAILABLE, INTERNAL in doubt, ...):
+  //     nothing of the group was written (or, in doubt, all or nothing was). The group is formed
+  //     once the leader holds the ledger lock; a failure before that (connecting, waiting for the
+  //     lock) fails the leader's debit alone, and the next leader tries the others.
   absl::StatusOr<DebitResult> Debit(int64_t dataset_id, Allocation allocation);
 
   // Oldest first.

@@ -41,6 +41,9 @@ class DatasetStore {
   // Drops the raw-row table and marks the dataset dropped; ledger and audit rows stay.
   absl::Status Drop(const query::DatasetSchema& schema);
 
+  // Records the domain preset of the dataset's budget (query/epsilon_guidance.h); "" clears it.
+  absl::Status SetEpsilonPreset(int64_t dataset_id, const std::string& preset);
+
   // NOT_FOUND for an unknown name, or a dropped dataset unless include_dropped.
   absl::StatusOr<query::DatasetSchema> Get(const std::string& name, bool include_dropped = false);
 

@@ -15,8 +15,16 @@ namespace {
 
 using dp::accounting::Accountant;
 
-absl::StatusOr<std::unique_ptr<Accountant>> Load(const std::string& accountant,
+// The accountant whose state a ledger keeps: a "pld" ledger composes adaptive queries with the RDP
+// filter (PLD composition is not a valid filter; accountant.h), and a declared batch reaches it as
+// one ApproxDp event priced by PLD.
+std::string FilterAccountant(const std::string& ledger_accountant) {
+  return ledger_accountant == "pld" ? "rdp" : ledger_accountant;
+}
+
+absl::StatusOr<std::unique_ptr<Accountant>> Load(const std::string& ledger_accountant,
                                                  const std::string& state) {
+  const std::string accountant = FilterAccountant(ledger_accountant);
   if (state.empty()) return dp::accounting::CreateAccountant(accountant);
   ASSIGN_OR_RETURN(auto loaded, Accountant::Deserialize(state));
   if (loaded->name() != accountant) {
@@ -45,16 +53,11 @@ absl::StatusOr<double> EpsilonAt(const Accountant& accountant, int64_t delta_tot
 }  // namespace
 
 absl::Status ValidateLedgerAccountant(const std::string& name) {
-  if (name == "basic" || name == "advanced" || name == "rdp" || name == "zcdp") {
+  if (name == "basic" || name == "advanced" || name == "rdp" || name == "zcdp" || name == "pld") {
     return absl::OkStatus();
   }
-  if (name == "pld") {
-    return absl::InvalidArgumentError(
-        "accountant pld is not a valid filter for adaptively chosen queries; use rdp for the ledger "
-        "and price declared workloads with pld");
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("accountant must be basic, advanced, rdp or zcdp, got \"", name.substr(0, 32), "\""));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "accountant must be basic, advanced, rdp, zcdp or pld, got \"", name.substr(0, 32), "\""));
 }
 
 absl::StatusOr<ComposedState> ComposeCharge(const BudgetState& budget, const std::string& state,

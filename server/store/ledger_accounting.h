@@ -13,7 +13,9 @@
 
 namespace dpq::store {
 
-// Names a ledger accepts. "pld" is not a valid adaptive filter (accountant.h) and is refused.
+// Names a ledger accepts: basic, advanced, rdp, zcdp, pld. PLD composition is not a valid adaptive
+// filter (accountant.h), so a "pld" ledger keeps an RDP filter state for one-by-one queries; PLD
+// prices declared batches, which reach the ledger as one ApproxDp event.
 absl::Status ValidateLedgerAccountant(const std::string& name);
 
 struct ComposedState {

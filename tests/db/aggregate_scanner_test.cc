@@ -23,9 +23,9 @@ using query::ColumnType;
 using query::DatasetSchema;
 using query::ScanPlan;
 
-ColumnSchema Int(const std::string& name) { return {name, ColumnType::kInteger, absl::nullopt, absl::nullopt}; }
-ColumnSchema Dbl(const std::string& name) { return {name, ColumnType::kDouble, absl::nullopt, absl::nullopt}; }
-ColumnSchema Txt(const std::string& name) { return {name, ColumnType::kText, absl::nullopt, absl::nullopt}; }
+ColumnSchema Int(const std::string& name) { return {name, ColumnType::kInteger, absl::nullopt, absl::nullopt, {}}; }
+ColumnSchema Dbl(const std::string& name) { return {name, ColumnType::kDouble, absl::nullopt, absl::nullopt, {}}; }
+ColumnSchema Txt(const std::string& name) { return {name, ColumnType::kText, absl::nullopt, absl::nullopt, {}}; }
 
 // colon.csv (survival::colon): two rows per patient (recurrence and death events), 929 patients.
 DatasetSchema ColonSchema() {
@@ -79,7 +79,11 @@ class AggregateScannerTest : public ::dpq::testing::StoreTest {
     AggregateScanner scanner(db());
     auto r = scanner.Scan(plan);
     EXPECT_THAT(r, IsOk());
-    return r.ok() ? *r : ScanResult{-1, -1};
+    if (r.ok()) return *r;
+    ScanResult failed;
+    failed.count = -1;
+    failed.sum = -1;
+    return failed;
   }
 
   double SqlNumber(const std::string& sql) {

@@ -38,10 +38,10 @@ DatasetSchema PatientsSchema(const std::string& name) {
   DatasetSchema s;
   s.name = name;
   s.privacy_unit = "patient";
-  s.columns = {{"patient", ColumnType::kInteger, absl::nullopt, absl::nullopt},
-               {"age", ColumnType::kInteger, 0.0, 120.0},
-               {"weight", ColumnType::kDouble, -1.5, 250.25},
-               {"ward", ColumnType::kText, absl::nullopt, absl::nullopt}};
+  s.columns = {{"patient", ColumnType::kInteger, absl::nullopt, absl::nullopt, {}},
+               {"age", ColumnType::kInteger, 0.0, 120.0, {}},
+               {"weight", ColumnType::kDouble, -1.5, 250.25, {}},
+               {"ward", ColumnType::kText, absl::nullopt, absl::nullopt, {}}};
   return s;
 }
 
@@ -92,7 +92,7 @@ TEST_F(DatasetStoreTest, CreateLoadsRowsAndGetReturnsTheSchema) {
   EXPECT_EQ(Sql(absl::StrCat("SELECT string_agg(column_name || ':' || data_type, ',' ORDER BY ordinal_position) "
                              "FROM information_schema.columns WHERE table_schema = 'dpq_data' AND "
                              "table_name = 'ds_", got.id, "'")),
-            "patient:bigint,age:bigint,weight:double precision,ward:text");
+            "patient:bigint,age:bigint,weight:double precision,_dpq_rank:integer,ward:text");
 
   // A zero budget ledger comes with it.
   BudgetLedger ledger(db());
@@ -106,9 +106,9 @@ TEST_F(DatasetStoreTest, LoadsLargeInputStreamedInSmallChunks) {
   DatasetSchema schema;
   schema.name = "many";
   schema.privacy_unit = "uid";
-  schema.columns = {{"uid", ColumnType::kInteger, absl::nullopt, absl::nullopt},
-                    {"v", ColumnType::kDouble, absl::nullopt, absl::nullopt},
-                    {"note", ColumnType::kText, absl::nullopt, absl::nullopt}};
+  schema.columns = {{"uid", ColumnType::kInteger, absl::nullopt, absl::nullopt, {}},
+                    {"v", ColumnType::kDouble, absl::nullopt, absl::nullopt, {}},
+                    {"note", ColumnType::kText, absl::nullopt, absl::nullopt, {}}};
   std::string csv = "uid,v,note\r\n";
   constexpr int kRows = 20000;
   for (int i = 0; i < kRows; ++i) absl::StrAppend(&csv, i, ",", i * 0.25, ",n", i % 7, "\r\n");
@@ -124,8 +124,8 @@ TEST_F(DatasetStoreTest, TextWithCopySpecialCharactersRoundTrips) {
   DatasetSchema schema;
   schema.name = "texts";
   schema.privacy_unit = "uid";
-  schema.columns = {{"uid", ColumnType::kInteger, absl::nullopt, absl::nullopt},
-                    {"s", ColumnType::kText, absl::nullopt, absl::nullopt}};
+  schema.columns = {{"uid", ColumnType::kInteger, absl::nullopt, absl::nullopt, {}},
+                    {"s", ColumnType::kText, absl::nullopt, absl::nullopt, {}}};
   // Backslashes, tabs and a literal \N must arrive as text, not as escapes or NULL.
   ASSERT_OK_AND_ASSIGN(CreatedDataset created,
                        CreateFromCsv(schema, "uid,s\n1,a\\b\n2,tab\there\n3,\\N\n4,caf\xc3\xa9\n"));
@@ -204,9 +204,9 @@ TEST_F(DatasetStoreTest, ColumnsNamedLikeSqlKeywordsLoad) {
   DatasetSchema schema;
   schema.name = "keywords";
   schema.privacy_unit = "user";
-  schema.columns = {{"user", ColumnType::kInteger, absl::nullopt, absl::nullopt},
-                    {"group", ColumnType::kText, absl::nullopt, absl::nullopt},
-                    {"order", ColumnType::kDouble, 0.0, 10.0}};
+  schema.columns = {{"user", ColumnType::kInteger, absl::nullopt, absl::nullopt, {}},
+                    {"group", ColumnType::kText, absl::nullopt, absl::nullopt, {}},
+                    {"order", ColumnType::kDouble, 0.0, 10.0, {}}};
   ASSERT_OK(query::ValidateNewDataset(schema));
   ASSERT_OK_AND_ASSIGN(CreatedDataset created, CreateFromCsv(schema, "user,group,order\n1,a,2.5\n2,b,3\n"));
   EXPECT_EQ(created.rows_loaded, 2);

@@ -29,11 +29,11 @@ DatasetSchema TestSchema() {
   s.name = "people";
   s.privacy_unit = "person_id";
   s.columns = {
-      {"person_id", ColumnType::kInteger, absl::nullopt, absl::nullopt},
-      {"age", ColumnType::kInteger, absl::nullopt, absl::nullopt},
-      {"wage", ColumnType::kDouble, absl::nullopt, absl::nullopt},
-      {"sex", ColumnType::kText, absl::nullopt, absl::nullopt},
-      {"name", ColumnType::kText, absl::nullopt, absl::nullopt},
+      {"person_id", ColumnType::kInteger, absl::nullopt, absl::nullopt, {}},
+      {"age", ColumnType::kInteger, absl::nullopt, absl::nullopt, {}},
+      {"wage", ColumnType::kDouble, absl::nullopt, absl::nullopt, {}},
+      {"sex", ColumnType::kText, absl::nullopt, absl::nullopt, {}},
+      {"name", ColumnType::kText, absl::nullopt, absl::nullopt, {}},
   };
   return s;
 }

@@ -116,10 +116,25 @@ TEST_F(LedgerAccountantTest, AccountantCannotChangeOnceBudgetIsSpent) {
   EXPECT_THAT(ledger_->Set(ds, EpsU(6), DelU(1e-6), ""), IsOk());  // same accountant, new total
 }
 
-TEST_F(LedgerAccountantTest, RefusesPldUnknownNamesAndZeroDeltaForConvertedAccountants) {
+TEST_F(LedgerAccountantTest, PldLedgerComposesAdaptiveQueriesWithTheRdpFilter) {
+  const int64_t pld = NewDataset("pld_ledger");
+  const int64_t rdp = NewDataset("rdp_ledger");
+  ASSERT_THAT(ledger_->Set(pld, EpsU(5), DelU(1e-6), "pld"), IsOk());
+  ASSERT_THAT(ledger_->Set(rdp, EpsU(5), DelU(1e-6), "rdp"), IsOk());
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_THAT(ledger_->Debit(pld, Gaussian(absl::StrCat("q", i))), IsOk());
+    ASSERT_THAT(ledger_->Debit(rdp, Gaussian(absl::StrCat("q", i))), IsOk());
+  }
+  ASSERT_OK_AND_ASSIGN(BudgetState p, ledger_->Get(pld));
+  ASSERT_OK_AND_ASSIGN(BudgetState r, ledger_->Get(rdp));
+  EXPECT_EQ(p.accountant, "pld");
+  EXPECT_EQ(p.epsilon_spent_units, r.epsilon_spent_units);
+  ASSERT_OK_AND_ASSIGN(auto verification, ledger_->Verify(pld));
+  EXPECT_TRUE(verification.ok) << verification.reason;
+}
+
+TEST_F(LedgerAccountantTest, RefusesUnknownNamesAndZeroDeltaForConvertedAccountants) {
   const int64_t ds = NewDataset("names");
-  EXPECT_THAT(ledger_->Set(ds, EpsU(1), DelU(1e-6), "pld"),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not a valid filter")));
   EXPECT_THAT(ledger_->Set(ds, EpsU(1), DelU(1e-6), "magic"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("accountant")));
   EXPECT_THAT(ledger_->Set(ds, EpsU(1), 0, "rdp"),

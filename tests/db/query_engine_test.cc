@@ -16,6 +16,7 @@
 #include "server/store/budget_ledger.h"
 #include "server/store/dataset_store.h"
 #include "server/store/principal_store.h"
+#include "tests/db/engine_test_env.h"
 #include "tests/db/store_test_env.h"
 #include "tests/support/status_matchers.h"
 
@@ -35,17 +36,13 @@ using ::testing::HasSubstr;
 
 constexpr int kRows = 40;  // one row per unit: uid 1..40, x = (uid % 10) + 0.5
 
-class QueryEngineTest : public ::dpq::testing::StoreTest {
+class QueryEngineTest : public ::dpq::testing::EngineTest {
  protected:
+  QueryEngineTest() : EngineTest(20240601) {}
+
   void SetUp() override {
-    StoreTest::SetUp();
+    EngineTest::SetUp();
     if (HasFatalFailure()) return;
-    datasets_ = std::make_unique<store::DatasetStore>(db());
-    principals_ = std::make_unique<store::PrincipalStore>(db());
-    ledger_ = std::make_unique<store::BudgetLedger>(db());
-    scanner_ = std::make_unique<store::AggregateScanner>(db());
-    engine_ = std::make_unique<QueryEngine>(
-        QueryEngine::Stores{datasets_.get(), principals_.get(), ledger_.get(), scanner_.get()}, &rng_);
 
     ASSERT_OK_AND_ASSIGN(store::CreatedDataset ds, CreateTinyDataset("people", kRows));
     ds_id_ = ds.schema.id;
@@ -77,12 +74,6 @@ class QueryEngineTest : public ::dpq::testing::StoreTest {
     return b.ok() ? *b : store::BudgetState{};
   }
 
-  dp::SeededRandom rng_{20240601};
-  std::unique_ptr<store::DatasetStore> datasets_;
-  std::unique_ptr<store::PrincipalStore> principals_;
-  std::unique_ptr<store::BudgetLedger> ledger_;
-  std::unique_ptr<store::AggregateScanner> scanner_;
-  std::unique_ptr<QueryEngine> engine_;
   int64_t ds_id_ = 0;
   Principal admin_, granted_, stranger_;
 };
@@ -230,9 +221,9 @@ TEST_F(QueryEngineTest, RequestIdIsValidated) {
   // 128 characters is the limit, inclusive.
   ASSERT_OK_AND_ASSIGN(QueryOutcome max, engine_->Run(granted_, Count(0.1), std::string(128, 'b')));
   EXPECT_EQ(max.allocation.request_id, std::string(128, 'b'));
-  // Empty: the server assigns a fresh id, different every time.
-  ASSERT_OK_AND_ASSIGN(QueryOutcome a1, engine_->Run(granted_, Count(0.1), ""));
-  ASSERT_OK_AND_ASSIGN(QueryOutcome a2, engine_->Run(granted_, Count(0.1), ""));
+  // Empty: the server assigns a fresh id, different every time (other epsilons: not cache hits).
+  ASSERT_OK_AND_ASSIGN(QueryOutcome a1, engine_->Run(granted_, Count(0.2), ""));
+  ASSERT_OK_AND_ASSIGN(QueryOutcome a2, engine_->Run(granted_, Count(0.3), ""));
   EXPECT_THAT(a1.allocation.request_id, HasSubstr("q-"));
   EXPECT_NE(a1.allocation.request_id, a2.allocation.request_id);
   EXPECT_FALSE(a2.replayed);

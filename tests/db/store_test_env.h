@@ -106,8 +106,8 @@ class StoreTest : public ::testing::Test {
     query::DatasetSchema schema;
     schema.name = name;
     schema.privacy_unit = "uid";
-    schema.columns = {{"uid", query::ColumnType::kInteger, absl::nullopt, absl::nullopt},
-                      {"x", query::ColumnType::kDouble, 0.0, 10.0}};
+    schema.columns = {{"uid", query::ColumnType::kInteger, absl::nullopt, absl::nullopt, {}},
+                      {"x", query::ColumnType::kDouble, 0.0, 10.0, {}}};
     std::string csv = "uid,x\n";
     for (int i = 1; i <= rows; ++i) absl::StrAppend(&csv, i, ",", i % 10, ".5\n");
     return CreateFromCsv(schema, csv);

@@ -15,10 +15,10 @@ DatasetSchema TestSchema() {
   s.name = "people";
   s.privacy_unit = "person_id";
   s.columns = {
-      {"person_id", ColumnType::kInteger, absl::nullopt, absl::nullopt},
-      {"age", ColumnType::kInteger, 0.0, 120.0},
-      {"wage", ColumnType::kDouble, absl::nullopt, absl::nullopt},
-      {"sex", ColumnType::kText, absl::nullopt, absl::nullopt},
+      {"person_id", ColumnType::kInteger, absl::nullopt, absl::nullopt, {}},
+      {"age", ColumnType::kInteger, 0.0, 120.0, {}},
+      {"wage", ColumnType::kDouble, absl::nullopt, absl::nullopt, {}},
+      {"sex", ColumnType::kText, absl::nullopt, absl::nullopt, {}},
   };
   return s;
 }
