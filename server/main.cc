@@ -28,6 +28,7 @@
 #include "server/engine/query_engine.h"
 #include "server/metrics/metrics.h"
 #include "server/store/aggregate_scanner.h"
+#include "server/store/result_cache.h"
 #include "server/store/budget_ledger.h"
 #include "server/store/database.h"
 #include "server/store/dataset_store.h"
@@ -114,6 +115,7 @@ absl::Status Serve() {
   store::PrincipalStore principals(db.get());
   store::BudgetLedger ledger(db.get());
   store::AggregateScanner scanner(db.get());
+  store::ResultCache cache(db.get());
 
   ASSIGN_OR_RETURN(std::string token, BootstrapToken());
   if (!token.empty()) {
@@ -135,7 +137,7 @@ absl::Status Serve() {
   });
   RETURN_IF_ERROR(metrics.Serve(absl::GetFlag(FLAGS_metrics_listen)));
 
-  engine::QueryEngine engine({&datasets, &principals, &ledger, &scanner}, &dp::SecureRandom());
+  engine::QueryEngine engine({&datasets, &principals, &ledger, &scanner, &cache}, &dp::SecureRandom());
   api::Authenticator auth(&principals);
   api::ServiceOptions options{&auth, &engine, &datasets, &principals, &ledger, &metrics};
   api::AnalystService analyst_service(options);

@@ -1,6 +1,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/api/proto_convert.h"
 #include "server/api/services.h"
+#include "server/query/epsilon_guidance.h"
 #include "server/api/status_mapping.h"
 #include "server/base/status_macros.h"
 #include "server/query/csv_to_copy.h"
@@ -151,12 +152,27 @@ grpc::Status AdminService::SetBudget(grpc::ServerContext* context, const v1::Set
                                      v1::Budget* response) {
   return ToGrpcStatus([&]() -> absl::Status {
     RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
-    ASSIGN_OR_RETURN(int64_t epsilon_units, query::EpsilonToUnits(request->epsilon(), "epsilon", query::kMaxEpsilonBudget));
+    double epsilon = request->epsilon();
+    if (!request->preset().empty()) {
+      ASSIGN_OR_RETURN(query::EpsilonPreset preset, query::FindEpsilonPreset(request->preset()));
+      if (epsilon == 0) epsilon = preset.upper;  // the largest total the domain usually accepts
+    }
+    ASSIGN_OR_RETURN(int64_t epsilon_units,
+                     query::EpsilonToUnits(epsilon, "epsilon", query::kMaxEpsilonBudget));
     ASSIGN_OR_RETURN(int64_t delta_units, query::DeltaToUnits(request->delta(), "delta"));
     ASSIGN_OR_RETURN(query::DatasetSchema schema, o_.datasets->Get(request->dataset()));
     ASSIGN_OR_RETURN(store::BudgetState budget,
                      o_.ledger->Set(schema.id, epsilon_units, delta_units, request->accountant()));
+    std::string preset = schema.epsilon_preset;
+    if (!request->preset().empty()) {
+      preset = request->preset();
+      RETURN_IF_ERROR(o_.datasets->SetEpsilonPreset(schema.id, preset));
+    }
     ToProto(budget, response);
+    response->set_preset(preset);
+    for (const std::string& w : query::BudgetWarnings(budget.epsilon_total(), preset)) {
+      response->add_warnings(w);
+    }
     return absl::OkStatus();
   }());
 }

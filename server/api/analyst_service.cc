@@ -3,6 +3,9 @@
 #include "server/api/status_mapping.h"
 #include "server/base/status_macros.h"
 
+#include <vector>
+
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 
 namespace dpq::api {
@@ -17,13 +20,30 @@ absl::Time Deadline(const grpc::ServerContext& context) {
   return absl::FromChrono(d);
 }
 
+// Records the query metric and returns the call's status; a failed call's response is cleared, so
+// nothing of it leaves the server.
+template <typename Response>
+grpc::Status FinishQuery(metrics::Metrics& metrics, const std::string& dataset,
+                         const std::string& aggregate, const absl::Status& status, bool replayed,
+                         bool cached, absl::Time start, Response* response) {
+  // These outcomes arise only after the dataset was resolved, so its name is a known one; other
+  // outcomes get no dataset label, which keeps the label cardinality bounded.
+  const bool known = status.ok() || status.code() == absl::StatusCode::kResourceExhausted ||
+                     status.code() == absl::StatusCode::kAlreadyExists;
+  const std::string outcome =
+      status.ok() ? (replayed ? "replayed" : cached ? "cached" : "ok") : OutcomeLabel(status);
+  metrics.RecordQuery(known ? dataset : "", aggregate, outcome,
+                      absl::ToDoubleSeconds(absl::Now() - start));
+  if (!status.ok()) response->Clear();
+  return ToGrpcStatus(status);
+}
+
 }  // namespace
 
 grpc::Status AnalystService::Query(grpc::ServerContext* context, const v1::QueryRequest* request,
                                    v1::QueryResponse* response) {
   const absl::Time start = absl::Now();
   std::string aggregate = "unknown";
-  std::string dataset_label;  // stays empty unless the dataset exists: bounded label cardinality
   absl::Status status = [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal principal, o_.auth->Authenticate(*context));
     ASSIGN_OR_RETURN(query::QuerySpec spec, QuerySpecFromProto(*request));
@@ -33,16 +53,50 @@ grpc::Status AnalystService::Query(grpc::ServerContext* context, const v1::Query
     ToProto(outcome, response);
     return absl::OkStatus();
   }();
-  // These outcomes arise only after the dataset was resolved, so its name is a known one.
-  if (status.ok() || status.code() == absl::StatusCode::kResourceExhausted ||
-      status.code() == absl::StatusCode::kAlreadyExists) {
-    dataset_label = request->dataset();
-  }
-  const std::string outcome =
-      status.ok() ? (response->replayed() ? "replayed" : "ok") : OutcomeLabel(status);
-  o_.metrics->RecordQuery(dataset_label, aggregate, outcome, absl::ToDoubleSeconds(absl::Now() - start));
-  if (!status.ok()) response->Clear();  // nothing of a failed query leaves the server
-  return ToGrpcStatus(status);
+  return FinishQuery(*o_.metrics, request->dataset(), aggregate, status, response->replayed(),
+                     response->cached(), start, response);
+}
+
+grpc::Status AnalystService::QueryBatch(grpc::ServerContext* context,
+                                        const v1::QueryBatchRequest* request,
+                                        v1::QueryBatchResponse* response) {
+  const absl::Time start = absl::Now();
+  absl::Status status = [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(store::Principal principal, o_.auth->Authenticate(*context));
+    std::vector<query::QuerySpec> specs;
+    for (int i = 0; i < request->queries_size(); ++i) {
+      const v1::QueryRequest& q = request->queries(i);
+      if (!q.request_id().empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "queries[", i, "]: request_id must be empty (the batch has one request_id)"));
+      }
+      absl::StatusOr<query::QuerySpec> spec = QuerySpecFromProto(q);
+      if (!spec.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("queries[", i, "]: ", spec.status().message()));
+      }
+      specs.push_back(*std::move(spec));
+    }
+    ASSIGN_OR_RETURN(engine::BatchOutcome outcome,
+                     o_.engine->RunBatch(principal, request->dataset(), std::move(specs),
+                                         request->delta(), request->request_id(), Deadline(*context)));
+    ToProto(outcome, response);
+    return absl::OkStatus();
+  }();
+  return FinishQuery(*o_.metrics, request->dataset(), "batch", status, response->replayed(),
+                     /*cached=*/false, start, response);
+}
+
+grpc::Status AnalystService::Plan(grpc::ServerContext* context, const v1::PlanRequest* request,
+                                  v1::PlanResponse* response) {
+  return ToGrpcStatus([&]() -> absl::Status {
+    ASSIGN_OR_RETURN(store::Principal principal, o_.auth->Authenticate(*context));
+    ASSIGN_OR_RETURN(query::QuerySpec spec, QuerySpecFromProto(request->query()));
+    ASSIGN_OR_RETURN(engine::AccuracyPlan plan,
+                     o_.engine->PlanAccuracy(principal, spec, request->target_error(),
+                                             request->expected_count()));
+    ToProto(plan, response);
+    return absl::OkStatus();
+  }());
 }
 
 grpc::Status AnalystService::ListDatasets(grpc::ServerContext* context,
@@ -77,6 +131,7 @@ grpc::Status AnalystService::GetBudget(grpc::ServerContext* context,
                      o_.engine->AuthorizedDataset(principal, request->dataset()));
     ASSIGN_OR_RETURN(store::BudgetState budget, o_.ledger->Get(schema.id));
     ToProto(budget, response);
+    response->set_preset(schema.epsilon_preset);
     return absl::OkStatus();
   }());
 }

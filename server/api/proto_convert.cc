@@ -1,6 +1,7 @@
 #include "server/api/proto_convert.h"
 
 #include "absl/strings/str_cat.h"
+#include "server/query/privacy_units.h"
 
 namespace dpq::api {
 namespace {
@@ -9,6 +10,10 @@ v1::Aggregate AggregateToProto(absl::string_view name) {
   if (name == "count") return v1::AGGREGATE_COUNT;
   if (name == "sum") return v1::AGGREGATE_SUM;
   if (name == "mean") return v1::AGGREGATE_MEAN;
+  if (name == "variance") return v1::AGGREGATE_VARIANCE;
+  if (name == "stddev") return v1::AGGREGATE_STDDEV;
+  if (name == "quantile") return v1::AGGREGATE_QUANTILE;
+  if (name == "histogram") return v1::AGGREGATE_HISTOGRAM;
   return v1::AGGREGATE_UNSPECIFIED;
 }
 
@@ -36,8 +41,13 @@ absl::StatusOr<query::QuerySpec> QuerySpecFromProto(const v1::QueryRequest& r) {
     case v1::AGGREGATE_COUNT: s.aggregate = query::AggregateKind::kCount; break;
     case v1::AGGREGATE_SUM: s.aggregate = query::AggregateKind::kSum; break;
     case v1::AGGREGATE_MEAN: s.aggregate = query::AggregateKind::kMean; break;
+    case v1::AGGREGATE_VARIANCE: s.aggregate = query::AggregateKind::kVariance; break;
+    case v1::AGGREGATE_STDDEV: s.aggregate = query::AggregateKind::kStddev; break;
+    case v1::AGGREGATE_QUANTILE: s.aggregate = query::AggregateKind::kQuantile; break;
+    case v1::AGGREGATE_HISTOGRAM: s.aggregate = query::AggregateKind::kHistogram; break;
     case v1::AGGREGATE_UNSPECIFIED:
-      return absl::InvalidArgumentError("aggregate is required (count, sum or mean)");
+      return absl::InvalidArgumentError(
+          "aggregate is required (count, sum, mean, variance, stddev, quantile or histogram)");
     default:
       return absl::InvalidArgumentError(absl::StrCat("aggregate ", r.aggregate(), " is not known"));
   }
@@ -56,6 +66,11 @@ absl::StatusOr<query::QuerySpec> QuerySpecFromProto(const v1::QueryRequest& r) {
   s.max_contributions = r.max_contributions() == 0 ? 1 : r.max_contributions();
   s.confidence = r.confidence() == 0 ? 0.95 : r.confidence();
   s.where = r.where();
+  s.quantiles.assign(r.quantiles().begin(), r.quantiles().end());
+  s.bins.assign(r.bins().begin(), r.bins().end());
+  s.group_by.assign(r.group_by().begin(), r.group_by().end());
+  s.keys.assign(r.keys().begin(), r.keys().end());
+  s.max_partitions = r.max_partitions() == 0 ? 1 : r.max_partitions();
   return s;
 }
 
@@ -76,6 +91,7 @@ absl::StatusOr<query::DatasetSchema> DatasetSchemaFromProto(const v1::DatasetHea
     }
     if (c.has_lower()) col.lower = c.lower();
     if (c.has_upper()) col.upper = c.upper();
+    col.categories.assign(c.categories().begin(), c.categories().end());
     s.columns.push_back(std::move(col));
   }
   return s;
@@ -110,6 +126,48 @@ void ToProto(const engine::QueryOutcome& o, v1::QueryResponse* out) {
   if (a.clamp_lower) out->set_lower(*a.clamp_lower);
   if (a.clamp_upper) out->set_upper(*a.clamp_upper);
   out->set_max_contributions(a.max_contributions);
+  out->set_max_partitions(o.spec.max_partitions);
+  out->set_cached(o.cached);
+  for (const std::string& w : o.warnings) out->add_warnings(w);
+  for (const engine::ReleasedRow& r : o.rows) {
+    v1::ResultRow* row = out->add_rows();
+    for (const std::string& k : r.key) row->add_key(k);
+    row->set_label(r.label);
+    row->set_value(r.value);
+    if (r.has_interval) {
+      row->mutable_interval()->set_confidence(a.confidence);
+      row->mutable_interval()->set_lower(r.ci_lower);
+      row->mutable_interval()->set_upper(r.ci_upper);
+    }
+    row->set_noise_scale(r.noise_scale);
+    row->set_rank_error(r.rank_error);
+  }
+}
+
+void ToProto(const engine::BatchOutcome& o, v1::QueryBatchResponse* out) {
+  out->set_request_id(o.allocation.request_id);
+  for (const engine::QueryOutcome& answer : o.answers) {
+    v1::QueryResponse* r = out->add_answers();
+    ToProto(answer, r);
+    ToProto(o.budget, r->mutable_budget());
+  }
+  out->set_epsilon(o.allocation.epsilon());
+  out->set_delta(o.allocation.delta());
+  out->set_epsilon_sum(query::EpsilonFromUnits(o.epsilon_sum_units));
+  ToProto(o.budget, out->mutable_budget());
+  out->set_replayed(o.replayed);
+}
+
+void ToProto(const engine::AccuracyPlan& p, v1::PlanResponse* out) {
+  out->set_epsilon(p.epsilon);
+  out->set_delta(p.delta);
+  out->set_mechanism(p.mechanism == query::MechanismKind::kGaussian ? v1::MECHANISM_GAUSSIAN
+                                                                    : v1::MECHANISM_LAPLACE);
+  out->set_sensitivity(p.sensitivity);
+  out->set_noise_scale(p.noise_scale);
+  out->set_error(p.error);
+  out->set_confidence(p.confidence);
+  for (const std::string& w : p.warnings) out->add_warnings(w);
 }
 
 void ToProto(const query::DatasetSchema& s, v1::Dataset* out) {
@@ -123,6 +181,7 @@ void ToProto(const query::DatasetSchema& s, v1::Dataset* out) {
     col->set_type(ColumnTypeToProto(c.type));
     if (c.lower) col->set_lower(*c.lower);
     if (c.upper) col->set_upper(*c.upper);
+    for (const std::string& v : c.categories) col->add_categories(v);
   }
 }
 

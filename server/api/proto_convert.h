@@ -18,6 +18,8 @@ absl::StatusOr<query::QuerySpec> QuerySpecFromProto(const v1::QueryRequest& requ
 absl::StatusOr<query::DatasetSchema> DatasetSchemaFromProto(const v1::DatasetHeader& header);
 
 void ToProto(const engine::QueryOutcome& outcome, v1::QueryResponse* out);
+void ToProto(const engine::BatchOutcome& outcome, v1::QueryBatchResponse* out);
+void ToProto(const engine::AccuracyPlan& plan, v1::PlanResponse* out);
 void ToProto(const store::BudgetState& budget, v1::Budget* out);
 void ToProto(const query::DatasetSchema& schema, v1::Dataset* out);
 void ToProto(const store::Allocation& allocation, v1::AuditEntry* out);

@@ -28,6 +28,10 @@ class AnalystService final : public v1::AnalystService::Service {
 
   grpc::Status Query(grpc::ServerContext* context, const v1::QueryRequest* request,
                      v1::QueryResponse* response) override;
+  grpc::Status QueryBatch(grpc::ServerContext* context, const v1::QueryBatchRequest* request,
+                          v1::QueryBatchResponse* response) override;
+  grpc::Status Plan(grpc::ServerContext* context, const v1::PlanRequest* request,
+                    v1::PlanResponse* response) override;
   grpc::Status ListDatasets(grpc::ServerContext* context, const v1::ListDatasetsRequest* request,
                             v1::ListDatasetsResponse* response) override;
   grpc::Status GetDataset(grpc::ServerContext* context, const v1::GetDatasetRequest* request,

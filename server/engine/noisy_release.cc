@@ -1,106 +1,290 @@
 #include "server/engine/noisy_release.h"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <memory>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "server/base/status_macros.h"
 #include "server/dp/accounting/privacy_event.h"
 #include "server/dp/additive_mechanism.h"
+#include "server/dp/dp_quantile.h"
+#include "server/dp/partition_selection.h"
 
 namespace dpq::engine {
 namespace {
 
+using query::AggregateKind;
 using query::NoiseComponent;
+using Statistic = query::NoiseComponent::Statistic;
 
-absl::StatusOr<std::unique_ptr<dp::AdditiveMechanism>> MechanismFor(query::MechanismKind kind,
-                                                                    const NoiseComponent& c) {
-  if (kind == query::MechanismKind::kGaussian) {
-    return dp::CreateGaussianMechanism(c.epsilon, c.delta, c.sensitivity);
-  }
-  return dp::CreateLaplaceMechanism(c.epsilon, c.sensitivity);
-}
-
-struct Component {
-  double value;
-  double half_width;
-  double scale;
-  double sensitivity;
-  std::string event;
-};
-
-std::string EventOf(const dp::AdditiveMechanism& m) {
+// The events a component composes into the ledger. A single-coordinate Laplace release is the
+// discrete Laplace mechanism with integer shift D = floor(Delta/gamma) + 1 and scale t in grid
+// steps (its exact PLD/RDP are tighter than pure epsilon); a vector release is charged as pure
+// epsilon-DP (its L1 argument), and the discrete Gaussian by its actual sigma and grid sensitivity,
+// which RDP and zCDP accountants compose tightly (Canonne, Kamath, Steinke 2020, Thm. 4).
+std::string EventOf(const dp::AdditiveMechanism& m, int changed_coordinates) {
   if (m.delta() > 0) {
     return dp::accounting::PrivacyEvent::Gaussian(m.noise_scale(), m.privacy_sensitivity()).ToSpec();
   }
+  if (changed_coordinates == 1) {
+    // Rounded neighbours differ by at most floor(Delta/gamma) + 1 integer steps (one for the
+    // rounding); the sampler's scale in steps is noise_scale / gamma (exact: gamma is a power of 2).
+    const double steps = std::floor(m.sensitivity() / m.granularity()) + 1;
+    return dp::accounting::PrivacyEvent::DiscreteLaplace(m.noise_scale() / m.granularity(),
+                                                         static_cast<int64_t>(steps))
+        .ToSpec();
+  }
   return dp::accounting::PrivacyEvent::PureDp(m.epsilon()).ToSpec();
 }
-
-absl::StatusOr<Component> Release(query::MechanismKind kind, const NoiseComponent& c, double exact,
-                                  double confidence, dp::RandomSource& rng) {
-  ASSIGN_OR_RETURN(auto mechanism, MechanismFor(kind, c));
-  ASSIGN_OR_RETURN(double value, mechanism->AddNoise(exact, rng));
-  ASSIGN_OR_RETURN(double half_width, mechanism->ConfidenceHalfWidth(confidence));
-  return Component{value, half_width, mechanism->noise_scale(), mechanism->sensitivity(),
-                   EventOf(*mechanism)};
-}
-
-double ExactStatistic(const NoiseComponent& c, const store::ScanResult& exact) {
-  return c.statistic == NoiseComponent::Statistic::kCount ? static_cast<double>(exact.count)
-                                                          : exact.sum;
-}
-
 }  // namespace
 
-absl::StatusOr<NoisyRelease> ReleaseWithNoise(const query::QueryPlan& plan,
-                                              const store::ScanResult& exact, dp::RandomSource& rng) {
-  const query::QuerySpec& spec = plan.spec;
-  NoisyRelease out;
-  if (spec.aggregate != query::AggregateKind::kMean) {
-    const NoiseComponent& c = plan.components.at(0);
-    ASSIGN_OR_RETURN(Component r,
-                     Release(spec.mechanism, c, ExactStatistic(c, exact), spec.confidence, rng));
-    out.value = r.value;
-    out.noise_scale = r.scale;
-    out.sensitivity = r.sensitivity;
-    out.ci_lower = r.value - r.half_width;
-    out.ci_upper = r.value + r.half_width;
-    out.events = {r.event};
+absl::StatusOr<Calibrated> Calibrate(query::MechanismKind kind, const NoiseComponent& c,
+                                     double confidence) {
+  Calibrated out;
+  if (kind == query::MechanismKind::kGaussian) {
+    ASSIGN_OR_RETURN(out.mechanism, dp::CreateGaussianMechanism(c.epsilon, c.delta, c.sensitivity));
+  } else {
+    ASSIGN_OR_RETURN(out.mechanism,
+                     dp::CreateLaplaceMechanism(c.epsilon, c.sensitivity, c.changed_coordinates));
+  }
+  ASSIGN_OR_RETURN(out.half_width, out.mechanism->ConfidenceHalfWidth(confidence));
+  // The mechanism rounds the true value to its grid before adding the noise (additive_mechanism.h),
+  // so the release is off by the noise plus up to half a step: the noise's half-width alone covers
+  // the rounded value, not the true one. Counts are integers, which are grid points when the step
+  // (a power of two) is at most 1; any other statistic gets the half step added, so the interval
+  // holds the true value whenever |noise| <= the half-width (probability >= confidence). This
+  // matters at large epsilon, where the noise is a few steps: at epsilon 1e6 with sensitivity 64
+  // (scale ~1.05 steps, half-width 3 steps) a value half a step off the grid was covered with
+  // probability 1 - P(|Z| > 3) - P(Z = 3) = 1 - 0.032 - 0.025 = 0.943, not 0.95.
+  const double gamma = out.mechanism->granularity();
+  const bool integer_statistic = c.statistic == NoiseComponent::Statistic::kCount ||
+                                 c.statistic == NoiseComponent::Statistic::kBucketCounts;
+  if (!(integer_statistic && gamma <= 1)) out.half_width += gamma / 2;
+  return out;
+}
+
+namespace {
+
+struct Noisy {
+  double value, lo, hi, scale;
+};
+
+absl::StatusOr<Noisy> AddNoise(const Calibrated& c, double exact, dp::RandomSource& rng) {
+  ASSIGN_OR_RETURN(double v, c.mechanism->AddNoise(exact, rng));
+  return Noisy{v, v - c.half_width, v + c.half_width, c.mechanism->noise_scale()};
+}
+
+std::string Edge(double x) { return absl::StrFormat("%g", x); }
+
+// Releases one group's rows.
+class GroupReleaser {
+ public:
+  GroupReleaser(const query::QueryPlan& plan, std::vector<Calibrated> components, dp::RandomSource& rng)
+      : plan_(plan), spec_(plan.spec), c_(std::move(components)), rng_(rng) {}
+
+  absl::Status Release(const store::GroupStats& g, std::vector<ReleasedRow>& out) {
+    std::vector<std::string> key = g.key;
+    std::string category;
+    const bool text_histogram =
+        spec_.aggregate == AggregateKind::kHistogram && plan_.scan.bucket_edges.empty();
+    if (text_histogram && !key.empty()) {  // the histogram's column is the last group column
+      category = key.back();
+      key.pop_back();
+    }
+    const auto row = [&](std::string label, const Noisy& n) {
+      ReleasedRow r;
+      r.key = key;
+      r.label = std::move(label);
+      r.value = n.value;
+      r.ci_lower = n.lo;
+      r.ci_upper = n.hi;
+      r.noise_scale = n.scale;
+      out.push_back(std::move(r));
+    };
+    switch (spec_.aggregate) {
+      case AggregateKind::kCount: {
+        ASSIGN_OR_RETURN(Noisy n, AddNoise(c_[0], static_cast<double>(g.count), rng_));
+        row("", n);
+        return absl::OkStatus();
+      }
+      case AggregateKind::kSum: {
+        ASSIGN_OR_RETURN(Noisy n, AddNoise(c_[0], g.sum, rng_));
+        row("", n);
+        return absl::OkStatus();
+      }
+      case AggregateKind::kHistogram: {
+        if (text_histogram) {
+          ASSIGN_OR_RETURN(Noisy n, AddNoise(c_[0], static_cast<double>(g.count), rng_));
+          row(category, n);
+          return absl::OkStatus();
+        }
+        const std::vector<double>& e = plan_.scan.bucket_edges;
+        for (size_t i = 0; i + 1 < e.size(); ++i) {
+          const double exact = i < g.buckets.size() ? static_cast<double>(g.buckets[i]) : 0.0;
+          ASSIGN_OR_RETURN(Noisy n, AddNoise(c_[0], exact, rng_));
+          row(absl::StrCat("[", Edge(e[i]), ", ", Edge(e[i + 1]), i + 2 == e.size() ? "]" : ")"), n);
+        }
+        return absl::OkStatus();
+      }
+      case AggregateKind::kMean: {
+        ASSIGN_OR_RETURN(Noisy sum, AddNoise(c_[0], g.sum, rng_));
+        ASSIGN_OR_RETURN(Noisy count, AddNoise(c_[1], static_cast<double>(g.count), rng_));
+        row("", Mean(sum, count));
+        return absl::OkStatus();
+      }
+      case AggregateKind::kVariance:
+      case AggregateKind::kStddev: {
+        ASSIGN_OR_RETURN(Noisy s1, AddNoise(c_[0], g.sum, rng_));
+        ASSIGN_OR_RETURN(Noisy s2, AddNoise(c_[1], g.sum_sq, rng_));
+        ASSIGN_OR_RETURN(Noisy n, AddNoise(c_[2], static_cast<double>(g.count), rng_));
+        Noisy var = Variance(s1, s2, n);
+        if (spec_.aggregate == AggregateKind::kStddev) {
+          var = Noisy{std::sqrt(var.value), std::sqrt(var.lo), std::sqrt(var.hi), var.scale};
+        }
+        row("", var);
+        return absl::OkStatus();
+      }
+      case AggregateKind::kQuantile: {
+        std::vector<int64_t> counts = g.buckets;
+        counts.resize(plan_.scan.bucket_edges.size() - 1, 0);
+        ASSIGN_OR_RETURN(std::vector<double> values,
+                         dp::ReleaseQuantiles(counts, *spec_.lower, *spec_.upper, spec_.quantiles,
+                                              plan_.quantile_epsilon, spec_.max_contributions, rng_));
+        for (size_t i = 0; i < values.size(); ++i) {
+          ASSIGN_OR_RETURN(double rank_error,
+                           dp::RankErrorBound(static_cast<int64_t>(counts.size()), spec_.quantiles[i],
+                                              static_cast<int>(spec_.quantiles.size()),
+                                              plan_.quantile_epsilon, spec_.max_contributions,
+                                              spec_.confidence));
+          ReleasedRow r;
+          r.key = key;
+          r.label = absl::StrCat("q=", absl::StrFormat("%g", spec_.quantiles[i]));
+          r.value = values[i];
+          r.has_interval = false;
+          r.rank_error = rank_error;
+          out.push_back(std::move(r));
+        }
+        return absl::OkStatus();
+      }
+    }
+    return absl::InternalError("unknown aggregate");
+  }
+
+ private:
+  // Mean: both component intervals were built at level 1 - (1 - confidence) / 2, so they hold
+  // together with probability >= confidence (Bonferroni); the mean's interval is the range of
+  // centre + S / C over that box, monotone in S and C, clipped to [lower, upper]. Post-processing
+  // (free under DP): a count below one is treated as one, and the mean is clamped to the range.
+  Noisy Mean(const Noisy& sum, const Noisy& count) const {
+    const double lo = *spec_.lower, hi = *spec_.upper, center = plan_.scan.center;
+    Noisy out{std::clamp(center + sum.value / std::max(count.value, 1.0), lo, hi), lo, hi, sum.scale};
+    if (count.lo >= 1) {  // else the ratio is unbounded and only the public range is valid
+      const double r[] = {sum.lo / count.lo, sum.lo / count.hi, sum.hi / count.lo, sum.hi / count.hi};
+      out.lo = std::clamp(center + *std::min_element(std::begin(r), std::end(r)), lo, hi);
+      out.hi = std::clamp(center + *std::max_element(std::begin(r), std::end(r)), lo, hi);
+    }
     return out;
   }
 
-  // Mean: each of the two intervals at level 1 - (1 - confidence) / 2, so both hold together with
-  // probability >= confidence (Bonferroni); the mean's interval is then the range of
-  // centre + S / C over that box, which is monotone in S and C, clipped to [lower, upper].
-  const double per_component = 1 - (1 - spec.confidence) / 2;
-  ASSIGN_OR_RETURN(Component sum, Release(spec.mechanism, plan.components.at(0),
-                                          ExactStatistic(plan.components.at(0), exact),
-                                          per_component, rng));
-  ASSIGN_OR_RETURN(Component count, Release(spec.mechanism, plan.components.at(1),
-                                            ExactStatistic(plan.components.at(1), exact),
-                                            per_component, rng));
-  const double lo = *spec.lower;
-  const double hi = *spec.upper;
-  const double center = plan.scan.center;
-  // Post-processing of the two noisy values (free under DP): a count below one is treated as one,
-  // and the mean is clamped into the public range.
-  out.value = std::clamp(center + sum.value / std::max(count.value, 1.0), lo, hi);
-  out.noise_scale = sum.scale;
-  out.count_noise_scale = count.scale;
-  out.sensitivity = sum.sensitivity;
-  out.events = {sum.event, count.event};
-  const double c_lo = count.value - count.half_width;
-  const double c_hi = count.value + count.half_width;
-  const double s_lo = sum.value - sum.half_width;
-  const double s_hi = sum.value + sum.half_width;
-  if (c_lo < 1) {
-    // The count's interval reaches below one row: the ratio is unbounded, so only the public range
-    // is a valid interval.
-    out.ci_lower = lo;
-    out.ci_upper = hi;
+  // Variance of the clamped values from the centred moments: var = S2/N - (S1/N)^2, clamped to
+  // [0, ((U - L) / 2)^2] (post-processing). Interval: the three component intervals hold together
+  // with probability >= confidence (Bonferroni, each at 1 - (1 - confidence) / 3); over that box,
+  // S2/N lies between its values at the box corners and (S1/N)^2 between the square of the
+  // smallest and of the largest |S1|/N, so var lies in [min a - max b, max a - min b].
+  Noisy Variance(const Noisy& s1, const Noisy& s2, const Noisy& n) const {
+    const double half = *spec_.upper / 2 - *spec_.lower / 2;
+    const double max_var = half * half;
+    const double count = std::max(n.value, 1.0);
+    const double mean = s1.value / count;
+    Noisy out{std::clamp(s2.value / count - mean * mean, 0.0, max_var), 0.0, max_var, s2.scale};
+    if (n.lo >= 1) {
+      const double a[] = {s2.lo / n.lo, s2.lo / n.hi, s2.hi / n.lo, s2.hi / n.hi};
+      const double a_lo = *std::min_element(std::begin(a), std::end(a));
+      const double a_hi = *std::max_element(std::begin(a), std::end(a));
+      const double abs_lo = (s1.lo <= 0 && s1.hi >= 0) ? 0.0 : std::min(std::fabs(s1.lo), std::fabs(s1.hi));
+      const double abs_hi = std::max(std::fabs(s1.lo), std::fabs(s1.hi));
+      const double b_lo = (abs_lo / n.hi) * (abs_lo / n.hi);
+      const double b_hi = (abs_hi / n.lo) * (abs_hi / n.lo);
+      out.lo = std::clamp(a_lo - b_hi, 0.0, max_var);
+      out.hi = std::clamp(a_hi - b_lo, 0.0, max_var);
+    }
+    return out;
+  }
+
+  const query::QueryPlan& plan_;
+  const query::QuerySpec& spec_;
+  std::vector<Calibrated> c_;
+  dp::RandomSource& rng_;
+};
+
+}  // namespace
+
+double ComponentConfidence(const query::QueryPlan& plan) {
+  const size_t n = plan.components.size();
+  return n <= 1 ? plan.spec.confidence : 1 - (1 - plan.spec.confidence) / static_cast<double>(n);
+}
+
+absl::StatusOr<NoisyRelease> ReleaseWithNoise(const query::QueryPlan& plan,
+                                              const store::ScanResult& exact, dp::RandomSource& rng) {
+  NoisyRelease out;
+  std::vector<Calibrated> components;
+  const double level = ComponentConfidence(plan);
+  for (const NoiseComponent& c : plan.components) {
+    ASSIGN_OR_RETURN(Calibrated calibrated, Calibrate(plan.spec.mechanism, c, level));
+    out.events.push_back(EventOf(*calibrated.mechanism, c.changed_coordinates));
+    components.push_back(std::move(calibrated));
+  }
+  if (!components.empty()) {
+    // Summary scales: the first component (count, sum) and, for ratios, the count's.
+    out.noise_scale = components[plan.spec.aggregate == AggregateKind::kVariance ||
+                                         plan.spec.aggregate == AggregateKind::kStddev
+                                     ? 1
+                                     : 0]
+                          .mechanism->noise_scale();
+    out.sensitivity = plan.components[0].sensitivity;
+    if (components.size() > 1) out.count_noise_scale = components.back().mechanism->noise_scale();
+  }
+  if (plan.spec.aggregate == AggregateKind::kQuantile) {
+    out.events.push_back(
+        dp::accounting::PrivacyEvent::PureDp(plan.quantile_epsilon * plan.scan.max_partitions)
+            .ToSpec());
+  }
+  GroupReleaser releaser(plan, std::move(components), rng);
+
+  if (!plan.grouped()) {
+    RETURN_IF_ERROR(releaser.Release(exact, out.rows));
+  } else if (!plan.selection.needed) {
+    // Declared keys: every key is released, with zero statistics when no row has it.
+    std::map<std::vector<std::string>, const store::GroupStats*> found;
+    for (const store::GroupStats& g : exact.groups) found[g.key] = &g;
+    for (const std::vector<std::string>& key : plan.declared_keys) {
+      auto it = found.find(key);
+      store::GroupStats empty;
+      empty.key = key;
+      RETURN_IF_ERROR(releaser.Release(it == found.end() ? empty : *it->second, out.rows));
+    }
   } else {
-    const double candidates[] = {s_lo / c_lo, s_lo / c_hi, s_hi / c_lo, s_hi / c_hi};
-    out.ci_lower = std::clamp(center + *std::min_element(std::begin(candidates), std::end(candidates)), lo, hi);
-    out.ci_upper = std::clamp(center + *std::max_element(std::begin(candidates), std::end(candidates)), lo, hi);
+    // Keys from the data: each group is kept with the selection probability of its number of
+    // distinct contributing units (Desfontaines, Voss, Gipson, Mandayam 2022, Thm. 1).
+    ASSIGN_OR_RETURN(dp::PartitionSelector selector,
+                     dp::PartitionSelector::Create(plan.selection.epsilon, plan.selection.delta,
+                                                   plan.selection.max_partitions));
+    out.events.push_back(
+        dp::accounting::PrivacyEvent::ApproxDp(plan.selection.epsilon, plan.selection.delta).ToSpec());
+    for (const store::GroupStats& g : exact.groups) {
+      if (!selector.Keep(g.units, rng)) continue;
+      RETURN_IF_ERROR(releaser.Release(g, out.rows));
+    }
+  }
+  if (out.rows.size() == 1 && out.rows[0].has_interval && !plan.multi_valued()) {
+    out.value = out.rows[0].value;
+    out.ci_lower = out.rows[0].ci_lower;
+    out.ci_upper = out.rows[0].ci_upper;
+  } else if (out.rows.size() == 1) {
+    out.value = out.rows[0].value;
   }
   return out;
 }

@@ -1,34 +1,64 @@
 // Turns a plan's exact scan result into released values: one calibrated mechanism per noise
-// component, then the aggregate's post-processing (mean = centre + sum / count) and its interval.
+// component (shared by all groups), DP partition selection of the groups when their keys are not
+// declared, the exponential mechanism for quantiles, then each aggregate's post-processing (mean =
+// centre + sum / count, variance = S2/N - (S1/N)^2) and its confidence interval.
 #ifndef DPQ_SERVER_ENGINE_NOISY_RELEASE_H_
 #define DPQ_SERVER_ENGINE_NOISY_RELEASE_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "server/dp/additive_mechanism.h"
 #include "server/dp/random_source.h"
 #include "server/query/planner.h"
 #include "server/store/aggregate_scanner.h"
 
 namespace dpq::engine {
 
-struct NoisyRelease {
+// One released value.
+struct ReleasedRow {
+  std::vector<std::string> key;  // group values (group_by order); empty without group-by
+  std::string label;             // "q=0.5", "[0, 10)", a category; empty for the aggregate itself
   double value = 0;
-  double noise_scale = 0;        // of the count (COUNT) or of the sum (SUM, MEAN)
-  double count_noise_scale = 0;  // MEAN only
-  double sensitivity = 0;        // of the component noise_scale belongs to
+  // Holds the true value (of the kept, clamped rows) with probability >= confidence over the
+  // noise. Quantiles have no value interval (it would need the data): has_interval is false and
+  // rank_error bounds the released value's rank error instead.
+  bool has_interval = true;
   double ci_lower = 0;
   double ci_upper = 0;
-  // One privacy event per released component, as accountant event specs: the discrete Laplace
-  // release is pure epsilon-DP ("pure:epsilon=..."); the discrete Gaussian one is charged by its
-  // actual sigma and grid sensitivity ("gaussian:sigma=...,sensitivity=..."), which RDP and zCDP
-  // accountants compose tightly (Canonne, Kamath, Steinke 2020, Thm. 4).
+  double noise_scale = 0;
+  double rank_error = 0;
+};
+
+struct NoisyRelease {
+  std::vector<ReleasedRow> rows;
+  // Summary of a single-valued answer (rows[0]); zero for multi-valued ones.
+  double value = 0;
+  double ci_lower = 0;
+  double ci_upper = 0;
+  double noise_scale = 0;        // of the count (COUNT), sum (SUM, MEAN) or sum of squares (VARIANCE)
+  double count_noise_scale = 0;  // MEAN, VARIANCE, STDDEV
+  double sensitivity = 0;        // of the component noise_scale belongs to
+  // One privacy event per released component, as accountant event specs (see EventOf in the .cc).
   std::vector<std::string> events;
 };
 
-// Adds noise to `exact` as `plan` prescribes. The interval holds the true aggregate of the kept,
-// clamped rows with probability >= plan.spec.confidence over the noise.
+// One noise component's mechanism and the half-width of its interval at `confidence` (which
+// includes the rounding to the mechanism's grid, so it covers the true value).
+struct Calibrated {
+  std::unique_ptr<dp::AdditiveMechanism> mechanism;
+  double half_width = 0;
+};
+absl::StatusOr<Calibrated> Calibrate(query::MechanismKind kind, const query::NoiseComponent& c,
+                                     double confidence);
+
+// The level each component's interval is built at: the components of one value are combined by
+// a union bound (Bonferroni), so together they hold with probability >= the plan's confidence.
+double ComponentConfidence(const query::QueryPlan& plan);
+
+// Adds noise to `exact` as `plan` prescribes.
 absl::StatusOr<NoisyRelease> ReleaseWithNoise(const query::QueryPlan& plan,
                                               const store::ScanResult& exact, dp::RandomSource& rng);
 

@@ -1,10 +1,22 @@
 #include "server/engine/query_engine.h"
 
+#include <cmath>
+#include <limits>
+#include <map>
+#include <memory>
+
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "server/base/status_macros.h"
 #include "server/engine/noisy_release.h"
+#include "server/engine/release_codec.h"
+#include "server/base/sha256.h"
+#include "server/dp/accounting/accountant.h"
+#include "server/dp/dp_quantile.h"
+#include "server/query/epsilon_guidance.h"
+#include "server/query/privacy_units.h"
 #include "server/query/filter/type_checker.h"
 
 namespace dpq::engine {
@@ -30,6 +42,11 @@ std::string NewRequestId(dp::RandomSource& rng) {
   return absl::StrFormat("q-%016x%016x", rng.NextUint64(), rng.NextUint64());
 }
 
+// The per-query key of the scan's random choice of groups per unit (aggregate_scanner.h).
+std::string NewPartitionSeed(dp::RandomSource& rng) {
+  return absl::StrFormat("%016x%016x", rng.NextUint64(), rng.NextUint64());
+}
+
 // Deliberately the same message whether the id was used for another query or by another analyst:
 // the answer must not reveal what someone else asked.
 absl::Status RequestIdTaken(const std::string& request_id) {
@@ -37,8 +54,164 @@ absl::Status RequestIdTaken(const std::string& request_id) {
       "request_id ", request_id, " is already taken by a different query or analyst; use a new id"));
 }
 
-QueryOutcome Replay(const query::QuerySpec& spec, store::Allocation stored, store::BudgetState budget) {
-  return QueryOutcome{spec, std::move(stored), std::move(budget), /*replayed=*/true};
+// An answer read back from its audit row (a replayed request id or a cache hit).
+absl::StatusOr<QueryOutcome> FromStored(const query::QuerySpec& spec, store::Allocation stored,
+                                        store::BudgetState budget, bool replayed, bool cached) {
+  QueryOutcome out{spec, std::move(stored), std::move(budget), replayed, cached, {}, {}};
+  ASSIGN_OR_RETURN(out.rows, RowsOf(out.allocation));
+  return out;
+}
+
+constexpr size_t kMaxBatchQueries = 1000;
+constexpr int64_t kMaxBudgetUnits = static_cast<int64_t>(query::kMaxEpsilonBudget) * 1000000000000;
+constexpr int64_t kDeltaUnitsPerOne = 1000000000000000000;
+
+// Basic composition knows the exact charge; other accountants are checked under the lock (Debit).
+absl::Status PreCheck(const store::BudgetState& before, int64_t epsilon_units, int64_t delta_units) {
+  const bool doomed = before.accountant == "basic"
+                          ? epsilon_units > before.epsilon_remaining_units() ||
+                                delta_units > before.delta_remaining_units()
+                          : before.epsilon_remaining_units() == 0;
+  if (doomed) return store::BudgetExhausted(before, epsilon_units, delta_units);
+  return absl::OkStatus();
+}
+
+store::Allocation AllocationFor(const store::Principal& principal, const query::DatasetSchema& schema,
+                                const query::QueryPlan& plan, const NoisyRelease& release) {
+  store::Allocation a;
+  a.principal_id = principal.id;
+  a.analyst = principal.name;
+  a.fingerprint = plan.fingerprint;
+  a.aggregate = std::string(query::AggregateName(plan.spec.aggregate));
+  a.column = plan.spec.column;
+  a.mechanism = plan.spec.aggregate == query::AggregateKind::kQuantile
+                    ? "exponential"
+                    : std::string(query::MechanismName(plan.spec.mechanism));
+  a.epsilon_units = plan.epsilon_units;
+  a.delta_units = plan.delta_units;
+  a.sensitivity = release.sensitivity;
+  a.noise_scale = release.noise_scale;
+  a.count_noise_scale = release.count_noise_scale;
+  a.value = release.value;
+  a.confidence = plan.spec.confidence;
+  a.ci_lower = release.ci_lower;
+  a.ci_upper = release.ci_upper;
+  a.clamp_lower = plan.spec.lower;
+  a.clamp_upper = plan.spec.upper;
+  a.max_contributions = plan.spec.max_contributions;
+  a.events = absl::StrJoin(release.events, ";");
+  a.dataset_version = schema.version;
+  a.result = EncodeRows(release.rows);
+  return a;
+}
+
+// One answer of a batch as a QueryOutcome (for the API's QueryResponse).
+QueryOutcome AnswerOutcome(const query::QuerySpec& spec, const store::Allocation& batch,
+                           const BatchAnswer& b, size_t index) {
+  QueryOutcome out;
+  out.spec = spec;
+  store::Allocation& a = out.allocation;
+  a.request_id = absl::StrCat(batch.request_id, "#", index);
+  a.aggregate = b.aggregate;
+  a.column = b.column;
+  a.mechanism = b.mechanism;
+  a.epsilon_units = b.epsilon_units;
+  a.delta_units = b.delta_units;
+  a.noise_scale = b.noise_scale;
+  a.count_noise_scale = b.count_noise_scale;
+  a.sensitivity = b.sensitivity;
+  a.confidence = b.confidence;
+  a.clamp_lower = b.lower;
+  a.clamp_upper = b.upper;
+  a.max_contributions = b.max_contributions;
+  out.spec.max_partitions = b.max_partitions;
+  if (b.rows.size() == 1) {
+    a.value = b.rows[0].value;
+    a.ci_lower = b.rows[0].ci_lower;
+    a.ci_upper = b.rows[0].ci_upper;
+  }
+  out.rows = b.rows;
+  return out;
+}
+
+struct JointCharge {
+  int64_t epsilon_units = 0;
+  int64_t delta_units = 0;
+  std::string events;  // what the ledger's accountant composes
+};
+
+// The batch's charge (QueryBatchRequest in the proto): the smaller of the queries' own charges
+// added up and the joint (epsilon, delta) at the batch delta by RDP (valid for every event,
+// including the discrete Gaussian; Canonne, Kamath, Steinke 2020, Thm. 4) and by PLD (only when
+// every event has an exact PLD). The whole list is fixed before any answer is released, so
+// composing it as one non-adaptive mechanism is valid (Koskela et al. 2020; Doroshenko et al. 2022).
+absl::StatusOr<JointCharge> PriceJointly(const std::vector<std::string>& event_specs, int64_t eps_sum,
+                                         int64_t delta_sum, int64_t batch_delta_units) {
+  JointCharge sum{eps_sum, delta_sum, absl::StrJoin(event_specs, ";")};
+  if (batch_delta_units == 0) return sum;
+  // Identical events compose as one event with a count: the accountants' cost stays small.
+  std::map<std::string, int64_t> counted;
+  for (const std::string& e : event_specs) ++counted[e];
+  std::vector<dp::accounting::PrivacyEvent> events;
+  bool pld_exact = true;
+  for (const auto& [spec, n] : counted) {
+    ASSIGN_OR_RETURN(dp::accounting::PrivacyEvent e, dp::accounting::ParsePrivacyEvent(spec));
+    e.count *= n;
+    pld_exact = pld_exact && e.kind != dp::accounting::EventKind::kApproxDp &&
+                e.kind != dp::accounting::EventKind::kGaussian;
+    events.push_back(e);
+  }
+  const double delta = query::MechanismDelta(batch_delta_units);
+  double best = std::numeric_limits<double>::infinity();
+  for (const char* name : {"rdp", "pld"}) {
+    if (std::string(name) == "pld" && !pld_exact) continue;
+    ASSIGN_OR_RETURN(std::unique_ptr<dp::accounting::Accountant> acc,
+                     dp::accounting::CreateAccountant(name));
+    absl::Status composed = absl::OkStatus();
+    for (const auto& e : events) {
+      composed = acc->Compose(e);
+      if (!composed.ok()) break;
+    }
+    if (!composed.ok()) continue;  // an event this accountant cannot represent
+    absl::StatusOr<double> eps = acc->Epsilon(delta);
+    if (eps.ok() && *eps < best) best = *eps;
+  }
+  if (!(best <= query::kMaxEpsilonBudget)) return sum;
+  // Charged in whole 1e-12 units, rounded up so the ledger never shows less than the bound.
+  const int64_t joint_units = static_cast<int64_t>(std::ceil(static_cast<long double>(best) * 1e12L));
+  if (joint_units >= eps_sum) return sum;
+  const double charged = query::EpsilonFromUnits(joint_units);
+  return JointCharge{joint_units, batch_delta_units,
+                     dp::accounting::PrivacyEvent::ApproxDp(charged, delta).ToSpec()};
+}
+
+struct Accuracy {
+  double sensitivity = 0, noise_scale = 0, error = 0;
+};
+
+// The first component's noise and interval half-width (mean/variance: divided by expected_count),
+// or a quantile's rank error bound.
+absl::StatusOr<Accuracy> AccuracyOf(const query::QueryPlan& plan, double expected_count) {
+  Accuracy out;
+  if (plan.spec.aggregate == query::AggregateKind::kQuantile) {
+    // The largest bound over the requested levels (the median's utility sensitivity is smallest).
+    for (double q : plan.spec.quantiles) {
+      ASSIGN_OR_RETURN(double e, dp::RankErrorBound(query::kQuantileBuckets, q,
+                                                    static_cast<int>(plan.spec.quantiles.size()),
+                                                    plan.quantile_epsilon,
+                                                    plan.spec.max_contributions, plan.spec.confidence));
+      out.error = std::max(out.error, e);
+    }
+    out.sensitivity = plan.spec.max_contributions;
+    return out;
+  }
+  ASSIGN_OR_RETURN(Calibrated c, Calibrate(plan.spec.mechanism, plan.components.at(0),
+                                            ComponentConfidence(plan)));
+  out.error = c.half_width;  // exactly what the query itself will report
+  out.sensitivity = plan.components[0].sensitivity;
+  out.noise_scale = c.mechanism->noise_scale();
+  if (plan.components.size() > 1 && expected_count > 0) out.error /= expected_count;
+  return out;
 }
 
 }  // namespace
@@ -56,19 +229,34 @@ absl::StatusOr<query::DatasetSchema> QueryEngine::AuthorizedDataset(const store:
   return schema;
 }
 
+absl::StatusOr<QueryEngine::Prepared> QueryEngine::Prepare(const query::QuerySpec& spec,
+                                                          const query::DatasetSchema& schema) {
+  Prepared q;
+  ASSIGN_OR_RETURN(q.plan, query::PlanQuery(spec, schema));
+  if (!spec.where.empty()) {
+    ASSIGN_OR_RETURN(q.filter, query::filter::ParseAndCheckFilter(spec.where, schema));
+    // The canonical filter joins the fingerprint: a filtered query is a different question.
+    absl::StrAppend(&q.plan.fingerprint, "|where=", query::filter::CanonicalText(*q.filter));
+  }
+  return q;
+}
+
+absl::StatusOr<NoisyRelease> QueryEngine::Execute(const Prepared& q, absl::Time deadline) {
+  ASSIGN_OR_RETURN(store::ScanResult exact,
+                   s_.scanner->Scan(q.plan.scan, deadline, q.filter ? &*q.filter : nullptr,
+                                    NewPartitionSeed(*rng_)));
+  return ReleaseWithNoise(q.plan, exact, *rng_);
+}
+
 absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
                                               const query::QuerySpec& spec, std::string request_id,
                                               absl::Time deadline) {
   ASSIGN_OR_RETURN(query::DatasetSchema schema, AuthorizedDataset(principal, spec.dataset));
-  ASSIGN_OR_RETURN(query::QueryPlan plan, query::PlanQuery(spec, schema));
-  absl::optional<query::filter::TypedFilter> filter;
-  if (!spec.where.empty()) {
-    ASSIGN_OR_RETURN(filter, query::filter::ParseAndCheckFilter(spec.where, schema));
-    // The canonical filter joins the fingerprint: a filtered query is a different question.
-    absl::StrAppend(&plan.fingerprint, "|where=", query::filter::CanonicalText(*filter));
-  }
+  ASSIGN_OR_RETURN(Prepared q, Prepare(spec, schema));
+  const query::QueryPlan& plan = q.plan;
   RETURN_IF_ERROR(ValidateRequestId(request_id));
   if (request_id.empty()) request_id = NewRequestId(*rng_);
+  std::vector<std::string> warnings = query::QueryWarnings(plan.spec.epsilon, schema.epsilon_preset);
 
   // A known request id: answer from the audit row, before any scan or charge.
   ASSIGN_OR_RETURN(absl::optional<store::Allocation> prior,
@@ -78,42 +266,38 @@ absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
       return RequestIdTaken(request_id);
     }
     ASSIGN_OR_RETURN(store::BudgetState budget, s_.ledger->Get(schema.id));
-    return Replay(plan.spec, *std::move(prior), std::move(budget));
+    return FromStored(plan.spec, *std::move(prior), std::move(budget), /*replayed=*/true,
+                      /*cached=*/false);
+  }
+
+  // The same question on the same data was answered before: return that release, charge nothing.
+  ASSIGN_OR_RETURN(absl::optional<std::string> cached_id,
+                   s_.cache->FindRequestId(schema.id, plan.fingerprint, schema.version));
+  if (cached_id.has_value()) {
+    ASSIGN_OR_RETURN(absl::optional<store::Allocation> hit,
+                     s_.ledger->FindAllocation(schema.id, *cached_id));
+    if (hit.has_value()) {
+      ASSIGN_OR_RETURN(store::BudgetState budget, s_.ledger->Get(schema.id));
+      // Our own request id committed meanwhile (a concurrent retry): that is a replay.
+      const bool own = hit->request_id == request_id && hit->principal_id == principal.id;
+      ASSIGN_OR_RETURN(QueryOutcome out, FromStored(plan.spec, *std::move(hit), std::move(budget),
+                                                    /*replayed=*/own, /*cached=*/!own));
+      // The caller's own id, not the id of whoever asked first (nor anything else of theirs).
+      out.allocation.request_id = request_id;
+      out.allocation.principal_id = principal.id;
+      out.allocation.analyst = principal.name;
+      out.warnings = std::move(warnings);
+      return out;
+    }
   }
 
   // Cheap pre-check without the lock so a doomed query does not scan; Debit re-checks under it.
   ASSIGN_OR_RETURN(store::BudgetState before, s_.ledger->Get(schema.id));
-  // Basic composition knows the exact charge; other accountants are checked under the lock.
-  const bool doomed = before.accountant == "basic"
-                          ? plan.epsilon_units > before.epsilon_remaining_units() ||
-                                plan.delta_units > before.delta_remaining_units()
-                          : before.epsilon_remaining_units() == 0;
-  if (doomed) return store::BudgetExhausted(before, plan.epsilon_units, plan.delta_units);
+  RETURN_IF_ERROR(PreCheck(before, plan.epsilon_units, plan.delta_units));
 
-  ASSIGN_OR_RETURN(store::ScanResult exact, s_.scanner->Scan(plan.scan, deadline, filter ? &*filter : nullptr));
-  ASSIGN_OR_RETURN(NoisyRelease release, ReleaseWithNoise(plan, exact, *rng_));
-
-  store::Allocation a;
+  ASSIGN_OR_RETURN(NoisyRelease release, Execute(q, deadline));
+  store::Allocation a = AllocationFor(principal, schema, plan, release);
   a.request_id = request_id;
-  a.principal_id = principal.id;
-  a.analyst = principal.name;
-  a.fingerprint = plan.fingerprint;
-  a.aggregate = std::string(query::AggregateName(plan.spec.aggregate));
-  a.column = plan.spec.column;
-  a.mechanism = std::string(query::MechanismName(plan.spec.mechanism));
-  a.epsilon_units = plan.epsilon_units;
-  a.delta_units = plan.delta_units;
-  a.sensitivity = release.sensitivity;
-  a.noise_scale = release.noise_scale;
-  a.count_noise_scale = release.count_noise_scale;
-  a.value = release.value;
-  a.confidence = plan.spec.confidence;
-  a.ci_lower = release.ci_lower;
-  a.ci_upper = release.ci_upper;
-  a.clamp_lower = plan.spec.lower;
-  a.clamp_upper = plan.spec.upper;
-  a.max_contributions = plan.spec.max_contributions;
-  a.events = absl::StrJoin(release.events, ";");
 
   ASSIGN_OR_RETURN(store::DebitResult debit, s_.ledger->Debit(schema.id, std::move(a)));
   if (debit.replayed && debit.allocation.principal_id != principal.id) {
@@ -121,7 +305,192 @@ absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
   }
   // Reaching here means COMMIT succeeded (or the id was committed by a concurrent twin, whose
   // stored answer we return instead of ours): only now may the value leave the server.
-  return QueryOutcome{plan.spec, std::move(debit.allocation), std::move(debit.budget), debit.replayed};
+  if (debit.replayed) {
+    return FromStored(plan.spec, std::move(debit.allocation), std::move(debit.budget),
+                      /*replayed=*/true, /*cached=*/false);
+  }
+  QueryOutcome out{plan.spec, std::move(debit.allocation), std::move(debit.budget),
+                   /*replayed=*/false, /*cached=*/false, std::move(release.rows), {}};
+  out.warnings = std::move(warnings);
+  return out;
+}
+
+absl::StatusOr<BatchOutcome> QueryEngine::RunBatch(const store::Principal& principal,
+                                                   const std::string& dataset,
+                                                   std::vector<query::QuerySpec> specs, double delta,
+                                                   std::string request_id, absl::Time deadline) {
+  if (specs.empty() || specs.size() > kMaxBatchQueries) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("queries: a batch holds 1..", kMaxBatchQueries, " queries, got ", specs.size()));
+  }
+  ASSIGN_OR_RETURN(query::DatasetSchema schema, AuthorizedDataset(principal, dataset));
+  ASSIGN_OR_RETURN(int64_t batch_delta_units, query::DeltaToUnits(delta, "delta"));
+  std::vector<Prepared> prepared;
+  std::string fingerprints;
+  int64_t eps_sum = 0, delta_sum = 0;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const auto in_query = [i](const absl::Status& s) {
+      return absl::Status(s.code(), absl::StrCat("queries[", i, "]: ", s.message()));
+    };
+    if (!specs[i].dataset.empty() && specs[i].dataset != schema.name) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "queries[", i, "]: dataset must be empty or ", schema.name, " (one dataset per batch)"));
+    }
+    specs[i].dataset = schema.name;
+    absl::StatusOr<Prepared> q = Prepare(specs[i], schema);
+    if (!q.ok()) return in_query(q.status());
+    // Each charge is at most 1e18 units; the sum must stay a chargeable budget (and an int64).
+    if (q->plan.epsilon_units > kMaxBudgetUnits - eps_sum) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "queries: their epsilons add up to more than the largest budget, ", query::kMaxEpsilonBudget));
+    }
+    eps_sum += q->plan.epsilon_units;
+    delta_sum += q->plan.delta_units;  // each < 1e18, checked below after each addition
+    if (delta_sum >= kDeltaUnitsPerOne) {
+      return absl::InvalidArgumentError("queries: their deltas add up to 1 or more");
+    }
+    absl::StrAppend(&fingerprints, q->plan.fingerprint.size(), ":", q->plan.fingerprint, ";");
+    prepared.push_back(*std::move(q));
+  }
+  RETURN_IF_ERROR(ValidateRequestId(request_id));
+  if (request_id.empty()) request_id = NewRequestId(*rng_);
+  const std::string fingerprint = absl::StrCat("batch-v1|delta=", batch_delta_units, "e-18|sha256=",
+                                               absl::BytesToHexString(Sha256(fingerprints)));
+
+  const auto from_stored = [&](store::Allocation a, store::BudgetState budget,
+                               bool replayed) -> absl::StatusOr<BatchOutcome> {
+    BatchOutcome out;
+    ASSIGN_OR_RETURN(std::vector<BatchAnswer> answers, DecodeBatch(a.result));
+    if (answers.size() != prepared.size()) return absl::InternalError("stored batch has another size");
+    for (size_t i = 0; i < answers.size(); ++i) {
+      out.answers.push_back(AnswerOutcome(prepared[i].plan.spec, a, answers[i], i));
+      out.answers.back().replayed = replayed;
+    }
+    out.allocation = std::move(a);
+    out.budget = std::move(budget);
+    out.replayed = replayed;
+    out.epsilon_sum_units = eps_sum;
+    out.delta_sum_units = delta_sum;
+    return out;
+  };
+  ASSIGN_OR_RETURN(absl::optional<store::Allocation> prior,
+                   s_.ledger->FindAllocation(schema.id, request_id));
+  if (prior.has_value()) {
+    if (prior->fingerprint != fingerprint || prior->principal_id != principal.id) {
+      return RequestIdTaken(request_id);
+    }
+    ASSIGN_OR_RETURN(store::BudgetState budget, s_.ledger->Get(schema.id));
+    return from_stored(*std::move(prior), std::move(budget), /*replayed=*/true);
+  }
+
+  // Every query's release, before any charge (nothing leaves before the debit commits).
+  std::vector<NoisyRelease> releases;
+  std::vector<std::string> events;
+  for (const Prepared& q : prepared) {
+    ASSIGN_OR_RETURN(NoisyRelease r, Execute(q, deadline));
+    events.insert(events.end(), r.events.begin(), r.events.end());
+    releases.push_back(std::move(r));
+  }
+  ASSIGN_OR_RETURN(JointCharge charge,
+                   PriceJointly(events, eps_sum, delta_sum, batch_delta_units));
+  ASSIGN_OR_RETURN(store::BudgetState before, s_.ledger->Get(schema.id));
+  RETURN_IF_ERROR(PreCheck(before, charge.epsilon_units, charge.delta_units));
+
+  std::vector<BatchAnswer> answers;
+  for (size_t i = 0; i < prepared.size(); ++i) {
+    const store::Allocation one = AllocationFor(principal, schema, prepared[i].plan, releases[i]);
+    BatchAnswer b;
+    b.aggregate = one.aggregate;
+    b.column = one.column;
+    b.mechanism = one.mechanism;
+    b.epsilon_units = one.epsilon_units;
+    b.delta_units = one.delta_units;
+    b.noise_scale = one.noise_scale;
+    b.count_noise_scale = one.count_noise_scale;
+    b.sensitivity = one.sensitivity;
+    b.confidence = one.confidence;
+    b.lower = one.clamp_lower;
+    b.upper = one.clamp_upper;
+    b.max_contributions = one.max_contributions;
+    b.max_partitions = prepared[i].plan.spec.max_partitions;
+    b.rows = releases[i].rows;
+    answers.push_back(std::move(b));
+  }
+  store::Allocation a;
+  a.request_id = request_id;
+  a.principal_id = principal.id;
+  a.analyst = principal.name;
+  a.fingerprint = fingerprint;
+  a.aggregate = "batch";
+  a.mechanism = "batch";
+  a.epsilon_units = charge.epsilon_units;
+  a.delta_units = charge.delta_units;
+  a.confidence = prepared[0].plan.spec.confidence;
+  a.events = charge.events;
+  a.dataset_version = schema.version;
+  a.result = EncodeBatch(answers);
+  ASSIGN_OR_RETURN(store::DebitResult debit, s_.ledger->Debit(schema.id, std::move(a)));
+  if (debit.replayed && debit.allocation.principal_id != principal.id) {
+    return RequestIdTaken(request_id);
+  }
+  return from_stored(std::move(debit.allocation), std::move(debit.budget), debit.replayed);
+}
+
+absl::StatusOr<AccuracyPlan> QueryEngine::PlanAccuracy(const store::Principal& principal,
+                                                       const query::QuerySpec& spec_in,
+                                                       double target_error, double expected_count) {
+  ASSIGN_OR_RETURN(query::DatasetSchema schema, AuthorizedDataset(principal, spec_in.dataset));
+  if (!(expected_count >= 0) || !std::isfinite(expected_count)) {
+    return absl::InvalidArgumentError("expected_count must be finite and >= 0");
+  }
+  query::QuerySpec spec = spec_in;
+  const auto error_at = [&](double epsilon) -> absl::StatusOr<AccuracyPlan> {
+    query::QuerySpec s = spec;
+    s.epsilon = epsilon;
+    ASSIGN_OR_RETURN(Prepared q, Prepare(s, schema));
+    ASSIGN_OR_RETURN(Accuracy acc, AccuracyOf(q.plan, expected_count));
+    AccuracyPlan out;
+    out.epsilon = q.plan.spec.epsilon;
+    out.delta = q.plan.spec.delta;
+    out.mechanism = q.plan.spec.mechanism;
+    out.sensitivity = acc.sensitivity;
+    out.noise_scale = acc.noise_scale;
+    out.error = acc.error;
+    out.confidence = q.plan.spec.confidence;
+    return out;
+  };
+  AccuracyPlan result;
+  if (spec.epsilon > 0) {
+    ASSIGN_OR_RETURN(result, error_at(spec.epsilon));
+  } else {
+    if (!(target_error > 0) || !std::isfinite(target_error)) {
+      return absl::InvalidArgumentError(
+          "give epsilon (> 0) to learn the error, or target_error (> 0) to learn the epsilon");
+    }
+    // The error falls as epsilon grows: bisect on a log scale between the smallest and the
+    // largest epsilon a query may spend.
+    double lo = 1e-6, hi = 1e6;
+    ASSIGN_OR_RETURN(AccuracyPlan at_hi, error_at(hi));
+    if (at_hi.error > target_error) {
+      return absl::OutOfRangeError(absl::StrFormat(
+          "no epsilon up to 1e6 gives an error of %g or less (at 1e6: %g)", target_error, at_hi.error));
+    }
+    ASSIGN_OR_RETURN(AccuracyPlan at_lo, error_at(lo));
+    if (at_lo.error <= target_error) {
+      result = at_lo;
+    } else {
+      for (int i = 0; i < 100 && hi / lo > 1 + 1e-12; ++i) {
+        const double mid = std::sqrt(lo * hi);
+        ASSIGN_OR_RETURN(AccuracyPlan m, error_at(mid));
+        (m.error <= target_error ? hi : lo) = mid;
+      }
+      // Round up to the ledger's 1e-12 units so the planned epsilon is one a query can spend.
+      const double units = std::ceil(hi * 1e12);
+      ASSIGN_OR_RETURN(result, error_at(units / 1e12));
+    }
+  }
+  result.warnings = query::QueryWarnings(result.epsilon, schema.epsilon_preset);
+  return result;
 }
 
 }  // namespace dpq::engine

@@ -1,12 +1,16 @@
 // Runs one central-DP query end to end (DESIGN.md §2):
-//   authorise -> plan (validate, derive sensitivity) -> replay check -> budget pre-check ->
-//   scan in SQL -> add noise -> debit (lock ledger, audit row, COMMIT) -> return.
+//   authorise -> plan (validate, derive sensitivity) -> replay check -> result cache ->
+//   budget pre-check -> scan in SQL -> add noise -> debit (lock ledger, audit row, COMMIT) -> return.
 // The answer is returned only after the debit has committed; on any error nothing is released.
 // No gRPC here: api/ translates protos to these types and back.
 #ifndef DPQ_SERVER_ENGINE_QUERY_ENGINE_H_
 #define DPQ_SERVER_ENGINE_QUERY_ENGINE_H_
 
 #include <string>
+#include <vector>
+
+#include "absl/types/optional.h"
+#include "server/query/filter/type_checker.h"
 
 #include "absl/status/statusor.h"
 #include "server/dp/random_source.h"
@@ -16,6 +20,8 @@
 #include "server/store/budget_ledger.h"
 #include "server/store/dataset_store.h"
 #include "server/store/principal_store.h"
+#include "server/store/result_cache.h"
+#include "server/engine/noisy_release.h"
 
 namespace dpq::engine {
 
@@ -24,6 +30,31 @@ struct QueryOutcome {
   store::Allocation allocation;   // the committed audit row: value, scales, interval, charge
   store::BudgetState budget;      // after the debit
   bool replayed = false;
+  bool cached = false;            // answered from the result cache: nothing charged
+  std::vector<ReleasedRow> rows;  // every released value
+  std::vector<std::string> warnings;  // epsilon guidance (query/epsilon_guidance.h)
+};
+
+// A query batch's result: one answer per query (in request order) and the batch's one allocation.
+struct BatchOutcome {
+  std::vector<QueryOutcome> answers;
+  store::Allocation allocation;  // the batch's audit row: the joint charge
+  store::BudgetState budget;
+  bool replayed = false;
+  int64_t epsilon_sum_units = 0;  // the queries' own charges added up (basic composition)
+  int64_t delta_sum_units = 0;
+};
+
+// Accuracy planning (no scan, no charge).
+struct AccuracyPlan {
+  double epsilon = 0;
+  double delta = 0;
+  query::MechanismKind mechanism = query::MechanismKind::kLaplace;
+  double sensitivity = 0;
+  double noise_scale = 0;
+  double error = 0;  // CI half-width at `confidence` (quantiles: rank error)
+  double confidence = 0.95;
+  std::vector<std::string> warnings;
 };
 
 class QueryEngine {
@@ -33,6 +64,7 @@ class QueryEngine {
     store::PrincipalStore* principals;
     store::BudgetLedger* ledger;
     store::AggregateScanner* scanner;
+    store::ResultCache* cache;
   };
   // `rng` must be dp::SecureRandom() in production.
   QueryEngine(Stores stores, dp::RandomSource* rng) : s_(stores), rng_(rng) {}
@@ -47,7 +79,32 @@ class QueryEngine {
   absl::StatusOr<QueryOutcome> Run(const store::Principal& principal, const query::QuerySpec& spec,
                                    std::string request_id, absl::Time deadline = absl::InfiniteFuture());
 
+  // Runs a declared list of queries on `dataset` and charges them once (see QueryBatchRequest in
+  // the proto for the pricing rule). `delta` 0 disables joint pricing. INVALID_ARGUMENT names
+  // "queries[i]" for a bad query; the rest as Run.
+  absl::StatusOr<BatchOutcome> RunBatch(const store::Principal& principal, const std::string& dataset,
+                                        std::vector<query::QuerySpec> specs, double delta,
+                                        std::string request_id,
+                                        absl::Time deadline = absl::InfiniteFuture());
+
+  // With spec.epsilon > 0: the error of that query. With spec.epsilon == 0 and target_error > 0:
+  // the smallest epsilon (to 1e-12 relative, then rounded up to the ledger's units) whose error is
+  // at most target_error. expected_count scales a mean/variance's sum error to the value's units.
+  // OUT_OF_RANGE if no epsilon up to 1e6 reaches the target.
+  absl::StatusOr<AccuracyPlan> PlanAccuracy(const store::Principal& principal,
+                                            const query::QuerySpec& spec, double target_error,
+                                            double expected_count);
+
  private:
+  struct Prepared {
+    query::QueryPlan plan;
+    absl::optional<query::filter::TypedFilter> filter;
+  };
+  // Plans `spec` on `schema` (the fingerprint includes the canonical filter).
+  absl::StatusOr<Prepared> Prepare(const query::QuerySpec& spec, const query::DatasetSchema& schema);
+  // Scans and adds noise: the released values, not yet charged (they must not leave before Debit).
+  absl::StatusOr<NoisyRelease> Execute(const Prepared& q, absl::Time deadline);
+
   Stores s_;
   dp::RandomSource* rng_;
 };
