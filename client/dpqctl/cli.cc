@@ -3,13 +3,18 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <iostream>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/status/status.h"
 #include "client/dpqctl/commands.h"
 #include "client/dpqctl/global_options.h"
+#include "client/dpqctl/query_request.h"
 #include "client/dpqctl/rpc_runner.h"
+#include "client/dpqctl/upload_progress.h"
 
 #ifndef DPQ_VERSION
 #define DPQ_VERSION "unknown"
@@ -38,6 +43,98 @@ const CLI::Validator kFinite(
       return "";
     },
     "FINITE");
+
+constexpr const char* kAggregateHelp =
+    "count, sum, mean, variance, stddev, quantile (--quantiles) or histogram (--bins, or one bin "
+    "per category of a text column)";
+
+// The flags shared by `query` and `plan`, and what CLI11 cannot fill into QueryArgs directly: the
+// presence of --lower/--upper and the comma lists, parsed by Finish() once the command is chosen.
+struct QueryFlags {
+  QueryArgs args;
+  double lower = 0;
+  double upper = 0;
+  CLI::Option* lower_option = nullptr;
+  CLI::Option* upper_option = nullptr;
+  std::vector<std::string> quantiles, bins, group_by, keys;
+
+  // INVALID_ARGUMENT naming the flag of a malformed list.
+  absl::Status Finish() {
+    if (lower_option->count() > 0) args.lower = lower;
+    if (upper_option->count() > 0) args.upper = upper;
+    if (!quantiles.empty()) {
+      absl::StatusOr<std::vector<double>> parsed = ParseNumberList(quantiles, "--quantiles");
+      if (!parsed.ok()) return parsed.status();
+      args.quantiles = *std::move(parsed);
+    }
+    if (!bins.empty()) {
+      absl::StatusOr<std::vector<double>> parsed = ParseNumberList(bins, "--bins");
+      if (!parsed.ok()) return parsed.status();
+      args.bins = *std::move(parsed);
+    }
+    if (!group_by.empty()) {
+      absl::StatusOr<std::vector<std::string>> parsed = ParseNameList(group_by, "--group-by");
+      if (!parsed.ok()) return parsed.status();
+      args.group_by = *std::move(parsed);
+    }
+    if (!keys.empty()) {
+      absl::StatusOr<std::vector<std::string>> parsed = ParseNameList(keys, "--keys");
+      if (!parsed.ok()) return parsed.status();
+      args.keys = *std::move(parsed);
+    }
+    return absl::OkStatus();
+  }
+};
+
+// Every query flag but --epsilon and --request-id, whose rules differ between query and plan.
+void AddQueryFlags(CLI::App* command, QueryFlags* flags) {
+  QueryArgs& args = flags->args;
+  command->add_option("dataset", args.dataset, "dataset name")->required();
+  command->add_option("--aggregate", args.aggregate, kAggregateHelp)
+      ->required()
+      ->check(CLI::IsMember(
+          {"count", "sum", "mean", "variance", "stddev", "quantile", "histogram"}));
+  command->add_option("--column", args.column,
+                      "column to aggregate (numeric; a text column for a per-category histogram)");
+  flags->lower_option =
+      command->add_option("--lower", flags->lower, "clamp lower bound (default: declared bound)")
+          ->check(kFinite);
+  flags->upper_option =
+      command->add_option("--upper", flags->upper, "clamp upper bound (default: declared bound)")
+          ->check(kFinite);
+  command->add_option("--mechanism", args.mechanism, "laplace (default) or gaussian")
+      ->check(CLI::IsMember({"laplace", "gaussian"}));
+  command->add_option("--delta", args.delta, "delta to spend (gaussian, or partition selection)")
+      ->check(kFinite);
+  command->add_option("--max-contributions", args.max_contributions,
+                      "rows one privacy unit may contribute (per group; default 1)")
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--where", args.where,
+                      "row filter, e.g. \"age >= 30 AND sex = 'Female'\" (checked by the server)");
+  command->add_option("--confidence", args.confidence,
+                      "confidence level of the interval (default 0.95)")
+      ->check(kFinite);
+  command
+      ->add_option("--quantiles", flags->quantiles,
+                   "quantile levels in [0, 1], comma-separated, e.g. 0.1,0.5,0.9 (quantile)")
+      ->allow_extra_args(false);
+  command
+      ->add_option("--bins", flags->bins,
+                   "histogram bin edges, increasing and comma-separated, e.g. 0,10,20,50")
+      ->allow_extra_args(false);
+  command
+      ->add_option("--group-by", flags->group_by,
+                   "group-by columns, comma-separated (at most 3)")
+      ->allow_extra_args(false);
+  command
+      ->add_option("--keys", flags->keys,
+                   "the public keys of a single group-by column, comma-separated (no partition "
+                   "selection)")
+      ->allow_extra_args(false);
+  command->add_option("--max-partitions", args.max_partitions,
+                      "groups one privacy unit may contribute to (default 1)")
+      ->check(CLI::NonNegativeNumber);
+}
 
 // A parse error can precede the parsing of --json itself, so look for the flag in argv.
 bool ArgvAsksForJson(int argc, const char* const* argv) {
@@ -89,6 +186,11 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   create
       ->add_option("--bounds", create_args.bounds,
                    "declared public bounds of a numeric column, COL=LO:HI (repeatable)")
+      ->allow_extra_args(false);
+  create
+      ->add_option("--categories", create_args.categories,
+                   "public category values of a text column, COL=a|b|c (repeatable); a group-by "
+                   "or histogram over it releases exactly these")
       ->allow_extra_args(false);
   create
       ->add_option("--type", create_args.types,
@@ -166,24 +268,33 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   // budget set | show
   CLI::App* budget = app.add_subcommand("budget", "a dataset's privacy budget");
   budget->require_subcommand(1);
-  std::string budget_dataset, budget_accountant;
+  std::string budget_dataset, budget_accountant, budget_preset;
   double budget_epsilon = 0, budget_delta = 0;
   CLI::App* budget_set =
       budget->add_subcommand("set", "set the total (epsilon, delta) budget of a dataset");
   budget_set->add_option("dataset", budget_dataset, "dataset name")->required();
-  budget_set->add_option("--epsilon", budget_epsilon, "total epsilon")
-      ->required()
-      ->check(internal::kFinite);
-  budget_set->add_option("--delta", budget_delta, "total delta")
-      ->required()
+  CLI::Option* budget_epsilon_option =
+      budget_set
+          ->add_option("--epsilon", budget_epsilon,
+                       "total epsilon (required unless --preset is given: then the preset's "
+                       "upper end)")
+          ->check(internal::kFinite);
+  budget_set->add_option("--delta", budget_delta, "total delta (default 0)")
       ->check(internal::kFinite);
   budget_set->add_option("--accountant", budget_accountant,
-                          "composition rule: basic (default), rdp, zcdp or advanced; fixed once "
-                          "budget is spent");
+                          "composition rule: basic (default), advanced, rdp, zcdp or pld; fixed "
+                          "once budget is spent");
+  budget_set->add_option("--preset", budget_preset,
+                          "domain preset: census, healthcare, location, analytics, ab-testing or "
+                          "public-statistics (an epsilon outside its usual range is accepted "
+                          "with a warning)");
   budget_set->callback([&] {
+    if (budget_epsilon_option->count() == 0 && budget_preset.empty()) {
+      throw CLI::RequiredError("--epsilon (or --preset)");
+    }
     run = [&](const Output& output) {
       return RunBudgetSet(options, output, budget_dataset, budget_epsilon, budget_delta,
-                          budget_accountant);
+                          budget_accountant, budget_preset);
     };
   });
   CLI::App* budget_show = budget->add_subcommand("show", "total, spent and remaining budget");
@@ -193,41 +304,65 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   });
 
   // query
-  QueryArgs query_args;
-  double query_lower = 0, query_upper = 0;
+  internal::QueryFlags query_flags;
   CLI::App* query = app.add_subcommand("query", "ask a differentially private question");
-  query->add_option("dataset", query_args.dataset, "dataset name")->required();
-  query->add_option("--aggregate", query_args.aggregate, "count, sum or mean")
-      ->required()
-      ->check(CLI::IsMember({"count", "sum", "mean"}));
-  query->add_option("--column", query_args.column, "numeric column (sum and mean)");
-  CLI::Option* lower_option =
-      query->add_option("--lower", query_lower, "clamp lower bound (default: declared bound)")
-          ->check(internal::kFinite);
-  CLI::Option* upper_option =
-      query->add_option("--upper", query_upper, "clamp upper bound (default: declared bound)")
-          ->check(internal::kFinite);
-  query->add_option("--epsilon", query_args.epsilon, "epsilon to spend")
+  internal::AddQueryFlags(query, &query_flags);
+  query->add_option("--epsilon", query_flags.args.epsilon, "epsilon to spend")
       ->required()
       ->check(internal::kFinite);
-  query->add_option("--mechanism", query_args.mechanism, "laplace (default) or gaussian")
-      ->check(CLI::IsMember({"laplace", "gaussian"}));
-  query->add_option("--delta", query_args.delta, "delta to spend (gaussian only)")
-      ->check(internal::kFinite);
-  query->add_option("--max-contributions", query_args.max_contributions,
-                    "rows one privacy unit may contribute (default 1)")
-      ->check(CLI::NonNegativeNumber);
-  query->add_option("--request-id", query_args.request_id,
+  query->add_option("--request-id", query_flags.args.request_id,
                     "idempotency key: a repeat returns the stored answer, charging nothing");
-  query->add_option("--where", query_args.where,
-                    "row filter, e.g. \"age >= 30 AND sex = 'Female'\" (checked by the server)");
-  query->add_option("--confidence", query_args.confidence,
-                    "confidence level of the interval (default 0.95)")
-      ->check(internal::kFinite);
   query->callback([&] {
-    if (lower_option->count() > 0) query_args.lower = query_lower;
-    if (upper_option->count() > 0) query_args.upper = query_upper;
-    run = [&](const Output& output) { return RunQuery(options, output, query_args); };
+    const absl::Status lists = query_flags.Finish();
+    run = [&, lists](const Output& output) {
+      if (!lists.ok()) return ReportUsageError(output, lists);
+      return RunQuery(options, output, query_flags.args);
+    };
+  });
+
+  // query-batch
+  QueryBatchArgs batch_args;
+  CLI::App* query_batch = app.add_subcommand(
+      "query-batch",
+      "ask up to 1000 questions fixed in advance, charged once at their joint (PLD/RDP) price");
+  query_batch->add_option("dataset", batch_args.dataset, "dataset name")->required();
+  query_batch
+      ->add_option("--file", batch_args.file,
+                   "JSON array of queries whose keys mirror the query flags, e.g. "
+                   "[{\"aggregate\": \"sum\", \"column\": \"x\", \"lower\": 0, \"upper\": 10, "
+                   "\"epsilon\": 0.1}]")
+      ->required();
+  query_batch
+      ->add_option("--delta", batch_args.delta,
+                   "delta of the joint price in (0, 1); 0 (default): the queries' charges add")
+      ->check(internal::kFinite);
+  query_batch->add_option("--request-id", batch_args.request_id,
+                          "idempotency key of the whole batch");
+  query_batch->callback([&] {
+    run = [&](const Output& output) { return RunQueryBatch(options, output, batch_args); };
+  });
+
+  // plan
+  PlanArgs plan_args;
+  internal::QueryFlags plan_flags;
+  CLI::App* plan = app.add_subcommand(
+      "plan", "the error a query would have, or the epsilon it would need (nothing is charged)");
+  internal::AddQueryFlags(plan, &plan_flags);
+  plan->add_option("--epsilon", plan_args.epsilon, "epsilon to plan for: prints the error")
+      ->check(internal::kFinite);
+  plan->add_option("--target-error", plan_args.target_error,
+                   "wanted half-width of the confidence interval: prints the epsilon needed")
+      ->check(internal::kFinite);
+  plan->add_option("--expected-count", plan_args.expected_count,
+                   "mean, variance, stddev: the row count to plan for (a public guess)")
+      ->check(internal::kFinite);
+  plan->callback([&] {
+    const absl::Status lists = plan_flags.Finish();
+    run = [&, lists](const Output& output) {
+      if (!lists.ok()) return ReportUsageError(output, lists);
+      plan_args.query = plan_flags.args;
+      return RunPlan(options, output, plan_args);
+    };
   });
 
   // audit
@@ -262,7 +397,8 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
                    "an event (repeatable): laplace:scale=B[,sensitivity=S][,count=N], "
                    "gaussian:sigma=S[,sensitivity=S][,count=N], "
                    "subsampled-gaussian:q=Q,sigma=Z[,count=N], pure:epsilon=E[,count=N], "
-                   "approx:epsilon=E,delta=D[,count=N]")
+                   "approx:epsilon=E,delta=D[,count=N], "
+                   "discrete-laplace:scale=T,sensitivity=D[,count=N] (T, D in grid steps, D integer)")
       ->required()
       ->allow_extra_args(false);
   price->callback([&] {
@@ -299,7 +435,8 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
     err << "Run with --help for more information.\n";
     return kExitUsageError;
   }
-  const Output output{out, err, options.json};
+  const Output output{out, err, options.json,
+                      /*err_is_terminal=*/&err == &std::cerr && StderrIsTerminal()};
   if (!run) return ReportUsageError(output, "no command given");  // require_subcommand prevents it
   return run(output);
 }

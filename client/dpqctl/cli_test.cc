@@ -140,6 +140,34 @@ TEST(CliTest, BoundsOnTextColumnIsUsageError) {
               HasSubstr("numeric columns only"));
 }
 
+TEST(CliTest, CategoriesOnNumericColumnIsUsageErrorBeforeAnyCall) {
+  const std::string csv = WriteTempFile("id,age\n1,30\n");
+  CliResult result = RunDpqctl({"--json", "--server", ClosedAddress(), "dataset", "create",
+                                "people", "--csv", csv, "--privacy-unit", "id", "--categories",
+                                "age=1|2"});
+  std::remove(csv.c_str());
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_THAT(result.JsonOut().at("error").at("message").get<std::string>(),
+              HasSubstr("text columns only"));
+}
+
+TEST(CliTest, DuplicateCategoryIsUsageError) {
+  const std::string csv = WriteTempFile("id,city\n1,oslo\n");
+  CliResult result = RunDpqctl({"--json", "--server", ClosedAddress(), "dataset", "create",
+                                "people", "--csv", csv, "--privacy-unit", "id", "--categories",
+                                "city=oslo|oslo"});
+  std::remove(csv.c_str());
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_THAT(result.JsonOut().at("error").at("message").get<std::string>(),
+              HasSubstr("more than once"));
+}
+
+TEST(CliTest, DatasetCreateHelpShowsCategories) {
+  CliResult result = RunDpqctl({"dataset", "create", "--help"});
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_THAT(result.out, HasSubstr("--categories"));
+}
+
 TEST(CliTest, MissingCsvFileIsUsageError) {
   CliResult result = RunDpqctl({"--json", "dataset", "create", "people", "--csv",
                           "/nonexistent/people.csv", "--privacy-unit", "id"});
@@ -390,6 +418,25 @@ TEST_F(CliFakeServerTest, DatasetCreateStreamsHeaderThenWholeFileInMebibyteChunk
   EXPECT_EQ(json.at("dataset").at("name"), "people");
   EXPECT_EQ(json.at("dataset").at("columns")[1].at("upper"), 120.0);
   EXPECT_TRUE(json.at("rows_loaded").is_number_integer());
+}
+
+TEST_F(CliFakeServerTest, DatasetCreateSendsCategoriesAndPrintsNoProgressOffTerminal) {
+  const std::string path = WriteTempFile("id,city,sex\n1,oslo,f\n2,bergen,m\n");
+  CliResult result = RunDpqctl({"--server", address_, "dataset", "create", "people", "--csv",
+                                path, "--privacy-unit", "id", "--categories",
+                                "city=oslo|bergen|new york", "--categories", "sex=f|m"});
+  std::remove(path.c_str());
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const dpq::v1::DatasetHeader header = admin_.header();
+  EXPECT_THAT(header.columns(1).categories(),
+              ::testing::ElementsAre("oslo", "bergen", "new york"));
+  EXPECT_THAT(header.columns(2).categories(), ::testing::ElementsAre("f", "m"));
+  EXPECT_EQ(header.columns(0).categories_size(), 0);
+  // The fake echoes the columns back: `dataset create` prints the schema with its categories.
+  EXPECT_THAT(result.out, HasSubstr("CATEGORIES"));
+  EXPECT_THAT(result.out, HasSubstr("oslo|bergen|new york"));
+  // The progress line is for terminals only; the test's stderr buffer is none.
+  EXPECT_EQ(result.err, "");
 }
 
 TEST_F(CliFakeServerTest, AnalystCreatePrintsTokenOnceWarning) {

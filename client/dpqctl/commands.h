@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "client/dpqctl/global_options.h"
+#include "client/dpqctl/query_request.h"
 
 namespace dpqctl {
 
@@ -21,13 +22,16 @@ struct DatasetCreateArgs {
   std::string privacy_unit;
   std::vector<std::string> bounds;  // "COL=LO:HI"
   std::vector<std::string> types;   // "COL=integer|double|text"
+  std::vector<std::string> categories;  // "COL=a|b|c" (text columns)
 };
 // AdminService.CreateDataset: infers the schema from the file, then streams it in 1 MiB chunks.
+// With output.err_is_terminal, a progress line (upload_progress.h) is drawn on output.err.
 int RunDatasetCreate(const GlobalOptions& options, const Output& output,
                      const DatasetCreateArgs& args);
 // AnalystService.ListDatasets.
 int RunDatasetList(const GlobalOptions& options, const Output& output);
-// AdminService.LoadDataset: append the rows of a CSV (same header) to an existing dataset.
+// AdminService.LoadDataset: append the rows of a CSV (same header) to an existing dataset. Same
+// progress line as RunDatasetCreate.
 int RunDatasetLoad(const GlobalOptions& options, const Output& output, const std::string& name,
                    const std::string& csv_path);
 // AdminService.DropDataset; refused by the server unless confirm.
@@ -49,31 +53,40 @@ int RunGrant(const GlobalOptions& options, const Output& output, const std::stri
 
 // --- budget (commands_budget.cc) ---------------------------------------------------------------
 
-// AdminService.SetBudget: totals, not increments.
+// AdminService.SetBudget: totals, not increments. `epsilon` 0 with a `preset` takes the preset's
+// upper end (the server decides). The returned warnings are printed as "warning: ..." lines on
+// output.err (text mode) or in the document's "warnings" (--json).
 int RunBudgetSet(const GlobalOptions& options, const Output& output, const std::string& dataset,
-                 double epsilon, double delta,
-                 const std::string& accountant = "");
+                 double epsilon, double delta, const std::string& accountant = "",
+                 const std::string& preset = "");
 // AnalystService.GetBudget.
 int RunBudgetShow(const GlobalOptions& options, const Output& output, const std::string& dataset);
 
 // --- query and audit (commands_query.cc, commands_audit.cc) ------------------------------------
 
-struct QueryArgs {
-  std::string dataset;
-  std::string aggregate;  // count | sum | mean
-  std::string column;
-  std::optional<double> lower;
-  std::optional<double> upper;
-  double epsilon = 0;
-  std::string mechanism;  // empty: the server's default (Laplace)
-  double delta = 0;
-  int32_t max_contributions = 0;  // 0: the server's default (1)
-  std::string request_id;         // empty: the server assigns one
-  double confidence = 0;          // 0: the server's default (0.95)
-  std::string where;              // row filter; empty: none
-};
-// AnalystService.Query.
+// AnalystService.Query (QueryArgs: query_request.h). Warnings of the response go to output.err
+// as "warning: ..." lines in text mode, into the document with --json.
 int RunQuery(const GlobalOptions& options, const Output& output, const QueryArgs& args);
+
+struct QueryBatchArgs {
+  std::string dataset;
+  std::string file;        // JSON array of queries (ParseQueryBatchJson)
+  double delta = 0;        // delta of the joint price; 0: the queries' charges add
+  std::string request_id;  // idempotency key of the batch; empty: the server assigns one
+};
+// AnalystService.QueryBatch: reads and checks the whole file first (usage errors name the file,
+// the index and the key), then sends every query in one request.
+int RunQueryBatch(const GlobalOptions& options, const Output& output, const QueryBatchArgs& args);
+
+struct PlanArgs {
+  QueryArgs query;                     // query.epsilon is ignored: see epsilon / target_error
+  std::optional<double> epsilon;       // exactly one of epsilon and target_error
+  std::optional<double> target_error;  // wanted CI half-width; sends query.epsilon = 0
+  double expected_count = 0;           // MEAN/VARIANCE/STDDEV: row count to plan for
+};
+// AnalystService.Plan: the error a query would have, or the epsilon it would need; runs and
+// charges nothing.
+int RunPlan(const GlobalOptions& options, const Output& output, const PlanArgs& args);
 
 // AdminService.ListAudit.
 int RunAudit(const GlobalOptions& options, const Output& output, const std::string& dataset);

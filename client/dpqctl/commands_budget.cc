@@ -10,19 +10,25 @@
 namespace dpqctl {
 
 int RunBudgetSet(const GlobalOptions& options, const Output& output, const std::string& dataset,
-                 double epsilon, double delta, const std::string& accountant) {
+                 double epsilon, double delta, const std::string& accountant,
+                 const std::string& preset) {
   dpq::v1::SetBudgetRequest request;
   request.set_dataset(dataset);
   request.set_epsilon(epsilon);
   request.set_delta(delta);
   request.set_accountant(accountant);
+  request.set_preset(preset);
   return RunRpc<dpq::v1::Budget>(
       options, output, kDefaultTimeoutSeconds,
       [&](const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* context,
           dpq::v1::Budget* response) {
         return dpq::v1::AdminService::NewStub(channel)->SetBudget(context, request, response);
       },
-      BudgetToJson, WriteBudgetText);
+      BudgetToJson,
+      [&](std::ostream& out, const dpq::v1::Budget& budget) {
+        WriteBudgetText(out, budget);
+        WriteWarningsText(output.err, budget.warnings());
+      });
 }
 
 int RunBudgetShow(const GlobalOptions& options, const Output& output, const std::string& dataset) {

@@ -12,6 +12,7 @@
 #include "client/dpqctl/json_output.h"
 #include "client/dpqctl/rpc_runner.h"
 #include "client/dpqctl/text_output.h"
+#include "client/dpqctl/upload_progress.h"
 #include "dpq/v1/dpq.grpc.pb.h"
 #include "nlohmann/json.hpp"
 
@@ -34,6 +35,12 @@ absl::StatusOr<dpq::v1::DatasetHeader> PrepareHeader(const DatasetCreateArgs& ar
     if (!parsed.ok()) return parsed.status();
     bounds.push_back(*std::move(parsed));
   }
+  std::vector<CategoriesSpec> categories;
+  for (const std::string& spec : args.categories) {
+    absl::StatusOr<CategoriesSpec> parsed = ParseCategoriesSpec(spec);
+    if (!parsed.ok()) return parsed.status();
+    categories.push_back(*std::move(parsed));
+  }
   // The whole file is scanned even when every type is declared: a row with the wrong field
   // count is then reported here, by line, before a byte is uploaded.
   std::ifstream csv(args.csv_path, std::ios::binary);
@@ -46,15 +53,17 @@ absl::StatusOr<dpq::v1::DatasetHeader> PrepareHeader(const DatasetCreateArgs& ar
     return absl::Status(schema.status().code(),
                         absl::StrCat("--csv '", args.csv_path, "': ", schema.status().message()));
   }
-  return BuildDatasetHeader(args.name, args.privacy_unit, *schema, types, bounds);
+  return BuildDatasetHeader(args.name, args.privacy_unit, *schema, types, bounds, categories);
 }
 
 // Streams the header then the file as it is on disk (header row included, as the proto asks).
 // `append`: AdminService.LoadDataset (rows added to an existing dataset) instead of CreateDataset.
+// `progress` counts the rows of every chunk written; it is finished (its line ended) once the
+// last chunk is written, before the wait for the server's commit.
 grpc::Status StreamDataset(const std::shared_ptr<grpc::Channel>& channel,
                            grpc::ClientContext* context, const dpq::v1::DatasetHeader& header,
-                           const std::string& csv_path,
-                           dpq::v1::CreateDatasetResponse* response, bool append = false) {
+                           const std::string& csv_path, dpq::v1::CreateDatasetResponse* response,
+                           UploadProgress* progress, bool append = false) {
   std::ifstream csv(csv_path, std::ios::binary);
   if (!csv) {
     return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
@@ -76,7 +85,10 @@ grpc::Status StreamDataset(const std::shared_ptr<grpc::Channel>& channel,
     if (got <= 0) break;
     request.set_csv_chunk(buffer.data(), static_cast<size_t>(got));
     open = writer->Write(request);
+    if (open) progress->AddChunk(absl::string_view(buffer.data(), static_cast<size_t>(got)));
   }
+  // The line ends before any error message is printed, or before the wait for the commit.
+  progress->Finish();
   if (open && csv.bad()) {
     // Cancelling makes sure the server does not commit a truncated dataset.
     context->TryCancel();
@@ -98,7 +110,9 @@ int RunDatasetCreate(const GlobalOptions& options, const Output& output,
       options, output, kDatasetCreateTimeoutSeconds,
       [&](const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* context,
           dpq::v1::CreateDatasetResponse* response) {
-        return internal::StreamDataset(channel, context, *header, args.csv_path, response);
+        UploadProgress progress(output.err, output.err_is_terminal);
+        return internal::StreamDataset(channel, context, *header, args.csv_path, response,
+                                       &progress);
       },
       CreateDatasetResponseToJson, WriteCreateDatasetText);
 }
@@ -111,7 +125,9 @@ int RunDatasetLoad(const GlobalOptions& options, const Output& output, const std
       options, output, kDatasetCreateTimeoutSeconds,
       [&](const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* context,
           dpq::v1::CreateDatasetResponse* response) {
-        return internal::StreamDataset(channel, context, header, csv_path, response, /*append=*/true);
+        UploadProgress progress(output.err, output.err_is_terminal);
+        return internal::StreamDataset(channel, context, header, csv_path, response, &progress,
+                                       /*append=*/true);
       },
       CreateDatasetResponseToJson, WriteCreateDatasetText);
 }

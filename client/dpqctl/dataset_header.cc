@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "client/dpqctl/enum_names.h"
 
 namespace dpqctl {
@@ -80,6 +81,28 @@ absl::StatusOr<BoundsSpec> ParseBoundsSpec(absl::string_view spec) {
   return BoundsSpec{std::string(column), *lower, *upper};
 }
 
+absl::StatusOr<CategoriesSpec> ParseCategoriesSpec(absl::string_view spec) {
+  absl::string_view column, list;
+  absl::Status split =
+      internal::SplitAssignment(spec, "--categories", "COLUMN=VALUE|VALUE|...", &column, &list);
+  if (!split.ok()) return split;
+  CategoriesSpec parsed{std::string(column), {}};
+  std::set<std::string> seen;
+  for (absl::string_view value : absl::StrSplit(list, '|')) {
+    if (value.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--categories: '", spec, "' has an empty value (values are separated by '|')"));
+    }
+    if (!seen.insert(std::string(value)).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--categories: value '", value, "' of column '", column,
+                       "' is given more than once"));
+    }
+    parsed.values.emplace_back(value);
+  }
+  return parsed;
+}
+
 absl::StatusOr<TypeSpec> ParseTypeSpec(absl::string_view spec) {
   absl::string_view column, word;
   absl::Status split =
@@ -92,7 +115,8 @@ absl::StatusOr<TypeSpec> ParseTypeSpec(absl::string_view spec) {
 
 absl::StatusOr<dpq::v1::DatasetHeader> BuildDatasetHeader(
     absl::string_view name, absl::string_view privacy_unit, const CsvSchema& schema,
-    const std::vector<TypeSpec>& types, const std::vector<BoundsSpec>& bounds) {
+    const std::vector<TypeSpec>& types, const std::vector<BoundsSpec>& bounds,
+    const std::vector<CategoriesSpec>& categories) {
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < schema.column_names.size(); ++i) index[schema.column_names[i]] = i;
 
@@ -142,6 +166,27 @@ absl::StatusOr<dpq::v1::DatasetHeader> BuildDatasetHeader(
     }
     column->set_lower(spec.lower);
     column->set_upper(spec.upper);
+  }
+
+  std::set<std::string> categorized;
+  for (const CategoriesSpec& spec : categories) {
+    auto it = index.find(spec.column);
+    if (it == index.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--categories: '", spec.column, "' is not a column of the CSV file"));
+    }
+    if (!categorized.insert(spec.column).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--categories: column '", spec.column, "' is given more than once"));
+    }
+    dpq::v1::Column* column = header.mutable_columns(static_cast<int>(it->second));
+    if (column->type() != dpq::v1::COLUMN_TYPE_TEXT) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--categories: column '", spec.column, "' is ", ColumnTypeWord(column->type()),
+          "; categories apply to text columns only (declare it with --type ", spec.column,
+          "=text)"));
+    }
+    for (const std::string& value : spec.values) column->add_categories(value);
   }
   return header;
 }

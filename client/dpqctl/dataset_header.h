@@ -29,12 +29,23 @@ struct TypeSpec {
 };
 absl::StatusOr<TypeSpec> ParseTypeSpec(absl::string_view spec);
 
-// Builds the header: columns in CSV order, a declared --type overriding the inferred one, and
-// --bounds attached to numeric columns. Refuses: a --type or --bounds column missing from the CSV
-// or given twice, bounds on a text column, and a privacy unit that is not a CSV column.
+// One `--categories COL=a|b|c`: the public category values of a text column, in the given order.
+// Refuses an empty value ("a||b", a trailing '|') and a value given twice; a value may contain
+// '=' and spaces (it is matched exactly), but not '|'.
+struct CategoriesSpec {
+  std::string column;
+  std::vector<std::string> values;
+};
+absl::StatusOr<CategoriesSpec> ParseCategoriesSpec(absl::string_view spec);
+
+// Builds the header: columns in CSV order, a declared --type overriding the inferred one,
+// --bounds attached to numeric columns and --categories to text columns. Refuses: a --type,
+// --bounds or --categories column missing from the CSV or given twice, bounds on a text column,
+// categories on a numeric column, and a privacy unit that is not a CSV column.
 absl::StatusOr<dpq::v1::DatasetHeader> BuildDatasetHeader(
     absl::string_view name, absl::string_view privacy_unit, const CsvSchema& schema,
-    const std::vector<TypeSpec>& types, const std::vector<BoundsSpec>& bounds);
+    const std::vector<TypeSpec>& types, const std::vector<BoundsSpec>& bounds,
+    const std::vector<CategoriesSpec>& categories = {});
 
 }  // namespace dpqctl
 

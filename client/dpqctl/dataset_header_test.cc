@@ -90,6 +90,72 @@ TEST(ParseTypeSpecTest, RefusesUnspecifiedAndUpperCase) {
   ExpectInvalid(ParseTypeSpec("a=INTEGER").status(), "--type");
 }
 
+TEST(ParseCategoriesSpecTest, ParsesValuesInOrder) {
+  absl::StatusOr<CategoriesSpec> spec = ParseCategoriesSpec("city=oslo|new york|a=b");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->column, "city");
+  EXPECT_THAT(spec->values, ::testing::ElementsAre("oslo", "new york", "a=b"));
+}
+
+TEST(ParseCategoriesSpecTest, ParsesASingleValue) {
+  absl::StatusOr<CategoriesSpec> spec = ParseCategoriesSpec("sex=f");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_THAT(spec->values, ::testing::ElementsAre("f"));
+}
+
+TEST(ParseCategoriesSpecTest, RefusesMissingEqualsColumnOrValues) {
+  ExpectInvalid(ParseCategoriesSpec("city").status(), "COLUMN=VALUE|VALUE|...");
+  ExpectInvalid(ParseCategoriesSpec("=a|b").status(), "COLUMN=VALUE|VALUE|...");
+  ExpectInvalid(ParseCategoriesSpec("city=").status(), "COLUMN=VALUE|VALUE|...");
+}
+
+TEST(ParseCategoriesSpecTest, RefusesEmptyValue) {
+  ExpectInvalid(ParseCategoriesSpec("city=a||b").status(), "empty value");
+  ExpectInvalid(ParseCategoriesSpec("city=a|b|").status(), "empty value");
+  ExpectInvalid(ParseCategoriesSpec("city=|a").status(), "empty value");
+}
+
+TEST(ParseCategoriesSpecTest, RefusesDuplicateValue) {
+  absl::Status status = ParseCategoriesSpec("city=oslo|bergen|oslo").status();
+  ExpectInvalid(status, "--categories");
+  EXPECT_THAT(status.message(), HasSubstr("'oslo'"));
+  EXPECT_THAT(status.message(), HasSubstr("more than once"));
+}
+
+TEST(BuildDatasetHeaderTest, AttachesCategoriesToTextColumns) {
+  absl::StatusOr<dpq::v1::DatasetHeader> header = BuildDatasetHeader(
+      "people", "id", PeopleSchema(), {}, {}, {{"city", {"oslo", "bergen"}}});
+  ASSERT_TRUE(header.ok()) << header.status();
+  EXPECT_THAT(header->columns(3).categories(), ::testing::ElementsAre("oslo", "bergen"));
+  EXPECT_EQ(header->columns(1).categories_size(), 0);
+}
+
+TEST(BuildDatasetHeaderTest, CategoriesMayFollowADeclaredTextType) {
+  absl::StatusOr<dpq::v1::DatasetHeader> header =
+      BuildDatasetHeader("people", "id", PeopleSchema(), {{"age", dpq::v1::COLUMN_TYPE_TEXT}},
+                         {}, {{"age", {"young", "old"}}});
+  EXPECT_TRUE(header.ok()) << header.status();
+}
+
+TEST(BuildDatasetHeaderTest, RefusesCategoriesOnNumericColumn) {
+  ExpectInvalid(BuildDatasetHeader("people", "id", PeopleSchema(), {}, {}, {{"age", {"1"}}})
+                    .status(),
+                "text columns only");
+}
+
+TEST(BuildDatasetHeaderTest, RefusesCategoriesOnUnknownColumn) {
+  ExpectInvalid(BuildDatasetHeader("people", "id", PeopleSchema(), {}, {}, {{"town", {"a"}}})
+                    .status(),
+                "--categories: 'town' is not a column");
+}
+
+TEST(BuildDatasetHeaderTest, RefusesRepeatedCategories) {
+  ExpectInvalid(BuildDatasetHeader("people", "id", PeopleSchema(), {}, {},
+                                   {{"city", {"a"}}, {"city", {"b"}}})
+                    .status(),
+                "--categories: column 'city' is given more than once");
+}
+
 TEST(BuildDatasetHeaderTest, UsesInferredTypesInFileOrder) {
   absl::StatusOr<dpq::v1::DatasetHeader> header =
       BuildDatasetHeader("people", "id", PeopleSchema(), {}, {});

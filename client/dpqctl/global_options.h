@@ -29,6 +29,9 @@ struct Output {
   std::ostream& out;  // results (the JSON document with --json)
   std::ostream& err;  // diagnostics
   bool json = false;
+  // True only when `err` is the process's stderr and that is a terminal: progress lines are
+  // drawn for a person watching, never into a pipe, a file or a test's buffer.
+  bool err_is_terminal = false;
 };
 
 }  // namespace dpqctl

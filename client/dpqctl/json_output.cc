@@ -6,6 +6,26 @@
 #include "client/dpqctl/enum_names.h"
 
 namespace dpqctl {
+namespace internal {
+namespace {
+
+nlohmann::json Strings(const google::protobuf::RepeatedPtrField<std::string>& strings) {
+  nlohmann::json array = nlohmann::json::array();
+  for (const std::string& text : strings) array.push_back(text);
+  return array;
+}
+
+// nlohmann keeps a non-finite double as a number (is_null() false) and only dump() writes null;
+// make the document say null itself.
+nlohmann::json NumberOrNull(double value) {
+  return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+}  // namespace internal
+
+using internal::NumberOrNull;
+using internal::Strings;
 
 nlohmann::json ColumnToJson(const dpq::v1::Column& column) {
   nlohmann::json json = {
@@ -14,6 +34,7 @@ nlohmann::json ColumnToJson(const dpq::v1::Column& column) {
   };
   if (column.has_lower()) json["lower"] = column.lower();
   if (column.has_upper()) json["upper"] = column.upper();
+  if (column.categories_size() > 0) json["categories"] = Strings(column.categories());
   return json;
 }
 
@@ -39,6 +60,8 @@ nlohmann::json BudgetToJson(const dpq::v1::Budget& budget) {
       {"epsilon_remaining", budget.epsilon_remaining()},
       {"delta_remaining", budget.delta_remaining()},
       {"accountant", budget.accountant()},
+      {"preset", budget.preset()},
+      {"warnings", Strings(budget.warnings())},
   };
 }
 
@@ -65,12 +88,66 @@ nlohmann::json QueryResponseToJson(const dpq::v1::QueryResponse& response,
       {"replayed", response.replayed()},
       {"max_contributions", response.max_contributions()},
   };
-  if (aggregate == dpq::v1::AGGREGATE_MEAN) {
+  if (aggregate == dpq::v1::AGGREGATE_MEAN || aggregate == dpq::v1::AGGREGATE_VARIANCE ||
+      aggregate == dpq::v1::AGGREGATE_STDDEV) {
     json["count_noise_scale"] = response.count_noise_scale();
   }
   if (response.has_lower()) json["lower"] = response.lower();
   if (response.has_upper()) json["upper"] = response.upper();
+  nlohmann::json rows = nlohmann::json::array();
+  for (const dpq::v1::ResultRow& row : response.rows()) rows.push_back(ResultRowToJson(row));
+  json["rows"] = std::move(rows);
+  json["cached"] = response.cached();
+  json["warnings"] = Strings(response.warnings());
+  json["max_partitions"] = response.max_partitions();
   return json;
+}
+
+nlohmann::json ResultRowToJson(const dpq::v1::ResultRow& row) {
+  return {
+      {"key", Strings(row.key())},
+      {"label", row.label()},
+      {"value", row.value()},
+      {"interval", row.has_interval() ? ConfidenceIntervalToJson(row.interval())
+                                      : nlohmann::json(nullptr)},
+      {"noise_scale", row.noise_scale()},
+      {"rank_error", row.rank_error()},
+  };
+}
+
+nlohmann::json QueryBatchResponseToJson(const dpq::v1::QueryBatchResponse& response,
+                                        const dpq::v1::QueryBatchRequest& request) {
+  nlohmann::json answers = nlohmann::json::array();
+  for (int i = 0; i < response.answers_size(); ++i) {
+    // A server answering more queries than were sent is wrong, but its answer still prints.
+    const dpq::v1::Aggregate aggregate = i < request.queries_size()
+                                             ? request.queries(i).aggregate()
+                                             : dpq::v1::AGGREGATE_UNSPECIFIED;
+    answers.push_back(QueryResponseToJson(response.answers(i), aggregate));
+  }
+  return {
+      {"request_id", response.request_id()},
+      {"epsilon", response.epsilon()},
+      {"delta", response.delta()},
+      {"epsilon_sum", response.epsilon_sum()},
+      {"replayed", response.replayed()},
+      {"budget", BudgetToJson(response.budget())},
+      {"answers", std::move(answers)},
+  };
+}
+
+nlohmann::json PlanResponseToJson(const dpq::v1::PlanResponse& response) {
+  // An unreachable target error may come back as an infinite epsilon or error: null.
+  return {
+      {"epsilon", NumberOrNull(response.epsilon())},
+      {"delta", NumberOrNull(response.delta())},
+      {"mechanism", MechanismWord(response.mechanism())},
+      {"sensitivity", NumberOrNull(response.sensitivity())},
+      {"noise_scale", NumberOrNull(response.noise_scale())},
+      {"error", NumberOrNull(response.error())},
+      {"confidence", NumberOrNull(response.confidence())},
+      {"warnings", Strings(response.warnings())},
+  };
 }
 
 nlohmann::json ListDatasetsResponseToJson(const dpq::v1::ListDatasetsResponse& response) {

@@ -12,14 +12,28 @@
 
 namespace dpqctl {
 
+// "categories" only when the column declares some.
 nlohmann::json ColumnToJson(const dpq::v1::Column& column);
 nlohmann::json DatasetToJson(const dpq::v1::Dataset& dataset);
+// The same object wherever a budget appears (budget set/show, query, query-batch): every field
+// of the message, "preset" ("" when none) and "warnings" ([] except from SetBudget) included.
 nlohmann::json BudgetToJson(const dpq::v1::Budget& budget);
 nlohmann::json ConfidenceIntervalToJson(const dpq::v1::ConfidenceInterval& interval);
+// {"key": [...], "label", "value", "interval": {...} or null (quantiles), "noise_scale",
+//  "rank_error"}.
+nlohmann::json ResultRowToJson(const dpq::v1::ResultRow& row);
 // `aggregate` is the one requested: the response does not carry it, and `count_noise_scale`
-// is printed for AGGREGATE_MEAN only.
+// is printed for AGGREGATE_MEAN, _VARIANCE and _STDDEV only. Besides the scalar fields: "rows",
+// "cached", "warnings" and "max_partitions".
 nlohmann::json QueryResponseToJson(const dpq::v1::QueryResponse& response,
                                    dpq::v1::Aggregate aggregate);
+// {"request_id", "epsilon", "delta", "epsilon_sum", "replayed", "budget", "answers"}; answer i is
+// QueryResponseToJson of it with the aggregate of request.queries(i).
+nlohmann::json QueryBatchResponseToJson(const dpq::v1::QueryBatchResponse& response,
+                                        const dpq::v1::QueryBatchRequest& request);
+// {"epsilon", "delta", "mechanism", "sensitivity", "noise_scale", "error", "confidence",
+//  "warnings"}; a non-finite number prints as null.
+nlohmann::json PlanResponseToJson(const dpq::v1::PlanResponse& response);
 nlohmann::json ListDatasetsResponseToJson(const dpq::v1::ListDatasetsResponse& response);
 nlohmann::json CreateDatasetResponseToJson(const dpq::v1::CreateDatasetResponse& response);
 nlohmann::json CreateAnalystResponseToJson(const dpq::v1::CreateAnalystResponse& response);

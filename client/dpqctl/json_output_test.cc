@@ -1,5 +1,6 @@
 #include "client/dpqctl/json_output.h"
 
+#include <limits>
 #include <sstream>
 
 #include "client/dpqctl/enum_names.h"
@@ -17,6 +18,10 @@ TEST(EnumWordsTest, AreLowerCaseWithoutPrefix) {
   EXPECT_EQ(AggregateWord(dpq::v1::AGGREGATE_COUNT), "count");
   EXPECT_EQ(AggregateWord(dpq::v1::AGGREGATE_SUM), "sum");
   EXPECT_EQ(AggregateWord(dpq::v1::AGGREGATE_MEAN), "mean");
+  EXPECT_EQ(AggregateWord(dpq::v1::AGGREGATE_VARIANCE), "variance");
+  EXPECT_EQ(AggregateWord(dpq::v1::AGGREGATE_STDDEV), "stddev");
+  EXPECT_EQ(AggregateWord(dpq::v1::AGGREGATE_QUANTILE), "quantile");
+  EXPECT_EQ(AggregateWord(dpq::v1::AGGREGATE_HISTOGRAM), "histogram");
   EXPECT_EQ(ColumnTypeWord(dpq::v1::COLUMN_TYPE_INTEGER), "integer");
   EXPECT_EQ(ColumnTypeWord(dpq::v1::COLUMN_TYPE_DOUBLE), "double");
   EXPECT_EQ(ColumnTypeWord(dpq::v1::COLUMN_TYPE_TEXT), "text");
@@ -49,6 +54,17 @@ TEST(ColumnToJsonTest, OmitsAbsentBounds) {
   column.set_name("city");
   column.set_type(dpq::v1::COLUMN_TYPE_TEXT);
   EXPECT_EQ(ColumnToJson(column), (nlohmann::json{{"name", "city"}, {"type", "text"}}));
+}
+
+TEST(ColumnToJsonTest, PrintsDeclaredCategories) {
+  dpq::v1::Column column;
+  column.set_name("city");
+  column.set_type(dpq::v1::COLUMN_TYPE_TEXT);
+  column.add_categories("oslo");
+  column.add_categories("bergen");
+  EXPECT_EQ(ColumnToJson(column), (nlohmann::json{{"name", "city"},
+                                                  {"type", "text"},
+                                                  {"categories", {"oslo", "bergen"}}}));
 }
 
 TEST(ColumnToJsonTest, PrintsPresentBoundsIncludingZero) {
@@ -98,12 +114,25 @@ dpq::v1::Budget SampleBudget() {
 TEST(BudgetToJsonTest, HasEveryFieldOfTheBudgetMessage) {
   const nlohmann::json json = BudgetToJson(SampleBudget());
   for (const char* key : {"dataset", "epsilon_total", "delta_total", "epsilon_spent",
-                          "delta_spent", "epsilon_remaining", "delta_remaining", "accountant"}) {
+                          "delta_spent", "epsilon_remaining", "delta_remaining", "accountant",
+                          "preset", "warnings"}) {
     EXPECT_TRUE(json.contains(key)) << key;
   }
-  EXPECT_EQ(json.size(), 8u);
+  EXPECT_EQ(json.size(), 10u);
   EXPECT_EQ(json.at("epsilon_remaining"), 0.75);
   EXPECT_EQ(json.at("delta_spent"), 0.0);
+  EXPECT_EQ(json.at("preset"), "");
+  EXPECT_EQ(json.at("warnings"), nlohmann::json::array());
+}
+
+TEST(BudgetToJsonTest, PrintsPresetAndWarnings) {
+  dpq::v1::Budget budget = SampleBudget();
+  budget.set_preset("census");
+  budget.add_warnings("epsilon 3 is above the usual range 0.1-1 for census");
+  const nlohmann::json json = BudgetToJson(budget);
+  EXPECT_EQ(json.at("preset"), "census");
+  EXPECT_EQ(json.at("warnings"),
+            nlohmann::json::array({"epsilon 3 is above the usual range 0.1-1 for census"}));
 }
 
 TEST(QueryResponseToJsonTest, CountOmitsBoundsAndCountNoiseScale) {
@@ -142,6 +171,112 @@ TEST(QueryResponseToJsonTest, MeanHasBoundsAndCountNoiseScale) {
   EXPECT_EQ(json.at("lower"), -5.0);
   EXPECT_EQ(json.at("upper"), 5.0);
   EXPECT_EQ(json.at("count_noise_scale"), 2.5);
+}
+
+TEST(QueryResponseToJsonTest, NewFieldsHaveDefaultsForAScalarAnswer) {
+  const nlohmann::json json = QueryResponseToJson({}, dpq::v1::AGGREGATE_COUNT);
+  EXPECT_EQ(json.at("rows"), nlohmann::json::array());
+  EXPECT_EQ(json.at("cached"), false);
+  EXPECT_EQ(json.at("warnings"), nlohmann::json::array());
+  EXPECT_EQ(json.at("max_partitions"), 0);
+}
+
+TEST(QueryResponseToJsonTest, VarianceAndStddevHaveCountNoiseScale) {
+  EXPECT_TRUE(QueryResponseToJson({}, dpq::v1::AGGREGATE_VARIANCE).contains("count_noise_scale"));
+  EXPECT_TRUE(QueryResponseToJson({}, dpq::v1::AGGREGATE_STDDEV).contains("count_noise_scale"));
+  EXPECT_FALSE(
+      QueryResponseToJson({}, dpq::v1::AGGREGATE_HISTOGRAM).contains("count_noise_scale"));
+}
+
+TEST(QueryResponseToJsonTest, PrintsRowsCachedWarningsAndMaxPartitions) {
+  dpq::v1::QueryResponse response;
+  response.set_cached(true);
+  response.set_max_partitions(2);
+  response.add_warnings("w1");
+  dpq::v1::ResultRow* row = response.add_rows();
+  row->add_key("oslo");
+  row->set_value(3);
+  const nlohmann::json json = QueryResponseToJson(response, dpq::v1::AGGREGATE_COUNT);
+  EXPECT_EQ(json.at("cached"), true);
+  EXPECT_EQ(json.at("max_partitions"), 2);
+  EXPECT_EQ(json.at("warnings"), nlohmann::json::array({"w1"}));
+  ASSERT_EQ(json.at("rows").size(), 1u);
+  EXPECT_EQ(json.at("rows")[0].at("key"), nlohmann::json::array({"oslo"}));
+}
+
+TEST(ResultRowToJsonTest, IntervalRowHasEveryField) {
+  dpq::v1::ResultRow row;
+  row.add_key("oslo");
+  row.add_key("f");
+  row.set_label("[0, 10)");
+  row.set_value(12);
+  row.set_noise_scale(2);
+  row.mutable_interval()->set_confidence(0.9);
+  row.mutable_interval()->set_lower(8);
+  row.mutable_interval()->set_upper(16);
+  EXPECT_EQ(ResultRowToJson(row),
+            (nlohmann::json{{"key", {"oslo", "f"}},
+                            {"label", "[0, 10)"},
+                            {"value", 12.0},
+                            {"interval", {{"confidence", 0.9}, {"lower", 8.0}, {"upper", 16.0}}},
+                            {"noise_scale", 2.0},
+                            {"rank_error", 0.0}}));
+}
+
+TEST(ResultRowToJsonTest, QuantileRowHasNullIntervalAndRankError) {
+  dpq::v1::ResultRow row;
+  row.set_label("q=0.5");
+  row.set_value(41);
+  row.set_rank_error(7.5);
+  const nlohmann::json json = ResultRowToJson(row);
+  EXPECT_TRUE(json.at("interval").is_null());
+  EXPECT_EQ(json.at("rank_error"), 7.5);
+  EXPECT_EQ(json.at("key"), nlohmann::json::array());
+}
+
+TEST(QueryBatchResponseToJsonTest, AnswersUseTheirRequestsAggregates) {
+  dpq::v1::QueryBatchRequest request;
+  request.add_queries()->set_aggregate(dpq::v1::AGGREGATE_MEAN);
+  request.add_queries()->set_aggregate(dpq::v1::AGGREGATE_COUNT);
+  dpq::v1::QueryBatchResponse response;
+  response.set_request_id("b1");
+  response.set_epsilon(0.7);
+  response.set_delta(1e-6);
+  response.set_epsilon_sum(1);
+  response.set_replayed(true);
+  *response.mutable_budget() = SampleBudget();
+  response.add_answers()->set_value(1);
+  response.add_answers()->set_value(2);
+  response.add_answers()->set_value(3);  // one more than asked: still printed
+  const nlohmann::json json = QueryBatchResponseToJson(response, request);
+  EXPECT_EQ(json.at("request_id"), "b1");
+  EXPECT_EQ(json.at("epsilon"), 0.7);
+  EXPECT_EQ(json.at("delta"), 1e-6);
+  EXPECT_EQ(json.at("epsilon_sum"), 1.0);
+  EXPECT_EQ(json.at("replayed"), true);
+  EXPECT_EQ(json.at("budget"), BudgetToJson(SampleBudget()));
+  ASSERT_EQ(json.at("answers").size(), 3u);
+  EXPECT_TRUE(json.at("answers")[0].contains("count_noise_scale"));
+  EXPECT_FALSE(json.at("answers")[1].contains("count_noise_scale"));
+  EXPECT_EQ(json.at("answers")[2].at("value"), 3.0);
+  EXPECT_EQ(json.size(), 7u);
+}
+
+TEST(PlanResponseToJsonTest, HasEveryFieldAndNullForInfiniteError) {
+  dpq::v1::PlanResponse response;
+  response.set_epsilon(0.5);
+  response.set_mechanism(dpq::v1::MECHANISM_GAUSSIAN);
+  response.set_error(std::numeric_limits<double>::infinity());
+  response.add_warnings("w");
+  const nlohmann::json json = PlanResponseToJson(response);
+  for (const char* key : {"epsilon", "delta", "mechanism", "sensitivity", "noise_scale", "error",
+                          "confidence", "warnings"}) {
+    EXPECT_TRUE(json.contains(key)) << key;
+  }
+  EXPECT_EQ(json.size(), 8u);
+  EXPECT_EQ(json.at("mechanism"), "gaussian");
+  EXPECT_TRUE(json.at("error").is_null());
+  EXPECT_EQ(json.at("warnings"), nlohmann::json::array({"w"}));
 }
 
 TEST(CreateAnalystResponseToJsonTest, PrintsRoleWordAndToken) {

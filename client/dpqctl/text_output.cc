@@ -3,13 +3,173 @@
 #include <algorithm>
 #include <cmath>
 
+#include <sstream>
+
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "client/dpqctl/enum_names.h"
 #include "nlohmann/json.hpp"
 
 namespace dpqctl {
+namespace internal {
+namespace {
+
+// Terminal columns taken by UTF-8 text: one per code point (the '±' of a quantile row, a
+// category or key in any script), i.e. every byte but the continuation bytes 10xxxxxx. Wide
+// (CJK) characters are counted as one: close enough for a table read by a person.
+size_t DisplayWidth(absl::string_view text) {
+  size_t width = 0;
+  for (char c : text) {
+    if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++width;
+  }
+  return width;
+}
+
+// More categories than this are cut short in `dataset show` (a key domain may hold thousands).
+constexpr int kMaxCategoriesShown = 20;
+
+std::string CategoriesCell(const dpq::v1::Column& column) {
+  if (column.categories_size() == 0) return "-";
+  std::vector<std::string> shown;
+  for (int i = 0; i < column.categories_size() && i < kMaxCategoriesShown; ++i) {
+    shown.push_back(column.categories(i));
+  }
+  std::string cell = absl::StrJoin(shown, "|");
+  if (column.categories_size() > kMaxCategoriesShown) {
+    absl::StrAppend(&cell, "|... (", column.categories_size(), " in all)");
+  }
+  return cell;
+}
+
+bool HasCountNoise(dpq::v1::Aggregate aggregate) {
+  return aggregate == dpq::v1::AGGREGATE_MEAN || aggregate == dpq::v1::AGGREGATE_VARIANCE ||
+         aggregate == dpq::v1::AGGREGATE_STDDEV;
+}
+
+bool HasKeys(const dpq::v1::QueryResponse& response) {
+  for (const dpq::v1::ResultRow& row : response.rows()) {
+    if (row.key_size() > 0) return true;
+  }
+  return false;
+}
+
+// Scalar answers print exactly as before rows existed; so does a response without rows (a server
+// older than ResultRow) unless the query was one that may legitimately release nothing.
+bool IsScalar(const dpq::v1::QueryResponse& response, dpq::v1::Aggregate aggregate,
+              const std::vector<std::string>& key_names) {
+  if (response.rows_size() == 0) {
+    return key_names.empty() && aggregate != dpq::v1::AGGREGATE_HISTOGRAM;
+  }
+  return response.rows_size() == 1 && response.rows(0).key_size() == 0 &&
+         response.rows(0).label().empty();
+}
+
+void WriteRowsTable(std::ostream& out, const dpq::v1::QueryResponse& response,
+                    const std::vector<std::string>& key_names) {
+  if (response.rows_size() == 0) {
+    out << "no values released (no group or category was kept by partition selection)\n";
+    return;
+  }
+  int key_count = 0;
+  bool any_label = false;
+  double confidence = response.interval().confidence();
+  bool confidence_from_row = false;
+  for (const dpq::v1::ResultRow& row : response.rows()) {
+    key_count = std::max(key_count, row.key_size());
+    any_label = any_label || !row.label().empty();
+    if (!confidence_from_row && row.has_interval() && row.interval().confidence() > 0) {
+      confidence = row.interval().confidence();
+      confidence_from_row = true;
+    }
+  }
+  std::vector<std::string> header;
+  for (int i = 0; i < key_count; ++i) {
+    header.push_back(static_cast<size_t>(i) < key_names.size()
+                         ? absl::AsciiStrToUpper(key_names[static_cast<size_t>(i)])
+                         : (key_count == 1 ? std::string("KEY") : absl::StrCat("KEY", i + 1)));
+  }
+  if (any_label) header.push_back("LABEL");
+  header.push_back("VALUE");
+  header.push_back(confidence > 0 ? absl::StrCat(FormatNumber(confidence * 100), "% INTERVAL")
+                                  : std::string("INTERVAL"));
+  header.push_back("NOISE SCALE");
+
+  std::vector<std::vector<std::string>> cells;
+  for (const dpq::v1::ResultRow& row : response.rows()) {
+    std::vector<std::string> line;
+    for (int i = 0; i < key_count; ++i) line.push_back(i < row.key_size() ? row.key(i) : "");
+    if (any_label) line.push_back(row.label().empty() ? "-" : row.label());
+    line.push_back(FormatNumber(row.value()));
+    if (row.has_interval()) {
+      line.push_back(absl::StrCat("[", FormatNumber(row.interval().lower()), ", ",
+                                  FormatNumber(row.interval().upper()), "]"));
+    } else if (row.rank_error() > 0) {
+      line.push_back(absl::StrCat("rank \u00b1", FormatNumber(row.rank_error())));
+    } else {
+      line.push_back("-");
+    }
+    line.push_back(FormatNumber(row.noise_scale()));
+    cells.push_back(std::move(line));
+  }
+  WriteTable(out, header, cells);
+}
+
+// Everything about the released values but what was charged for them.
+void WriteAnswerText(std::ostream& out, const dpq::v1::QueryResponse& response,
+                     dpq::v1::Aggregate aggregate, const std::vector<std::string>& key_names) {
+  const bool scalar = IsScalar(response, aggregate, key_names);
+  if (scalar) {
+    const dpq::v1::ConfidenceInterval& interval = response.interval();
+    out << "value:        " << FormatNumber(response.value()) << '\n'
+        << "interval:     " << FormatNumber(interval.confidence() * 100) << "% ["
+        << FormatNumber(interval.lower()) << ", " << FormatNumber(interval.upper()) << "]\n";
+  } else {
+    WriteRowsTable(out, response, key_names);
+  }
+  out << "mechanism:    " << MechanismWord(response.mechanism()) << " (";
+  // In a table the noise scale is per row.
+  if (scalar) out << "noise scale " << FormatNumber(response.noise_scale()) << ", ";
+  if (HasCountNoise(aggregate)) {
+    out << "count noise scale " << FormatNumber(response.count_noise_scale()) << ", ";
+  }
+  out << "sensitivity " << FormatNumber(response.sensitivity()) << ")\n";
+}
+
+void WriteLimitsText(std::ostream& out, const dpq::v1::QueryResponse& response) {
+  if (response.has_lower() || response.has_upper()) {
+    out << "clamped to:   ["
+        << (response.has_lower() ? FormatNumber(response.lower()) : "?") << ", "
+        << (response.has_upper() ? FormatNumber(response.upper()) : "?") << "]\n";
+  }
+  out << "max contributions per unit: " << response.max_contributions() << '\n';
+  if (HasKeys(response) && response.max_partitions() > 0) {
+    out << "max partitions per unit: " << response.max_partitions() << '\n';
+  }
+}
+
+std::string DescribeQuery(const dpq::v1::QueryRequest& query) {
+  std::string text = AggregateWord(query.aggregate());
+  if (!query.column().empty()) absl::StrAppend(&text, " of ", query.column());
+  if (query.group_by_size() > 0) absl::StrAppend(&text, " by ", absl::StrJoin(query.group_by(), ", "));
+  return text;
+}
+
+std::string Indent(const std::string& text, absl::string_view prefix) {
+  std::string indented;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    absl::StrAppend(&indented, prefix, line, "\n");
+  }
+  return indented;
+}
+
+}  // namespace
+}  // namespace internal
 
 std::string FormatNumber(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
   // nlohmann's serializer already prints the shortest round-tripping form (Grisu2); reuse it
   // rather than a fixed %g precision that hides digits of small epsilons.
   return nlohmann::json(value).dump();
@@ -18,10 +178,10 @@ std::string FormatNumber(double value) {
 void WriteTable(std::ostream& out, const std::vector<std::string>& header,
                 const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> widths(header.size());
-  for (size_t i = 0; i < header.size(); ++i) widths[i] = header[i].size();
+  for (size_t i = 0; i < header.size(); ++i) widths[i] = internal::DisplayWidth(header[i]);
   for (const auto& row : rows) {
     for (size_t i = 0; i < row.size() && i < widths.size(); ++i) {
-      widths[i] = std::max(widths[i], row[i].size());
+      widths[i] = std::max(widths[i], internal::DisplayWidth(row[i]));
     }
   }
   auto write_row = [&](const std::vector<std::string>& row) {
@@ -29,7 +189,7 @@ void WriteTable(std::ostream& out, const std::vector<std::string>& header,
     for (size_t i = 0; i < row.size() && i < widths.size(); ++i) {
       if (i > 0) line += "  ";
       line += row[i];
-      if (i + 1 < row.size()) line.append(widths[i] - row[i].size(), ' ');
+      if (i + 1 < row.size()) line.append(widths[i] - internal::DisplayWidth(row[i]), ' ');
     }
     out << line << '\n';
   };
@@ -43,13 +203,20 @@ void WriteDatasetText(std::ostream& out, const dpq::v1::Dataset& dataset) {
       << "version:       " << dataset.version() << '\n'
       << "created at:    " << dataset.created_at() << '\n'
       << '\n';
+  bool any_categories = false;
+  for (const dpq::v1::Column& column : dataset.columns()) {
+    any_categories = any_categories || column.categories_size() > 0;
+  }
   std::vector<std::vector<std::string>> rows;
   for (const dpq::v1::Column& column : dataset.columns()) {
     rows.push_back({column.name(), ColumnTypeWord(column.type()),
                     column.has_lower() ? FormatNumber(column.lower()) : "-",
                     column.has_upper() ? FormatNumber(column.upper()) : "-"});
+    if (any_categories) rows.back().push_back(internal::CategoriesCell(column));
   }
-  WriteTable(out, {"COLUMN", "TYPE", "LOWER", "UPPER"}, rows);
+  std::vector<std::string> header = {"COLUMN", "TYPE", "LOWER", "UPPER"};
+  if (any_categories) header.push_back("CATEGORIES");
+  WriteTable(out, header, rows);
 }
 
 void WriteListDatasetsText(std::ostream& out, const dpq::v1::ListDatasetsResponse& response) {
@@ -84,7 +251,9 @@ void WriteGrantText(std::ostream& out, const dpq::v1::GrantRequest& request) {
 
 void WriteBudgetText(std::ostream& out, const dpq::v1::Budget& budget) {
   out << "budget of dataset '" << budget.dataset() << "' (" << budget.accountant()
-      << " composition)\n";
+      << " composition";
+  if (!budget.preset().empty()) out << ", preset " << budget.preset();
+  out << ")\n";
   WriteTable(out, {"", "TOTAL", "SPENT", "REMAINING"},
              {{"epsilon", FormatNumber(budget.epsilon_total()),
                FormatNumber(budget.epsilon_spent()), FormatNumber(budget.epsilon_remaining())},
@@ -93,29 +262,62 @@ void WriteBudgetText(std::ostream& out, const dpq::v1::Budget& budget) {
 }
 
 void WriteQueryText(std::ostream& out, const dpq::v1::QueryResponse& response,
-                    dpq::v1::Aggregate aggregate) {
-  const dpq::v1::ConfidenceInterval& interval = response.interval();
-  out << "value:        " << FormatNumber(response.value()) << '\n'
-      << "interval:     " << FormatNumber(interval.confidence() * 100) << "% ["
-      << FormatNumber(interval.lower()) << ", " << FormatNumber(interval.upper()) << "]\n"
-      << "mechanism:    " << MechanismWord(response.mechanism())
-      << " (noise scale " << FormatNumber(response.noise_scale());
-  if (aggregate == dpq::v1::AGGREGATE_MEAN) {
-    out << ", count noise scale " << FormatNumber(response.count_noise_scale());
+                    dpq::v1::Aggregate aggregate, const std::vector<std::string>& key_names) {
+  internal::WriteAnswerText(out, response, aggregate, key_names);
+  if (response.cached()) {
+    out << "charged:      cached (no budget charged); the original release cost epsilon "
+        << FormatNumber(response.epsilon()) << ", delta " << FormatNumber(response.delta())
+        << '\n';
+  } else {
+    out << "charged:      epsilon " << FormatNumber(response.epsilon()) << ", delta "
+        << FormatNumber(response.delta())
+        << (response.replayed() ? " (replayed: nothing charged now)" : "") << '\n';
   }
-  out << ", sensitivity " << FormatNumber(response.sensitivity()) << ")\n"
-      << "charged:      epsilon " << FormatNumber(response.epsilon()) << ", delta "
-      << FormatNumber(response.delta()) << (response.replayed() ? " (replayed: nothing charged now)" : "")
-      << '\n';
-  if (response.has_lower() || response.has_upper()) {
-    out << "clamped to:   ["
-        << (response.has_lower() ? FormatNumber(response.lower()) : "?") << ", "
-        << (response.has_upper() ? FormatNumber(response.upper()) : "?") << "]\n";
+  internal::WriteLimitsText(out, response);
+  out << "remaining:    epsilon " << FormatNumber(response.budget().epsilon_remaining())
+      << ", delta " << FormatNumber(response.budget().delta_remaining()) << '\n'
+      << "request id:   " << response.request_id() << '\n';
+}
+
+void WriteQueryBatchText(std::ostream& out, const dpq::v1::QueryBatchResponse& response,
+                         const dpq::v1::QueryBatchRequest& request) {
+  for (int i = 0; i < response.answers_size(); ++i) {
+    const dpq::v1::QueryResponse& answer = response.answers(i);
+    dpq::v1::QueryRequest query;
+    if (i < request.queries_size()) query = request.queries(i);
+    const std::vector<std::string> key_names(query.group_by().begin(), query.group_by().end());
+    std::ostringstream block;
+    internal::WriteAnswerText(block, answer, query.aggregate(), key_names);
+    block << "price alone:  epsilon " << FormatNumber(answer.epsilon()) << ", delta "
+          << FormatNumber(answer.delta()) << (answer.cached() ? " (cached)" : "") << '\n';
+    internal::WriteLimitsText(block, answer);
+    if (i > 0) out << '\n';
+    out << "query " << i + 1 << " (" << internal::DescribeQuery(query) << "):\n"
+        << internal::Indent(block.str(), "  ");
   }
-  out << "max contributions per unit: " << response.max_contributions() << '\n'
+  if (response.answers_size() > 0) out << '\n';
+  out << "charged epsilon=" << FormatNumber(response.epsilon())
+      << " delta=" << FormatNumber(response.delta()) << " jointly (sum of the queries: "
+      << FormatNumber(response.epsilon_sum()) << ")"
+      << (response.replayed() ? " (replayed: nothing charged now)" : "") << '\n'
       << "remaining:    epsilon " << FormatNumber(response.budget().epsilon_remaining())
       << ", delta " << FormatNumber(response.budget().delta_remaining()) << '\n'
       << "request id:   " << response.request_id() << '\n';
+}
+
+void WritePlanText(std::ostream& out, const dpq::v1::PlanResponse& response) {
+  out << "epsilon " << FormatNumber(response.epsilon());
+  if (response.delta() > 0) out << ", delta " << FormatNumber(response.delta());
+  out << " gives \u00b1" << FormatNumber(response.error()) << " at confidence "
+      << FormatNumber(response.confidence()) << " (" << MechanismWord(response.mechanism())
+      << ", noise scale " << FormatNumber(response.noise_scale()) << ", sensitivity "
+      << FormatNumber(response.sensitivity()) << ")\n";
+}
+
+void WriteWarningsText(std::ostream& out,
+                       const google::protobuf::RepeatedPtrField<std::string>& warnings,
+                       const std::string& context) {
+  for (const std::string& warning : warnings) out << "warning: " << context << warning << '\n';
 }
 
 void WriteListAuditText(std::ostream& out, const dpq::v1::ListAuditResponse& response) {

@@ -11,21 +11,43 @@
 
 namespace dpqctl {
 
-// The shortest decimal that reads back as `value` ("0.1", "1e-05", "42").
+// The shortest decimal that reads back as `value` ("0.1", "1e-05", "42.0"); "inf", "-inf" or
+// "nan" for a non-finite value.
 std::string FormatNumber(double value);
 
-// Columns padded to their widest cell, two spaces apart, a header row first.
+// Columns padded to their widest cell (counted in UTF-8 code points), two spaces apart, a header
+// row first.
 void WriteTable(std::ostream& out, const std::vector<std::string>& header,
                 const std::vector<std::vector<std::string>>& rows);
 
+// The schema table; a CATEGORIES column ("a|b|c") appears when some column declares categories.
 void WriteDatasetText(std::ostream& out, const dpq::v1::Dataset& dataset);
 void WriteListDatasetsText(std::ostream& out, const dpq::v1::ListDatasetsResponse& response);
 void WriteCreateDatasetText(std::ostream& out, const dpq::v1::CreateDatasetResponse& response);
 void WriteCreateAnalystText(std::ostream& out, const dpq::v1::CreateAnalystResponse& response);
 void WriteGrantText(std::ostream& out, const dpq::v1::GrantRequest& request);
+// Totals, spent and remaining; the preset, when set, in the heading. Warnings are not written
+// here: see WriteWarningsText.
 void WriteBudgetText(std::ostream& out, const dpq::v1::Budget& budget);
+// A single released value without key or label (or no rows at all: an older server) prints as
+// the "value: / interval:" lines; anything else as a table with one line per row: the key
+// columns (headed by `key_names`, the request's group_by, when given), LABEL, VALUE, the
+// interval ("[lower, upper]", or "rank ±R" for a quantile) and NOISE SCALE. Then the mechanism,
+// the charge ("cached (no budget charged)" for a result-cache hit), the clamp bounds, the
+// contribution limits, the remaining budget and the request id. Warnings are not written here.
 void WriteQueryText(std::ostream& out, const dpq::v1::QueryResponse& response,
-                    dpq::v1::Aggregate aggregate);
+                    dpq::v1::Aggregate aggregate, const std::vector<std::string>& key_names = {});
+// One indented block per answer ("query i (AGGREGATE of COLUMN by KEYS)", its values and its own
+// price), then "charged epsilon=E delta=D jointly (sum of the queries: S)", the remaining budget
+// and the batch's request id. `request` supplies each answer's aggregate and group-by columns.
+void WriteQueryBatchText(std::ostream& out, const dpq::v1::QueryBatchResponse& response,
+                         const dpq::v1::QueryBatchRequest& request);
+// "epsilon E gives ±error at confidence C (mechanism, noise scale B, sensitivity S)".
+void WritePlanText(std::ostream& out, const dpq::v1::PlanResponse& response);
+// One "warning: <context><warning>" line per warning (dpqctl writes them on stderr).
+void WriteWarningsText(std::ostream& out,
+                       const google::protobuf::RepeatedPtrField<std::string>& warnings,
+                       const std::string& context = "");
 void WriteListAuditText(std::ostream& out, const dpq::v1::ListAuditResponse& response);
 void WriteVerifyAuditText(std::ostream& out, const dpq::v1::VerifyAuditResponse& response);
 

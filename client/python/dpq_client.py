@@ -16,7 +16,9 @@ from google.protobuf import json_format
 from dpq.v1 import dpq_pb2, dpq_pb2_grpc
 
 _AGGREGATES = {"count": dpq_pb2.AGGREGATE_COUNT, "sum": dpq_pb2.AGGREGATE_SUM,
-               "mean": dpq_pb2.AGGREGATE_MEAN}
+               "mean": dpq_pb2.AGGREGATE_MEAN, "variance": dpq_pb2.AGGREGATE_VARIANCE,
+               "stddev": dpq_pb2.AGGREGATE_STDDEV, "quantile": dpq_pb2.AGGREGATE_QUANTILE,
+               "histogram": dpq_pb2.AGGREGATE_HISTOGRAM}
 _MECHANISMS = {"laplace": dpq_pb2.MECHANISM_LAPLACE, "gaussian": dpq_pb2.MECHANISM_GAUSSIAN}
 
 
@@ -53,19 +55,46 @@ class DpqClient:
         return json_format.MessageToDict(response, preserving_proto_field_name=True,
                                          including_default_value_fields=True)
 
-    def query(self, dataset, aggregate, epsilon, column="", lower=None, upper=None,
-              mechanism="laplace", delta=0.0, max_contributions=1, request_id="",
-              confidence=0.95):
-        """Runs one DP query; returns the QueryResponse as a dict."""
+    @staticmethod
+    def _request(dataset, aggregate, epsilon, column="", lower=None, upper=None,
+                 mechanism="laplace", delta=0.0, max_contributions=1, request_id="",
+                 confidence=0.95, where="", quantiles=(), bins=(), group_by=(), keys=(),
+                 max_partitions=1):
         req = dpq_pb2.QueryRequest(
             dataset=dataset, aggregate=_AGGREGATES[aggregate], column=column, epsilon=epsilon,
             delta=delta, mechanism=_MECHANISMS[mechanism], max_contributions=max_contributions,
-            request_id=request_id, confidence=confidence)
+            request_id=request_id, confidence=confidence, where=where, quantiles=list(quantiles),
+            bins=list(bins), group_by=list(group_by), keys=list(keys),
+            max_partitions=max_partitions)
         if lower is not None:
             req.lower = lower
         if upper is not None:
             req.upper = upper
-        return self._call(self.analyst.Query, req)
+        return req
+
+    def query(self, dataset, aggregate, epsilon, **options):
+        """Runs one DP query; returns the QueryResponse as a dict (all values in `rows`).
+
+        options: column, lower, upper, mechanism, delta, max_contributions, request_id,
+        confidence, where, quantiles, bins, group_by, keys, max_partitions."""
+        return self._call(self.analyst.Query, self._request(dataset, aggregate, epsilon, **options))
+
+    def query_batch(self, dataset, queries, delta=0.0, request_id=""):
+        """Runs a declared list of queries (dicts of query() arguments without dataset), charged
+        once at their joint price; returns the QueryBatchResponse as a dict."""
+        req = dpq_pb2.QueryBatchRequest(dataset=dataset, delta=delta, request_id=request_id)
+        for q in queries:
+            q = dict(q)
+            req.queries.append(self._request("", q.pop("aggregate"), q.pop("epsilon"), **q))
+        return self._call(self.analyst.QueryBatch, req)
+
+    def plan(self, dataset, aggregate, epsilon=0.0, target_error=0.0, expected_count=0.0,
+             **options):
+        """The error of a query at `epsilon`, or the epsilon meeting `target_error`; charges
+        nothing."""
+        req = dpq_pb2.PlanRequest(query=self._request(dataset, aggregate, epsilon, **options),
+                                  target_error=target_error, expected_count=expected_count)
+        return self._call(self.analyst.Plan, req)
 
     def budget(self, dataset):
         return self._call(self.analyst.GetBudget, dpq_pb2.GetBudgetRequest(dataset=dataset))

@@ -10,6 +10,7 @@ of assuming an order, so the tests are independent of each other and of unittest
 """
 
 import concurrent.futures
+import itertools
 import json
 import math
 import os
@@ -27,6 +28,13 @@ QUERY_FIELDS = ("value", "mechanism", "epsilon", "delta", "noise_scale", "budget
 BUDGET_FIELDS = ("epsilon_total", "delta_total", "epsilon_spent", "delta_spent",
                  "epsilon_remaining", "delta_remaining")
 SMALL_EPS = 0.02  # per query; the slid budget (1.0) must last every test of the class
+_fresh = itertools.count(1)
+
+
+def fresh_eps():
+    """SMALL_EPS made unique per call: an identical query would be answered by the result cache
+    (charged nothing, no new audit row)."""
+    return round(SMALL_EPS + next(_fresh) * 1e-7, 9)
 
 
 class CliFlowTest(harness.DpqdTestCase):
@@ -78,16 +86,17 @@ class CliFlowTest(harness.DpqdTestCase):
         for aggregate, extra, mechanism, delta in cases:
             with self.subTest(aggregate=aggregate, mechanism=mechanism):
                 before = self.budget()
-                args = ["--aggregate", aggregate, *extra, "--epsilon", SMALL_EPS,
+                eps = fresh_eps()
+                args = ["--aggregate", aggregate, *extra, "--epsilon", eps,
                         "--mechanism", mechanism]
                 if delta:
                     args += ["--delta", delta]
                 doc = self.query(*args)
-                self.assert_query_document(doc, mechanism, SMALL_EPS, delta)
+                self.assert_query_document(doc, mechanism, eps, delta)
                 # The budget in the answer is the ledger after this debit committed.
                 after = self.budget()
                 self.assertEqual(doc["budget"], dict(after))
-                self.assert_close(after["epsilon_spent"], before["epsilon_spent"] + SMALL_EPS)
+                self.assert_close(after["epsilon_spent"], before["epsilon_spent"] + eps)
                 self.assert_close(after["delta_spent"], before["delta_spent"] + delta)
                 self.assert_close(after["epsilon_remaining"],
                                   after["epsilon_total"] - after["epsilon_spent"])
@@ -95,7 +104,7 @@ class CliFlowTest(harness.DpqdTestCase):
                 # (Dwork, McSherry, Nissim & Smith 2006, Prop. 1). The server may round b up
                 # (discretised sampler), never down; allow 1 %.
                 if mechanism == "laplace" and aggregate != "mean":
-                    b = doc["sensitivity"] / SMALL_EPS
+                    b = doc["sensitivity"] / eps
                     self.assertGreaterEqual(doc["noise_scale"], b * (1 - 1e-9), dict(doc))
                     self.assertLessEqual(doc["noise_scale"], b * 1.01, dict(doc))
                 if aggregate != "count":
@@ -112,8 +121,8 @@ class CliFlowTest(harness.DpqdTestCase):
                 self.assertGreaterEqual(hi, doc["value"])
 
     def test_ledger_spent_equals_sum_of_audit_entries(self):
-        ids = [self.query("--aggregate", "count", "--epsilon", SMALL_EPS)["request_id"],
-               self.query("--aggregate", "sum", "--column", "wages", "--epsilon", SMALL_EPS,
+        ids = [self.query("--aggregate", "count", "--epsilon", fresh_eps())["request_id"],
+               self.query("--aggregate", "sum", "--column", "wages", "--epsilon", fresh_eps(),
                           "--mechanism", "gaussian", "--delta", 1e-8)["request_id"]]
         entries = self.audit()
         budget = self.budget()
@@ -133,7 +142,7 @@ class CliFlowTest(harness.DpqdTestCase):
                          ("sum", "gaussian", "wages"))
 
     def test_overspending_query_is_refused_and_charges_nothing(self):
-        self.query("--aggregate", "count", "--epsilon", SMALL_EPS)  # at least one row in the audit
+        self.query("--aggregate", "count", "--epsilon", fresh_eps())  # at least one row in the audit
         budget_before, audit_before = self.budget(), self.audit()
         too_much = budget_before["epsilon_remaining"] + 0.25
         refused = self.query("--aggregate", "count", "--epsilon", too_much, check=False)
@@ -141,7 +150,7 @@ class CliFlowTest(harness.DpqdTestCase):
         self.assertEqual(refused.returncode, 1)
         self.assertEqual(list(refused.keys()), ["error"], "a refused query leaks fields")
         # Delta can run out too: the whole delta budget is 1e-6.
-        refused = self.query("--aggregate", "count", "--epsilon", SMALL_EPS, "--mechanism",
+        refused = self.query("--aggregate", "count", "--epsilon", fresh_eps(), "--mechanism",
                              "gaussian", "--delta", budget_before["delta_remaining"] + 1e-6,
                              check=False)
         self.assert_error(refused, "RESOURCE_EXHAUSTED")
@@ -150,7 +159,7 @@ class CliFlowTest(harness.DpqdTestCase):
 
     def test_repeated_request_id_replays_without_charge(self):
         request_id = "e2e-" + uuid.uuid4().hex
-        args = ("--aggregate", "sum", "--column", "age", "--epsilon", SMALL_EPS,
+        args = ("--aggregate", "sum", "--column", "age", "--epsilon", fresh_eps(),
                 "--request-id", request_id)
         first = self.query(*args)
         self.assertEqual(first["request_id"], request_id)
@@ -168,9 +177,9 @@ class CliFlowTest(harness.DpqdTestCase):
         self.assertEqual(sum(1 for e in audit_after_first if e["request_id"] == request_id), 1)
 
         # Same id, different question: refused, nothing charged.
-        for different in (("--aggregate", "sum", "--column", "age", "--epsilon", SMALL_EPS * 2),
-                          ("--aggregate", "count", "--epsilon", SMALL_EPS),
-                          ("--aggregate", "sum", "--column", "wages", "--epsilon", SMALL_EPS)):
+        for different in (("--aggregate", "sum", "--column", "age", "--epsilon", fresh_eps() * 2),
+                          ("--aggregate", "count", "--epsilon", fresh_eps()),
+                          ("--aggregate", "sum", "--column", "wages", "--epsilon", fresh_eps())):
             with self.subTest(different=different):
                 clash = self.query(*different, "--request-id", request_id, check=False)
                 self.assert_error(clash, "ALREADY_EXISTS")
@@ -184,8 +193,8 @@ class CliFlowTest(harness.DpqdTestCase):
             return sum(values)
 
         before = self.dpqd.metrics()
-        self.query("--aggregate", "count", "--epsilon", SMALL_EPS)
-        self.query("--aggregate", "mean", "--column", "age", "--epsilon", SMALL_EPS)
+        self.query("--aggregate", "count", "--epsilon", fresh_eps())
+        self.query("--aggregate", "mean", "--column", "age", "--epsilon", fresh_eps())
         refused = self.query("--aggregate", "count", "--epsilon", 1e3, check=False)
         self.assert_error(refused, "RESOURCE_EXHAUSTED")
         samples = self.dpqd.metrics()
@@ -213,13 +222,13 @@ class CliFlowTest(harness.DpqdTestCase):
         self.assertAlmostEqual(remaining_delta[0], budget["delta_remaining"], delta=1e-15)
 
     def test_restart_on_same_data_dir_keeps_datasets_ledger_and_audit(self):
-        self.query("--aggregate", "count", "--epsilon", SMALL_EPS)
+        self.query("--aggregate", "count", "--epsilon", fresh_eps())
         datasets_before = self.dpqd.ctl("dataset", "list")
         show_before = self.dpqd.ctl("dataset", "show", "slid")
         budget_before, audit_before = self.budget(), self.audit()
         self.assertGreater(len(audit_before), 0)
         replay_id = "e2e-restart-" + uuid.uuid4().hex
-        replay_args = ("--aggregate", "mean", "--column", "wages", "--epsilon", SMALL_EPS,
+        replay_args = ("--aggregate", "mean", "--column", "wages", "--epsilon", fresh_eps(),
                        "--request-id", replay_id)
         first = self.query(*replay_args)
         budget_before, audit_before = self.budget(), self.audit()
@@ -236,7 +245,7 @@ class CliFlowTest(harness.DpqdTestCase):
         self.assertEqual(again["value"], first["value"])
         self.assertEqual(dict(self.budget()), dict(budget_before))
         # The analyst's token and grant survive too, and the audit chain continues.
-        doc = self.query("--aggregate", "count", "--epsilon", SMALL_EPS)
+        doc = self.query("--aggregate", "count", "--epsilon", fresh_eps())
         entries = self.audit()
         self.assertEqual(entries[:-1], audit_before)
         self.assertEqual(entries[-1]["seq"], audit_before[-1]["seq"] + 1)
@@ -253,14 +262,15 @@ class CliFlowTest(harness.DpqdTestCase):
                       "--privacy-unit", "person_id")
         self.dpqd.ctl("grant", "alice", "steps")
         self.dpqd.ctl("budget", "set", "steps", "--epsilon", 0.3, "--delta", 0)
+        # Three different questions (K = 1, 2, 3) of 0.1 each: identical ones would hit the cache.
         for i in range(3):
             with self.subTest(query=i + 1):
                 doc = self.dpqd.ctl("query", "steps", "--aggregate", "count", "--epsilon", 0.1,
-                                    token=self.alice, check=False)
+                                    "--max-contributions", i + 1, token=self.alice, check=False)
                 self.assertEqual(doc.returncode, 0, "query %d of 0.1 against a budget of 0.3 "
                                  "was refused: %r" % (i + 1, dict(doc)))
         refused = self.dpqd.ctl("query", "steps", "--aggregate", "count", "--epsilon", 0.1,
-                                token=self.alice, check=False)
+                                "--max-contributions", 4, token=self.alice, check=False)
         self.assert_error(refused, "RESOURCE_EXHAUSTED")
         budget, entries = self.budget("steps"), self.audit("steps")
         self.assertEqual(len(entries), 3)
@@ -307,9 +317,9 @@ class CliFlowTest(harness.DpqdTestCase):
         self.dpqd.ctl("grant", "alice", "pbc")
         self.dpqd.ctl("budget", "set", "pbc", "--epsilon", 1, "--delta", 0)
 
-        def one(_):
+        def one(i):  # twelve different questions (K = 1..12): no cache hits
             return self.dpqd.ctl("query", "pbc", "--aggregate", "count", "--epsilon", 0.25,
-                                 token=self.alice, check=False)
+                                 "--max-contributions", i + 1, token=self.alice, check=False)
 
         with concurrent.futures.ThreadPoolExecutor(12) as pool:
             results = list(pool.map(one, range(12)))
@@ -325,9 +335,10 @@ class CliFlowTest(harness.DpqdTestCase):
         self.dpqd.ctl("budget", "set", "pbc", "--epsilon", 10, "--delta", 0)
         request_id = "e2e-concurrent-" + uuid.uuid4().hex
 
-        def same(_):
+        def same(_):  # K = 13: not one of the questions above (the result cache would answer it)
             return self.dpqd.ctl("query", "pbc", "--aggregate", "count", "--epsilon", 0.25,
-                                 "--request-id", request_id, token=self.alice, check=False)
+                                 "--max-contributions", 13, "--request-id", request_id,
+                                 token=self.alice, check=False)
 
         with concurrent.futures.ThreadPoolExecutor(8) as pool:
             results = list(pool.map(same, range(8)))
@@ -362,14 +373,16 @@ class CliFlowTest(harness.DpqdTestCase):
                 answers[k] = doc
         self.assertEqual(answers[2]["sensitivity"], 2 * answers[1]["sensitivity"])
         self.assertAlmostEqual(answers[2]["noise_scale"] / answers[1]["noise_scale"], 2, delta=0.02)
-        # Default K is 1; 0 on the wire also means the default (proto: "0 means the default, 1").
+        # Default K is 1; 0 on the wire also means the default (proto: "0 means the default, 1"),
+        # so this is the K = 1 question again: the result cache answers it, charging nothing.
         doc = self.dpqd.ctl("query", "colon", "--aggregate", "count", "--epsilon", 1e6,
                             token=self.alice)
         self.assertEqual(doc["max_contributions"], 1)
-        self.assertEqual(round(doc["value"]), 929)
+        self.assertTrue(doc["cached"], dict(doc))
+        self.assertEqual(doc["value"], answers[1]["value"])
         entries = self.audit("colon")
         budget = self.budget("colon")
-        self.assertEqual(len(entries), 3)
+        self.assertEqual(len(entries), 2)
         self.assert_close(budget["epsilon_spent"], math.fsum(e["epsilon"] for e in entries),
                           tol=1e-12 * 3e6)
 

@@ -245,11 +245,24 @@ class Outcomes:
                      dict(self.error_codes)))
 
 
+_used_queries = set()
+_used_lock = threading.Lock()
+
+
 def random_query(rng):
-    query = {"aggregate": rng.choice(["count", "sum"]), "epsilon": round(rng.uniform(0.01, 0.1), 6)}
-    if query["aggregate"] == "sum":
-        query["column"] = "wages"
-    return query
+    """A random query never asked before in this process: an identical one would be answered by
+    the result cache (no audit row of its own), which these invariants do not model."""
+    while True:
+        query = {"aggregate": rng.choice(["count", "sum"]),
+                 "epsilon": round(rng.uniform(0.01, 0.1), 6)}
+        key = (query["aggregate"], query["epsilon"])
+        with _used_lock:
+            if key in _used_queries:
+                continue
+            _used_queries.add(key)
+        if query["aggregate"] == "sum":
+            query["column"] = "wages"
+        return query
 
 
 # RPC deadlines of "impatient" first attempts: often shorter than the query takes, so the client
