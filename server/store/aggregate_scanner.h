@@ -35,18 +35,19 @@ class AggregateScanner {
  public:
   explicit AggregateScanner(Database* db) : db_(db) {}
 
-  // Contribution bounding: each privacy unit keeps at most plan.max_contributions rows chosen
-  // uniformly at random (row_number() over a random order within the unit), so the bound holds
-  // whatever the data; rows whose value is NULL are dropped before the choice. All rows with a NULL
-  // unit form one unit, which is the conservative reading.
+  // Contribution bounding: each privacy unit keeps at most plan.max_contributions rows, so the
+  // bound holds whatever the data: chosen uniformly at random (row_number() over a random order
+  // within the unit; rows whose value is NULL are dropped before the choice) or, when
+  // plan.bound_by_row_rank, the unit's first K rows in load order (the stored rank; bounding_sql.h).
+  // All rows with a NULL unit form one unit, which is the conservative reading.
   // The statement is cancelled at `deadline` (DEADLINE_EXCEEDED), so a client that gave up does not
   // leave a scan running.
   // `filter` (may be null) keeps only the rows it accepts, before contribution bounding: the
   // filter is a per-row condition, so each unit still keeps at most K rows and the sensitivity is
   // unchanged.
   // Grouped scans also keep at most plan.max_partitions groups per unit: each unit ranks its groups
-  // by a keyed hash of the group values under a fresh random key (`partition_seed`), so the choice
-  // is uniform and independent of other units' data, and keeps the first M.
+  // by a keyed hash of the unit and its group values under a fresh random key (`partition_seed`),
+  // so the choice is uniform and independent of other units' data, and keeps the first M.
   absl::StatusOr<ScanResult> Scan(const query::ScanPlan& plan,
                                   absl::Time deadline = absl::InfiniteFuture(),
                                   const query::filter::TypedFilter* filter = nullptr,
