@@ -186,22 +186,11 @@ class FakeAccountingService final : public dpq::v1::AccountingService::Service {
 
 class AccountingCliFakeServerTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(&service_);
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    address_ = "127.0.0.1:" + std::to_string(port);
-  }
-  void TearDown() override {
-    if (server_) server_->Shutdown();
-  }
+  void SetUp() override { ASSERT_NE(server_.server(), nullptr); }
 
   FakeAccountingService service_;
-  std::unique_ptr<grpc::Server> server_;
-  std::string address_;
+  ::dpqctl::testing::LoopbackServer server_{{&service_}};
+  const std::string address_ = server_.address();
 };
 
 TEST_F(AccountingCliFakeServerTest, PriceSendsEveryEventInOrderAndPrintsJson) {

@@ -324,24 +324,12 @@ class FakeAdminService final : public dpq::v1::AdminService::Service {
 
 class QueryFakeServerTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(&analyst_);
-    builder.RegisterService(&admin_);
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    address_ = "127.0.0.1:" + std::to_string(port);
-  }
-  void TearDown() override {
-    if (server_) server_->Shutdown();
-  }
+  void SetUp() override { ASSERT_NE(server_.server(), nullptr); }
 
   FakeAnalystService analyst_;
   FakeAdminService admin_;
-  std::unique_ptr<grpc::Server> server_;
-  std::string address_;
+  ::dpqctl::testing::LoopbackServer server_{{&analyst_, &admin_}};
+  const std::string address_ = server_.address();
 };
 
 TEST_F(QueryFakeServerTest, QuerySendsListFlags) {

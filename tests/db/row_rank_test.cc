@@ -68,24 +68,7 @@ class RowRankTest : public ::dpq::testing::StoreTest {
  protected:
   absl::StatusOr<int64_t> AppendCsv(const DatasetSchema& schema, const std::string& csv,
                                     size_t chunk_bytes = 16) {
-    query::CsvToCopy encoder(schema.columns);
-    size_t pos = 0;
-    bool finished = false;
-    CopyLineSource source = [&](std::string* lines) -> absl::StatusOr<bool> {
-      if (finished) return false;
-      if (pos >= csv.size()) {
-        finished = true;
-        absl::Status s = encoder.Finish(lines);
-        if (!s.ok()) return s;
-        return false;
-      }
-      absl::Status s = encoder.Feed(absl::string_view(csv).substr(pos, chunk_bytes), lines);
-      pos += chunk_bytes;
-      if (!s.ok()) return s;
-      return true;
-    };
-    DatasetStore datasets(db());
-    return datasets.Append(schema, source);
+    return AppendFromCsv(schema, csv, chunk_bytes);
   }
 
   ScanResult Scan(const ScanPlan& plan) {

@@ -81,25 +81,43 @@ class StoreTest : public ::testing::Test {
   // the store pulls COPY lines in chunks of `chunk_bytes` of CSV.
   absl::StatusOr<store::CreatedDataset> CreateFromCsv(const query::DatasetSchema& schema,
                                                       const std::string& csv, size_t chunk_bytes = 4096) {
-    query::CsvToCopy encoder(schema.columns);
-    size_t pos = 0;
-    bool finished = false;
-    store::CopyLineSource source = [&](std::string* lines) -> absl::StatusOr<bool> {
-      if (finished) return false;
-      if (pos >= csv.size()) {
-        finished = true;
-        absl::Status s = encoder.Finish(lines);
+    store::DatasetStore datasets(db());
+    return datasets.Create(schema, CsvSource(schema, csv, chunk_bytes));
+  }
+
+  // Appends CSV text (header row included) through the same path.
+  absl::StatusOr<int64_t> AppendFromCsv(const query::DatasetSchema& schema, const std::string& csv,
+                                        size_t chunk_bytes = 4096) {
+    store::DatasetStore datasets(db());
+    return datasets.Append(schema, CsvSource(schema, csv, chunk_bytes));
+  }
+
+  // The COPY lines of `csv`, encoded by CsvToCopy from chunks of `chunk_bytes` of CSV.
+  static store::CopyLineSource CsvSource(const query::DatasetSchema& schema, std::string csv,
+                                         size_t chunk_bytes) {
+    struct State {
+      query::CsvToCopy encoder;
+      std::string csv;
+      size_t pos = 0;
+      bool finished = false;
+    };
+    auto state = std::make_shared<State>(State{query::CsvToCopy(schema.columns), std::move(csv)});
+    return [state, chunk_bytes](std::string* lines) -> absl::StatusOr<bool> {
+      if (state->finished) return false;
+      if (state->pos >= state->csv.size()) {
+        state->finished = true;
+        absl::Status s = state->encoder.Finish(lines);
         if (!s.ok()) return s;
         return false;
       }
-      absl::Status s = encoder.Feed(absl::string_view(csv).substr(pos, chunk_bytes), lines);
-      pos += chunk_bytes;
+      absl::Status s =
+          state->encoder.Feed(absl::string_view(state->csv).substr(state->pos, chunk_bytes), lines);
+      state->pos += chunk_bytes;
       if (!s.ok()) return s;
       return true;
     };
-    store::DatasetStore datasets(db());
-    return datasets.Create(schema, source);
   }
+
 
   // A tiny dataset "name" with columns (uid integer, x double [0, 10]) and `rows` rows.
   absl::StatusOr<store::CreatedDataset> CreateTinyDataset(const std::string& name, int rows = 3) {

@@ -7,9 +7,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <initializer_list>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server.h"
+#include "grpcpp/server_builder.h"
 
 #include "client/dpqctl/cli.h"
 #include "nlohmann/json.hpp"
@@ -50,6 +56,30 @@ inline std::string ClosedAddress() {
   close(fd);
   return "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
 }
+
+// An in-process gRPC server on a free loopback port serving `services` (recording test doubles of
+// dpqd's services, for checking what dpqctl sends; the e2e tests run the real dpqd). Shut down
+// when destroyed. server() is null if it could not start.
+class LoopbackServer {
+ public:
+  explicit LoopbackServer(std::initializer_list<grpc::Service*> services) {
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    for (grpc::Service* service : services) builder.RegisterService(service);
+    server_ = builder.BuildAndStart();
+    address_ = "127.0.0.1:" + std::to_string(port);
+  }
+  ~LoopbackServer() {
+    if (server_) server_->Shutdown();
+  }
+  grpc::Server* server() const { return server_.get(); }
+  const std::string& address() const { return address_; }
+
+ private:
+  std::unique_ptr<grpc::Server> server_;
+  std::string address_;
+};
 
 }  // namespace dpqctl::testing
 
