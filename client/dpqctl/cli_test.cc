@@ -34,13 +34,7 @@ using ::dpqctl::testing::ClosedAddress;
 using ::dpqctl::testing::CliResult;
 using ::dpqctl::testing::RunDpqctl;
 
-std::string WriteTempFile(const std::string& contents) {
-  char path[] = "/tmp/dpqctl_cli_test_XXXXXX";
-  int fd = mkstemp(path);
-  close(fd);
-  std::ofstream(path, std::ios::binary) << contents;
-  return path;
-}
+using ::dpqctl::testing::WriteTempFile;
 
 // --- without a server ------------------------------------------------------------------------
 

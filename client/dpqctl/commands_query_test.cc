@@ -28,20 +28,7 @@ using ::dpqctl::testing::ClosedAddress;
 using ::dpqctl::testing::CliResult;
 using ::dpqctl::testing::RunDpqctl;
 
-std::string WriteTempFile(const std::string& contents) {
-  char path[] = "/tmp/dpqctl_query_test_XXXXXX";
-  int fd = mkstemp(path);
-  close(fd);
-  std::ofstream(path, std::ios::binary) << contents;
-  return path;
-}
-
-// Removes the file at the end of the scope.
-struct TempFile {
-  explicit TempFile(const std::string& contents) : path(WriteTempFile(contents)) {}
-  ~TempFile() { std::remove(path.c_str()); }
-  std::string path;
-};
+using ::dpqctl::testing::TempFile;
 
 void ExpectUsageError(const CliResult& result, const std::string& message_part) {
   EXPECT_EQ(result.exit_code, 2) << result.out << result.err;

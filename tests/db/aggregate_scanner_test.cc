@@ -27,19 +27,6 @@ ColumnSchema Int(const std::string& name) { return {name, ColumnType::kInteger, 
 ColumnSchema Dbl(const std::string& name) { return {name, ColumnType::kDouble, absl::nullopt, absl::nullopt, {}}; }
 ColumnSchema Txt(const std::string& name) { return {name, ColumnType::kText, absl::nullopt, absl::nullopt, {}}; }
 
-// colon.csv (survival::colon): two rows per patient (recurrence and death events), 929 patients.
-DatasetSchema ColonSchema() {
-  DatasetSchema s;
-  s.name = "colon";
-  s.privacy_unit = "patient_id";
-  for (const char* c : {"patient_id", "study"}) s.columns.push_back(Int(c));
-  s.columns.push_back(Txt("rx"));
-  for (const char* c : {"sex", "age", "obstruct", "perfor", "adhere", "nodes", "status", "differ",
-                        "extent", "surg", "node4", "time", "etype"}) {
-    s.columns.push_back(Int(c));
-  }
-  return s;
-}
 
 // slid.csv (carData::SLID): one row per person, wages missing for 3,278 of 7,425.
 DatasetSchema SlidSchema() {
@@ -99,7 +86,7 @@ class AggregateScannerTest : public ::dpq::testing::StoreTest {
 };
 
 TEST_F(AggregateScannerTest, ColonCountKeepsAtMostKRowsPerPatient) {
-  Load(ColonSchema(), "colon.csv");
+  Load(::dpq::testing::ColonDemoSchema(), "colon.csv");
   if (IsSkipped() || HasFatalFailure()) return;
   ASSERT_EQ(rows_, 1858);
   ASSERT_EQ(Sql(absl::StrCat("SELECT count(DISTINCT patient_id) FROM ", table_)), "929");
@@ -113,7 +100,7 @@ TEST_F(AggregateScannerTest, ColonCountKeepsAtMostKRowsPerPatient) {
 }
 
 TEST_F(AggregateScannerTest, ColonClampedSumMatchesSqlAndSkipsNulls) {
-  Load(ColonSchema(), "colon.csv");
+  Load(::dpq::testing::ColonDemoSchema(), "colon.csv");
   if (IsSkipped() || HasFatalFailure()) return;
   // nodes is missing on 36 rows; K=2 keeps every non-NULL row of every patient.
   const double expected_sum = SqlNumber(absl::StrCat(
@@ -137,7 +124,7 @@ TEST_F(AggregateScannerTest, ColonClampedSumMatchesSqlAndSkipsNulls) {
 }
 
 TEST_F(AggregateScannerTest, CenterIsSubtractedFromEveryKeptClampedValue) {
-  Load(ColonSchema(), "colon.csv");
+  Load(::dpq::testing::ColonDemoSchema(), "colon.csv");
   if (IsSkipped() || HasFatalFailure()) return;
   const ScanResult plain = Scan(Plan("patient_id", "nodes", 0, 10, 2));
   const ScanResult centred = Scan(Plan("patient_id", "nodes", 0, 10, 2, /*center=*/5));
@@ -153,7 +140,7 @@ TEST_F(AggregateScannerTest, CenterIsSubtractedFromEveryKeptClampedValue) {
 }
 
 TEST_F(AggregateScannerTest, ColonSumWithOneRowPerPatientLiesBetweenTheExtremeChoices) {
-  Load(ColonSchema(), "colon.csv");
+  Load(::dpq::testing::ColonDemoSchema(), "colon.csv");
   if (IsSkipped() || HasFatalFailure()) return;
   // time differs between a patient's two rows, so the K=1 choice matters.
   const std::string per_patient = absl::StrCat(

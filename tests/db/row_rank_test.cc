@@ -34,19 +34,6 @@ ColumnSchema Int(const std::string& name) { return {name, ColumnType::kInteger, 
 ColumnSchema Dbl(const std::string& name, double lo, double hi) { return {name, ColumnType::kDouble, lo, hi, {}}; }
 ColumnSchema Txt(const std::string& name) { return {name, ColumnType::kText, absl::nullopt, absl::nullopt, {}}; }
 
-// colon.csv (survival::colon): two rows per patient, 929 patients.
-DatasetSchema ColonSchema() {
-  DatasetSchema s;
-  s.name = "colon";
-  s.privacy_unit = "patient_id";
-  for (const char* c : {"patient_id", "study"}) s.columns.push_back(Int(c));
-  s.columns.push_back(Txt("rx"));
-  for (const char* c : {"sex", "age", "obstruct", "perfor", "adhere", "nodes", "status", "differ",
-                        "extent", "surg", "node4", "time", "etype"}) {
-    s.columns.push_back(Int(c));
-  }
-  return s;
-}
 
 // Visits: unit "u" (integer), a value "v" in [0, 10], a free-text "note".
 DatasetSchema VisitsSchema(const std::string& name = "visits") {
@@ -136,7 +123,7 @@ TEST_F(RowRankTest, RankColumnSitsBeforeTheFirstTextColumn) {
 TEST_F(RowRankTest, ColonRanksAreOneToNPerPatient) {
   absl::optional<std::string> csv = ::dpq::testing::ReadDemoData("colon.csv");
   if (!csv.has_value()) GTEST_SKIP() << "colon.csv not found (set DPQ_TEST_DATA_DIR)";
-  ASSERT_OK_AND_ASSIGN(CreatedDataset created, CreateFromCsv(ColonSchema(), *csv, 64 * 1024));
+  ASSERT_OK_AND_ASSIGN(CreatedDataset created, CreateFromCsv(::dpq::testing::ColonDemoSchema(), *csv, 64 * 1024));
   const std::string table = DataTableName(created.schema.id);
   EXPECT_EQ(Sql(BadRankedUnitsSql(table, "patient_id")), "0");
   EXPECT_EQ(Sql(absl::StrCat("SELECT max(_dpq_rank) FROM ", table)), "2");
@@ -210,7 +197,7 @@ TEST_F(RowRankTest, PlannerUsesTheRankOnlyWhereItMatchesTheWindow) {
 TEST_F(RowRankTest, ColonFastPathCountEqualsPatientsAndTheWindowPath) {
   absl::optional<std::string> csv = ::dpq::testing::ReadDemoData("colon.csv");
   if (!csv.has_value()) GTEST_SKIP() << "colon.csv not found (set DPQ_TEST_DATA_DIR)";
-  ASSERT_OK_AND_ASSIGN(CreatedDataset created, CreateFromCsv(ColonSchema(), *csv, 64 * 1024));
+  ASSERT_OK_AND_ASSIGN(CreatedDataset created, CreateFromCsv(::dpq::testing::ColonDemoSchema(), *csv, 64 * 1024));
   const int64_t id = created.schema.id;
   const std::string table = DataTableName(id);
   ASSERT_EQ(Sql(absl::StrCat("SELECT count(DISTINCT patient_id) FROM ", table)), "929");

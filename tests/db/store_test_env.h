@@ -35,6 +35,24 @@
 
 namespace dpq::testing {
 
+// colon.csv (survival::colon, deploy/demo-data): two rows per patient (recurrence and death
+// events), 929 patients; no declared bounds.
+inline query::DatasetSchema ColonDemoSchema() {
+  const auto col = [](const std::string& name, query::ColumnType type) {
+    return query::ColumnSchema{name, type, absl::nullopt, absl::nullopt, {}};
+  };
+  query::DatasetSchema s;
+  s.name = "colon";
+  s.privacy_unit = "patient_id";
+  for (const char* c : {"patient_id", "study"}) s.columns.push_back(col(c, query::ColumnType::kInteger));
+  s.columns.push_back(col("rx", query::ColumnType::kText));
+  for (const char* c : {"sex", "age", "obstruct", "perfor", "adhere", "nodes", "status", "differ",
+                        "extent", "surg", "node4", "time", "etype"}) {
+    s.columns.push_back(col(c, query::ColumnType::kInteger));
+  }
+  return s;
+}
+
 // Budget amounts in ledger units (server/query/privacy_units.h).
 inline int64_t EpsU(double epsilon) {
   return *query::EpsilonToUnits(epsilon, "epsilon", query::kMaxEpsilonBudget);

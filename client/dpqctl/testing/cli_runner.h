@@ -7,6 +7,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <fstream>
 #include <initializer_list>
 #include <memory>
 #include <sstream>
@@ -42,6 +44,22 @@ inline CliResult RunDpqctl(std::vector<std::string> args) {
   result.err = err.str();
   return result;
 }
+
+// Writes `contents` to a new file under /tmp and returns its path.
+inline std::string WriteTempFile(const std::string& contents) {
+  char path[] = "/tmp/dpqctl_test_XXXXXX";
+  int fd = mkstemp(path);
+  close(fd);
+  std::ofstream(path, std::ios::binary) << contents;
+  return path;
+}
+
+// A temp file removed at the end of the scope.
+struct TempFile {
+  explicit TempFile(const std::string& contents) : path(WriteTempFile(contents)) {}
+  ~TempFile() { std::remove(path.c_str()); }
+  std::string path;
+};
 
 // A loopback port nothing listens on: bind an ephemeral one, then release it.
 inline std::string ClosedAddress() {
