@@ -243,6 +243,44 @@ TEST(CsvToCopyTest, AcceptsValidNumbers) {
   EXPECT_EQ(r.rows, 3);
 }
 
+// The plain-decimal fast path (no parse) and the full parser agree: plain decimals, with or
+// without sign and fraction, and the forms only the parser decides (exponent, '+', "5.", ".5").
+TEST(CsvToCopyTest, PlainAndOtherDecimalFormsAreAcceptedAndCopiedVerbatim) {
+  Converted r = Convert(std::string(kHeader) +
+                        "u,1,-0.5\nu,1,12345678901234567890.125\nu,1,+7\nu,1,5.\nu,1,.5\n"
+                        "u,1,007\n");
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(r.out,
+            "u\t1\t-0.5\nu\t1\t12345678901234567890.125\nu\t1\t+7\nu\t1\t5.\nu\t1\t.5\n"
+            "u\t1\t007\n");
+}
+
+// Plain decimals longer than the fast path's 300 characters go through the full parser: 400
+// digits overflow a double and are refused like 1e400; 299 digits pass.
+TEST(CsvToCopyTest, LongPlainDecimalsAreRangeChecked) {
+  ExpectInvalidWith(Convert(std::string(kHeader) + "u,1,1" + std::string(399, '0') + "\n"),
+                    {"line 2", "amount"});
+  ExpectInvalidWith(Convert(std::string(kHeader) + "u,1,0." + std::string(400, '0') + "1\n"),
+                    {"line 2", "amount"});
+  Converted ok = Convert(std::string(kHeader) + "u,1,1" + std::string(298, '0') + "\n");
+  EXPECT_TRUE(ok.status.ok()) << ok.status;
+}
+
+TEST(CsvToCopyTest, MalformedDecimalsAreRefused) {
+  for (const std::string bad : {"-", "1.2.3", "1-2", "--1", "1e", "-.", "0x"}) {
+    Converted r = Convert(std::string(kHeader) + "u,1," + bad + "\n");
+    ExpectInvalidWith(r, {"line 2", "amount"});
+  }
+}
+
+// A refused row leaves nothing of itself in the output (earlier rows stay).
+TEST(CsvToCopyTest, RefusedRowLeavesNoPartialOutput) {
+  CsvToCopy converter(TestColumns());
+  std::string out;
+  EXPECT_FALSE(converter.Feed(std::string(kHeader) + "u1,30,1.5\nu2,31,bad\n", &out).ok());
+  EXPECT_EQ(out, "u1\t30\t1.5\n");
+}
+
 TEST(CsvToCopyTest, RejectsWrongFieldCountNamingTheLine) {
   ExpectInvalidWith(Convert(std::string(kHeader) + "u1,30,1.5\nu2,31\n"), {"line 3"});
   ExpectInvalidWith(Convert(std::string(kHeader) + "u1,30,1.5,extra\n"), {"line 2"});
