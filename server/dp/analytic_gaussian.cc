@@ -4,6 +4,7 @@
 
 #include "server/base/status_macros.h"
 #include "server/base/validation.h"
+#include "server/dp/numeric_search.h"
 
 namespace dpq::dp {
 namespace {
@@ -13,20 +14,6 @@ constexpr int kMaxIterations = 400;
 
 // Standard normal CDF via erfc, accurate in both tails.
 double NormalCdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
-
-// Shrinks [lo, hi] (private_at(hi) true, private_at(lo) false) to relative width 1e-15.
-template <typename Pred>
-double BisectToPrivateEnd(double lo, double hi, Pred private_at) {
-  for (int i = 0; i < kMaxIterations && hi - lo > 1e-15 * hi; ++i) {
-    const double mid = lo + (hi - lo) / 2;
-    if (private_at(mid)) {
-      hi = mid;
-    } else {
-      lo = mid;
-    }
-  }
-  return hi;
-}
 
 }  // namespace
 
@@ -53,7 +40,7 @@ absl::StatusOr<double> AnalyticGaussianSigma(double epsilon, double delta, doubl
   double lo = hi / 2;
   while (lo > 1e-300 && is_private(lo)) lo /= 2;
   if (is_private(lo)) return lo * l2_sensitivity;  // degenerate: any sigma works
-  return BisectToPrivateEnd(lo, hi, is_private) * kSafetyFactor * l2_sensitivity;
+  return BisectToPassingEnd(lo, hi, is_private, 1e-15, kMaxIterations) * kSafetyFactor * l2_sensitivity;
 }
 
 absl::StatusOr<double> AnalyticGaussianEpsilon(double sigma, double delta, double l2_sensitivity) {
@@ -68,7 +55,7 @@ absl::StatusOr<double> AnalyticGaussianEpsilon(double sigma, double delta, doubl
     hi *= 2;
     if (hi > 1e6) return absl::OutOfRangeError("sigma is too small for any epsilon <= 1e6 at this delta");
   }
-  return BisectToPrivateEnd(0.0, hi, is_private) * kSafetyFactor;
+  return BisectToPassingEnd(0.0, hi, is_private, 1e-15, kMaxIterations) * kSafetyFactor;
 }
 
 }  // namespace dpq::dp

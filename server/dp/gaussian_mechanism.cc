@@ -1,5 +1,6 @@
 // Gaussian mechanism on a grid; contract in additive_mechanism.h.
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <memory>
 
@@ -12,6 +13,7 @@
 #include "server/dp/discrete_gaussian_privacy.h"
 #include "server/dp/grid.h"
 #include "server/dp/noise_quantiles.h"
+#include "server/dp/zcdp_conversion.h"
 
 namespace dpq::dp {
 namespace {
@@ -22,7 +24,12 @@ constexpr double kMaxIntegerSigma = 0x1p42;
 // ~2^32 sigma) (discrete_gaussian.h, geometric.h): a removed mass tau <= exp(-2^39) for
 // sigma <= 2^42. Conditioning both neighbours on the same symmetric set changes the hockey-stick
 // divergence to at most (delta_exact + tau) / (1 - tau), so certifying delta_exact <= delta (1 - 2^-40)
-// covers it: tau is far below 2^-40 times the smallest positive double.
+// covers it: tau is far below 2^-40 times the smallest positive double. (More precisely the bound
+// is (delta_exact + e^eps tau) / (1 - tau), by writing the untruncated law as the mixture
+// (1 - tau) truncated + tau rest; e^eps tau is just as negligible for any epsilon below 2^38.)
+// For a vector the coordinates one unit does not change have the same independent law under both
+// neighbours and drop out of the divergence, so at most m <= 2^40 coordinates matter and the
+// removed mass is at most m tau, equally negligible.
 constexpr double kTruncationAllowance = 1 - 0x1p-40;
 
 // Sensitivity in grid units. With k = round(x / gamma) (ties away from zero, grid.cc SnapToGrid;
@@ -39,10 +46,53 @@ absl::StatusOr<int64_t> GridSensitivity(double sensitivity, double gamma) {
   return static_cast<int64_t>(ratio) + 1;
 }
 
+// L2 sensitivity in grid units of a vector of which one unit changes at most m coordinates. Per
+// coordinate k_i - k'_i = (x_i - x'_i)/gamma + (e_i - e'_i) with rounding errors |e_i|, |e'_i| <=
+// 1/2 (as above), and e_i = e'_i where x_i = x'_i; by Minkowski ||k - k'||_2 <= Delta/gamma +
+// ||e - e'||_2 <= Delta/gamma + sqrt(m). Delta/gamma is exact (gamma a power of two, quotient
+// < 2^22), sqrt is correctly rounded and raised to >= sqrt(m), and the sum is rounded up.
+double VectorGridSensitivity(double sensitivity, double gamma, int64_t changed_coordinates) {
+  const double m = static_cast<double>(changed_coordinates);  // exact: m <= 2^40
+  double root = std::sqrt(m);
+  // fma gives the sign of the exact root^2 - m.
+  if (std::fma(root, root, -m) < 0) {
+    root = std::nextafter(root, std::numeric_limits<double>::infinity());
+  }
+  return internal::AddRoundingUp(sensitivity / gamma, root);
+}
+
+// Grid sensitivity and sigma, both in grid steps.
+struct Calibration {
+  double grid_sensitivity;
+  double sigma_in_steps;
+};
+
+// Scalar (m = 1): continuous analytic calibration (Balle & Wang 2018) for the integer grid
+// sensitivity D (D gamma <= Delta + gamma), certified and if needed raised so that the discrete
+// mechanism's exact delta (CKS 2020 Thm 7, DiscreteGaussianDelta) is <= delta (1 - 2^-40).
+absl::StatusOr<Calibration> CalibrateScalar(double epsilon, double delta, double sensitivity,
+                                            double gamma) {
+  ASSIGN_OR_RETURN(const int64_t grid_sensitivity, GridSensitivity(sensitivity, gamma));
+  ASSIGN_OR_RETURN(const double sigma,
+                   DiscreteGaussianSigma(epsilon, delta * kTruncationAllowance, grid_sensitivity));
+  return Calibration{static_cast<double>(grid_sensitivity), sigma};  // D < 2^51: exact
+}
+
+// Vector (m > 1): no exact multivariate profile is computed; the vector discrete Gaussian is
+// Dg^2/(2 s^2)-zCDP (CKS 2020, Thm 14) and ZcdpGaussianSigma finds the smallest s whose rho
+// converts (CKS 2020, Cor. 13) to epsilon at delta (1 - 2^-40).
+absl::StatusOr<Calibration> CalibrateVector(double epsilon, double delta, double sensitivity,
+                                            double gamma, int64_t changed_coordinates) {
+  const double grid_sensitivity = VectorGridSensitivity(sensitivity, gamma, changed_coordinates);
+  ASSIGN_OR_RETURN(const double sigma,
+                   ZcdpGaussianSigma(epsilon, delta * kTruncationAllowance, grid_sensitivity));
+  return Calibration{grid_sensitivity, sigma};
+}
+
 class GaussianMechanism final : public AdditiveMechanism {
  public:
   GaussianMechanism(double epsilon, double delta, double sensitivity, double gamma,
-                    int64_t grid_sensitivity, double integer_sigma, DiscreteGaussianSampler sampler)
+                    double grid_sensitivity, double integer_sigma, DiscreteGaussianSampler sampler)
       : epsilon_(epsilon),
         delta_(delta),
         sensitivity_(sensitivity),
@@ -61,7 +111,7 @@ class GaussianMechanism final : public AdditiveMechanism {
   double sensitivity() const override { return sensitivity_; }
   double granularity() const override { return gamma_; }
   double privacy_sensitivity() const override {
-    return static_cast<double>(grid_sensitivity_) * gamma_;  // D < 2^53 and gamma a power of two: exact
+    return grid_sensitivity_ * gamma_;  // gamma a power of two: exact
   }
   absl::StatusOr<double> ConfidenceHalfWidth(double confidence) const override {
     ASSIGN_OR_RETURN(const int64_t m, DiscreteGaussianHalfWidth(integer_sigma_, confidence));
@@ -74,35 +124,37 @@ class GaussianMechanism final : public AdditiveMechanism {
   double delta_;
   double sensitivity_;
   double gamma_;
-  int64_t grid_sensitivity_;  // D
+  double grid_sensitivity_;  // D (scalar, an integer) or Dg (vector), in grid steps
   double integer_sigma_;  // sigma / gamma, exactly the sampler's rational sigma
   DiscreteGaussianSampler sampler_;
 };
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<AdditiveMechanism>> CreateGaussianMechanism(double epsilon,
-                                                                           double delta,
-                                                                           double l2_sensitivity) {
+absl::StatusOr<std::unique_ptr<AdditiveMechanism>> CreateGaussianMechanism(
+    double epsilon, double delta, double l2_sensitivity, int64_t changed_coordinates) {
   RETURN_IF_ERROR(ValidateIsPositive(epsilon, "epsilon"));
   RETURN_IF_ERROR(ValidateInOpenRange(delta, 0.0, 1.0, "delta"));
   RETURN_IF_ERROR(ValidateIsPositive(l2_sensitivity, "l2_sensitivity"));
+  RETURN_IF_ERROR(internal::ValidateChangedCoordinates(changed_coordinates));
+  // The grid comes from the nominal (continuous, Balle & Wang 2018) sigma for Delta in both cases,
+  // so a vector release uses the same grid as a scalar one with the same parameters.
   ASSIGN_OR_RETURN(const double nominal_sigma,
                    AnalyticGaussianSigma(epsilon, delta, l2_sensitivity));
   ASSIGN_OR_RETURN(const double gamma, internal::ChooseGranularity(l2_sensitivity, nominal_sigma));
-  ASSIGN_OR_RETURN(const int64_t grid_sensitivity, GridSensitivity(l2_sensitivity, gamma));
-  // Continuous analytic calibration (Balle & Wang 2018) for the integer grid sensitivity D
-  // (D gamma <= Delta + gamma), certified and if needed raised so that the discrete mechanism's
-  // exact delta (CKS 2020 Thm 7, DiscreteGaussianDelta) is <= delta (1 - 2^-40).
-  auto sigma_or = DiscreteGaussianSigma(epsilon, delta * kTruncationAllowance, grid_sensitivity);
-  if (!sigma_or.ok() || !(*sigma_or <= kMaxIntegerSigma)) {
-    if (!sigma_or.ok() && sigma_or.status().code() != absl::StatusCode::kOutOfRange) {
-      return sigma_or.status();
+  const bool scalar = changed_coordinates == 1;
+  auto calibration_or =
+      scalar ? CalibrateScalar(epsilon, delta, l2_sensitivity, gamma)
+             : CalibrateVector(epsilon, delta, l2_sensitivity, gamma, changed_coordinates);
+  if (!calibration_or.ok() || !(calibration_or->sigma_in_steps <= kMaxIntegerSigma)) {
+    if (!calibration_or.ok() && calibration_or.status().code() != absl::StatusCode::kOutOfRange) {
+      return calibration_or.status();
     }
     return absl::OutOfRangeError(
         absl::StrCat("epsilon ", epsilon, " is too small for the Gaussian release grid"));
   }
-  const double sigma_in_steps = *sigma_or;
+  const Calibration calibration = *calibration_or;
+  const double sigma_in_steps = calibration.sigma_in_steps;
   ASSIGN_OR_RETURN(DiscreteGaussianSampler sampler, DiscreteGaussianSampler::Create(sigma_in_steps));
   // The certificate is for sigma_in_steps itself: the sampler must use exactly that value (it does
   // for every double in [2^-9, 2^62], whose exact fraction has a power-of-two denominator <= 2^62).
@@ -112,10 +164,17 @@ absl::StatusOr<std::unique_ptr<AdditiveMechanism>> CreateGaussianMechanism(doubl
     return absl::InternalError(absl::StrCat("sampler sigma differs from the certified sigma ",
                                             sigma_in_steps));
   }
-  const double exact_sigma = sigma_in_steps;
+  // Vector: re-check the released parameters directly with the conversion (the scalar sigma is
+  // checked directly inside DiscreteGaussianSigma).
+  if (!scalar && !(ZcdpEpsilonCks(GaussianRhoRoundedUp(calibration.grid_sensitivity,
+                                                       sigma_in_steps),
+                                  delta * kTruncationAllowance) <= epsilon)) {
+    return absl::InternalError(absl::StrCat("the zCDP certificate fails for sigma ", sigma_in_steps,
+                                            " grid steps"));
+  }
   return std::unique_ptr<AdditiveMechanism>(
-      new GaussianMechanism(epsilon, delta, l2_sensitivity, gamma, grid_sensitivity, exact_sigma,
-                            sampler));
+      new GaussianMechanism(epsilon, delta, l2_sensitivity, gamma, calibration.grid_sensitivity,
+                            sigma_in_steps, sampler));
 }
 
 }  // namespace dpq::dp

@@ -1,4 +1,5 @@
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "gtest/gtest.h"
@@ -33,6 +34,33 @@ TEST(GaussianMechanismTest, SigmaIsAnalyticForRoundedSensitivity) {
   EXPECT_GE((*m)->noise_scale(), *exact);
   // 3.7306316348159374 * 2 from the reference, inflated by at most ~2^-19 in total.
   EXPECT_NEAR((*m)->noise_scale(), 2 * 3.7306316348159374, 2 * 3.74 * 0x1p-18);
+}
+
+// Regression pin: noise_scale, granularity and privacy_sensitivity recorded (exactly, as hex
+// floats) from the implementation before `changed_coordinates` existed. The default and an
+// explicit changed_coordinates = 1 must both reproduce them bit for bit.
+TEST(GaussianMechanismTest, OneChangedCoordinateKeepsTheScalarCalibration) {
+  struct Pin {
+    double epsilon, delta, sensitivity, noise_scale, granularity, privacy_sensitivity;
+  };
+  constexpr Pin kPins[] = {
+      {1e-3, 1e-12, 1.0, 0x1.5244eaf332609p+12, 0x1p-20, 0x1.00001p+0},
+      {0.1, 1e-6, 3.7e-5, 0x1.60219c2b14df3p-10, 0x1p-35, 0x1.3660fp-15},
+      {1.0, 1e-6, 1.0, 0x1.0e61347b0c363p+2, 0x1p-20, 0x1.00001p+0},
+      {1.0, 1e-3, 100.0, 0x1.0177428d872cbp+8, 0x1p-14, 0x1.90001p+6},
+      {3.0, 1e-12, 2.0, 0x1.243b26d11e684p+2, 0x1p-19, 0x1.00001p+1},
+      {10.0, 1e-6, 100.0, 0x1.b0dea6a195744p+5, 0x1p-14, 0x1.90001p+6},
+  };
+  for (const Pin& p : kPins) {
+    for (const int64_t m_or_default : {int64_t{0}, int64_t{1}}) {
+      auto m = m_or_default == 0 ? CreateGaussianMechanism(p.epsilon, p.delta, p.sensitivity)
+                                 : CreateGaussianMechanism(p.epsilon, p.delta, p.sensitivity, 1);
+      ASSERT_TRUE(m.ok()) << m.status();
+      EXPECT_EQ((*m)->noise_scale(), p.noise_scale) << p.epsilon << " " << p.delta;
+      EXPECT_EQ((*m)->granularity(), p.granularity) << p.epsilon << " " << p.delta;
+      EXPECT_EQ((*m)->privacy_sensitivity(), p.privacy_sensitivity) << p.epsilon << " " << p.delta;
+    }
+  }
 }
 
 TEST(GaussianMechanismTest, OutputsLieOnTheGrid) {

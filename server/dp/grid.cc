@@ -55,4 +55,12 @@ double AddRoundingUp(double a, double b) {
   return s;
 }
 
+absl::Status ValidateChangedCoordinates(int64_t changed_coordinates) {
+  if (changed_coordinates < 1 || changed_coordinates > (int64_t{1} << 40)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "changed_coordinates must lie in [1, 2^40], got ", changed_coordinates));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace dpq::dp::internal

@@ -25,6 +25,10 @@ double DivideRoundingUp(double a, double b);
 // The smallest double >= a + b exactly (a, b finite >= 0).
 double AddRoundingUp(double a, double b);
 
+// The vector mechanisms' `changed_coordinates` (most coordinates one unit changes): in [1, 2^40].
+// INVALID_ARGUMENT naming "changed_coordinates" otherwise.
+absl::Status ValidateChangedCoordinates(int64_t changed_coordinates);
+
 }  // namespace dpq::dp::internal
 
 #endif  // DPQ_SERVER_DP_GRID_H_

@@ -61,10 +61,7 @@ absl::StatusOr<std::unique_ptr<AdditiveMechanism>> CreateLaplaceMechanism(double
                                                                           int64_t changed_coordinates) {
   RETURN_IF_ERROR(ValidateIsPositive(epsilon, "epsilon"));
   RETURN_IF_ERROR(ValidateIsPositive(l1_sensitivity, "l1_sensitivity"));
-  if (changed_coordinates < 1 || changed_coordinates > (int64_t{1} << 40)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "changed_coordinates must lie in [1, 2^40], got ", changed_coordinates));
-  }
+  RETURN_IF_ERROR(internal::ValidateChangedCoordinates(changed_coordinates));
   ASSIGN_OR_RETURN(const double gamma,
                    internal::ChooseGranularity(l1_sensitivity, l1_sensitivity / epsilon));
   // In grid units neighbours differ by at most Delta/gamma + m in L1 (rounding adds at most one

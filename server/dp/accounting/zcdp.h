@@ -6,6 +6,7 @@
 #define DPQ_SERVER_DP_ACCOUNTING_ZCDP_H_
 
 #include "server/dp/accounting/privacy_event.h"
+#include "server/dp/zcdp_conversion.h"
 
 namespace dpq::dp::accounting {
 
@@ -15,18 +16,12 @@ namespace dpq::dp::accounting {
 // discrete Laplace (eps = D/T) and PureDp eps^2/2 (Bun & Steinke 2016, Prop. 1.4); ApproxDp with delta > 0 has none (+inf: accountants keep it additively).
 double EventRho(const PrivacyEvent& event);
 
-// eps = rho + 2 sqrt(rho ln(1/delta)) (Bun & Steinke 2016, Prop. 1.3).
-double ZcdpEpsilonSimple(double rho, double delta);
-
-// eps = inf_{a > 1} a rho + log((a-1)/a) - (log delta + log a)/(a-1) (Canonne, Kamath & Steinke
-// 2020, Prop. 12 applied to the RDP curve a * rho). The objective is convex in a on (1, inf); it is
-// minimised by golden-section search on a bracket found by doubling, and the returned value is the
-// objective at the final point: it is a value of the objective, so it is never below the infimum.
-// Clamped to >= 0 and never above the simple bound.
-double ZcdpEpsilonCks(double rho, double delta);
-
-// delta for a given eps (same theorem): inf_a exp((a-1)(a rho - eps) + (a-1) log(1-1/a) - log a).
-double ZcdpDelta(double rho, double epsilon);
+// The rho -> (epsilon, delta) conversions (Bun & Steinke 2016 Prop. 1.3; Canonne, Kamath & Steinke
+// 2020 Prop. 12 / Cor. 13) live in server/dp/zcdp_conversion.h, where the Gaussian mechanism also
+// calibrates with them; re-exported here for the accountants. All are upper bounds (rounded up).
+using ::dpq::dp::ZcdpDelta;
+using ::dpq::dp::ZcdpEpsilonCks;
+using ::dpq::dp::ZcdpEpsilonSimple;
 
 }  // namespace dpq::dp::accounting
 
