@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -12,6 +13,7 @@
 #include "server/dp/additive_mechanism.h"
 #include "server/dp/dp_quantile.h"
 #include "server/dp/partition_selection.h"
+#include "server/dp/quantile_interval.h"
 
 namespace dpq::engine {
 namespace {
@@ -23,8 +25,9 @@ using Statistic = query::NoiseComponent::Statistic;
 // The events a component composes into the ledger. A single-coordinate Laplace release is the
 // discrete Laplace mechanism with integer shift D = floor(Delta/gamma) + 1 and scale t in grid
 // steps (its exact PLD/RDP are tighter than pure epsilon); a vector release is charged as pure
-// epsilon-DP (its L1 argument), and the discrete Gaussian by its actual sigma and grid sensitivity,
-// which RDP and zCDP accountants compose tightly (Canonne, Kamath, Steinke 2020, Thm. 4).
+// epsilon-DP (its L1 argument), and the discrete Gaussian by its actual sigma and grid (L2)
+// sensitivity, which RDP and zCDP accountants compose tightly (Canonne, Kamath, Steinke 2020,
+// Thm. 4 for one coordinate, Thm. 14 for a vector).
 std::string EventOf(const dp::AdditiveMechanism& m, int changed_coordinates) {
   if (m.delta() > 0) {
     return dp::accounting::PrivacyEvent::Gaussian(m.noise_scale(), m.privacy_sensitivity()).ToSpec();
@@ -45,7 +48,8 @@ absl::StatusOr<Calibrated> Calibrate(query::MechanismKind kind, const NoiseCompo
                                      double confidence) {
   Calibrated out;
   if (kind == query::MechanismKind::kGaussian) {
-    ASSIGN_OR_RETURN(out.mechanism, dp::CreateGaussianMechanism(c.epsilon, c.delta, c.sensitivity));
+    ASSIGN_OR_RETURN(out.mechanism, dp::CreateGaussianMechanism(c.epsilon, c.delta, c.sensitivity,
+                                                                 c.changed_coordinates));
   } else {
     ASSIGN_OR_RETURN(out.mechanism,
                      dp::CreateLaplaceMechanism(c.epsilon, c.sensitivity, c.changed_coordinates));
@@ -82,8 +86,10 @@ std::string Edge(double x) { return absl::StrFormat("%g", x); }
 // Releases one group's rows.
 class GroupReleaser {
  public:
-  GroupReleaser(const query::QueryPlan& plan, std::vector<Calibrated> components, dp::RandomSource& rng)
-      : plan_(plan), spec_(plan.spec), c_(std::move(components)), rng_(rng) {}
+  // `band`: the quantile intervals' band (quantile plans only), shared by every group.
+  GroupReleaser(const query::QueryPlan& plan, std::vector<Calibrated> components,
+                const dp::QuantileBand* band, dp::RandomSource& rng)
+      : plan_(plan), spec_(plan.spec), c_(std::move(components)), band_(band), rng_(rng) {}
 
   absl::Status Release(const store::GroupStats& g, std::vector<ReleasedRow>& out) {
     std::vector<std::string> key = g.key;
@@ -148,11 +154,20 @@ class GroupReleaser {
         return absl::OkStatus();
       }
       case AggregateKind::kQuantile: {
+        // The selection (exponential mechanism) and, independently, the noisy histogram that
+        // bounds it (quantile_interval.h); the estimate is clamped into its interval
+        // (post-processing: a point outside an interval that holds the quantile moves closer).
+        const std::vector<double>& edges = plan_.scan.bucket_edges;
         std::vector<int64_t> counts = g.buckets;
-        counts.resize(plan_.scan.bucket_edges.size() - 1, 0);
+        counts.resize(edges.size() - 1, 0);
         ASSIGN_OR_RETURN(std::vector<double> values,
                          dp::ReleaseQuantiles(counts, *spec_.lower, *spec_.upper, spec_.quantiles,
                                               plan_.quantile_epsilon, spec_.max_contributions, rng_));
+        std::vector<double> noisy(counts.size());
+        for (size_t i = 0; i < counts.size(); ++i) {
+          ASSIGN_OR_RETURN(noisy[i], c_[0].mechanism->AddNoise(static_cast<double>(counts[i]), rng_));
+        }
+        ASSIGN_OR_RETURN(std::vector<dp::ValueInterval> intervals, band_->Intervals(noisy, edges));
         for (size_t i = 0; i < values.size(); ++i) {
           ASSIGN_OR_RETURN(double rank_error,
                            dp::RankErrorBound(static_cast<int64_t>(counts.size()), spec_.quantiles[i],
@@ -162,8 +177,10 @@ class GroupReleaser {
           ReleasedRow r;
           r.key = key;
           r.label = absl::StrCat("q=", absl::StrFormat("%g", spec_.quantiles[i]));
-          r.value = values[i];
-          r.has_interval = false;
+          r.value = std::clamp(values[i], intervals[i].lower, intervals[i].upper);
+          r.ci_lower = intervals[i].lower;
+          r.ci_upper = intervals[i].upper;
+          r.noise_scale = c_[0].mechanism->noise_scale();
           r.rank_error = rank_error;
           out.push_back(std::move(r));
         }
@@ -217,6 +234,7 @@ class GroupReleaser {
   const query::QueryPlan& plan_;
   const query::QuerySpec& spec_;
   std::vector<Calibrated> c_;
+  const dp::QuantileBand* band_;
   dp::RandomSource& rng_;
 };
 
@@ -252,7 +270,15 @@ absl::StatusOr<NoisyRelease> ReleaseWithNoise(const query::QueryPlan& plan,
         dp::accounting::PrivacyEvent::PureDp(plan.quantile_epsilon * plan.scan.max_partitions)
             .ToSpec());
   }
-  GroupReleaser releaser(plan, std::move(components), rng);
+  std::optional<dp::QuantileBand> band;
+  if (plan.spec.aggregate == AggregateKind::kQuantile) {
+    const dp::AdditiveMechanism& m = *components.at(0).mechanism;
+    ASSIGN_OR_RETURN(band, dp::QuantileBand::Create(
+                               static_cast<int64_t>(plan.scan.bucket_edges.size()) - 1,
+                               plan.spec.quantiles, m.granularity(),
+                               m.noise_scale() / m.granularity(), plan.spec.confidence));
+  }
+  GroupReleaser releaser(plan, std::move(components), band ? &*band : nullptr, rng);
 
   if (!plan.grouped()) {
     RETURN_IF_ERROR(releaser.Release(exact, out.rows));

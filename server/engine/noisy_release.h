@@ -23,8 +23,8 @@ struct ReleasedRow {
   std::string label;             // "q=0.5", "[0, 10)", a category; empty for the aggregate itself
   double value = 0;
   // Holds the true value (of the kept, clamped rows) with probability >= confidence over the
-  // noise. Quantiles have no value interval (it would need the data): has_interval is false and
-  // rank_error bounds the released value's rank error instead.
+  // noise. A query's quantile intervals hold simultaneously (dp/quantile_interval.h); quantile
+  // rows also carry rank_error, the selection's rank-error bound (dp_quantile.h).
   bool has_interval = true;
   double ci_lower = 0;
   double ci_upper = 0;

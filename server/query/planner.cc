@@ -1,6 +1,7 @@
 #include "server/query/planner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -295,12 +296,6 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
 
   if (!plan.grouped()) spec.max_partitions = 1;  // one group: nothing to bound
   RETURN_IF_ERROR(ValidatePrivacyParameters(spec, select_keys));
-  if (spec.mechanism == MechanismKind::kGaussian &&
-      (plan.grouped() || agg == AggregateKind::kHistogram)) {
-    return absl::InvalidArgumentError(
-        "mechanism: gaussian is supported for single-valued answers only; use laplace for "
-        "histograms and group-by");
-  }
   if (agg == AggregateKind::kQuantile && spec.mechanism == MechanismKind::kGaussian) {
     return absl::InvalidArgumentError(
         "mechanism: quantiles use the exponential mechanism (pure epsilon-DP); leave mechanism "
@@ -322,16 +317,23 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
     // Half of epsilon and all of the (Laplace) delta select the keys (Desfontaines, Voss, Gipson,
     // Mandayam 2022); the rest releases the aggregates of the selected keys. Basic composition of
     // the two (Dwork & Roth 2014, Thm. 3.16) gives (epsilon, delta) in total.
-    plan.selection = {true, mech_epsilon / 2, mech_delta, m};
+    // With the Gaussian mechanism the aggregates need delta too: half each.
+    const bool gaussian = spec.mechanism == MechanismKind::kGaussian;
+    plan.selection = {true, mech_epsilon / 2, gaussian ? mech_delta / 2 : mech_delta, m};
     plan.scan.count_units = true;
     mech_epsilon /= 2;
-    mech_delta = 0;
+    mech_delta = gaussian ? mech_delta / 2 : 0.0;
   }
-  // A unit changes at most m groups: the released vector's L1 sensitivity is m times the
-  // per-group one (Wilson et al. 2020, §3; DESIGN.md §3).
+  // A unit changes at most m groups, each by at most the per-group sensitivity: the released
+  // vector's L1 sensitivity is m times the per-group one (Wilson et al. 2020, §3; DESIGN.md §3),
+  // its L2 sensitivity sqrt(m) times (the Gaussian's; CKS 2020 Thm 14 calibrates the vector).
+  // Within a group a histogram's K rows move its bucket vector by at most K in L1 and in L2.
+  const double group_factor = spec.mechanism == MechanismKind::kGaussian
+                                  ? std::sqrt(static_cast<double>(m))
+                                  : static_cast<double>(m);
   const auto push = [&](NoiseComponent::Statistic stat, double eps, double delta,
                         double per_group, int coordinates) {
-    plan.components.push_back({stat, eps, delta, per_group * m, coordinates * m});
+    plan.components.push_back({stat, eps, delta, per_group * group_factor, coordinates * m});
   };
 
   switch (agg) {
@@ -400,10 +402,17 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
         }
         edges.back() = *spec.upper;
         plan.scan.bucket_edges = std::move(edges);
-        // One release of all quantiles per group, each group's at epsilon / m: a unit touches at most
-        // m groups, so basic composition over them gives epsilon (Dwork & Roth 2014, Thm. 3.16);
-        // dp_quantile.h splits a group's share over its quantiles.
-        plan.quantile_epsilon = mech_epsilon / m;
+        // Half of epsilon selects the quantiles (exponential mechanism, dp_quantile.h), half buys a
+        // noisy histogram over the same buckets whose CDF bounds them (quantile_interval.h: the
+        // value intervals, a post-processing of that histogram); basic composition of the two
+        // (Dwork & Roth 2014, Thm. 3.16). One selection of all quantiles per group at epsilon / 2m:
+        // a unit touches at most m groups, so composing over them gives epsilon / 2; dp_quantile.h
+        // splits a group's share over its quantiles.
+        plan.quantile_epsilon = mech_epsilon / 2 / m;
+        ASSIGN_OR_RETURN(double c, CountSensitivity(k));
+        // K rows of one unit fall in at most K buckets: the count vector moves by K in L1.
+        push(NoiseComponent::Statistic::kBucketCounts, mech_epsilon / 2, 0.0, c,
+             std::min(k, kQuantileBuckets));
       }
       break;
     }

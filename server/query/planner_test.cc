@@ -615,8 +615,15 @@ TEST(PlannerTest, QuantileUsesAFixedGridOverTheBoundsAndIsPure) {
   ASSERT_EQ(plan.scan.bucket_edges.size(), static_cast<size_t>(kQuantileBuckets) + 1);
   EXPECT_EQ(plan.scan.bucket_edges.front(), 0);
   EXPECT_EQ(plan.scan.bucket_edges.back(), 100);
-  EXPECT_TRUE(plan.components.empty());
-  EXPECT_EQ(plan.quantile_epsilon, MechanismEpsilon(plan.epsilon_units));
+  // Half of epsilon selects, half buys the histogram that bounds the selection (its intervals).
+  const double eps = MechanismEpsilon(plan.epsilon_units);
+  EXPECT_EQ(plan.quantile_epsilon, eps / 2);
+  ASSERT_EQ(plan.components.size(), 1u);
+  EXPECT_EQ(plan.components[0].statistic, NoiseComponent::Statistic::kBucketCounts);
+  EXPECT_EQ(plan.components[0].epsilon, eps / 2);
+  EXPECT_EQ(plan.components[0].delta, 0);
+  EXPECT_EQ(plan.components[0].sensitivity, 1);  // K = 1 row per unit
+  EXPECT_EQ(plan.components[0].changed_coordinates, 1);
   spec.mechanism = MechanismKind::kGaussian;
   spec.delta = 1e-6;
   ExpectRejectedNaming(spec, "mechanism");
@@ -654,18 +661,50 @@ TEST(PlannerTest, NumericHistogramCountsRowsPerBinWithSensitivityK) {
     spec.bins = bad;
     ExpectRejectedNaming(spec, "bins");
   }
-  spec.bins = {0, 1};
+  // Gaussian: within one group the bucket vector moves by at most K in L2 as well.
+  spec.bins = {0, 1, 2};
   spec.mechanism = MechanismKind::kGaussian;
   spec.delta = 1e-6;
-  ExpectRejectedNaming(spec, "gaussian");
+  const QueryPlan gaussian = PlanOrDie(spec);
+  ASSERT_EQ(gaussian.components.size(), 1u);
+  EXPECT_EQ(gaussian.components[0].sensitivity, 4);
+  EXPECT_EQ(gaussian.components[0].changed_coordinates, 2);
+  EXPECT_EQ(gaussian.components[0].delta, MechanismDelta(gaussian.delta_units));
 }
 
-TEST(PlannerTest, GroupByScalesSensitivityByMaxPartitions) {
+// A sum grouped by city over the declared keys Oslo and Lima, K rows per unit and group, M groups.
+QuerySpec CitySumSpec(int k, int m) {
   QuerySpec spec = SumSpec();
   spec.group_by = {"city"};
   spec.keys = {"Oslo", "Lima"};
-  spec.max_contributions = 2;
-  spec.max_partitions = 3;
+  spec.max_contributions = k;
+  spec.max_partitions = m;
+  return spec;
+}
+
+// Across M groups the Gaussian's L2 sensitivity is sqrt(M) times the per-group one (Laplace: M
+// times, in L1); with partition selection the selection and the Gaussian take half of delta each.
+TEST(PlannerTest, GaussianGroupByScalesL2SensitivityBySqrtOfMaxPartitions) {
+  QuerySpec spec = CitySumSpec(/*k=*/2, /*m=*/4);
+  spec.mechanism = MechanismKind::kGaussian;
+  spec.delta = 1e-6;
+  const QueryPlan plan = PlanOrDie(spec);
+  ASSERT_EQ(plan.components.size(), 1u);
+  EXPECT_EQ(plan.components[0].sensitivity, 2 * 2 * 100);  // sqrt(M) K max(|L|, |U|)
+  EXPECT_EQ(plan.components[0].changed_coordinates, 4);
+  EXPECT_EQ(plan.components[0].delta, MechanismDelta(plan.delta_units));
+
+  spec.keys.clear();
+  const QueryPlan selected = PlanOrDie(spec);
+  ASSERT_TRUE(selected.selection.needed);
+  EXPECT_EQ(selected.selection.delta, MechanismDelta(selected.delta_units) / 2);
+  ASSERT_EQ(selected.components.size(), 1u);
+  EXPECT_EQ(selected.components[0].delta, MechanismDelta(selected.delta_units) / 2);
+  EXPECT_EQ(selected.components[0].epsilon, MechanismEpsilon(selected.epsilon_units) / 2);
+}
+
+TEST(PlannerTest, GroupByScalesSensitivityByMaxPartitions) {
+  QuerySpec spec = CitySumSpec(/*k=*/2, /*m=*/3);
   const QueryPlan plan = PlanOrDie(spec);
   ASSERT_EQ(plan.components.size(), 1u);
   EXPECT_EQ(plan.components[0].sensitivity, 3 * 2 * 100);  // M K max(|L|, |U|)

@@ -311,11 +311,17 @@ TEST_F(AggregateLanguageTest, QuantilesLieWithinOneBucketOfTheExactQuantiles) {
           ") FROM ", table_, " WHERE wages IS NOT NULL"));
       const ReleasedRow& r = out.rows[i];
       EXPECT_EQ(r.label, absl::StrCat("q=", levels[i])) << i;
-      EXPECT_FALSE(r.has_interval);
       EXPECT_GT(r.rank_error, 0);
       EXPECT_NEAR(r.value, exact, width) << "q=" << levels[i] << " on [" << lo << ", " << hi << "]";
       EXPECT_GE(r.value, lo);
       EXPECT_LE(r.value, hi);
+      // The interval read off the (almost noiseless) histogram is the exact quantile's bucket.
+      ASSERT_TRUE(r.has_interval);
+      EXPECT_LE(r.ci_lower, exact) << "q=" << levels[i];
+      EXPECT_GE(r.ci_upper, exact) << "q=" << levels[i];
+      EXPECT_NEAR(r.ci_upper - r.ci_lower, width, 1e-9 * (hi - lo)) << "q=" << levels[i];
+      EXPECT_GE(r.value, r.ci_lower);
+      EXPECT_LE(r.value, r.ci_upper);
     }
   }
 
@@ -338,6 +344,8 @@ TEST_F(AggregateLanguageTest, QuantilesLieWithinOneBucketOfTheExactQuantiles) {
       if (r == nullptr) continue;
       EXPECT_NEAR(r->value, exact, 50.0 / query::kQuantileBuckets) << sex << " q=" << q;
       EXPECT_GT(r->rank_error, 0);
+      EXPECT_LE(r->ci_lower, exact) << sex << " q=" << q;
+      EXPECT_GE(r->ci_upper, exact) << sex << " q=" << q;
     }
   }
 }
@@ -518,57 +526,76 @@ TEST_F(AggregateLanguageTest, ColonBoundingKeepsKRowsPerPatientAndSensitivitySca
     s.keys = {"1", "2"};
     s.max_partitions = m;
     EXPECT_EQ(Run(s).allocation.sensitivity, m * k * 5000.0) << "grouped sum K=" << k << " M=" << m;
+    // The Gaussian's L2 sensitivity grows with sqrt(M), not M; the ledger event carries it in
+    // grid units (plus the rounding allowance, at most sqrt(M) grid steps).
+    QuerySpec g = c;
+    g.mechanism = MechanismKind::kGaussian;
+    g.delta = 1e-7;
+    const QueryOutcome gaussian = Run(g);
+    EXPECT_DOUBLE_EQ(gaussian.allocation.sensitivity, std::sqrt(static_cast<double>(m)) * k)
+        << "gaussian grouped count K=" << k << " M=" << m;
   }
 }
 
-TEST_F(AggregateLanguageTest, EachPatientKeepsAtMostMGroupsChosenPerPatient) {
+TEST_F(AggregateLanguageTest, GaussianGroupByAndHistogramsEqualTheExactAnswers) {
   Load(ColonSchema(), "colon.csv");
   if (IsSkipped() || HasFatalFailure()) return;
-  // etype differs between a patient's two rows: with M = 1 each patient keeps one of them, so the
-  // two groups add up to the 929 patients; with M = 2 both groups keep all 929.
-  QuerySpec c = Spec(AggregateKind::kCount, "", kExactEpsilon, /*k=*/1);
-  c.group_by = {"etype"};
-  c.keys = {"1", "2"};
-  for (int run = 0; run < 3; ++run) {
-    c.epsilon = kExactEpsilon - run;  // not a cache hit
-    const QueryOutcome one = Run(c);
-    ASSERT_EQ(one.rows.size(), 2u);
-    const double a = one.rows[0].value, b = one.rows[1].value;
-    EXPECT_NEAR(a + b, 929, 1e-2);
-    // The kept group is chosen per patient, independently: each group gets about half of the
-    // patients (Binomial(929, 1/2): sd 15; 400..529 is > 4 sd either side).
-    EXPECT_GT(a, 400) << "etype 1 kept by " << a << " of 929 patients";
-    EXPECT_LT(a, 529) << "etype 1 kept by " << a << " of 929 patients";
+  // The vector discrete Gaussian (zCDP calibration, CKS 2020 Thm 14 and Cor 13). At epsilon 1e6
+  // zCDP gives sigma ~ Delta / sqrt(2 epsilon) (rho grows like epsilon, not epsilon^2), about 1e-3
+  // of a count here, so each value must lie within its own interval and within 6 sigma of the
+  // exact answer (two-sided normal tail 2e-9 per value).
+  const auto expect_exact = [](const ReleasedRow& r, double want, const std::string& what) {
+    EXPECT_NEAR(r.value, want, 6 * r.noise_scale) << what;
+    EXPECT_LE(r.ci_lower, want) << what;
+    EXPECT_GE(r.ci_upper, want) << what;
+    EXPECT_GT(r.noise_scale, 0) << what;
+  };
+  // Declared keys, K = 2 keeps both rows of a patient.
+  QuerySpec count = Spec(AggregateKind::kCount, "", kExactEpsilon, /*k=*/2);
+  count.mechanism = MechanismKind::kGaussian;
+  count.delta = 1e-6;
+  count.group_by = {"sex"};
+  count.keys = {"0", "1"};
+  const QueryOutcome by_sex = Run(count);
+  EXPECT_EQ(by_sex.allocation.mechanism, "gaussian");
+  ASSERT_EQ(by_sex.rows.size(), 2u);
+  const std::map<std::string, double> exact_sex =
+      SqlMap(absl::StrCat("SELECT sex, count(*) FROM ", table_, " GROUP BY sex"));
+  for (const ReleasedRow& r : by_sex.rows) {
+    ASSERT_EQ(r.key.size(), 1u);
+    expect_exact(r, exact_sex.at(r.key[0]), "sex " + r.key[0]);
   }
-  c.max_partitions = 2;
-  const QueryOutcome two = Run(c);
-  ASSERT_EQ(two.rows.size(), 2u);
-  EXPECT_NEAR(two.rows[0].value, 929, 1e-2);
-  EXPECT_NEAR(two.rows[1].value, 929, 1e-2);
-
-  // Rows without a unit form ONE unit (aggregate_scanner.h), which keeps M groups like any other.
-  DatasetSchema s;
-  s.name = "null_units";
-  s.privacy_unit = "uid";
-  s.columns = {Int("uid"), Txt("g", {"a", "b", "c"})};
-  LoadCsv(s, "uid,g\n,a\n,b\n,c\n,a\n1,a\n1,b\n2,c\n");
-  if (HasFatalFailure()) return;
-  QuerySpec n = Spec(AggregateKind::kCount, "", kExactEpsilon, /*k=*/5);
-  n.group_by = {"g"};
-  // Units: NULL (a, b, c, a), 1 (a, b), 2 (c). M = 1: one group each, K = 5 keeps all its rows.
-  const QueryOutcome one_group = Run(n);
-  ASSERT_EQ(one_group.rows.size(), 3u);
-  double total = 0;
-  for (const ReleasedRow& r : one_group.rows) total += r.value;
-  EXPECT_GE(total, 3 - 1e-2);  // NULL keeps b or c (1 row) or a (2 rows); 1 keeps a or b; 2 keeps c
-  EXPECT_LE(total, 4 + 1e-2);
-  n.max_partitions = 3;
-  n.epsilon = kExactEpsilon - 1;
-  const QueryOutcome all = Run(n);
-  ASSERT_EQ(all.rows.size(), 3u);
-  EXPECT_NEAR(all.rows[0].value, 3, 1e-2);  // a: NULL twice, 1 once
-  EXPECT_NEAR(all.rows[1].value, 2, 1e-2);
-  EXPECT_NEAR(all.rows[2].value, 2, 1e-2);
+  // A numeric histogram with K = 2: two rows of one patient may land in two bins.
+  QuerySpec hist = Spec(AggregateKind::kHistogram, "age", kExactEpsilon, /*k=*/2);
+  hist.mechanism = MechanismKind::kGaussian;
+  hist.delta = 1e-6;
+  hist.bins = {0, 40, 60, 100};
+  const QueryOutcome bins = Run(hist);
+  ASSERT_EQ(bins.rows.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    const double want = SqlNumber(absl::StrCat(
+        "SELECT count(*) FROM ", table_, " WHERE age >= ", hist.bins[i], " AND age ",
+        i == 2 ? "<= " : "< ", hist.bins[i + 1]));
+    expect_exact(bins.rows[i], want, bins.rows[i].label);
+  }
+  // Undeclared keys (etype has no declared domain): partition selection takes half of epsilon
+  // and half of delta, the Gaussian the rest. Every patient has one row per etype, so K = 1 and
+  // M = 2 keep all rows.
+  QuerySpec selected = Spec(AggregateKind::kSum, "nodes", kExactEpsilon, /*k=*/1);
+  selected.mechanism = MechanismKind::kGaussian;
+  selected.delta = 1e-6;
+  selected.group_by = {"etype"};
+  selected.max_partitions = 2;
+  const QueryOutcome by_etype = Run(selected);
+  EXPECT_EQ(by_etype.allocation.delta_units, 1'000'000'000'000);  // 1e-6 in 1e-18 units
+  // Two events: the selection's (epsilon/2, delta/2) and the Gaussian's (sigma, L2 sensitivity).
+  EXPECT_THAT(by_etype.allocation.events, HasSubstr("approx:"));
+  EXPECT_THAT(by_etype.allocation.events, HasSubstr("gaussian:"));
+  const std::map<std::string, double> exact_etype = SqlMap(absl::StrCat(
+      "SELECT etype, sum(", Clamped("nodes", 0, 50), ") FROM ", table_,
+      " WHERE nodes IS NOT NULL GROUP BY etype"));
+  ASSERT_EQ(by_etype.rows.size(), 2u);  // 929 patients per etype: both kept
+  for (const ReleasedRow& r : by_etype.rows) expect_exact(r, exact_etype.at(r.key[0]), "etype " + r.key[0]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -602,6 +629,17 @@ TEST_F(AggregateLanguageTest, IntervalsHoldTheExactValueAtTheirConfidence) {
   QuerySpec hist = Spec(AggregateKind::kHistogram, "age", 0.5);
   hist.bins = edges;
   cases.push_back({"histogram bin [30, 45)", hist, exact_bin, 1, true});
+  QuerySpec gauss_hist = hist;
+  gauss_hist.mechanism = MechanismKind::kGaussian;
+  gauss_hist.delta = 1e-6;
+  cases.push_back({"gaussian histogram bin [30, 45)", gauss_hist, exact_bin, 1, true});
+  // Quantile intervals come from a union and a Chernoff bound (dp/quantile_interval.h): valid at
+  // 95 %, conservative, so not pooled with the tight ones.
+  QuerySpec median = Spec(AggregateKind::kQuantile, "wages", 1);
+  median.quantiles = {0.5};
+  const double exact_median = SqlNumber(absl::StrCat(
+      "SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY ", c, ")", from));
+  cases.push_back({"median", median, exact_median, 0, false});
 
   int tight_hits = 0, tight_runs = 0;
   for (Case& k : cases) {
@@ -626,7 +664,7 @@ TEST_F(AggregateLanguageTest, IntervalsHoldTheExactValueAtTheirConfidence) {
     }
   }
   // Single-component intervals are the shortest with >= 95% coverage, so they should not hold the
-  // value far more often: pooled Binomial(600, ~0.95) has sd 5.3; 3 sd above 570 is 586.
+  // value far more often: pooled Binomial(800, ~0.95) has sd 6.2; 3 sd above 760 is 778.
   EXPECT_LE(tight_hits, static_cast<int>(tight_runs * 0.95 + 3 * std::sqrt(tight_runs * 0.95 * 0.05)))
       << tight_hits << "/" << tight_runs;
 }
@@ -755,28 +793,10 @@ TEST_F(AggregateLanguageTest, InvalidQueriesNameTheFieldAndChargeNothing) {
   const auto add = [&](std::string name, QuerySpec spec, std::string field) {
     bad.push_back({std::move(name), std::move(spec), std::move(field)});
   };
-  // Gaussian: single-valued answers only; never for quantiles.
-  QuerySpec g = Spec(AggregateKind::kCount, "", 1);
-  g.mechanism = MechanismKind::kGaussian;
-  g.delta = 1e-6;
-  QuerySpec g_group = g;
-  g_group.group_by = {"sex"};
-  add("gaussian group-by (declared)", g_group, "mechanism");
-  QuerySpec g_group_sel = g;
-  g_group_sel.group_by = {"age"};
-  add("gaussian group-by (selected)", g_group_sel, "mechanism");
-  QuerySpec g_hist = g;
-  g_hist.aggregate = AggregateKind::kHistogram;
-  g_hist.column = "age";
-  g_hist.bins = {0, 50, 100};
-  add("gaussian numeric histogram", g_hist, "mechanism");
-  QuerySpec g_text = g;
-  g_text.aggregate = AggregateKind::kHistogram;
-  g_text.column = "sex";
-  add("gaussian text histogram", g_text, "mechanism");
-  QuerySpec g_quant = g;
-  g_quant.aggregate = AggregateKind::kQuantile;
-  g_quant.column = "wages";
+  // Gaussian: never for quantiles (the exponential mechanism is pure).
+  QuerySpec g_quant = Spec(AggregateKind::kQuantile, "wages", 1);
+  g_quant.mechanism = MechanismKind::kGaussian;
+  g_quant.delta = 1e-6;
   g_quant.quantiles = {0.5};
   add("gaussian quantile", g_quant, "mechanism");
   // Quantile levels.
