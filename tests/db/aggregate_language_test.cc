@@ -626,6 +626,8 @@ TEST_F(AggregateLanguageTest, IntervalsHoldTheExactValueAtTheirConfidence) {
   cases.push_back({"sum", Spec(AggregateKind::kSum, "wages", 1), exact_sum, 0, true});
   cases.push_back({"mean", Spec(AggregateKind::kMean, "wages", 1), exact_mean, 0, false});
   cases.push_back({"variance", Spec(AggregateKind::kVariance, "wages", 1), exact_var, 0, false});
+  cases.push_back(
+      {"stddev", Spec(AggregateKind::kStddev, "wages", 1), std::sqrt(exact_var), 0, false});
   QuerySpec hist = Spec(AggregateKind::kHistogram, "age", 0.5);
   hist.bins = edges;
   cases.push_back({"histogram bin [30, 45)", hist, exact_bin, 1, true});
