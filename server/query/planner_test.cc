@@ -624,6 +624,8 @@ TEST(PlannerTest, QuantileUsesAFixedGridOverTheBoundsAndIsPure) {
   EXPECT_EQ(plan.components[0].delta, 0);
   EXPECT_EQ(plan.components[0].sensitivity, 1);  // K = 1 row per unit
   EXPECT_EQ(plan.components[0].changed_coordinates, 1);
+  // The result cache never serves a quantile answer released before the intervals existed.
+  EXPECT_THAT(plan.fingerprint, HasSubstr("|release=2"));
   spec.mechanism = MechanismKind::kGaussian;
   spec.delta = 1e-6;
   ExpectRejectedNaming(spec, "mechanism");
