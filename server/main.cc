@@ -35,6 +35,7 @@
 #include "server/store/postgres/embedded_postgres.h"
 #include "server/store/postgres/migrator.h"
 #include "server/store/principal_store.h"
+#include "server/store/spend_tally.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:7777", "gRPC listen address host:port");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464", "Prometheus /metrics listen address");
@@ -124,14 +125,15 @@ absl::Status Serve() {
     LogWarning("no bootstrap admin token (DPQ_ADMIN_TOKEN / --admin-token-file): only existing admins can log in");
   }
 
-  metrics::Metrics metrics([&ledger]() -> absl::StatusOr<metrics::LedgerFigures> {
+  store::SpendTally spend(db.get());  // per-analyst spend, read incrementally at each scrape
+  metrics::Metrics metrics([&ledger, &spend]() -> absl::StatusOr<metrics::LedgerFigures> {
     metrics::LedgerFigures f;
     ASSIGN_OR_RETURN(auto budgets, ledger.ListBudgets());
     for (const auto& b : budgets) {
       f.budgets.push_back(
           {b.dataset, b.epsilon_total(), b.epsilon_remaining(), b.delta_total(), b.delta_remaining()});
     }
-    ASSIGN_OR_RETURN(auto spent, ledger.SpendByAnalyst());
+    ASSIGN_OR_RETURN(auto spent, spend.Refresh());
     for (const auto& s : spent) f.spent.push_back({s.dataset, s.analyst, s.epsilon, s.delta});
     return f;
   });

@@ -15,6 +15,7 @@
 #include "absl/types/span.h"
 #include "server/base/sha256.h"
 #include "server/base/status_macros.h"
+#include "server/store/array_literal.h"
 #include "server/store/audit_chain.h"
 #include "server/store/debit_batcher.h"
 #include "server/store/ledger_accounting.h"
@@ -175,27 +176,6 @@ std::string PrepareFindPrior(pqxx::connection& c, int64_t head_seq) {
   c.prepare(name, *sql);
   return name;
 }
-
-// A PostgreSQL array literal built element by element (PostgreSQL manual, "Arrays: Array Value
-// Input"): every element double-quoted with '"' and '\' backslash-escaped, so any text (commas,
-// braces, quotes, the word NULL) arrives unchanged. Bound as one parameter, never spliced into SQL.
-class ArrayLiteral {
- public:
-  void AddText(absl::string_view text) {
-    out_ += out_.empty() ? '{' : ',';
-    out_ += '"';
-    for (char ch : text) {
-      if (ch == '"' || ch == '\\') out_ += '\\';
-      out_ += ch;
-    }
-    out_ += '"';
-  }
-  void AddInt(int64_t v) { AddText(absl::StrCat(v)); }
-  std::string str() const { return out_.empty() ? "{}" : absl::StrCat(out_, "}"); }
-
- private:
-  std::string out_;
-};
 
 // An analyst's grant row on the dataset, locked for the group: the cap and what was charged against
 // it so far, advanced in memory as the group's debits are admitted.
@@ -582,22 +562,6 @@ absl::StatusOr<std::vector<BudgetState>> BudgetLedger::ListBudgets() {
     for (const auto& row : tx.exec(absl::StrCat(
              "SELECT ", kBudgetColumns, " FROM ledgers l JOIN datasets d ON d.id = l.dataset_id ORDER BY d.name"))) {
       out.push_back(BudgetFromRow(row));
-    }
-    return absl::OkStatus();
-  }));
-  return out;
-}
-
-absl::StatusOr<std::vector<BudgetLedger::AnalystSpend>> BudgetLedger::SpendByAnalyst() {
-  std::vector<AnalystSpend> out;
-  RETURN_IF_ERROR(db_->Run("spend by analyst", [&](pqxx::connection& c) {
-    pqxx::read_transaction tx(c);
-    for (const auto& row : tx.exec(
-             "SELECT d.name, a.analyst, sum(a.epsilon_units)::bigint, sum(a.delta_units)::bigint FROM audit a "
-             "JOIN datasets d ON d.id = a.dataset_id GROUP BY d.name, a.analyst ORDER BY 1, 2")) {
-      out.push_back({row[0].as<std::string>(), row[1].as<std::string>(),
-                     query::EpsilonFromUnits(row[2].as<int64_t>()),
-                     query::DeltaFromUnits(row[3].as<int64_t>())});
     }
     return absl::OkStatus();
   }));

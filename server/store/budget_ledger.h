@@ -104,12 +104,7 @@ class BudgetLedger {
 
   // Every dataset's ledger, for metrics.
   absl::StatusOr<std::vector<BudgetState>> ListBudgets();
-  struct AnalystSpend {
-    std::string dataset, analyst;
-    double epsilon = 0, delta = 0;
-  };
-  // Sum of committed charges per (dataset, analyst), from the audit rows.
-  absl::StatusOr<std::vector<AnalystSpend>> SpendByAnalyst();
+  // (Spend per analyst, for metrics: spend_tally.h.)
 
  private:
   Database* db_;

@@ -19,6 +19,7 @@
 #include "server/base/sha256.h"
 #include "server/query/privacy_units.h"
 #include "server/store/audit_chain.h"
+#include "server/store/spend_tally.h"
 #include "tests/db/store_test_env.h"
 #include "tests/support/status_matchers.h"
 
@@ -570,10 +571,13 @@ TEST_F(BudgetLedgerTest, KilledIdleConnectionsAreReplacedWithoutDoubleCharges) {
   EXPECT_EQ(AuditRows(ds), 2);
 }
 
-TEST_F(BudgetLedgerTest, SpendByAnalystAndListBudgetsSummariseEveryDataset) {
+TEST_F(BudgetLedgerTest, SpendTallyAndListBudgetsSummariseEveryDataset) {
   ASSERT_OK_AND_ASSIGN(Principal bob, CreatePrincipal("bob"));
   const int64_t b_ds = NewDataset("beta", 10, 1e-6);
   const int64_t a_ds = NewDataset("alpha", 5, 1e-6);
+  SpendTally tally(db());
+  ASSERT_OK_AND_ASSIGN(auto empty, tally.Refresh());
+  EXPECT_TRUE(empty.empty());
   ASSERT_THAT(ledger_->Debit(b_ds, Alloc("1", 1.5)), IsOk());
   ASSERT_THAT(ledger_->Debit(b_ds, Alloc("2", 0.25)), IsOk());
   Allocation by_bob = Alloc("3", 2, 1e-7);
@@ -582,7 +586,7 @@ TEST_F(BudgetLedgerTest, SpendByAnalystAndListBudgetsSummariseEveryDataset) {
   ASSERT_THAT(ledger_->Debit(b_ds, by_bob), IsOk());
   ASSERT_THAT(ledger_->Debit(a_ds, Alloc("1", 0.5)), IsOk());
 
-  ASSERT_OK_AND_ASSIGN(auto spend, ledger_->SpendByAnalyst());
+  ASSERT_OK_AND_ASSIGN(auto spend, tally.Refresh());
   ASSERT_EQ(spend.size(), 3u);
   EXPECT_EQ(spend[0].dataset, "alpha");
   EXPECT_EQ(spend[0].analyst, "alice");
@@ -593,13 +597,43 @@ TEST_F(BudgetLedgerTest, SpendByAnalystAndListBudgetsSummariseEveryDataset) {
   EXPECT_EQ(spend[2].analyst, "bob");
   EXPECT_EQ(spend[2].epsilon, 2);
   EXPECT_EQ(spend[2].delta, 1e-7);
+  EXPECT_EQ(tally.rows_folded(), 4);
+
+  // Incremental: a second scrape reads only the two new rows, and adds them to what it had.
+  ASSERT_THAT(ledger_->Debit(a_ds, Alloc("2", 0.125)), IsOk());
+  by_bob.request_id = "4";
+  ASSERT_THAT(ledger_->Debit(a_ds, by_bob), IsOk());
+  ASSERT_OK_AND_ASSIGN(spend, tally.Refresh());
+  EXPECT_EQ(tally.rows_folded(), 6);
+  ASSERT_EQ(spend.size(), 4u);
+  EXPECT_EQ(spend[0].dataset, "alpha");
+  EXPECT_EQ(spend[0].analyst, "alice");
+  EXPECT_EQ(spend[0].epsilon, 0.625);
+  EXPECT_EQ(spend[1].dataset, "alpha");
+  EXPECT_EQ(spend[1].analyst, "bob");
+  EXPECT_EQ(spend[1].epsilon, 2);
+  EXPECT_EQ(spend[3].epsilon, 2);  // beta/bob unchanged
+  ASSERT_OK_AND_ASSIGN(auto again, tally.Refresh());
+  EXPECT_EQ(tally.rows_folded(), 6);  // nothing new: nothing read
+  EXPECT_EQ(again.size(), spend.size());
+
+  // A fresh tally (a restarted dpqd) reads the whole history once and agrees with the running one.
+  SpendTally fresh(db());
+  ASSERT_OK_AND_ASSIGN(auto from_scratch, fresh.Refresh());
+  ASSERT_EQ(from_scratch.size(), spend.size());
+  for (size_t i = 0; i < spend.size(); ++i) {
+    EXPECT_EQ(from_scratch[i].dataset, spend[i].dataset);
+    EXPECT_EQ(from_scratch[i].analyst, spend[i].analyst);
+    EXPECT_EQ(from_scratch[i].epsilon, spend[i].epsilon);
+    EXPECT_EQ(from_scratch[i].delta, spend[i].delta);
+  }
 
   ASSERT_OK_AND_ASSIGN(auto budgets, ledger_->ListBudgets());
   ASSERT_EQ(budgets.size(), 2u);
   EXPECT_EQ(budgets[0].dataset, "alpha");
   EXPECT_EQ(budgets[0].epsilon_total(), 5);
   EXPECT_EQ(budgets[0].delta_total(), 1e-6);
-  EXPECT_EQ(budgets[0].epsilon_spent(), 0.5);
+  EXPECT_EQ(budgets[0].epsilon_spent(), 2.625);
   EXPECT_EQ(budgets[1].dataset, "beta");
   EXPECT_EQ(budgets[1].epsilon_spent(), 3.75);
   EXPECT_EQ(budgets[1].delta_spent(), 1e-7);

@@ -1,0 +1,89 @@
+#include "server/store/spend_tally.h"
+
+#include <algorithm>
+
+#include <pqxx/pqxx>
+
+#include "server/base/status_macros.h"
+
+#include "server/query/privacy_units.h"
+#include "server/store/array_literal.h"
+
+namespace dpq::store {
+
+absl::StatusOr<std::vector<AnalystSpend>> SpendTally::Refresh() {
+  absl::MutexLock lock(&mu_);
+  ArrayLiteral ids, seqs;
+  for (const auto& [id, seq] : last_seq_) {
+    ids.AddInt(id);
+    seqs.AddInt(seq);
+  }
+  std::map<int64_t, std::string> names;
+  std::map<std::pair<int64_t, std::string>, Units> delta_units;
+  std::map<int64_t, int64_t> delta_seq;
+  int64_t rows = 0;
+  RETURN_IF_ERROR(db_->Run("spend by analyst", [&](pqxx::connection& c) {
+    names.clear();
+    delta_units.clear();
+    delta_seq.clear();
+    rows = 0;
+    // One snapshot for the names and the new rows.
+    pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> tx(c);
+    for (const auto& row : tx.exec("SELECT id, name FROM datasets")) {
+      names[row[0].as<int64_t>()] = row[1].as<std::string>();
+    }
+    // Per dataset, a range scan of the (dataset_id, seq) index past the last seq seen. OFFSET 0
+    // keeps the planner from flattening the lateral subquery: flattened, the seq bound became a
+    // filter above a join and every audit row was read (measured: 40 ms at 100k rows, against
+    // 0.2 ms for the index range scan).
+    for (const auto& row : tx.exec_params(
+             "SELECT d.id, a.analyst, sum(a.epsilon_units)::bigint, sum(a.delta_units)::bigint, "
+             "max(a.seq), count(*) "
+             "FROM (SELECT d.id, coalesce(w.seq, 0) AS after FROM datasets d "
+             "      LEFT JOIN unnest($1::bigint[], $2::bigint[]) AS w(dataset_id, seq) "
+             "      ON w.dataset_id = d.id) d "
+             "CROSS JOIN LATERAL (SELECT analyst, epsilon_units, delta_units, seq FROM audit "
+             "  WHERE audit.dataset_id = d.id AND audit.seq > d.after OFFSET 0) a "
+             "GROUP BY d.id, a.analyst",
+             ids.str(), seqs.str())) {
+      const int64_t id = row[0].as<int64_t>();
+      Units& u = delta_units[{id, row[1].as<std::string>()}];
+      u.epsilon = row[2].as<int64_t>();
+      u.delta = row[3].as<int64_t>();
+      delta_seq[id] = std::max(delta_seq[id], row[4].as<int64_t>());
+      rows += row[5].as<int64_t>();
+    }
+    return absl::OkStatus();
+  }));
+  for (const auto& [key, u] : delta_units) {
+    Units& total = units_[key];
+    total.epsilon += u.epsilon;
+    total.delta += u.delta;
+  }
+  for (const auto& [id, seq] : delta_seq) last_seq_[id] = seq;
+  rows_folded_ += rows;
+
+  // Report by (name, analyst): datasets sharing a name (a dropped one and its successor) add up.
+  std::map<std::pair<std::string, std::string>, Units> by_name;
+  for (const auto& [key, u] : units_) {
+    auto it = names.find(key.first);
+    if (it == names.end()) continue;  // cannot happen while audit rows reference the dataset
+    Units& total = by_name[{it->second, key.second}];
+    total.epsilon += u.epsilon;
+    total.delta += u.delta;
+  }
+  std::vector<AnalystSpend> out;
+  out.reserve(by_name.size());
+  for (const auto& [key, u] : by_name) {
+    out.push_back({key.first, key.second, query::EpsilonFromUnits(u.epsilon),
+                   query::DeltaFromUnits(u.delta)});
+  }
+  return out;
+}
+
+int64_t SpendTally::rows_folded() const {
+  absl::MutexLock lock(&mu_);
+  return rows_folded_;
+}
+
+}  // namespace dpq::store
