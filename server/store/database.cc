@@ -1,5 +1,7 @@
 #include "server/store/database.h"
 
+#include <poll.h>
+
 #include <pqxx/pqxx>
 
 #include "absl/strings/str_cat.h"
@@ -22,19 +24,45 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(std::string url, int po
   return db;
 }
 
+namespace {
+
+// An idle connection has no query outstanding, so the server sends nothing on it unless it is
+// going away: a backend that is terminated (pg_terminate_backend, a fast or immediate shutdown)
+// sends a FATAL ErrorResponse and closes the socket. Readable (or hung up) therefore means dead.
+// One poll() with a zero timeout; it cannot see a peer that vanished silently (then the request
+// fails with UNAVAILABLE as before).
+bool ClosedByServer(const pqxx::connection& conn) {
+  const int fd = conn.sock();
+  if (fd < 0) return true;
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) != 0;  // > 0: readable/hung up; < 0: the descriptor is unusable
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<pqxx::connection>> Database::Acquire() {
-  {
-    absl::MutexLock lock(&mu_);
-    auto available = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return !idle_.empty() || open_ < pool_size_;
-    };
-    mu_.Await(absl::Condition(&available));
-    if (!idle_.empty()) {
-      auto conn = std::move(idle_.back());
-      idle_.pop_back();
-      return conn;
+  while (true) {
+    std::unique_ptr<pqxx::connection> idle;
+    {
+      absl::MutexLock lock(&mu_);
+      auto available = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return !idle_.empty() || open_ < pool_size_;
+      };
+      mu_.Await(absl::Condition(&available));
+      if (!idle_.empty()) {
+        idle = std::move(idle_.back());
+        idle_.pop_back();
+      } else {
+        ++open_;  // reserve a slot, connect outside the lock
+      }
     }
-    ++open_;  // reserve a slot, connect outside the lock
+    if (idle == nullptr) break;
+    // Checked outside the lock: a connection the server closed while it sat in the pool (a
+    // PostgreSQL restart) is dropped here instead of failing the caller's request.
+    if (!ClosedByServer(*idle)) return idle;
+    idle.reset();
+    absl::MutexLock lock(&mu_);
+    --open_;
   }
   try {
     return std::make_unique<pqxx::connection>(url_);

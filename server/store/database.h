@@ -33,7 +33,9 @@ class Database {
   ~Database();
 
   // Runs `fn` on a pooled connection. Exceptions thrown inside are mapped to a Status naming
-  // `context`; a broken connection is discarded and the next call reconnects. Transactions that fail
+  // `context`; a broken connection is discarded and the next call reconnects. An idle connection
+  // the server closed while it was pooled (a PostgreSQL restart) is noticed before use and
+  // replaced, so it does not fail a request. Transactions that fail
   // with a serialization failure or deadlock (ABORTED) are retried up to `kMaxAttempts` times; a
   // commit in doubt is never retried.
   absl::Status Run(absl::string_view context, const std::function<absl::Status(pqxx::connection&)>& fn) {
