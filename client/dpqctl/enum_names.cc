@@ -74,6 +74,12 @@ absl::StatusOr<dpq::v1::Aggregate> ParseAggregateWord(absl::string_view word,
 }
 absl::StatusOr<dpq::v1::Mechanism> ParseMechanismWord(absl::string_view word,
                                                       absl::string_view flag) {
+  // MECHANISM_EXPONENTIAL only names quantile answers; the server refuses it in a request.
+  if (word == "exponential") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        flag, ": 'exponential' is not one of laplace, gaussian (the server uses it for quantiles "
+        "by itself)"));
+  }
   absl::StatusOr<int> value =
       internal::ValueOf(dpq::v1::Mechanism_descriptor(), "MECHANISM_", word, flag);
   if (!value.ok()) return value.status();

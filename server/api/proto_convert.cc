@@ -20,6 +20,7 @@ v1::Aggregate AggregateToProto(absl::string_view name) {
 v1::Mechanism MechanismToProto(absl::string_view name) {
   if (name == "laplace") return v1::MECHANISM_LAPLACE;
   if (name == "gaussian") return v1::MECHANISM_GAUSSIAN;
+  if (name == "exponential") return v1::MECHANISM_EXPONENTIAL;
   return v1::MECHANISM_UNSPECIFIED;
 }
 
@@ -55,6 +56,10 @@ absl::StatusOr<query::QuerySpec> QuerySpecFromProto(const v1::QueryRequest& r) {
     case v1::MECHANISM_UNSPECIFIED:
     case v1::MECHANISM_LAPLACE: s.mechanism = query::MechanismKind::kLaplace; break;
     case v1::MECHANISM_GAUSSIAN: s.mechanism = query::MechanismKind::kGaussian; break;
+    case v1::MECHANISM_EXPONENTIAL:
+      return absl::InvalidArgumentError(
+          "mechanism: exponential is chosen by the server for quantiles; requests take laplace "
+          "(the default) or gaussian");
     default:
       return absl::InvalidArgumentError(absl::StrCat("mechanism ", r.mechanism(), " is not known"));
   }

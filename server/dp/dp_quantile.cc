@@ -135,7 +135,11 @@ absl::StatusOr<std::vector<double>> ReleaseQuantiles(absl::Span<const int64_t> b
                      ExponentialMechanism::Create(
                          eps_each, SensitivityForLevel(level, max_contributions)));
     ASSIGN_OR_RETURN(const size_t chosen, em.Select(utilities, rng));
-    const double mid = lower + width * (static_cast<double>(chosen) + 0.5);
+    // lower + (upper - lower)(2i + 1) / 2B rounds once less than lower + w (i + 1/2), so midpoints
+    // of decimal ranges print as decimals (6.95, not 6.9500000000000002); the w form if it overflows.
+    const double span2 = (upper - lower) * static_cast<double>(2 * chosen + 1);
+    const double mid = std::isfinite(span2) ? lower + span2 / static_cast<double>(2 * num_buckets)
+                                            : lower + width * (static_cast<double>(chosen) + 0.5);
     values.push_back(std::clamp(mid, lower, upper));
   }
 

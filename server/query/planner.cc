@@ -399,8 +399,13 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
       } else {  // kQuantile
         RETURN_IF_ERROR(ValidateQuantiles(spec));
         std::vector<double> edges(kQuantileBuckets + 1);
+        // lower + (upper - lower) i / B: 7.1, not 7.1000000000000005, for i = 71 on [0, 100]
+        // (edges are interval ends the analyst reads); the scaled form when the span overflows.
+        const double span = *spec.upper - *spec.lower;
         for (int i = 0; i <= kQuantileBuckets; ++i) {
-          edges[i] = *spec.lower + (*spec.upper / kQuantileBuckets - *spec.lower / kQuantileBuckets) * i;
+          edges[i] = std::isfinite(span * kQuantileBuckets)
+                         ? *spec.lower + span * i / kQuantileBuckets
+                         : *spec.lower + (*spec.upper / kQuantileBuckets - *spec.lower / kQuantileBuckets) * i;
         }
         edges.back() = *spec.upper;
         plan.scan.bucket_edges = std::move(edges);

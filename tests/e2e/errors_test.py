@@ -7,6 +7,7 @@ afterwards. Cases that dpqctl itself refuses before sending anything (exit 2, us
 marked CLIENT-SIDE in a comment; all the others reach dpqd.
 """
 
+import json
 import os
 import sys
 import unittest
@@ -184,6 +185,16 @@ class ErrorsTest(harness.DpqdTestCase):
         self.assert_rpc_error(
             self.query("--aggregate", "count", "--epsilon", 0.1, "--mechanism", "gaussian"),
             "INVALID_ARGUMENT", "delta")
+
+    def test_exponential_mechanism_in_a_request_is_refused(self):
+        # The word exists (answers name it for quantiles) but requests may not choose it.
+        # CLIENT-SIDE, both as a flag and in a batch file (the server refuses it too).
+        self.assert_usage_error(self.query("--aggregate", "count", "--epsilon", 0.1,
+                                           "--mechanism", "exponential"))
+        path = os.path.join(self.make_temp_dir(), "queries.json")
+        with open(path, "w") as f:
+            json.dump([{"aggregate": "count", "epsilon": 0.1, "mechanism": "exponential"}], f)
+        self.assert_usage_error(self.as_alice("query-batch", "slid", "--file", path), "exponential")
 
     def test_bad_confidence_is_invalid_argument(self):
         for confidence in ("1", "-0.5", "1.5"):
