@@ -505,6 +505,7 @@ TEST_F(QueryFakeServerTest, PlanWithTargetErrorSendsZeroEpsilon) {
                                                {"noise_scale", 4.0},
                                                {"error", 11.98},
                                                {"confidence", 0.95},
+                                               {"rank_error", false},
                                                {"warnings", nlohmann::json::array()}}));
 }
 

@@ -146,6 +146,7 @@ nlohmann::json PlanResponseToJson(const dpq::v1::PlanResponse& response) {
       {"noise_scale", NumberOrNull(response.noise_scale())},
       {"error", NumberOrNull(response.error())},
       {"confidence", NumberOrNull(response.confidence())},
+      {"rank_error", response.rank_error()},
       {"warnings", Strings(response.warnings())},
   };
 }

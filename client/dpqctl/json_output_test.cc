@@ -270,10 +270,11 @@ TEST(PlanResponseToJsonTest, HasEveryFieldAndNullForInfiniteError) {
   response.add_warnings("w");
   const nlohmann::json json = PlanResponseToJson(response);
   for (const char* key : {"epsilon", "delta", "mechanism", "sensitivity", "noise_scale", "error",
-                          "confidence", "warnings"}) {
+                          "confidence", "rank_error", "warnings"}) {
     EXPECT_TRUE(json.contains(key)) << key;
   }
-  EXPECT_EQ(json.size(), 8u);
+  EXPECT_EQ(json.size(), 9u);
+  EXPECT_EQ(json.at("rank_error"), false);
   EXPECT_EQ(json.at("mechanism"), "gaussian");
   EXPECT_TRUE(json.at("error").is_null());
   EXPECT_EQ(json.at("warnings"), nlohmann::json::array({"w"}));

@@ -308,6 +308,13 @@ void WriteQueryBatchText(std::ostream& out, const dpq::v1::QueryBatchResponse& r
 void WritePlanText(std::ostream& out, const dpq::v1::PlanResponse& response) {
   out << "epsilon " << FormatNumber(response.epsilon());
   if (response.delta() > 0) out << ", delta " << FormatNumber(response.delta());
+  if (response.rank_error()) {
+    // Quantiles: the rank error of the choice; the value interval depends on the data.
+    out << " gives rank \u00b1" << FormatNumber(response.error()) << " rows at confidence "
+        << FormatNumber(response.confidence()) << " (" << MechanismWord(response.mechanism())
+        << ", rank sensitivity " << FormatNumber(response.sensitivity()) << ")\n";
+    return;
+  }
   out << " gives \u00b1" << FormatNumber(response.error()) << " at confidence "
       << FormatNumber(response.confidence()) << " (" << MechanismWord(response.mechanism())
       << ", noise scale " << FormatNumber(response.noise_scale()) << ", sensitivity "

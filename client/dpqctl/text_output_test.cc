@@ -137,6 +137,21 @@ TEST(WritePlanTextTest, SaysErrorConfidenceAndMechanism) {
   EXPECT_THAT(gaussian.str(), HasSubstr("epsilon 0.5, delta 1e-06 gives"));
 }
 
+TEST(WritePlanTextTest, QuantilePlansSayRankErrorInRows) {
+  dpq::v1::PlanResponse response;
+  response.set_epsilon(1);
+  response.set_mechanism(dpq::v1::MECHANISM_EXPONENTIAL);
+  response.set_sensitivity(1);
+  response.set_error(19.75);
+  response.set_confidence(0.95);
+  response.set_rank_error(true);
+  std::ostringstream out;
+  WritePlanText(out, response);
+  EXPECT_EQ(out.str(),
+            "epsilon 1.0 gives rank \u00b119.75 rows at confidence 0.95 (exponential, rank "
+            "sensitivity 1.0)\n");
+}
+
 dpq::v1::QueryResponse ScalarResponse() {
   dpq::v1::QueryResponse response;
   response.set_value(41.5);

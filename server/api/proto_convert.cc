@@ -166,12 +166,14 @@ void ToProto(const engine::BatchOutcome& o, v1::QueryBatchResponse* out) {
 void ToProto(const engine::AccuracyPlan& p, v1::PlanResponse* out) {
   out->set_epsilon(p.epsilon);
   out->set_delta(p.delta);
-  out->set_mechanism(p.mechanism == query::MechanismKind::kGaussian ? v1::MECHANISM_GAUSSIAN
-                                                                    : v1::MECHANISM_LAPLACE);
+  out->set_mechanism(p.rank_error ? v1::MECHANISM_EXPONENTIAL
+                     : p.mechanism == query::MechanismKind::kGaussian ? v1::MECHANISM_GAUSSIAN
+                                                                      : v1::MECHANISM_LAPLACE);
   out->set_sensitivity(p.sensitivity);
   out->set_noise_scale(p.noise_scale);
   out->set_error(p.error);
   out->set_confidence(p.confidence);
+  out->set_rank_error(p.rank_error);
   for (const std::string& w : p.warnings) out->add_warnings(w);
 }
 

@@ -457,6 +457,7 @@ absl::StatusOr<AccuracyPlan> QueryEngine::PlanAccuracy(const store::Principal& p
     out.noise_scale = acc.noise_scale;
     out.error = acc.error;
     out.confidence = q.plan.spec.confidence;
+    out.rank_error = q.plan.spec.aggregate == query::AggregateKind::kQuantile;
     return out;
   };
   AccuracyPlan result;

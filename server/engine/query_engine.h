@@ -54,6 +54,7 @@ struct AccuracyPlan {
   double noise_scale = 0;
   double error = 0;  // CI half-width at `confidence` (quantiles: rank error)
   double confidence = 0.95;
+  bool rank_error = false;  // quantiles: `error` is in rows of rank, the mechanism exponential
   std::vector<std::string> warnings;
 };
 

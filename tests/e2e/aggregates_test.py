@@ -144,6 +144,16 @@ class AggregatesTest(harness.DpqdTestCase):
         back = self.dpqd.ctl("plan", "slid", "--aggregate", "count", "--epsilon", plan["epsilon"])
         self.assertAlmostEqual(back["error"], plan["error"], delta=1e-9)
 
+    def test_quantile_plan_is_the_rank_error_the_query_reports(self):
+        plan = self.dpqd.ctl("plan", "slid", "--aggregate", "quantile", "--column", "wages",
+                             "--quantiles", "0.5", "--epsilon", 0.75)
+        self.assertTrue(plan["rank_error"])
+        self.assertEqual(plan["mechanism"], "exponential")
+        doc = self.query("--aggregate", "quantile", "--column", "wages", "--quantiles", "0.5",
+                         "--epsilon", 0.75)
+        self.assertEqual(doc["mechanism"], "exponential")
+        self.assertAlmostEqual(doc["rows"][0]["rank_error"], plan["error"], delta=1e-9)
+
 
 class BatchAndPresetTest(harness.DpqdTestCase):
     @classmethod
