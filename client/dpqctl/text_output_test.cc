@@ -117,14 +117,19 @@ TEST(WriteWarningsTextTest, OneLinePerWarningWithContext) {
   EXPECT_EQ(out.str(), "warning: a\nwarning: b\nwarning: query 2: a\nwarning: query 2: b\n");
 }
 
-TEST(WritePlanTextTest, SaysErrorConfidenceAndMechanism) {
+dpq::v1::PlanResponse Plan(double epsilon, dpq::v1::Mechanism mechanism, double error) {
   dpq::v1::PlanResponse response;
-  response.set_epsilon(0.5);
-  response.set_mechanism(dpq::v1::MECHANISM_LAPLACE);
-  response.set_noise_scale(2);
+  response.set_epsilon(epsilon);
+  response.set_mechanism(mechanism);
   response.set_sensitivity(1);
-  response.set_error(5.99);
+  response.set_error(error);
   response.set_confidence(0.95);
+  return response;
+}
+
+TEST(WritePlanTextTest, SaysErrorConfidenceAndMechanism) {
+  dpq::v1::PlanResponse response = Plan(0.5, dpq::v1::MECHANISM_LAPLACE, 5.99);
+  response.set_noise_scale(2);
   std::ostringstream out;
   WritePlanText(out, response);
   EXPECT_EQ(out.str(),
@@ -138,12 +143,7 @@ TEST(WritePlanTextTest, SaysErrorConfidenceAndMechanism) {
 }
 
 TEST(WritePlanTextTest, QuantilePlansSayRankErrorInRows) {
-  dpq::v1::PlanResponse response;
-  response.set_epsilon(1);
-  response.set_mechanism(dpq::v1::MECHANISM_EXPONENTIAL);
-  response.set_sensitivity(1);
-  response.set_error(19.75);
-  response.set_confidence(0.95);
+  dpq::v1::PlanResponse response = Plan(1, dpq::v1::MECHANISM_EXPONENTIAL, 19.75);
   response.set_rank_error(true);
   std::ostringstream out;
   WritePlanText(out, response);

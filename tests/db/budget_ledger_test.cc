@@ -11,6 +11,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -573,6 +574,14 @@ TEST_F(BudgetLedgerTest, KilledIdleConnectionsAreReplacedBeforeTheNextRequest) {
   EXPECT_EQ(AuditRows(ds), 2);
 }
 
+// (dataset, analyst, epsilon, delta) of a tally, for whole-vector comparisons.
+using SpendRow = std::tuple<std::string, std::string, double, double>;
+std::vector<SpendRow> Rows(const std::vector<AnalystSpend>& spend) {
+  std::vector<SpendRow> out;
+  for (const AnalystSpend& s : spend) out.emplace_back(s.dataset, s.analyst, s.epsilon, s.delta);
+  return out;
+}
+
 TEST_F(BudgetLedgerTest, SpendTallyAndListBudgetsSummariseEveryDataset) {
   ASSERT_OK_AND_ASSIGN(Principal bob, CreatePrincipal("bob"));
   const int64_t b_ds = NewDataset("beta", 10, 1e-6);
@@ -589,16 +598,9 @@ TEST_F(BudgetLedgerTest, SpendTallyAndListBudgetsSummariseEveryDataset) {
   ASSERT_THAT(ledger_->Debit(a_ds, Alloc("1", 0.5)), IsOk());
 
   ASSERT_OK_AND_ASSIGN(auto spend, tally.Refresh());
-  ASSERT_EQ(spend.size(), 3u);
-  EXPECT_EQ(spend[0].dataset, "alpha");
-  EXPECT_EQ(spend[0].analyst, "alice");
-  EXPECT_EQ(spend[0].epsilon, 0.5);
-  EXPECT_EQ(spend[1].dataset, "beta");
-  EXPECT_EQ(spend[1].analyst, "alice");
-  EXPECT_EQ(spend[1].epsilon, 1.75);
-  EXPECT_EQ(spend[2].analyst, "bob");
-  EXPECT_EQ(spend[2].epsilon, 2);
-  EXPECT_EQ(spend[2].delta, 1e-7);
+  EXPECT_EQ(Rows(spend), (std::vector<SpendRow>{{"alpha", "alice", 0.5, 0},
+                                                {"beta", "alice", 1.75, 0},
+                                                {"beta", "bob", 2, 1e-7}}));
   EXPECT_EQ(tally.rows_folded(), 4);
 
   // Incremental: a second scrape reads only the two new rows, and adds them to what it had.
@@ -607,28 +609,20 @@ TEST_F(BudgetLedgerTest, SpendTallyAndListBudgetsSummariseEveryDataset) {
   ASSERT_THAT(ledger_->Debit(a_ds, by_bob), IsOk());
   ASSERT_OK_AND_ASSIGN(spend, tally.Refresh());
   EXPECT_EQ(tally.rows_folded(), 6);
-  ASSERT_EQ(spend.size(), 4u);
-  EXPECT_EQ(spend[0].dataset, "alpha");
-  EXPECT_EQ(spend[0].analyst, "alice");
-  EXPECT_EQ(spend[0].epsilon, 0.625);
-  EXPECT_EQ(spend[1].dataset, "alpha");
-  EXPECT_EQ(spend[1].analyst, "bob");
-  EXPECT_EQ(spend[1].epsilon, 2);
-  EXPECT_EQ(spend[3].epsilon, 2);  // beta/bob unchanged
+  const std::vector<SpendRow> want = {{"alpha", "alice", 0.625, 0},
+                                      {"alpha", "bob", 2, 1e-7},
+                                      {"beta", "alice", 1.75, 0},
+                                      {"beta", "bob", 2, 1e-7}};
+  EXPECT_EQ(Rows(spend), want);
   ASSERT_OK_AND_ASSIGN(auto again, tally.Refresh());
   EXPECT_EQ(tally.rows_folded(), 6);  // nothing new: nothing read
-  EXPECT_EQ(again.size(), spend.size());
+  EXPECT_EQ(Rows(again), want);
 
   // A fresh tally (a restarted dpqd) reads the whole history once and agrees with the running one.
   SpendTally fresh(db());
   ASSERT_OK_AND_ASSIGN(auto from_scratch, fresh.Refresh());
-  ASSERT_EQ(from_scratch.size(), spend.size());
-  for (size_t i = 0; i < spend.size(); ++i) {
-    EXPECT_EQ(from_scratch[i].dataset, spend[i].dataset);
-    EXPECT_EQ(from_scratch[i].analyst, spend[i].analyst);
-    EXPECT_EQ(from_scratch[i].epsilon, spend[i].epsilon);
-    EXPECT_EQ(from_scratch[i].delta, spend[i].delta);
-  }
+  EXPECT_EQ(Rows(from_scratch), want);
+  EXPECT_EQ(fresh.rows_folded(), 6);
 
   ASSERT_OK_AND_ASSIGN(auto budgets, ledger_->ListBudgets());
   ASSERT_EQ(budgets.size(), 2u);
