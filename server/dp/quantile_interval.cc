@@ -117,7 +117,11 @@ absl::StatusOr<QuantileBand> QuantileBand::Create(int64_t num_buckets,
 
 double QuantileBand::HalfWidth(size_t level, int64_t j) const { return half_width_[level][j]; }
 
-absl::StatusOr<std::vector<ValueInterval>> QuantileBand::Intervals(
+double QuantileBand::MaxHalfWidth(size_t level) const {
+  return *std::max_element(half_width_[level].begin(), half_width_[level].end());
+}
+
+absl::StatusOr<std::vector<long double>> QuantileBand::NoisyPrefix(
     absl::Span<const double> noisy_counts, absl::Span<const double> edges) const {
   if (static_cast<int64_t>(noisy_counts.size()) != num_buckets_ ||
       static_cast<int64_t>(edges.size()) != num_buckets_ + 1) {
@@ -125,7 +129,7 @@ absl::StatusOr<std::vector<ValueInterval>> QuantileBand::Intervals(
         "expected ", num_buckets_, " noisy counts and ", num_buckets_ + 1, " edges, got ",
         noisy_counts.size(), " and ", edges.size()));
   }
-  // Noisy prefix sums F~(j), j = 0..B (long double: exact for grid multiples far beyond 2^53).
+  // Long double: exact for grid multiples far beyond 2^53.
   std::vector<long double> prefix(num_buckets_ + 1, 0.0L);
   for (int64_t i = 0; i < num_buckets_; ++i) {
     if (!std::isfinite(noisy_counts[i])) {
@@ -133,6 +137,27 @@ absl::StatusOr<std::vector<ValueInterval>> QuantileBand::Intervals(
     }
     prefix[i + 1] = prefix[i] + noisy_counts[i];
   }
+  return prefix;
+}
+
+absl::StatusOr<std::vector<double>> QuantileBand::Estimates(absl::Span<const double> noisy_counts,
+                                                            absl::Span<const double> edges) const {
+  ASSIGN_OR_RETURN(const std::vector<long double> prefix, NoisyPrefix(noisy_counts, edges));
+  const long double total = prefix[num_buckets_];
+  std::vector<double> out(quantiles_.size());
+  for (size_t l = 0; l < quantiles_.size(); ++l) {
+    const long double target = quantiles_[l] * total;
+    int64_t j = 0;
+    while (j + 1 < num_buckets_ && prefix[j + 1] < target) ++j;
+    const double mid = edges[j] / 2 + edges[j + 1] / 2;  // no overflow; 7.15 for [7.1, 7.2)
+    out[l] = mid;
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<ValueInterval>> QuantileBand::Intervals(
+    absl::Span<const double> noisy_counts, absl::Span<const double> edges) const {
+  ASSIGN_OR_RETURN(const std::vector<long double> prefix, NoisyPrefix(noisy_counts, edges));
   const long double total = prefix[num_buckets_];
 
   std::vector<ValueInterval> out(quantiles_.size());

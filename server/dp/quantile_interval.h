@@ -66,11 +66,24 @@ class QuantileBand {
   absl::StatusOr<std::vector<ValueInterval>> Intervals(absl::Span<const double> noisy_counts,
                                                        absl::Span<const double> edges) const;
 
+  // Point estimates from the same noisy CDF (post-processing): for each level, the midpoint of
+  // the first bucket j with F~(j + 1) >= q n~, the bucket where the noisy CDF reaches q
+  // (non-decreasing in q). On the band's event that bucket's rank interval [F(j), F(j + 1)] comes
+  // within MaxHalfWidth(level) of q n (F(j) - q n < h_j and F(j + 1) - q n > -h_{j+1}), the same
+  // kind of guarantee as RankErrorBound in dp_quantile.h. Errors as Intervals.
+  absl::StatusOr<std::vector<double>> Estimates(absl::Span<const double> noisy_counts,
+                                                absl::Span<const double> edges) const;
+
   // h_qj for level index `level` and interior edge j in [1, num_buckets - 1] (tests, diagnostics).
   double HalfWidth(size_t level, int64_t j) const;
+  // max_j h_qj: the rank error bound of Estimates for that level.
+  double MaxHalfWidth(size_t level) const;
 
  private:
   QuantileBand() = default;
+  // Noisy prefix sums F~(0..B) after the size and finiteness checks.
+  absl::StatusOr<std::vector<long double>> NoisyPrefix(absl::Span<const double> noisy_counts,
+                                                       absl::Span<const double> edges) const;
   int64_t num_buckets_ = 0;
   std::vector<double> quantiles_;
   std::vector<std::vector<double>> half_width_;  // [level][j], j = 0..B (0 and B unused)

@@ -83,6 +83,29 @@ absl::StatusOr<Noisy> AddNoise(const Calibrated& c, double exact, dp::RandomSour
 
 std::string Edge(double x) { return absl::StrFormat("%g", x); }
 
+}  // namespace
+
+absl::StatusOr<dp::QuantileBand> QuantileBandOf(const query::QueryPlan& plan,
+                                                const dp::AdditiveMechanism& histogram) {
+  return dp::QuantileBand::Create(static_cast<int64_t>(plan.scan.bucket_edges.size()) - 1,
+                                  plan.spec.quantiles, histogram.granularity(),
+                                  histogram.noise_scale() / histogram.granularity(),
+                                  plan.spec.confidence);
+}
+
+absl::StatusOr<double> QuantileRankError(const query::QueryPlan& plan, const dp::QuantileBand& band,
+                                         size_t level) {
+  if (plan.quantile_epsilon > 0) {
+    return dp::RankErrorBound(static_cast<int64_t>(plan.scan.bucket_edges.size()) - 1,
+                              plan.spec.quantiles[level],
+                              static_cast<int>(plan.spec.quantiles.size()), plan.quantile_epsilon,
+                              plan.spec.max_contributions, plan.spec.confidence);
+  }
+  return band.MaxHalfWidth(level);
+}
+
+namespace {
+
 // Releases one group's rows.
 class GroupReleaser {
  public:
@@ -154,26 +177,30 @@ class GroupReleaser {
         return absl::OkStatus();
       }
       case AggregateKind::kQuantile: {
-        // The selection (exponential mechanism) and, independently, the noisy histogram that
-        // bounds it (quantile_interval.h); the estimate is clamped into its interval
-        // (post-processing: a point outside an interval that holds the quantile moves closer).
+        // The noisy histogram over the quantile buckets gives the intervals (quantile_interval.h).
+        // With few levels the exponential mechanism chooses the values (dp_quantile.h), which are
+        // then clamped into their intervals (post-processing: a point outside an interval that
+        // holds the quantile moves closer); with many, the values come from the same noisy CDF.
         const std::vector<double>& edges = plan_.scan.bucket_edges;
         std::vector<int64_t> counts = g.buckets;
         counts.resize(edges.size() - 1, 0);
-        ASSIGN_OR_RETURN(std::vector<double> values,
-                         dp::ReleaseQuantiles(counts, *spec_.lower, *spec_.upper, spec_.quantiles,
-                                              plan_.quantile_epsilon, spec_.max_contributions, rng_));
+        const bool selected = plan_.quantile_epsilon > 0;
+        std::vector<double> values;
+        if (selected) {
+          ASSIGN_OR_RETURN(values, dp::ReleaseQuantiles(counts, *spec_.lower, *spec_.upper,
+                                                        spec_.quantiles, plan_.quantile_epsilon,
+                                                        spec_.max_contributions, rng_));
+        }
         std::vector<double> noisy(counts.size());
         for (size_t i = 0; i < counts.size(); ++i) {
           ASSIGN_OR_RETURN(noisy[i], c_[0].mechanism->AddNoise(static_cast<double>(counts[i]), rng_));
         }
         ASSIGN_OR_RETURN(std::vector<dp::ValueInterval> intervals, band_->Intervals(noisy, edges));
+        if (!selected) {
+          ASSIGN_OR_RETURN(values, band_->Estimates(noisy, edges));
+        }
         for (size_t i = 0; i < values.size(); ++i) {
-          ASSIGN_OR_RETURN(double rank_error,
-                           dp::RankErrorBound(static_cast<int64_t>(counts.size()), spec_.quantiles[i],
-                                              static_cast<int>(spec_.quantiles.size()),
-                                              plan_.quantile_epsilon, spec_.max_contributions,
-                                              spec_.confidence));
+          ASSIGN_OR_RETURN(double rank_error, QuantileRankError(plan_, *band_, i));
           ReleasedRow r;
           r.key = key;
           r.label = absl::StrCat("q=", absl::StrFormat("%g", spec_.quantiles[i]));
@@ -265,18 +292,14 @@ absl::StatusOr<NoisyRelease> ReleaseWithNoise(const query::QueryPlan& plan,
     out.sensitivity = plan.components[0].sensitivity;
     if (components.size() > 1) out.count_noise_scale = components.back().mechanism->noise_scale();
   }
-  if (plan.spec.aggregate == AggregateKind::kQuantile) {
+  if (plan.quantile_epsilon > 0) {
     out.events.push_back(
         dp::accounting::PrivacyEvent::PureDp(plan.quantile_epsilon * plan.scan.max_partitions)
             .ToSpec());
   }
   std::optional<dp::QuantileBand> band;
   if (plan.spec.aggregate == AggregateKind::kQuantile) {
-    const dp::AdditiveMechanism& m = *components.at(0).mechanism;
-    ASSIGN_OR_RETURN(band, dp::QuantileBand::Create(
-                               static_cast<int64_t>(plan.scan.bucket_edges.size()) - 1,
-                               plan.spec.quantiles, m.granularity(),
-                               m.noise_scale() / m.granularity(), plan.spec.confidence));
+    ASSIGN_OR_RETURN(band, QuantileBandOf(plan, *components.at(0).mechanism));
   }
   GroupReleaser releaser(plan, std::move(components), band ? &*band : nullptr, rng);
 

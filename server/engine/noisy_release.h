@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "server/dp/additive_mechanism.h"
+#include "server/dp/quantile_interval.h"
 #include "server/dp/random_source.h"
 #include "server/query/planner.h"
 #include "server/store/aggregate_scanner.h"
@@ -57,6 +58,14 @@ absl::StatusOr<Calibrated> Calibrate(query::MechanismKind kind, const query::Noi
 // The level each component's interval is built at: the components of one value are combined by
 // a union bound (Bonferroni), so together they hold with probability >= the plan's confidence.
 double ComponentConfidence(const query::QueryPlan& plan);
+
+// Quantile plans: the band of the intervals for the histogram mechanism of components[0], and each
+// level's rank-error bound (the exponential mechanism's, or the band's when the quantiles are read
+// off the histogram). Shared by the release and the planner.
+absl::StatusOr<dp::QuantileBand> QuantileBandOf(const query::QueryPlan& plan,
+                                                const dp::AdditiveMechanism& histogram);
+absl::StatusOr<double> QuantileRankError(const query::QueryPlan& plan, const dp::QuantileBand& band,
+                                         size_t level);
 
 // Adds noise to `exact` as `plan` prescribes.
 absl::StatusOr<NoisyRelease> ReleaseWithNoise(const query::QueryPlan& plan,

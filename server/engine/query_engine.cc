@@ -194,12 +194,12 @@ struct Accuracy {
 absl::StatusOr<Accuracy> AccuracyOf(const query::QueryPlan& plan, double expected_count) {
   Accuracy out;
   if (plan.spec.aggregate == query::AggregateKind::kQuantile) {
-    // The largest bound over the requested levels (the median's utility sensitivity is smallest).
-    for (double q : plan.spec.quantiles) {
-      ASSIGN_OR_RETURN(double e, dp::RankErrorBound(query::kQuantileBuckets, q,
-                                                    static_cast<int>(plan.spec.quantiles.size()),
-                                                    plan.quantile_epsilon,
-                                                    plan.spec.max_contributions, plan.spec.confidence));
+    // The largest rank-error bound over the requested levels, exactly as the release reports it.
+    ASSIGN_OR_RETURN(Calibrated histogram, Calibrate(plan.spec.mechanism, plan.components.at(0),
+                                                     plan.spec.confidence));
+    ASSIGN_OR_RETURN(dp::QuantileBand band, QuantileBandOf(plan, *histogram.mechanism));
+    for (size_t i = 0; i < plan.spec.quantiles.size(); ++i) {
+      ASSIGN_OR_RETURN(double e, QuantileRankError(plan, band, i));
       out.error = std::max(out.error, e);
     }
     out.sensitivity = plan.spec.max_contributions;

@@ -409,17 +409,21 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
         }
         edges.back() = *spec.upper;
         plan.scan.bucket_edges = std::move(edges);
-        // Half of epsilon selects the quantiles (exponential mechanism, dp_quantile.h), half buys a
-        // noisy histogram over the same buckets whose CDF bounds them (quantile_interval.h: the
-        // value intervals, a post-processing of that histogram); basic composition of the two
-        // (Dwork & Roth 2014, Thm. 3.16). One selection of all quantiles per group at epsilon / 2m:
-        // a unit touches at most m groups, so composing over them gives epsilon / 2; dp_quantile.h
-        // splits a group's share over its quantiles.
-        plan.quantile_epsilon = mech_epsilon / 2 / m;
+        // Up to kMaxSelectedQuantiles levels: half of epsilon selects the quantiles (exponential
+        // mechanism, dp_quantile.h), half buys a noisy histogram over the same buckets whose CDF
+        // bounds them (quantile_interval.h: the value intervals, a post-processing of that
+        // histogram); basic composition of the two (Dwork & Roth 2014, Thm. 3.16). One selection of
+        // all quantiles per group at epsilon / 2m: a unit touches at most m groups, so composing
+        // over them gives epsilon / 2; dp_quantile.h splits a group's share over its quantiles.
+        // More levels: all of epsilon buys the histogram and the quantiles are read off its CDF
+        // too (QuantileBand::Estimates), because the exponential mechanism's rank error grows with
+        // the number of levels it splits epsilon over and the CDF's does not (decisions.md).
+        const bool select = spec.quantiles.size() <= static_cast<size_t>(kMaxSelectedQuantiles);
+        plan.quantile_epsilon = select ? mech_epsilon / 2 / m : 0.0;
         ASSIGN_OR_RETURN(double c, CountSensitivity(k));
         // K rows of one unit fall in at most K buckets: the count vector moves by K in L1.
-        push(NoiseComponent::Statistic::kBucketCounts, mech_epsilon / 2, 0.0, c,
-             std::min(k, kQuantileBuckets));
+        push(NoiseComponent::Statistic::kBucketCounts, select ? mech_epsilon / 2 : mech_epsilon, 0.0,
+             c, std::min(k, kQuantileBuckets));
       }
       break;
     }

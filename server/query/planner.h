@@ -75,8 +75,10 @@ struct QueryPlan {
   // Mechanisms' parameters: their epsilons (deltas) sum to at most the charge.
   std::vector<NoiseComponent> components;
   SelectionPlan selection;
-  // kQuantile: the epsilon of ONE group's release of all its quantiles (the budget divided over the
-  // max_partitions groups a unit can touch; dp_quantile.h divides it over the quantiles).
+  // kQuantile: the epsilon of ONE group's exponential-mechanism selection of all its quantiles
+  // (the selection's budget divided over the max_partitions groups a unit can touch; dp_quantile.h
+  // divides it over the quantiles). 0 with more than kMaxSelectedQuantiles levels: the quantiles
+  // are then read off the noisy histogram (components[0]).
   double quantile_epsilon = 0;
   // The keys released when the domain is declared: the cross product of the group columns'
   // declared values, in declaration order. Empty when selection is needed or without group-by.
@@ -90,6 +92,9 @@ struct QueryPlan {
 };
 
 inline constexpr int kQuantileBuckets = 1000;
+// Quantile queries with at most this many levels choose them with the exponential mechanism; with
+// more, the quantiles come from the noisy histogram's CDF (planner.cc, decisions.md).
+inline constexpr int kMaxSelectedQuantiles = 5;
 inline constexpr size_t kMaxQuantiles = 100;
 inline constexpr size_t kMaxBinEdges = 1001;
 inline constexpr size_t kMaxGroupColumns = 3;

@@ -631,6 +631,22 @@ TEST(PlannerTest, QuantileUsesAFixedGridOverTheBoundsAndIsPure) {
   ExpectRejectedNaming(spec, "mechanism");
 }
 
+// Six or more levels: no selection; all of epsilon buys the histogram the quantiles are read from.
+TEST(PlannerTest, ManyQuantileLevelsSpendAllEpsilonOnTheHistogram) {
+  QuerySpec spec = SumSpec();
+  spec.aggregate = AggregateKind::kQuantile;
+  spec.quantiles.assign(kMaxSelectedQuantiles, 0.5);
+  const QueryPlan few = PlanOrDie(spec);
+  EXPECT_GT(few.quantile_epsilon, 0);
+  spec.quantiles = {0.1, 0.2, 0.3, 0.5, 0.7, 0.9};
+  ASSERT_GT(spec.quantiles.size(), static_cast<size_t>(kMaxSelectedQuantiles));
+  const QueryPlan many = PlanOrDie(spec);
+  EXPECT_EQ(many.quantile_epsilon, 0);
+  ASSERT_EQ(many.components.size(), 1u);
+  EXPECT_EQ(many.components[0].statistic, NoiseComponent::Statistic::kBucketCounts);
+  EXPECT_EQ(many.components[0].epsilon, MechanismEpsilon(many.epsilon_units));
+}
+
 TEST(PlannerTest, QuantileLevelsAreValidated) {
   QuerySpec spec = SumSpec();
   spec.aggregate = AggregateKind::kQuantile;

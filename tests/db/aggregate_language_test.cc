@@ -642,6 +642,10 @@ TEST_F(AggregateLanguageTest, IntervalsHoldTheExactValueAtTheirConfidence) {
   const double exact_median = SqlNumber(absl::StrCat(
       "SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY ", c, ")", from));
   cases.push_back({"median", median, exact_median, 0, false});
+  // Six levels: the values and intervals both come from the noisy CDF (all of epsilon on it).
+  QuerySpec sextiles = median;
+  sextiles.quantiles = {0.1, 0.25, 0.5, 0.6, 0.75, 0.9};
+  cases.push_back({"median of six levels", sextiles, exact_median, 2, false});
 
   int tight_hits = 0, tight_runs = 0;
   for (Case& k : cases) {
