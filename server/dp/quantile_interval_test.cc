@@ -139,6 +139,27 @@ TEST(QuantileBandTest, NearlyNoiselessHistogramPinsTheBucketOfTheExactQuantile) 
   }
 }
 
+// The estimates read off an almost noiseless CDF are the midpoints of the exact quantiles'
+// buckets, non-decreasing in the level, and their rank-error bound is the band's largest h.
+TEST(QuantileBandTest, EstimatesAreTheMidpointsOfTheExactQuantilesBuckets) {
+  std::vector<double> counts = {0, 5, 17, 0, 3, 40, 201, 88, 9, 0, 12, 600, 26, 0, 0};
+  const std::vector<double> levels = {0.9, 0.1, 0.5, 0.25, 0.999};
+  auto band = QuantileBand::Create(static_cast<int64_t>(counts.size()), levels, 1.0, 1e-3, 0.95);
+  ASSERT_TRUE(band.ok());
+  auto est = band->Estimates(counts, Edges(static_cast<int64_t>(counts.size())));
+  ASSERT_TRUE(est.ok()) << est.status();
+  for (size_t l = 0; l < levels.size(); ++l) {
+    EXPECT_EQ((*est)[l], ExactQuantile(counts, levels[l])) << "q=" << levels[l];
+    double h = 0;
+    for (int64_t j = 1; j < static_cast<int64_t>(counts.size()); ++j) h = std::max(h, band->HalfWidth(l, j));
+    EXPECT_EQ(band->MaxHalfWidth(l), h);
+  }
+  EXPECT_LE((*est)[1], (*est)[3]);
+  EXPECT_LE((*est)[3], (*est)[2]);
+  EXPECT_LE((*est)[2], (*est)[0]);
+  EXPECT_FALSE(band->Estimates(std::vector<double>(3, 1.0), Edges(15)).ok());
+}
+
 // The extreme levels: q = 0 is the minimum and q = 1 the maximum (percentile_disc). Nothing is
 // known below the first nonempty bucket for q = 0, so its interval starts at the range's lower
 // end; symmetric for q = 1.
