@@ -97,8 +97,8 @@ std::string Fingerprint(const QuerySpec& s, int64_t epsilon_units, int64_t delta
       s.dataset, AggregateName(s.aggregate), s.column, s.lower.value_or(0), s.upper.value_or(0),
       s.max_contributions, MechanismName(s.mechanism), epsilon_units, delta_units, s.confidence);
   // Fields of the extended language, only when used: earlier fingerprints stay valid.
-  // "|release=2": quantiles since they carry value intervals (half of epsilon on the histogram
-  // behind them), so a cached answer of the older release (no intervals) is never served for them.
+  // "|release=2": quantiles since they carry value intervals (a noisy histogram behind them buys
+  // part or all of epsilon), so a cached answer of the older release (no intervals) is never served.
   if (!s.quantiles.empty()) absl::StrAppend(&f, "|quantiles=", Doubles(s.quantiles), "|release=2");
   if (!s.bins.empty()) absl::StrAppend(&f, "|bins=", Doubles(s.bins));
   if (!s.group_by.empty()) {
