@@ -284,6 +284,19 @@ class DebitGroupCommitTest : public ::dpq::testing::StoreTest {
     });
   }
 
+  // One thread per entry of *results, each debiting 1 for alice with request id "m<i>" through
+  // its own BudgetLedger (so they queue behind whatever leader holds the dataset's batcher).
+  std::vector<std::thread> QueueDebits(int64_t ds, std::vector<absl::StatusOr<DebitResult>>* results) {
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < results->size(); ++i) {
+      threads.emplace_back([this, ds, results, i] {
+        BudgetLedger ledger(db());
+        (*results)[i] = ledger.Debit(ds, Alloc(alice_, absl::StrCat("m", i), 1));
+      });
+    }
+    return threads;
+  }
+
   struct Outcome {
     std::string request_id;
     int64_t principal_id = 0;
@@ -647,13 +660,7 @@ TEST_F(DebitGroupCommitTest, ALeaderFailingBeforeItFormsItsGroupFailsAlone) {
   std::thread leader([&] { first = ledger_->Debit(ds, Alloc(alice_, "first", 1)); });
   ASSERT_TRUE(WaitForBlockedLeader());
   std::vector<absl::StatusOr<DebitResult>> queued(kQueued, absl::UnknownError("not run"));
-  std::vector<std::thread> threads;
-  for (int i = 0; i < kQueued; ++i) {
-    threads.emplace_back([&, i] {
-      BudgetLedger ledger(db());
-      queued[i] = ledger.Debit(ds, Alloc(alice_, absl::StrCat("m", i), 1));
-    });
-  }
+  std::vector<std::thread> threads = QueueDebits(ds, &queued);
   ASSERT_TRUE(WaitFor([&] { return DebitBatcher::Shared().Pending(db(), ds) == kQueued + 1; }));
   EXPECT_EQ(KillBlocked("FOR UPDATE OF l"), "t");
   leader.join();
@@ -693,13 +700,7 @@ TEST_F(DebitGroupCommitTest, AFailedGroupTransactionFailsEveryMemberAndWritesNot
   std::thread leader([&] { first = ledger_->Debit(ds, Alloc(alice_, "first", 1)); });
   ASSERT_TRUE(WaitFor(blocked_on_grant));
   std::vector<absl::StatusOr<DebitResult>> queued(kQueued, absl::UnknownError("not run"));
-  std::vector<std::thread> threads;
-  for (int i = 0; i < kQueued; ++i) {
-    threads.emplace_back([&, i] {
-      BudgetLedger ledger(db());
-      queued[i] = ledger.Debit(ds, Alloc(alice_, absl::StrCat("m", i), 1));
-    });
-  }
+  std::vector<std::thread> threads = QueueDebits(ds, &queued);
   ASSERT_TRUE(WaitFor([&] { return DebitBatcher::Shared().Pending(db(), ds) == kQueued; }));
   // Kill the first group (the leader alone); the next leader forms a group of all kQueued, which
   // then waits for the grant row as well, and is killed too.
