@@ -29,6 +29,7 @@ namespace {
 
 using ::dpq::testing::IsOk;
 using ::dpq::testing::StatusIs;
+using ::dpq::testing::SumAllocation;
 using ::testing::HasSubstr;
 
 // Walks a dataset's audit chain as a future `dpqctl audit verify` will: seqs 1, 2, ... without
@@ -72,29 +73,10 @@ class BudgetLedgerTest : public ::dpq::testing::StoreTest {
     return ledger_->Set(ds, EpsU(epsilon_total), DelU(delta_total));
   }
 
-  // An allocation as the engine would fill it in (a sum over x with a Laplace release).
+  // An allocation as the engine would fill it in, charged to the fixture's analyst.
   Allocation Alloc(const std::string& request_id, double epsilon, double delta = 0,
                    const std::string& fingerprint = "") const {
-    Allocation a;
-    a.request_id = request_id;
-    a.principal_id = analyst_.id;
-    a.analyst = analyst_.name;
-    a.fingerprint = fingerprint.empty() ? absl::StrCat("fp-", request_id) : fingerprint;
-    a.aggregate = "sum";
-    a.column = "x";
-    a.mechanism = delta > 0 ? "gaussian" : "laplace";
-    a.epsilon_units = EpsU(epsilon);
-    a.delta_units = DelU(delta);
-    a.sensitivity = 10;
-    a.noise_scale = 10 / epsilon;
-    a.value = 1.0 / 3.0 + epsilon;  // not a short decimal: checks exact round trips
-    a.confidence = 0.95;
-    a.ci_lower = a.value - 29.957322735539909;
-    a.ci_upper = a.value + 29.957322735539909;
-    a.clamp_lower = 0.0;
-    a.clamp_upper = 10.0;
-    a.max_contributions = 1;
-    return a;
+    return SumAllocation(analyst_, request_id, epsilon, delta, fingerprint);
   }
 
   int64_t AuditRows(int64_t dataset_id) {

@@ -33,6 +33,7 @@ using ::dpq::testing::DelU;
 using ::dpq::testing::EpsU;
 using ::dpq::testing::IsOk;
 using ::dpq::testing::StatusIs;
+using ::dpq::testing::SumAllocation;
 using ::testing::HasSubstr;
 
 // Polls `done` every 10 ms for up to `seconds`; true once it holds.
@@ -210,26 +211,11 @@ class DebitGroupCommitTest : public ::dpq::testing::StoreTest {
     return created->schema.id;
   }
 
+  // SumAllocation plus what a group-commit row also carries (a result with characters that need
+  // quoting in an array literal, the events, the dataset version).
   static Allocation Alloc(const Principal& who, const std::string& id, double epsilon, double delta = 0,
                           const std::string& fingerprint = "") {
-    Allocation a;
-    a.request_id = id;
-    a.principal_id = who.id;
-    a.analyst = who.name;
-    a.fingerprint = fingerprint.empty() ? absl::StrCat("fp-", id) : fingerprint;
-    a.aggregate = "sum";
-    a.column = "x";
-    a.mechanism = delta > 0 ? "gaussian" : "laplace";
-    a.epsilon_units = EpsU(epsilon);
-    a.delta_units = DelU(delta);
-    a.sensitivity = 10;
-    a.noise_scale = 10 / epsilon;
-    a.value = 1.0 / 3.0 + epsilon;
-    a.confidence = 0.95;
-    a.ci_lower = a.value - 29.957322735539909;
-    a.ci_upper = a.value + 29.957322735539909;
-    a.clamp_lower = 0.0;
-    a.clamp_upper = 10.0;
+    Allocation a = SumAllocation(who, id, epsilon, delta, fingerprint);
     a.dataset_version = 1;
     a.result = absl::StrCat("{\"id\":\"", id, "\",\"note\":\"a, \\\"quoted\\\" {brace} NULL\"}");
     a.events = absl::StrCat("pure:epsilon=", epsilon);

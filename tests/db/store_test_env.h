@@ -22,6 +22,7 @@
 #include "server/query/csv_to_copy.h"
 #include "server/query/dataset_schema.h"
 #include "server/query/privacy_units.h"
+#include "server/store/allocation.h"
 #include "server/store/database.h"
 #include "server/store/dataset_store.h"
 #include "server/store/postgres/migrator.h"
@@ -58,6 +59,34 @@ inline int64_t EpsU(double epsilon) {
   return *query::EpsilonToUnits(epsilon, "epsilon", query::kMaxEpsilonBudget);
 }
 inline int64_t DelU(double delta) { return *query::DeltaToUnits(delta, "delta"); }
+
+// An allocation as the engine would fill it in for a sum over x with a Laplace (delta 0) or
+// Gaussian release, charged to `who`. The value is no short decimal, so exact round trips are
+// checked wherever it is stored.
+inline store::Allocation SumAllocation(const store::Principal& who, const std::string& request_id,
+                                       double epsilon, double delta = 0,
+                                       const std::string& fingerprint = "") {
+  store::Allocation a;
+  a.request_id = request_id;
+  a.principal_id = who.id;
+  a.analyst = who.name;
+  a.fingerprint = fingerprint.empty() ? absl::StrCat("fp-", request_id) : fingerprint;
+  a.aggregate = "sum";
+  a.column = "x";
+  a.mechanism = delta > 0 ? "gaussian" : "laplace";
+  a.epsilon_units = EpsU(epsilon);
+  a.delta_units = DelU(delta);
+  a.sensitivity = 10;
+  a.noise_scale = 10 / epsilon;
+  a.value = 1.0 / 3.0 + epsilon;
+  a.confidence = 0.95;
+  a.ci_lower = a.value - 29.957322735539909;
+  a.ci_upper = a.value + 29.957322735539909;
+  a.clamp_lower = 0.0;
+  a.clamp_upper = 10.0;
+  a.max_contributions = 1;
+  return a;
+}
 
 class StoreTest : public ::testing::Test {
  protected:
