@@ -93,7 +93,7 @@ absl::StatusOr<dp::QuantileBand> QuantileBandOf(const query::QueryPlan& plan,
                                   plan.spec.confidence);
 }
 
-absl::StatusOr<double> QuantileRankError(const query::QueryPlan& plan, const dp::QuantileBand& band,
+absl::StatusOr<double> QuantileRankError(const query::QueryPlan& plan, const dp::QuantileBand* band,
                                          size_t level) {
   if (plan.quantile_epsilon > 0) {
     return dp::RankErrorBound(static_cast<int64_t>(plan.scan.bucket_edges.size()) - 1,
@@ -101,7 +101,8 @@ absl::StatusOr<double> QuantileRankError(const query::QueryPlan& plan, const dp:
                               static_cast<int>(plan.spec.quantiles.size()), plan.quantile_epsilon,
                               plan.spec.max_contributions, plan.spec.confidence);
   }
-  return band.MaxHalfWidth(level);
+  if (band == nullptr) return absl::InternalError("quantile rank error: no band for the CDF values");
+  return band->MaxHalfWidth(level);
 }
 
 namespace {
@@ -109,10 +110,16 @@ namespace {
 // Releases one group's rows.
 class GroupReleaser {
  public:
-  // `band`: the quantile intervals' band (quantile plans only), shared by every group.
+  // `band` and `rank_errors` (one per level): the quantile intervals' band and the levels'
+  // rank-error bounds (quantile plans only), data-independent and shared by every group.
   GroupReleaser(const query::QueryPlan& plan, std::vector<Calibrated> components,
-                const dp::QuantileBand* band, dp::RandomSource& rng)
-      : plan_(plan), spec_(plan.spec), c_(std::move(components)), band_(band), rng_(rng) {}
+                const dp::QuantileBand* band, std::vector<double> rank_errors, dp::RandomSource& rng)
+      : plan_(plan),
+        spec_(plan.spec),
+        c_(std::move(components)),
+        band_(band),
+        rank_errors_(std::move(rank_errors)),
+        rng_(rng) {}
 
   absl::Status Release(const store::GroupStats& g, std::vector<ReleasedRow>& out) {
     std::vector<std::string> key = g.key;
@@ -200,7 +207,6 @@ class GroupReleaser {
           ASSIGN_OR_RETURN(values, band_->Estimates(noisy, edges));
         }
         for (size_t i = 0; i < values.size(); ++i) {
-          ASSIGN_OR_RETURN(double rank_error, QuantileRankError(plan_, *band_, i));
           ReleasedRow r;
           r.key = key;
           r.label = absl::StrCat("q=", absl::StrFormat("%g", spec_.quantiles[i]));
@@ -208,7 +214,7 @@ class GroupReleaser {
           r.ci_lower = intervals[i].lower;
           r.ci_upper = intervals[i].upper;
           r.noise_scale = c_[0].mechanism->noise_scale();
-          r.rank_error = rank_error;
+          r.rank_error = rank_errors_[i];
           out.push_back(std::move(r));
         }
         return absl::OkStatus();
@@ -262,6 +268,7 @@ class GroupReleaser {
   const query::QuerySpec& spec_;
   std::vector<Calibrated> c_;
   const dp::QuantileBand* band_;
+  std::vector<double> rank_errors_;
   dp::RandomSource& rng_;
 };
 
@@ -298,10 +305,16 @@ absl::StatusOr<NoisyRelease> ReleaseWithNoise(const query::QueryPlan& plan,
             .ToSpec());
   }
   std::optional<dp::QuantileBand> band;
+  std::vector<double> rank_errors;
   if (plan.spec.aggregate == AggregateKind::kQuantile) {
     ASSIGN_OR_RETURN(band, QuantileBandOf(plan, *components.at(0).mechanism));
+    for (size_t i = 0; i < plan.spec.quantiles.size(); ++i) {
+      ASSIGN_OR_RETURN(double e, QuantileRankError(plan, &*band, i));
+      rank_errors.push_back(e);
+    }
   }
-  GroupReleaser releaser(plan, std::move(components), band ? &*band : nullptr, rng);
+  GroupReleaser releaser(plan, std::move(components), band ? &*band : nullptr,
+                         std::move(rank_errors), rng);
 
   if (!plan.grouped()) {
     RETURN_IF_ERROR(releaser.Release(exact, out.rows));

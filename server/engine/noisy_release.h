@@ -60,11 +60,11 @@ absl::StatusOr<Calibrated> Calibrate(query::MechanismKind kind, const query::Noi
 double ComponentConfidence(const query::QueryPlan& plan);
 
 // Quantile plans: the band of the intervals for the histogram mechanism of components[0], and each
-// level's rank-error bound (the exponential mechanism's, or the band's when the quantiles are read
-// off the histogram). Shared by the release and the planner.
+// level's rank-error bound (the exponential mechanism's when plan.quantile_epsilon > 0, else the
+// band's, which must then be given). Shared by the release and the planner.
 absl::StatusOr<dp::QuantileBand> QuantileBandOf(const query::QueryPlan& plan,
                                                 const dp::AdditiveMechanism& histogram);
-absl::StatusOr<double> QuantileRankError(const query::QueryPlan& plan, const dp::QuantileBand& band,
+absl::StatusOr<double> QuantileRankError(const query::QueryPlan& plan, const dp::QuantileBand* band,
                                          size_t level);
 
 // Adds noise to `exact` as `plan` prescribes.

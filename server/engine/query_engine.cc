@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -195,11 +196,15 @@ absl::StatusOr<Accuracy> AccuracyOf(const query::QueryPlan& plan, double expecte
   Accuracy out;
   if (plan.spec.aggregate == query::AggregateKind::kQuantile) {
     // The largest rank-error bound over the requested levels, exactly as the release reports it.
-    ASSIGN_OR_RETURN(Calibrated histogram, Calibrate(plan.spec.mechanism, plan.components.at(0),
-                                                     plan.spec.confidence));
-    ASSIGN_OR_RETURN(dp::QuantileBand band, QuantileBandOf(plan, *histogram.mechanism));
+    // The band (dozens of Chernoff optimisations per level) only when the values come from it.
+    std::optional<dp::QuantileBand> band;
+    if (plan.quantile_epsilon == 0) {
+      ASSIGN_OR_RETURN(Calibrated histogram, Calibrate(plan.spec.mechanism, plan.components.at(0),
+                                                       plan.spec.confidence));
+      ASSIGN_OR_RETURN(band, QuantileBandOf(plan, *histogram.mechanism));
+    }
     for (size_t i = 0; i < plan.spec.quantiles.size(); ++i) {
-      ASSIGN_OR_RETURN(double e, QuantileRankError(plan, band, i));
+      ASSIGN_OR_RETURN(double e, QuantileRankError(plan, band ? &*band : nullptr, i));
       out.error = std::max(out.error, e);
     }
     out.sensitivity = plan.spec.max_contributions;
