@@ -38,6 +38,18 @@ bool ClosedByServer(const pqxx::connection& conn) {
   return ::poll(&p, 1, 0) != 0;  // > 0: readable/hung up; < 0: the descriptor is unusable
 }
 
+// libpqxx 6.4 reopens a broken connection by itself at its next use ("reactivation", and the
+// two retries of a transaction's BEGIN), so the statements of one unit of work could run on two
+// server sessions, the later ones outside the transaction the earlier ones began. Inhibited, a
+// broken connection throws pqxx::broken_connection and RunWithAttempts discards it: only this
+// pool opens sessions. The setter is marked deprecated in 6.4 but is the only way to say this.
+void InhibitReactivation(pqxx::connection& conn) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  conn.inhibit_reactivation(true);
+#pragma GCC diagnostic pop
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<pqxx::connection>> Database::Acquire() {
@@ -65,7 +77,9 @@ absl::StatusOr<std::unique_ptr<pqxx::connection>> Database::Acquire() {
     --open_;
   }
   try {
-    return std::make_unique<pqxx::connection>(url_);
+    auto conn = std::make_unique<pqxx::connection>(url_);
+    InhibitReactivation(*conn);
+    return conn;
   } catch (const std::exception& e) {
     absl::MutexLock lock(&mu_);
     --open_;
@@ -91,11 +105,14 @@ absl::Status Database::RunWithAttempts(absl::string_view context,
     if (!conn.ok()) return conn.status();
     try {
       status = fn(**conn);
-    } catch (const pqxx::broken_connection& e) {
-      status = StatusFromPqxx(e, context);
-      conn->reset();  // discard; Release() frees the slot
     } catch (const std::exception& e) {
       status = StatusFromPqxx(e, context);
+      // Closed, not pooled (Release() frees the slot): after a throw the session's state is
+      // unknown. libpqxx 6.4 abandons a transaction without ROLLBACK when its start command
+      // ("BEGIN; SET TRANSACTION ...") throws after BEGIN took effect, and an interrupted COPY
+      // leaves the protocol mid-stream; pooled, such a session fails the next caller's BEGIN
+      // with 25P02. Reconnecting costs one local connection setup, and only after an error.
+      conn->reset();
     }
     Release(*std::move(conn));
     if (status.code() != absl::StatusCode::kAborted) break;

@@ -33,7 +33,9 @@ class Database {
   ~Database();
 
   // Runs `fn` on a pooled connection. Exceptions thrown inside are mapped to a Status naming
-  // `context`; a broken connection is discarded and the next call reconnects. An idle connection
+  // `context`, and the connection they came from is closed, never pooled again: the next call
+  // gets a fresh session. libpqxx never reconnects a connection by itself (reactivation is
+  // inhibited), so all of one `fn`'s statements run on one server session. An idle connection
   // the server closed while it was pooled (a PostgreSQL restart) is noticed before use and
   // replaced, so it does not fail a request. Transactions that fail
   // with a serialization failure or deadlock (ABORTED) are retried up to `kMaxAttempts` times; a

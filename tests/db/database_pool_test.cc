@@ -1,0 +1,119 @@
+// store::Database, the connection pool every store class runs its SQL through: what a caller may
+// rely on about the session its work runs on after errors and broken connections.
+#include "server/store/database.h"
+
+#include <pqxx/pqxx>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/db/store_test_env.h"
+#include "tests/support/status_matchers.h"
+
+namespace dpq::store {
+namespace {
+
+using ::dpq::testing::IsOk;
+using ::dpq::testing::StatusIs;
+using ::testing::HasSubstr;
+
+class DatabasePoolTest : public ::dpq::testing::StoreTest {
+ protected:
+  // A pool of one, so every call gets the same connection unless it was discarded.
+  void SetUp() override {
+    StoreTest::SetUp();
+    ASSERT_OK_AND_ASSIGN(single_, Database::Open(url(), 1));
+  }
+
+  // The backend pid of the session the pool hands out next, read in a read-only transaction
+  // (started with "BEGIN; SET TRANSACTION READ ONLY", as PrincipalStore::FindByTokenHash's is).
+  absl::StatusOr<int> NextSessionPid() {
+    int pid = 0;
+    absl::Status s = single_->Run("pid", [&](pqxx::connection& c) {
+      pqxx::read_transaction tx(c);
+      pid = tx.exec1("SELECT pg_backend_pid()")[0].as<int>();
+      return absl::OkStatus();
+    });
+    if (!s.ok()) return s;
+    return pid;
+  }
+
+  std::unique_ptr<Database> single_;
+};
+
+// libpqxx can hand back a connection whose session is still inside a failed transaction block
+// (its transaction_base::Begin abandons a transaction without ROLLBACK when the start command
+// throws after BEGIN took effect). Here the work leaves exactly that state behind on purpose and
+// throws; the next caller must get a fresh session, not "current transaction is aborted" (25P02).
+TEST_F(DatabasePoolTest, AConnectionWhoseWorkThrewIsNeverReused) {
+  ASSERT_OK_AND_ASSIGN(const int before, NextSessionPid());
+  ASSERT_OK_AND_ASSIGN(const int same, NextSessionPid());
+  ASSERT_EQ(same, before) << "a pool of one reuses its connection after successful work";
+
+  absl::Status failed = single_->Run("abandon", [&](pqxx::connection& c) -> absl::Status {
+    pqxx::nontransaction raw(c);  // no ROLLBACK on destruction: the block stays open and failed
+    raw.exec("BEGIN");
+    raw.exec("SELECT 1 / 0");  // throws pqxx::data_exception (22012)
+    return absl::OkStatus();
+  });
+  EXPECT_THAT(failed, StatusIs(absl::StatusCode::kInternal, HasSubstr("22012")));
+
+  ASSERT_OK_AND_ASSIGN(const int after, NextSessionPid());
+  EXPECT_NE(after, before) << "the session left in a failed transaction block was pooled";
+}
+
+// An error returned as a Status (no exception) keeps the connection: the transaction objects'
+// destructors rolled back, so the session is clean, and reconnecting would only cost time.
+TEST_F(DatabasePoolTest, AnErrorReturnedWithoutThrowingKeepsTheConnection) {
+  ASSERT_OK_AND_ASSIGN(const int before, NextSessionPid());
+  absl::Status refused = single_->Run("refuse", [&](pqxx::connection& c) -> absl::Status {
+    pqxx::work tx(c);
+    tx.exec0("CREATE TEMP TABLE scratch (x int)");
+    return absl::FailedPreconditionError("refused after a statement");
+  });
+  EXPECT_THAT(refused, StatusIs(absl::StatusCode::kFailedPrecondition));
+  ASSERT_OK_AND_ASSIGN(const int after, NextSessionPid());
+  EXPECT_EQ(after, before);
+  // And the refused work was rolled back: its temp table does not exist in that session.
+  absl::Status probe = single_->Run("probe", [&](pqxx::connection& c) {
+    pqxx::read_transaction tx(c);
+    EXPECT_TRUE(tx.exec1("SELECT to_regclass('pg_temp.scratch') IS NULL")[0].as<bool>());
+    return absl::OkStatus();
+  });
+  EXPECT_THAT(probe, IsOk());
+}
+
+// libpqxx 6.4 would silently open a new session when a broken connection is used again, so work
+// that went on after a break (a retry loop inside `fn`, say) would run its later statements on
+// another session, outside the transaction its earlier ones began. The pool inhibits that: once the
+// session is gone every further statement of the same work fails, and the call reports
+// UNAVAILABLE; the next call gets a new session.
+TEST_F(DatabasePoolTest, ABrokenSessionIsNeverReopenedBehindTheCallersBack) {
+  int first = 0, second = 0;
+  bool reused_after_break = false;
+  absl::Status s = single_->Run("work", [&](pqxx::connection& c) -> absl::Status {
+    {
+      pqxx::work tx(c);
+      first = tx.exec1("SELECT pg_backend_pid()")[0].as<int>();
+      Sql(absl::StrCat("SELECT pg_terminate_backend(", first, ", 10000)"));
+      try {
+        tx.exec0("SELECT 1");
+      } catch (const pqxx::broken_connection&) {
+        // expected: the session is gone; a careless fn might go on
+      }
+    }
+    pqxx::work again(c);  // must throw: no new session behind the pool's back
+    second = again.exec1("SELECT pg_backend_pid()")[0].as<int>();
+    reused_after_break = true;
+    return absl::OkStatus();
+  });
+  EXPECT_FALSE(reused_after_break) << "statements ran on a new session " << second << " after "
+                                   << first << " broke, inside the same unit of work";
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kUnavailable));
+  ASSERT_OK_AND_ASSIGN(const int next, NextSessionPid());
+  EXPECT_NE(next, first);
+}
+
+}  // namespace
+}  // namespace dpq::store
