@@ -23,6 +23,7 @@ class DatabasePoolTest : public ::dpq::testing::StoreTest {
   // A pool of one, so every call gets the same connection unless it was discarded.
   void SetUp() override {
     StoreTest::SetUp();
+    if (HasFatalFailure()) return;
     ASSERT_OK_AND_ASSIGN(single_, Database::Open(url(), 1));
   }
 
