@@ -136,6 +136,10 @@ absl::Status Serve() {
     ASSIGN_OR_RETURN(auto spent, spend.Refresh());
     for (const auto& s : spent) f.spent.push_back({s.dataset, s.analyst, s.epsilon, s.delta});
     return f;
+  }, [&db]() {
+    const store::PoolStats s = db->Stats();
+    return metrics::PoolFigures{s.opened, s.connect_failures, s.closed_after_error,
+                                s.closed_by_server, s.in_use, s.idle};
   });
   RETURN_IF_ERROR(metrics.Serve(absl::GetFlag(FLAGS_metrics_listen)));
 

@@ -78,9 +78,44 @@ class Metrics::LedgerCollector : public prometheus::Collectable {
   LedgerSnapshot snapshot_;
 };
 
-Metrics::Metrics(LedgerSnapshot snapshot)
+class Metrics::PoolCollector : public prometheus::Collectable {
+ public:
+  explicit PoolCollector(PoolSnapshot snapshot) : snapshot_(std::move(snapshot)) {}
+
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    const PoolFigures f = snapshot_();
+    constexpr auto kCounter = prometheus::MetricType::Counter;
+    constexpr auto kGauge = prometheus::MetricType::Gauge;
+    prometheus::MetricFamily opened{"dpq_db_connections_opened_total",
+                                    "Database sessions this process established", kCounter, {}};
+    opened.metric.push_back(Sample({}, static_cast<double>(f.opened), kCounter));
+    prometheus::MetricFamily failures{"dpq_db_connect_failures_total",
+                                      "Attempts to establish a database session that failed",
+                                      kCounter, {}};
+    failures.metric.push_back(Sample({}, static_cast<double>(f.connect_failures), kCounter));
+    prometheus::MetricFamily closed{
+        "dpq_db_connections_closed_total",
+        "Database sessions closed (reason: error = the work on it threw, so its state was unknown; "
+        "server = closed or broken by the server)",
+        kCounter, {}};
+    closed.metric.push_back(Sample({{"reason", "error"}}, static_cast<double>(f.closed_after_error), kCounter));
+    closed.metric.push_back(Sample({{"reason", "server"}}, static_cast<double>(f.closed_by_server), kCounter));
+    prometheus::MetricFamily sessions{"dpq_db_connections",
+                                      "Database sessions held now (state: in_use or idle in the pool)",
+                                      kGauge, {}};
+    sessions.metric.push_back(Sample({{"state", "in_use"}}, f.in_use, kGauge));
+    sessions.metric.push_back(Sample({{"state", "idle"}}, f.idle, kGauge));
+    return {opened, failures, closed, sessions};
+  }
+
+ private:
+  PoolSnapshot snapshot_;
+};
+
+Metrics::Metrics(LedgerSnapshot snapshot, PoolSnapshot pool)
     : registry_(std::make_shared<prometheus::Registry>()),
       ledger_(std::make_shared<LedgerCollector>(std::move(snapshot))),
+      pool_(pool ? std::make_shared<PoolCollector>(std::move(pool)) : nullptr),
       queries_(&prometheus::BuildCounter()
                     .Name("dpq_queries_total")
                     .Help("Query RPCs answered by this process, by dataset, aggregate and outcome")
@@ -115,6 +150,7 @@ absl::Status Metrics::Serve(const std::string& listen) {
   }
   exposer_->RegisterCollectable(registry_);
   exposer_->RegisterCollectable(ledger_);
+  if (pool_ != nullptr) exposer_->RegisterCollectable(pool_);
   return absl::OkStatus();
 }
 

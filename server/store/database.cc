@@ -75,14 +75,18 @@ absl::StatusOr<std::unique_ptr<pqxx::connection>> Database::Acquire() {
     idle.reset();
     absl::MutexLock lock(&mu_);
     --open_;
+    ++counts_.closed_by_server;
   }
   try {
     auto conn = std::make_unique<pqxx::connection>(url_);
     InhibitReactivation(*conn);
+    absl::MutexLock lock(&mu_);
+    ++counts_.opened;
     return conn;
   } catch (const std::exception& e) {
     absl::MutexLock lock(&mu_);
     --open_;
+    ++counts_.connect_failures;
     return absl::UnavailableError(absl::StrCat("cannot connect to the database: ", e.what()));
   }
 }
@@ -91,9 +95,22 @@ void Database::Release(std::unique_ptr<pqxx::connection> conn) {
   absl::MutexLock lock(&mu_);
   if (conn != nullptr && conn->is_open()) {
     idle_.push_back(std::move(conn));
-  } else {
-    --open_;
+    return;
   }
+  --open_;
+  if (conn == nullptr) {
+    ++counts_.closed_after_error;  // RunWithAttempts closed it: its work threw
+  } else {
+    ++counts_.closed_by_server;
+  }
+}
+
+PoolStats Database::Stats() const {
+  absl::MutexLock lock(&mu_);
+  PoolStats s = counts_;
+  s.idle = static_cast<int>(idle_.size());
+  s.in_use = open_ - s.idle;
+  return s;
 }
 
 absl::Status Database::RunWithAttempts(absl::string_view context,

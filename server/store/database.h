@@ -4,6 +4,7 @@
 #ifndef DPQ_SERVER_STORE_DATABASE_H_
 #define DPQ_SERVER_STORE_DATABASE_H_
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -24,6 +25,18 @@ using connection = basic_connection_base<connect_direct>;
 }  // namespace pqxx
 
 namespace dpq::store {
+
+// What the pool has done since it was opened (monotone counters) and holds now (gauges), for
+// dpqd's metrics: a PostgreSQL restart or a burst of errors shows up as connections closed and
+// opened again.
+struct PoolStats {
+  int64_t opened = 0;              // sessions established
+  int64_t connect_failures = 0;    // attempts to establish one that failed (UNAVAILABLE)
+  int64_t closed_after_error = 0;  // closed because the work on them threw
+  int64_t closed_by_server = 0;    // found closed by the server while idle, or broken at release
+  int in_use = 0;                  // sessions lent out to work right now
+  int idle = 0;                    // sessions waiting in the pool
+};
 
 class Database {
  public:
@@ -51,6 +64,8 @@ class Database {
 
   const std::string& url() const { return url_; }
 
+  PoolStats Stats() const;
+
   static constexpr int kMaxAttempts = 3;
 
  private:
@@ -58,13 +73,15 @@ class Database {
   absl::Status RunWithAttempts(absl::string_view context,
                                const std::function<absl::Status(pqxx::connection&)>& fn, int attempts);
   absl::StatusOr<std::unique_ptr<pqxx::connection>> Acquire();
+  // Pools `conn`, or frees its slot: null means RunWithAttempts closed it after its work threw.
   void Release(std::unique_ptr<pqxx::connection> conn);
 
   const std::string url_;
   const int pool_size_;
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   std::vector<std::unique_ptr<pqxx::connection>> idle_ ABSL_GUARDED_BY(mu_);
-  int open_ ABSL_GUARDED_BY(mu_) = 0;
+  int open_ ABSL_GUARDED_BY(mu_) = 0;  // established or being established, lent out or idle
+  PoolStats counts_ ABSL_GUARDED_BY(mu_);  // the counters only; Stats() fills in the gauges
 };
 
 // Formats a double so that it parses back to the same value (17 significant digits).

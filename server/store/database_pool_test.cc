@@ -17,6 +17,7 @@ namespace {
 using ::dpq::testing::IsOk;
 using ::dpq::testing::StatusIs;
 using ::testing::HasSubstr;
+using ::dpq::testing::TestPostgres;
 
 class DatabasePoolTest : public ::dpq::testing::StoreTest {
  protected:
@@ -62,6 +63,14 @@ TEST_F(DatabasePoolTest, AConnectionWhoseWorkThrewIsNeverReused) {
 
   ASSERT_OK_AND_ASSIGN(const int after, NextSessionPid());
   EXPECT_NE(after, before) << "the session left in a failed transaction block was pooled";
+
+  const PoolStats stats = single_->Stats();
+  EXPECT_EQ(stats.opened, 2);
+  EXPECT_EQ(stats.closed_after_error, 1);
+  EXPECT_EQ(stats.closed_by_server, 0);
+  EXPECT_EQ(stats.connect_failures, 0);
+  EXPECT_EQ(stats.idle, 1);
+  EXPECT_EQ(stats.in_use, 0);
 }
 
 // An error returned as a Status (no exception) keeps the connection: the transaction objects'
@@ -83,6 +92,55 @@ TEST_F(DatabasePoolTest, AnErrorReturnedWithoutThrowingKeepsTheConnection) {
     return absl::OkStatus();
   });
   EXPECT_THAT(probe, IsOk());
+  EXPECT_EQ(single_->Stats().opened, 1);
+  EXPECT_EQ(single_->Stats().closed_after_error, 0);
+}
+
+// The statistics dpqd exports: an idle session the server closed is counted as closed by the
+// server when the pool notices it, a work in progress holds its session as in use, and a failed
+// connection attempt is counted as such.
+TEST_F(DatabasePoolTest, StatsCountSessionsTheServerClosedAndFailedConnects) {
+  ASSERT_OK_AND_ASSIGN(const int pid, NextSessionPid());
+  Sql(absl::StrCat("SELECT pg_terminate_backend(", pid, ", 10000)"));
+  absl::Status s = single_->Run("in use", [&](pqxx::connection& c) {
+    const PoolStats during = single_->Stats();
+    EXPECT_EQ(during.in_use, 1);
+    EXPECT_EQ(during.idle, 0);
+    pqxx::read_transaction tx(c);
+    EXPECT_NE(tx.exec1("SELECT pg_backend_pid()")[0].as<int>(), pid);
+    return absl::OkStatus();
+  });
+  ASSERT_THAT(s, IsOk());
+  PoolStats stats = single_->Stats();
+  EXPECT_EQ(stats.opened, 2);
+  EXPECT_EQ(stats.closed_by_server, 1);
+  EXPECT_EQ(stats.closed_after_error, 0);
+
+  // A second pool whose database stops accepting connections: its idle session is killed, so
+  // the next call must connect, and that attempt fails (UNAVAILABLE) and is counted.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> other, Database::Open(url(), 1));
+  int other_pid = 0;
+  ASSERT_THAT(other->Run("pid", [&](pqxx::connection& c) {
+    pqxx::read_transaction tx(c);
+    other_pid = tx.exec1("SELECT pg_backend_pid()")[0].as<int>();
+    return absl::OkStatus();
+  }), IsOk());
+  const std::string name = Sql("SELECT current_database()");
+  const std::string admin_url = pg_->connection_url();  // another database: this one refuses us
+  ASSERT_THAT(TestPostgres::RunPsql(admin_url, "ALTER DATABASE " + name + " ALLOW_CONNECTIONS false"),
+              IsOk());
+  ASSERT_THAT(TestPostgres::RunPsql(
+                  admin_url, absl::StrCat("SELECT pg_terminate_backend(", other_pid, ", 10000)")),
+              IsOk());
+  EXPECT_THAT(other->Run("refused", [](pqxx::connection&) { return absl::OkStatus(); }),
+              StatusIs(absl::StatusCode::kUnavailable));
+  ASSERT_THAT(TestPostgres::RunPsql(admin_url, "ALTER DATABASE " + name + " ALLOW_CONNECTIONS true"),
+              IsOk());
+  stats = other->Stats();
+  EXPECT_EQ(stats.opened, 1);
+  EXPECT_EQ(stats.closed_by_server, 1);
+  EXPECT_EQ(stats.connect_failures, 1);
+  EXPECT_EQ(stats.idle + stats.in_use, 0);
 }
 
 // libpqxx 6.4 would silently open a new session when a broken connection is used again, so work

@@ -116,10 +116,30 @@ class PrometheusScrapeTest(harness.DpqdTestCase):
         self.assertEqual(by_outcome.get("ok"), 2, by_outcome)
         self.assertEqual(by_outcome.get("resource_exhausted"), 1, by_outcome)
 
+        # The connection pool's series: dpqd opened sessions and, on a quiet server, closed none
+        # after an error (no work threw) and failed no connection attempt.
+        def instant(promql):
+            url = base + "/api/v1/query?" + urllib.parse.urlencode({"query": promql})
+            return {tuple(sorted(r["metric"].items())): float(r["value"][1])
+                    for r in _get_json(url)["data"]["result"]}
+        opened = instant('dpq_db_connections_opened_total{job="dpq"}')
+        self.assertEqual(len(opened), 1, opened)
+        self.assertGreaterEqual(list(opened.values())[0], 1)
+        self.assertEqual(list(instant('dpq_db_connect_failures_total{job="dpq"}').values()), [0.0])
+        closed = {dict(k).get("reason"): v
+                  for k, v in instant('dpq_db_connections_closed_total{job="dpq"}').items()}
+        self.assertEqual(closed.get("error"), 0.0, closed)
+        states = {dict(k).get("state"): v
+                  for k, v in instant('dpq_db_connections{job="dpq"}').items()}
+        self.assertEqual(set(states), {"in_use", "idle"}, states)
+        self.assertGreaterEqual(states["idle"], 0)
+
     @unittest.skipUnless(os.path.exists(PROMTOOL), "%s is not installed" % PROMTOOL)
     def test_promtool_accepts_the_exposition(self):
         text = self.dpqd.scrape()
-        for name in ("dpq_queries_total", "dpq_epsilon_spent_total", "dpq_budget_remaining"):
+        for name in ("dpq_queries_total", "dpq_epsilon_spent_total", "dpq_budget_remaining",
+                     "dpq_db_connections_opened_total", "dpq_db_connections_closed_total",
+                     "dpq_db_connect_failures_total", "dpq_db_connections"):
             self.assertIn(name, text)
         check = subprocess.run([PROMTOOL, "check", "metrics"], input=text.encode("utf-8"),
                                capture_output=True, timeout=60)

@@ -606,6 +606,29 @@ class RobustnessTest(harness.DpqdTestCase):
         self.assertGreater(outcomes.error_codes.get("UNAVAILABLE", 0), 0, dict(outcomes.error_codes))
         self.resolve_unknown(dpqd, outcomes, lambda rid: token)
         self.check_ledger(dpqd, outcomes, budget_eps)
+        self.check_pool_metrics(dpqd, restarts)
+
+    def check_pool_metrics(self, dpqd, restarts):
+        """dpqd's pool metrics saw the restarts, and account for every session: each one opened
+        is closed (after an error, or by the server) or still held (clients stopped: nothing is
+        being established)."""
+        samples = dpqd.metrics()
+
+        def one(name, **labels):
+            values = harness.metric_values(samples, name, **labels)
+            self.assertEqual(len(values), 1, (name, labels, values))
+            return values[0]
+        opened = one("dpq_db_connections_opened_total")
+        closed_error = one("dpq_db_connections_closed_total", reason="error")
+        closed_server = one("dpq_db_connections_closed_total", reason="server")
+        held = one("dpq_db_connections", state="in_use") + one("dpq_db_connections", state="idle")
+        _log("pool after %d restarts: opened %d, closed after an error %d, closed by the server %d, "
+             "held %d, failed connects %d" % (restarts, opened, closed_error, closed_server, held,
+                                              one("dpq_db_connect_failures_total")))
+        self.assertEqual(opened, closed_error + closed_server + held)
+        self.assertGreaterEqual(closed_error + closed_server, restarts,
+                                "each restart closes at least one session")
+        self.assertLessEqual(held, dpqd.pool_size)
 
 
 if __name__ == "__main__":
