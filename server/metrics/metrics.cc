@@ -98,8 +98,10 @@ class Metrics::PoolCollector : public prometheus::Collectable {
         "Database sessions closed (reason: error = the work on it threw, so its state was unknown; "
         "server = closed or broken by the server)",
         kCounter, {}};
-    closed.metric.push_back(Sample({{"reason", "error"}}, static_cast<double>(f.closed_after_error), kCounter));
-    closed.metric.push_back(Sample({{"reason", "server"}}, static_cast<double>(f.closed_by_server), kCounter));
+    closed.metric.push_back(
+        Sample({{"reason", "error"}}, static_cast<double>(f.closed_after_error), kCounter));
+    closed.metric.push_back(
+        Sample({{"reason", "server"}}, static_cast<double>(f.closed_by_server), kCounter));
     prometheus::MetricFamily sessions{"dpq_db_connections",
                                       "Database sessions held now (state: in_use or idle in the pool)",
                                       kGauge, {}};
