@@ -28,11 +28,12 @@ class DatabasePoolTest : public ::dpq::testing::StoreTest {
     ASSERT_OK_AND_ASSIGN(single_, Database::Open(url(), 1));
   }
 
-  // The backend pid of the session the pool hands out next, read in a read-only transaction
-  // (started with "BEGIN; SET TRANSACTION READ ONLY", as PrincipalStore::FindByTokenHash's is).
-  absl::StatusOr<int> NextSessionPid() {
+  // The backend pid of the session `db` (by default the pool of one) hands out next, read in a
+  // read-only transaction (started with "BEGIN; SET TRANSACTION READ ONLY", as
+  // PrincipalStore::FindByTokenHash's is).
+  absl::StatusOr<int> NextSessionPid(Database* db = nullptr) {
     int pid = 0;
-    absl::Status s = single_->Run("pid", [&](pqxx::connection& c) {
+    absl::Status s = (db != nullptr ? db : single_.get())->Run("pid", [&](pqxx::connection& c) {
       pqxx::read_transaction tx(c);
       pid = tx.exec1("SELECT pg_backend_pid()")[0].as<int>();
       return absl::OkStatus();
@@ -119,12 +120,7 @@ TEST_F(DatabasePoolTest, StatsCountSessionsTheServerClosedAndFailedConnects) {
   // A second pool whose database stops accepting connections: its idle session is killed, so
   // the next call must connect, and that attempt fails (UNAVAILABLE) and is counted.
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> other, Database::Open(url(), 1));
-  int other_pid = 0;
-  ASSERT_THAT(other->Run("pid", [&](pqxx::connection& c) {
-    pqxx::read_transaction tx(c);
-    other_pid = tx.exec1("SELECT pg_backend_pid()")[0].as<int>();
-    return absl::OkStatus();
-  }), IsOk());
+  ASSERT_OK_AND_ASSIGN(const int other_pid, NextSessionPid(other.get()));
   const std::string name = Sql("SELECT current_database()");
   const std::string admin_url = pg_->connection_url();  // another database: this one refuses us
   ASSERT_THAT(TestPostgres::RunPsql(admin_url, "ALTER DATABASE " + name + " ALLOW_CONNECTIONS false"),
