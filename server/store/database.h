@@ -34,7 +34,7 @@ struct PoolStats {
   int64_t connect_failures = 0;    // attempts to establish one that failed (UNAVAILABLE)
   int64_t closed_after_error = 0;  // closed because the work on them threw
   int64_t closed_by_server = 0;    // found closed by the server while idle, or broken at release
-  int in_use = 0;                  // sessions lent out to work right now
+  int in_use = 0;                  // lent out to work right now (or being established for it)
   int idle = 0;                    // sessions waiting in the pool
 };
 
