@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "server/base/budget_share.h"
 #include "server/base/status_macros.h"
 #include "server/base/validation.h"
 #include "server/dp/exponential_mechanism.h"
@@ -74,12 +75,9 @@ double QuantileUtilitySensitivity(int max_contributions, double quantile) {
   return SensitivityForLevel(LevelNumerator(quantile), max_contributions);
 }
 
-absl::StatusOr<std::vector<double>> ReleaseQuantiles(absl::Span<const int64_t> bucket_counts,
-                                                     double lower, double upper,
-                                                     absl::Span<const double> quantiles,
-                                                     double epsilon, int max_contributions,
-                                                     RandomSource& rng) {
-  const int64_t num_buckets = static_cast<int64_t>(bucket_counts.size());
+absl::Status ValidateQuantileRelease(int64_t num_buckets, double lower, double upper,
+                                     absl::Span<const double> quantiles, double epsilon,
+                                     int max_contributions) {
   const int num_quantiles = static_cast<int>(
       std::min<size_t>(quantiles.size(), std::numeric_limits<int>::max()));
   RETURN_IF_ERROR(ValidateCommon(num_buckets, num_quantiles, epsilon, max_contributions));
@@ -93,6 +91,26 @@ absl::StatusOr<std::vector<double>> ReleaseQuantiles(absl::Span<const int64_t> b
   for (size_t j = 0; j < quantiles.size(); ++j) {
     RETURN_IF_ERROR(ValidateQuantile(quantiles[j], absl::StrCat("quantiles[", j, "]")));
   }
+  // The per-level mechanisms ReleaseQuantiles creates (their parameters depend on no count).
+  const double eps_each = ShareOf(epsilon, num_quantiles);
+  for (double q : quantiles) {
+    RETURN_IF_ERROR(ExponentialMechanism::Create(
+                        eps_each, SensitivityForLevel(LevelNumerator(q), max_contributions))
+                        .status());
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<double>> ReleaseQuantiles(absl::Span<const int64_t> bucket_counts,
+                                                     double lower, double upper,
+                                                     absl::Span<const double> quantiles,
+                                                     double epsilon, int max_contributions,
+                                                     RandomSource& rng) {
+  const int64_t num_buckets = static_cast<int64_t>(bucket_counts.size());
+  const int num_quantiles = static_cast<int>(
+      std::min<size_t>(quantiles.size(), std::numeric_limits<int>::max()));
+  RETURN_IF_ERROR(ValidateQuantileRelease(num_buckets, lower, upper, quantiles, epsilon,
+                                          max_contributions));
   // Prefix sums below_i (rows in buckets < i); below[B] = n.
   std::vector<int64_t> below(num_buckets + 1, 0);
   for (int64_t i = 0; i < num_buckets; ++i) {
@@ -109,7 +127,8 @@ absl::StatusOr<std::vector<double>> ReleaseQuantiles(absl::Span<const int64_t> b
   }
   const int64_t n = below[num_buckets];
 
-  const double eps_each = epsilon / num_quantiles;  // basic composition (Dwork & Roth Thm 3.16)
+  // Basic composition (Dwork & Roth 2014, Thm 3.16); rounded down so the levels never overspend.
+  const double eps_each = ShareOf(epsilon, num_quantiles);
   const double width = (upper - lower) / static_cast<double>(num_buckets);
   std::vector<int128> dist(num_buckets);
   std::vector<double> utilities(num_buckets);
@@ -174,7 +193,7 @@ absl::StatusOr<double> RankErrorBound(int64_t num_buckets, double quantile, int 
         absl::StrCat("max_contributions must be >= 1, got ", max_contributions));
   }
   RETURN_IF_ERROR(ValidateInOpenRange(confidence, 0, 1, "confidence"));
-  const double eps_each = epsilon / num_quantiles;
+  const double eps_each = ShareOf(epsilon, num_quantiles);
   const double sensitivity = QuantileUtilitySensitivity(max_contributions, quantile);
   // Dwork & Roth 2014, Thm 3.11: P[u(chosen) <= OPT - (2 Delta_u / eps)(ln |R| + t)] <= e^-t,
   // with t = ln(1 / (1 - confidence)) and OPT = 0.

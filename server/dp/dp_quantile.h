@@ -61,6 +61,12 @@ inline constexpr int64_t kMaxQuantileBuckets = 100000;
 // INVALID_ARGUMENT naming the parameter: "bucket_counts" (size in [2, 100000], each >= 0, total
 // <= 2^62), "lower"/"upper" (finite, lower < upper, upper - lower finite), "quantiles"
 // (1..100 entries, each in [0, 1]), "epsilon" (finite > 0), "max_contributions" (>= 1).
+// Every check of ReleaseQuantiles that does not look at the counts (all of them but the counts'
+// own), with the same errors: a caller refuses a query with it before reading any data.
+absl::Status ValidateQuantileRelease(int64_t num_buckets, double lower, double upper,
+                                     absl::Span<const double> quantiles, double epsilon,
+                                     int max_contributions);
+
 absl::StatusOr<std::vector<double>> ReleaseQuantiles(absl::Span<const int64_t> bucket_counts,
                                                      double lower, double upper,
                                                      absl::Span<const double> quantiles,
