@@ -1,5 +1,6 @@
 #include "server/query/dataset_schema.h"
 
+#include <cmath>
 #include <set>
 
 #include "absl/strings/match.h"
@@ -33,12 +34,13 @@ const ColumnSchema* DatasetSchema::FindColumn(absl::string_view column) const {
   return nullptr;
 }
 
-bool DatasetSchema::CanBoundByRowRank(absl::string_view value_column) const {
-  if (!has_row_rank) return false;
-  for (const std::string& c : columns_with_nulls) {
-    if (c == value_column) return false;
+absl::Status ValidateBound(double value, absl::string_view name) {
+  if (!(std::fabs(value) <= kMaxBoundMagnitude)) {  // also NaN and +-inf
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, " must be a finite number of magnitude at most 1e15 (dpq's largest bound, which keeps "
+        "every sum of clamped values finite), got ", value));
   }
-  return true;
+  return absl::OkStatus();
 }
 
 absl::Status ValidateCategories(const ColumnSchema& c) {
@@ -89,8 +91,8 @@ absl::Status ValidateNewDataset(const DatasetSchema& schema) {
       return absl::InvalidArgumentError(
           absl::StrCat("column ", c.name, ": bounds can only be declared on numeric columns"));
     }
-    RETURN_IF_ERROR(ValidateIsFinite(*c.lower, absl::StrCat("lower bound of ", c.name)));
-    RETURN_IF_ERROR(ValidateIsFinite(*c.upper, absl::StrCat("upper bound of ", c.name)));
+    RETURN_IF_ERROR(ValidateBound(*c.lower, absl::StrCat("lower bound of ", c.name)));
+    RETURN_IF_ERROR(ValidateBound(*c.upper, absl::StrCat("upper bound of ", c.name)));
     if (!(*c.lower < *c.upper)) {
       return absl::InvalidArgumentError(
           absl::StrCat("column ", c.name, ": lower bound must be < upper bound"));

@@ -39,18 +39,28 @@ struct DatasetSchema {
   std::string created_at;
   std::string epsilon_preset;  // domain preset of the budget (epsilon_guidance.h); empty: none
   // Filled by the store (migration 0006): the data table has the hidden per-unit row rank
-  // `_dpq_rank` (store/row_ranker.h; every dataset created since), and the columns in which a load
-  // has seen a NULL (every column of a dataset from before, which did not record it).
+  // `_dpq_rank` (store/row_ranker.h; every dataset created since). A fact of the table's creation,
+  // never of its rows: every plan choice must be a function of declared facts only (threat model).
   bool has_row_rank = false;
-  std::vector<std::string> columns_with_nulls;
 
   // nullptr when absent.
   const ColumnSchema* FindColumn(absl::string_view column) const;
-  // True when the stored row rank may bound contributions for a scan of `value_column` ("" for a
-  // row count): the table has ranks and no NULL was ever loaded into that column (the window path
-  // drops NULL values before choosing K rows; the rank counts every row).
-  bool CanBoundByRowRank(absl::string_view value_column) const;
+  // True when the stored row rank may bound contributions (ungrouped, unfiltered plans; see
+  // store/bounding_sql.h): whenever the table has ranks. NULL values are dropped inside the kept
+  // set (a unit keeps its non-NULL rows among its first K), so the choice never depends on whether
+  // some row holds a NULL: one person's NULL must not switch every other person's bounding.
+  bool CanBoundByRowRank() const { return has_row_rank; }
 };
+
+// The largest magnitude of any bound: declared bounds, requested --lower/--upper, histogram bin
+// edges. A public constant, so that no scan can overflow whatever the data: a sum of at most 2^63
+// clamped values of magnitude <= 1e15 stays below 9.3e33, and a sum of their centred squares below
+// 9.3e48, far inside the double range; the noisy values stay finite too (additive_mechanism.h).
+// 1e15 < 2^53, so every integer bound is exact.
+inline constexpr double kMaxBoundMagnitude = 1e15;
+
+// Finite with |value| <= kMaxBoundMagnitude; INVALID_ARGUMENT naming `name` otherwise.
+absl::Status ValidateBound(double value, absl::string_view name);
 
 // Column names starting with this prefix are reserved for dpq's hidden columns (`_dpq_rank`).
 inline constexpr absl::string_view kReservedColumnPrefix = "_dpq";

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "server/base/budget_share.h"
 #include "server/base/status_macros.h"
 #include "server/base/validation.h"
 #include "server/query/privacy_units.h"
@@ -53,12 +54,18 @@ absl::Status ResolveBounds(const ColumnSchema& column, QuerySpec& spec) {
       return absl::InvalidArgumentError(absl::StrCat(
           "lower/upper are required: column ", column.name, " has no declared bounds"));
     }
+    // Declared before the public magnitude limit existed, a bound may exceed it: refuse (a fact
+    // of the schema, the same on every dataset) rather than risk a sum that overflows on data.
+    RETURN_IF_ERROR(ValidateBound(*column.lower, absl::StrCat("declared lower bound of ", column.name)));
+    RETURN_IF_ERROR(ValidateBound(*column.upper, absl::StrCat("declared upper bound of ", column.name)));
     spec.lower = column.lower;
     spec.upper = column.upper;
     return absl::OkStatus();
   }
-  RETURN_IF_ERROR(ValidateIsFinite(*spec.lower, "lower"));
-  RETURN_IF_ERROR(ValidateIsFinite(*spec.upper, "upper"));
+  // Every bound lies within +-kMaxBoundMagnitude, so no scan can overflow whatever the rows hold
+  // (issue 11: a bound near DBL_MAX/n made the float8 sum fail exactly when n rows were kept).
+  RETURN_IF_ERROR(ValidateBound(*spec.lower, "lower"));
+  RETURN_IF_ERROR(ValidateBound(*spec.upper, "upper"));
   // -0.0 + 0.0 == +0.0: one spelling of zero, so equal queries get equal fingerprints.
   *spec.lower += 0.0;
   *spec.upper += 0.0;
@@ -138,7 +145,7 @@ absl::Status ValidateBins(QuerySpec& spec) {
         "bins: a histogram of a numeric column needs 2..", kMaxBinEdges, " edges, got ", spec.bins.size()));
   }
   for (size_t i = 0; i < spec.bins.size(); ++i) {
-    RETURN_IF_ERROR(ValidateIsFinite(spec.bins[i], "bins"));
+    RETURN_IF_ERROR(ValidateBound(spec.bins[i], "bins"));
     spec.bins[i] += 0.0;
     if (i > 0 && !(spec.bins[i - 1] < spec.bins[i])) {
       return absl::InvalidArgumentError("bins must be strictly increasing");
@@ -321,10 +328,13 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
     // the two (Dwork & Roth 2014, Thm. 3.16) gives (epsilon, delta) in total.
     // With the Gaussian mechanism the aggregates need delta too: half each.
     const bool gaussian = spec.mechanism == MechanismKind::kGaussian;
-    plan.selection = {true, mech_epsilon / 2, gaussian ? mech_delta / 2 : mech_delta, m};
+    // Shares are rounded toward zero (ShareOf), so the parts never add up to more than the charge.
+    const double half_epsilon = ShareOf(mech_epsilon, 2);
+    const double half_delta = ShareOf(mech_delta, 2);
+    plan.selection = {true, half_epsilon, gaussian ? half_delta : mech_delta, m};
     plan.scan.count_units = true;
-    mech_epsilon /= 2;
-    mech_delta = gaussian ? mech_delta / 2 : 0.0;
+    mech_epsilon = half_epsilon;
+    mech_delta = gaussian ? half_delta : 0.0;
   }
   // A unit changes at most m groups, each by at most the per-group sensitivity: the released
   // vector's L1 sensitivity is m times the per-group one (Wilson et al. 2020, §3; DESIGN.md §3),
@@ -381,8 +391,8 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
         plan.scan.center = *spec.lower / 2 + *spec.upper / 2;
         ASSIGN_OR_RETURN(double s, CenteredSumSensitivity(k, *spec.lower, *spec.upper));
         ASSIGN_OR_RETURN(double c, CountSensitivity(k));
-        push(NoiseComponent::Statistic::kSum, mech_epsilon / 2, mech_delta / 2, s, 1);
-        push(NoiseComponent::Statistic::kCount, mech_epsilon / 2, mech_delta / 2, c, 1);
+        push(NoiseComponent::Statistic::kSum, ShareOf(mech_epsilon, 2), ShareOf(mech_delta, 2), s, 1);
+        push(NoiseComponent::Statistic::kCount, ShareOf(mech_epsilon, 2), ShareOf(mech_delta, 2), c, 1);
       } else if (agg == AggregateKind::kVariance || agg == AggregateKind::kStddev) {
         // Variance from three noisy moments of the centred values (count, sum, sum of squares),
         // a third of the budget each: var = S2/N - (S1/N)^2 (Google differential-privacy library,
@@ -393,9 +403,11 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
         ASSIGN_OR_RETURN(double s, CenteredSumSensitivity(k, *spec.lower, *spec.upper));
         ASSIGN_OR_RETURN(double s2, CenteredSumOfSquaresSensitivity(k, *spec.lower, *spec.upper));
         ASSIGN_OR_RETURN(double c, CountSensitivity(k));
-        push(NoiseComponent::Statistic::kSum, mech_epsilon / 3, mech_delta / 3, s, 1);
-        push(NoiseComponent::Statistic::kSumSquares, mech_epsilon / 3, mech_delta / 3, s2, 1);
-        push(NoiseComponent::Statistic::kCount, mech_epsilon / 3, mech_delta / 3, c, 1);
+        const double third_epsilon = ShareOf(mech_epsilon, 3);
+        const double third_delta = ShareOf(mech_delta, 3);
+        push(NoiseComponent::Statistic::kSum, third_epsilon, third_delta, s, 1);
+        push(NoiseComponent::Statistic::kSumSquares, third_epsilon, third_delta, s2, 1);
+        push(NoiseComponent::Statistic::kCount, third_epsilon, third_delta, c, 1);
       } else {  // kQuantile
         RETURN_IF_ERROR(ValidateQuantiles(spec));
         std::vector<double> edges(kQuantileBuckets + 1);
@@ -419,16 +431,18 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
         // too (QuantileBand::Estimates), because the exponential mechanism's rank error grows with
         // the number of levels it splits epsilon over and the CDF's does not (decisions.md).
         const bool select = spec.quantiles.size() <= static_cast<size_t>(kMaxSelectedQuantiles);
-        plan.quantile_epsilon = select ? mech_epsilon / 2 / m : 0.0;
+        plan.quantile_epsilon = select ? ShareOf(ShareOf(mech_epsilon, 2), m) : 0.0;
         ASSIGN_OR_RETURN(double c, CountSensitivity(k));
         // K rows of one unit fall in at most K buckets: the count vector moves by K in L1.
-        push(NoiseComponent::Statistic::kBucketCounts, select ? mech_epsilon / 2 : mech_epsilon, 0.0,
+        push(NoiseComponent::Statistic::kBucketCounts, select ? ShareOf(mech_epsilon, 2) : mech_epsilon, 0.0,
              c, std::min(k, kQuantileBuckets));
       }
       break;
     }
   }
-  plan.scan.bound_by_row_rank = schema.CanBoundByRowRank(plan.scan.value_column);
+  plan.scan.sum_values = agg == AggregateKind::kSum || agg == AggregateKind::kMean ||
+                         agg == AggregateKind::kVariance || agg == AggregateKind::kStddev;
+  plan.scan.bound_by_row_rank = schema.CanBoundByRowRank();
   plan.fingerprint = Fingerprint(spec, plan.epsilon_units, plan.delta_units, plan.grouped());
   return plan;
 }

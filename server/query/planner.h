@@ -30,6 +30,9 @@ struct ScanPlan {
   double clamp_lower = 0;
   double clamp_upper = 0;
   double center = 0;
+  // Compute `sum`. The planner sets it for sum, mean, variance and stddev only: count-only releases
+  // (count, histograms, quantiles) never compute a sum they do not use.
+  bool sum_values = true;
   int max_contributions = 1;
   std::vector<std::string> group_columns;  // empty: one group of all rows
   // Per group column: the values kept (its declared domain); empty: any value.
@@ -105,12 +108,16 @@ inline constexpr int kMaxPartitionsLimit = 10000;
 // field: epsilon (finite, in [1e-12, 1e6]), delta (0 for Laplace unless partition selection needs
 // it; in (0, 1) for Gaussian and for selection), confidence (in (0,1)), max_contributions
 // (1..1000000), max_partitions (1..10000), column (exists, numeric for sum/mean/variance/stddev/
-// quantile; numeric or text for histogram), lower/upper (both or neither, finite, lower < upper,
-// within the declared bounds; required when none are declared), quantiles (1..100 levels in [0, 1]),
-// bins (2..1001 strictly increasing finite edges; none on a text column), group_by (1..3 distinct
-// existing columns other than the privacy unit), keys (single group column only, 1..10000
-// distinct). The Gaussian mechanism is refused for multi-valued answers (histograms, group-by):
-// its certified calibration is for one coordinate (see decisions.md).
+// quantile; numeric or text for histogram), lower/upper (both or neither, magnitude <= 1e15
+// (kMaxBoundMagnitude), lower < upper, within the declared bounds; required when none are
+// declared), quantiles (1..100 levels in [0, 1]), bins (2..1001 strictly increasing edges of
+// magnitude <= 1e15; none on a text column), group_by (1..3 distinct existing columns other than
+// the privacy unit), keys (single group column only, 1..10000 distinct). Quantiles refuse the
+// Gaussian mechanism (they use the exponential mechanism); histograms and group-by take it with a
+// vector calibration (L2 sensitivity sqrt(M) per group; decisions.md).
+// The plan is a function of `spec` and the declared schema only, never of the rows
+// (docs/threat-model.md): every choice it makes (bounding method, SQL shape, epsilon split) is
+// public.
 absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec, const DatasetSchema& schema);
 
 }  // namespace dpq::query

@@ -332,6 +332,61 @@ TEST(PlannerTest, RejectsSensitivityOverflow) {
   EXPECT_EQ(mean_plan.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// Issue 11: bounds are limited to a public magnitude so that no scan can overflow on data.
+TEST(PlannerTest, BoundsBeyondThePublicMagnitudeAreRefusedBeforeAnyScan) {
+  QuerySpec spec = SumSpec("score");
+  spec.lower = 0;
+  spec.upper = 1e15;
+  EXPECT_TRUE(PlanQuery(spec, TestSchema()).ok());
+  spec.upper = std::nextafter(1e15, kInf);
+  ExpectRejectedNaming(spec, "upper");
+  spec.upper = 1;
+  spec.lower = -2e15;
+  ExpectRejectedNaming(spec, "lower");
+  // The overflow probe: lower/upper near DBL_MAX / (n - 1/2).
+  spec.lower = std::numeric_limits<double>::max() / 39.5;
+  spec.upper = std::nextafter(*spec.lower, kInf);
+  ExpectRejectedNaming(spec, "1e15");
+  // Declared bounds from before the limit are refused when used, naming them.
+  ExpectRejectedNaming(SumSpec("huge"), "declared lower bound of huge");
+  // Histogram edges too.
+  QuerySpec hist = SumSpec("score");
+  hist.aggregate = AggregateKind::kHistogram;
+  hist.bins = {0, 1, 1e300};
+  ExpectRejectedNaming(hist, "bins");
+}
+
+TEST(PlannerTest, OnlySumsAndMomentsComputeASum) {
+  for (AggregateKind agg : {AggregateKind::kSum, AggregateKind::kMean, AggregateKind::kVariance,
+                            AggregateKind::kStddev}) {
+    QuerySpec spec = SumSpec();
+    spec.aggregate = agg;
+    EXPECT_TRUE(PlanOrDie(spec).scan.sum_values) << AggregateName(agg);
+  }
+  EXPECT_FALSE(PlanOrDie(CountSpec()).scan.sum_values);
+  QuerySpec quantile = SumSpec();
+  quantile.aggregate = AggregateKind::kQuantile;
+  quantile.quantiles = {0.5};
+  EXPECT_FALSE(PlanOrDie(quantile).scan.sum_values);
+  QuerySpec hist = SumSpec();
+  hist.aggregate = AggregateKind::kHistogram;
+  hist.bins = {0, 50, 100};
+  EXPECT_FALSE(PlanOrDie(hist).scan.sum_values);
+}
+
+// epsilon 5: 5/3 rounds UP to nearest, so three nearest thirds would spend more than 5.
+TEST(PlannerTest, BudgetSharesNeverAddUpToMoreThanTheCharge) {
+  QuerySpec spec = SumSpec();
+  spec.aggregate = AggregateKind::kVariance;
+  spec.epsilon = 5;
+  const QueryPlan plan = PlanOrDie(spec);
+  ASSERT_EQ(plan.components.size(), 3u);
+  long double total = 0;
+  for (const NoiseComponent& c : plan.components) total += c.epsilon;
+  EXPECT_LE(total, 5.0L);
+  EXPECT_GT(static_cast<long double>(5.0 / 3) * 3, 5.0L);  // the nearest third would overspend
+}
+
 // --- count ---
 
 TEST(PlannerTest, CountHasOneComponentWithSensitivityKAndWholeBudget) {
