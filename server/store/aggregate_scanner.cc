@@ -92,7 +92,10 @@ absl::StatusOr<ScanResult> AggregateScanner::Scan(const query::ScanPlan& plan, a
       const std::string g = quote(plan.group_columns[i]);
       const std::string ref = absl::StrCat("g", i);
       inner.push_back(absl::StrCat(g, "::text AS ", ref));
-      partition_by.push_back(g);
+      // Partitioned by the same text the rows are grouped by: a unit keeps at most K rows per
+      // released group whatever the column's type (typed and text equality differ for -0 and 0,
+      // and for distinct doubles printed alike on a session with extra_float_digits <= 0).
+      partition_by.push_back(absl::StrCat(g, "::text"));
       group_refs.push_back(ref);
       conditions.push_back(absl::StrCat(g, " IS NOT NULL"));
       if (i < plan.group_domains.size() && !plan.group_domains[i].empty()) {
@@ -145,13 +148,21 @@ absl::StatusOr<ScanResult> AggregateScanner::Scan(const query::ScanPlan& plan, a
           "least(width_bucket(c, ", params.Add(FloatArrayLiteral(plan.bucket_edges), "float8[]"),
           "), ", n_buckets, ") - 1");
     }
-    const std::string center = params.Add(ExactDouble(plan.center), "float8");
     select.push_back(bucketed ? "b" : "NULL::int");
     select.push_back(bucketed ? "GROUPING(b)" : "1");
     select.push_back("count(*)");
-    select.push_back(absl::StrCat("coalesce(sum(c - ", center, "), 0)::float8"));
-    select.push_back(plan.sum_squares ? absl::StrCat("coalesce(sum((c - ", center, ") ^ 2), 0)::float8")
-                                      : "0::float8");
+    // Sums of clamped values cannot overflow: every bound is within +-1e15 (query::ValidateBound).
+    if (plan.sum_values || plan.sum_squares) {
+      const std::string center = params.Add(ExactDouble(plan.center), "float8");
+      select.push_back(plan.sum_values ? absl::StrCat("coalesce(sum(c - ", center, "), 0)::float8")
+                                       : "0::float8");
+      select.push_back(plan.sum_squares
+                           ? absl::StrCat("coalesce(sum((c - ", center, ") ^ 2), 0)::float8")
+                           : "0::float8");
+    } else {
+      select.push_back("0::float8");
+      select.push_back("0::float8");
+    }
     select.push_back(plan.count_units
                          ? "count(DISTINCT u) + max(CASE WHEN u IS NULL THEN 1 ELSE 0 END)"
                          : "0");

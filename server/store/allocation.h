@@ -71,6 +71,22 @@ struct Allocation {
   std::string result;
   std::string prev_hash;  // 32 bytes
   std::string hash;       // 32 bytes
+  // Charged before its scan (pay before you look; every allocation written since migration 0007):
+  // the answer is then `release` (its row in `releases`, written after the scan), and value,
+  // ci_lower, ci_upper and result above stay zero/empty. Hashed (audit_chain.cc).
+  bool release_deferred = false;
+  struct Release {
+    double value = 0;
+    double ci_lower = 0;
+    double ci_upper = 0;
+    std::string result;  // as `result` above
+    std::string hash;    // audit_chain.h ReleaseHash (32 bytes)
+  };
+  absl::optional<Release> release;
+
+  // The answer exists (inline, or in `release`). False only for a charged allocation whose scan
+  // has not (yet) produced one: a retry of its request id runs the scan, never charging again.
+  bool released() const { return !release_deferred || release.has_value(); }
 
   double epsilon() const { return query::EpsilonFromUnits(epsilon_units); }
   double delta() const { return query::DeltaFromUnits(delta_units); }

@@ -27,7 +27,20 @@ std::string CanonicalAllocation(int64_t dataset_id, const Allocation& a) {
       // Fields added by migration 0005; rows written before it (version 0, no result) hash as before.
       a.dataset_version == 0 && a.result.empty()
           ? std::string()
-          : absl::StrCat("|", a.dataset_version, "|", S(a.result)));
+          : absl::StrCat("|", a.dataset_version, "|", S(a.result)),
+      // Migration 0007: rows charged before their scan; earlier rows hash as before.
+      a.release_deferred ? "|release-deferred" : "");
+}
+
+std::string CanonicalRelease(int64_t dataset_id, int64_t seq, double value, double ci_lower,
+                             double ci_upper, const std::string& result) {
+  return absl::StrCat("dpq-release-v1|", dataset_id, "|", seq, "|", D(value), "|", D(ci_lower), "|",
+                      D(ci_upper), "|", S(result));
+}
+
+std::string ReleaseHash(const std::string& audit_hash, int64_t dataset_id, int64_t seq, double value,
+                        double ci_lower, double ci_upper, const std::string& result) {
+  return Sha256(audit_hash + CanonicalRelease(dataset_id, seq, value, ci_lower, ci_upper, result));
 }
 
 std::string ChainHash(const std::string& prev_hash, int64_t dataset_id, const Allocation& a) {

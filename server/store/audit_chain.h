@@ -20,6 +20,14 @@ std::string CanonicalAllocation(int64_t dataset_id, const Allocation& a);
 // SHA-256(prev_hash || CanonicalAllocation(dataset_id, a)).
 std::string ChainHash(const std::string& prev_hash, int64_t dataset_id, const Allocation& a);
 
+// The released values of a deferred allocation (its `releases` row), bound to that allocation:
+// SHA-256(audit_hash || canonical content), audit_hash being the paid audit row's hash. Altering a
+// release, or moving it to another audit row, breaks it.
+std::string CanonicalRelease(int64_t dataset_id, int64_t seq, double value, double ci_lower,
+                             double ci_upper, const std::string& result);
+std::string ReleaseHash(const std::string& audit_hash, int64_t dataset_id, int64_t seq, double value,
+                        double ci_lower, double ci_upper, const std::string& result);
+
 }  // namespace dpq::store
 
 #endif  // DPQ_SERVER_STORE_AUDIT_CHAIN_H_

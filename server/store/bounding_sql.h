@@ -6,7 +6,7 @@
 //    random()): K rows per unit (and group) chosen uniformly at random, at every query. On 10M rows
 //    this sort costs about 10x the scan itself.
 //  * Stored rank (datasets created since migration 0006, ungrouped plans without a `--where`
-//    filter, on a value column in which no load has seen a NULL): the hidden column `_dpq_rank`,
+//    filter; NULLs or not): the hidden column `_dpq_rank`,
 //    the row's position among its unit's rows in load order, assigned by dpqd while it streams the
 //    COPY (store/row_ranker.h). Bounding is then the filter `_dpq_rank <= K`, which PostgreSQL
 //    applies during the sequential scan.
@@ -25,11 +25,15 @@
 //    utility only (a unit's first rows may differ systematically from its later ones, and every
 //    query sees the same K rows), never privacy: the DP guarantee is over neighbouring datasets and
 //    comes from the noise, not from the randomness of the selection.
-// Why the window stays for the other plans: a `--where` filter or a NULL value drops rows BEFORE
-// the choice on the window path, so a unit keeps up to K rows among those that qualify; ranks
-// among all rows would still be private (the kept rows are a subset of the unit's first K) but
-// would keep fewer rows. Grouped plans bound K rows per unit AND group; one rank per unit would
-// keep K rows in total.
+// NULL values are dropped inside the kept set: a unit keeps its non-NULL rows among its first K
+// (still at most K, still a function of its own rows only). The choice of method must not depend on
+// whether some row holds a NULL (issue 11, break 2: it once did, and one person's NULL switched
+// every other person's kept rows from their first K to a fresh random window per query, a privacy
+// loss near 25 where 0.1 was charged). It depends on the table (ranks or not) and the request only.
+// Why the window stays for the other plans: a `--where` filter drops rows BEFORE the choice on the
+// window path, so a unit keeps up to K rows among those that qualify; ranks among all rows would
+// still be private (the kept rows are a subset of the unit's first K) but would keep fewer rows.
+// Grouped plans bound K rows per unit AND group; one rank per unit would keep K rows in total.
 #ifndef DPQ_SERVER_STORE_BOUNDING_SQL_H_
 #define DPQ_SERVER_STORE_BOUNDING_SQL_H_
 
@@ -45,8 +49,7 @@ namespace dpq::store {
 inline constexpr char kRowRankColumn[] = "_dpq_rank";
 
 // True when `plan` may be bounded by the stored rank (see above): plan.bound_by_row_rank (the
-// table has ranks and the value column has no NULL), no group columns, no filter (`has_filter`),
-// and no count of units.
+// table has ranks), no group columns, no filter (`has_filter`), and no count of units.
 bool UsesStoredRank(const query::ScanPlan& plan, bool has_filter);
 
 // The select-list item "<rank> AS rn" of the scan's inner query: the stored rank when

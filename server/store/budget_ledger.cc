@@ -28,12 +28,20 @@ constexpr char kBudgetColumns[] =
     "l.epsilon_spent_units, l.delta_spent_units, l.audit_head_seq, l.audit_head_hash, "
     "l.accountant_state";
 
+// An audit row (AllocationFromRow reads them in this order).
 constexpr char kAllocationColumns[] =
     "seq, request_id, principal_id, analyst, "
     "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), fingerprint, "
     "aggregate, column_name, mechanism, epsilon_units, delta_units, sensitivity, noise_scale, "
     "count_noise_scale, value, confidence, ci_lower, ci_upper, clamp_lower, clamp_upper, "
-    "max_contributions, prev_hash, hash, events, dataset_version, result";
+    "max_contributions, prev_hash, hash, events, dataset_version, result, release_deferred";
+// Its release (migration 0007), after the audit columns in reads of whole histories:
+//   SELECT <allocation>, <release> FROM <kAllocationWithRelease> ...
+// Lookups by request id read the audit row alone (its unique index) and then the release by
+// primary key (AttachReleases): joined, PostgreSQL's generic plans walk the dataset's history.
+constexpr char kReleaseColumns[] =
+    "released_value, released_ci_lower, released_ci_upper, released_result, release_hash";
+constexpr char kAllocationWithRelease[] = "audit LEFT JOIN releases USING (dataset_id, seq)";
 
 BudgetState BudgetFromRow(const pqxx::row& r) {
   BudgetState b;
@@ -80,7 +88,43 @@ Allocation AllocationFromRow(const pqxx::row& r) {
   a.events = r[23].as<std::string>();
   a.dataset_version = r[24].as<int64_t>();
   a.result = r[25].as<std::string>();
+  a.release_deferred = r[26].as<bool>();
+  if (r.size() > 27 && !r[27].is_null()) {
+    Allocation::Release release;
+    release.value = r[27].as<double>();
+    release.ci_lower = r[28].as<double>();
+    release.ci_upper = r[29].as<double>();
+    release.result = r[30].as<std::string>();
+    release.hash = Bytes(r[31]);
+    a.release = std::move(release);
+  }
   return a;
+}
+
+// Reads the releases of the deferred allocations among `allocations` (all of `dataset_id`) by
+// primary key, one statement.
+void AttachReleases(pqxx::transaction_base& tx, int64_t dataset_id,
+                    const std::vector<Allocation*>& allocations) {
+  std::map<int64_t, Allocation*> by_seq;
+  ArrayLiteral seqs;
+  for (Allocation* a : allocations) {
+    if (!a->release_deferred) continue;
+    by_seq[a->seq] = a;
+    seqs.AddInt(a->seq);
+  }
+  if (by_seq.empty()) return;
+  for (const pqxx::row& r : tx.exec_params(
+           absl::StrCat("SELECT seq, ", kReleaseColumns,
+                        " FROM releases WHERE dataset_id = $1 AND seq = ANY($2::bigint[])"),
+           dataset_id, seqs.str())) {
+    Allocation::Release release;
+    release.value = r[1].as<double>();
+    release.ci_lower = r[2].as<double>();
+    release.ci_upper = r[3].as<double>();
+    release.result = r[4].as<std::string>();
+    release.hash = Bytes(r[5]);
+    by_seq.at(r[0].as<int64_t>())->release = std::move(release);
+  }
 }
 
 // ---- Group commit of debits (debit_batcher.h): the group's transaction. ----
@@ -129,21 +173,21 @@ const std::vector<Statement>& LedgerStatements() {
        "INSERT INTO audit (dataset_id, seq, request_id, principal_id, analyst, fingerprint, "
        "aggregate, column_name, mechanism, epsilon_units, delta_units, sensitivity, noise_scale, "
        "count_noise_scale, value, confidence, ci_lower, ci_upper, clamp_lower, clamp_upper, "
-       "max_contributions, prev_hash, hash, events, dataset_version, result) "
+       "max_contributions, prev_hash, hash, events, dataset_version, result, release_deferred) "
        "SELECT $1, u.seq, u.request_id, u.principal_id, u.analyst, u.fingerprint, u.aggregate, "
        "u.column_name, u.mechanism, u.epsilon_units, u.delta_units, u.sensitivity::float8, "
        "u.noise_scale::float8, u.count_noise_scale::float8, u.val::float8, u.confidence::float8, "
        "u.ci_lower::float8, u.ci_upper::float8, nullif(u.clamp_lower, '')::float8, "
        "nullif(u.clamp_upper, '')::float8, u.max_contributions, decode(u.prev_hash, 'hex'), "
-       "decode(u.hash, 'hex'), u.events, u.dataset_version, u.result "
+       "decode(u.hash, 'hex'), u.events, u.dataset_version, u.result, u.release_deferred "
        "FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], "
        "$8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::text[], $13::text[], $14::text[], "
        "$15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[], $21::int[], "
-       "$22::text[], $23::text[], $24::text[], $25::bigint[], $26::text[]) "
+       "$22::text[], $23::text[], $24::text[], $25::bigint[], $26::text[], $27::bool[]) "
        "AS u(seq, request_id, principal_id, analyst, fingerprint, aggregate, column_name, mechanism, "
        "epsilon_units, delta_units, sensitivity, noise_scale, count_noise_scale, val, confidence, "
        "ci_lower, ci_upper, clamp_lower, clamp_upper, max_contributions, prev_hash, hash, events, "
-       "dataset_version, result) "
+       "dataset_version, result, release_deferred) "
        "RETURNING seq, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"},
       {"dpq_debit_update_ledger",
        "UPDATE ledgers SET epsilon_spent_units = $2, delta_spent_units = $3, audit_head_seq = $4, "
@@ -283,6 +327,11 @@ void CommitDebitGroup(Database* db, int64_t dataset_id, DebitBatcher::Group& tak
       std::string id = a.request_id;
       prior.emplace(std::move(id), std::move(a));
     }
+    {
+      std::vector<Allocation*> found;
+      for (auto& [id, a] : prior) found.push_back(&a);
+      AttachReleases(tx, dataset_id, found);
+    }
 
     // 3. The grant rows of the group's principals (lock order: ledger, then grants by principal
     //    id; a grant row belongs to one dataset, so groups of different datasets share no row).
@@ -380,7 +429,7 @@ void CommitDebitGroup(Database* db, int64_t dataset_id, DebitBatcher::Group& tak
     ArrayLiteral seq, request_id, principal_id, analyst, fingerprint, aggregate, column, mechanism,
         epsilon_units, delta_units, sensitivity, noise_scale, count_noise_scale, value, confidence,
         ci_lower, ci_upper, clamp_lower, clamp_upper, max_contributions, prev_hash, hash, events,
-        dataset_version, result;
+        dataset_version, result, release_deferred;
     for (size_t i : admitted) {
       const Allocation& a = decided[i]->allocation;
       seq.AddInt(a.seq);
@@ -408,6 +457,7 @@ void CommitDebitGroup(Database* db, int64_t dataset_id, DebitBatcher::Group& tak
       events.AddText(a.events);
       dataset_version.AddInt(a.dataset_version);
       result.AddText(a.result);
+      release_deferred.AddText(a.release_deferred ? "t" : "f");
     }
     const pqxx::result inserted = tx.exec_prepared(
         "dpq_debit_insert_audit", dataset_id, seq.str(), request_id.str(), principal_id.str(),
@@ -415,7 +465,7 @@ void CommitDebitGroup(Database* db, int64_t dataset_id, DebitBatcher::Group& tak
         epsilon_units.str(), delta_units.str(), sensitivity.str(), noise_scale.str(),
         count_noise_scale.str(), value.str(), confidence.str(), ci_lower.str(), ci_upper.str(),
         clamp_lower.str(), clamp_upper.str(), max_contributions.str(), prev_hash.str(), hash.str(),
-        events.str(), dataset_version.str(), result.str());
+        events.str(), dataset_version.str(), result.str(), release_deferred.str());
     if (inserted.size() != admitted.size()) {
       return absl::InternalError(absl::StrCat("debit group: inserted ", inserted.size(), " audit rows of ",
                                               admitted.size()));
@@ -529,7 +579,10 @@ absl::StatusOr<absl::optional<Allocation>> BudgetLedger::FindAllocation(int64_t 
     pqxx::read_transaction tx(c);
     tx.exec0(kGenericPlans);  // see LedgerStatements()
     pqxx::result r = tx.exec_prepared("dpq_find_allocation", dataset_id, request_id);
-    if (!r.empty()) a = AllocationFromRow(r[0]);
+    if (!r.empty()) {
+      a = AllocationFromRow(r[0]);
+      AttachReleases(tx, dataset_id, {&*a});
+    }
     return absl::OkStatus();
   }));
   return a;
@@ -541,12 +594,48 @@ absl::StatusOr<DebitResult> BudgetLedger::Debit(int64_t dataset_id, Allocation a
       [this, dataset_id](DebitBatcher::Group& group) { CommitDebitGroup(db_, dataset_id, group); });
 }
 
+absl::StatusOr<Allocation> BudgetLedger::StoreRelease(int64_t dataset_id, int64_t seq,
+                                                      const Allocation::Release& release) {
+  Allocation out;
+  RETURN_IF_ERROR(db_->Run("store release", [&](pqxx::connection& c) -> absl::Status {
+    pqxx::work tx(c);
+    const pqxx::result paid = tx.exec_params(
+        "SELECT hash, release_deferred FROM audit WHERE dataset_id = $1 AND seq = $2", dataset_id, seq);
+    if (paid.empty()) {
+      return absl::NotFoundError(absl::StrCat("no allocation ", seq, " on dataset ", dataset_id));
+    }
+    if (!paid[0][1].as<bool>()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("allocation ", seq, " carries its answer inline (written before migration 0007)"));
+    }
+    const std::string hash = ReleaseHash(Bytes(paid[0][0]), dataset_id, seq, release.value,
+                                         release.ci_lower, release.ci_upper, release.result);
+    // A concurrent insert of the same key waits for the other to commit, then does nothing; the
+    // SELECT (a new snapshot under READ COMMITTED) then reads whichever release won.
+    tx.exec_params0(
+        "INSERT INTO releases (dataset_id, seq, released_value, released_ci_lower, released_ci_upper, "
+        "released_result, release_hash) VALUES ($1, $2, $3::float8, $4::float8, $5::float8, $6, "
+        "decode($7, 'hex')) ON CONFLICT (dataset_id, seq) DO NOTHING",
+        dataset_id, seq, ExactDouble(release.value), ExactDouble(release.ci_lower),
+        ExactDouble(release.ci_upper), release.result, ToHex(hash));
+    const pqxx::row r = tx.exec_params1(
+        absl::StrCat("SELECT ", kAllocationColumns, ", ", kReleaseColumns, " FROM ",
+                     kAllocationWithRelease, " WHERE dataset_id = $1 AND seq = $2"),
+        dataset_id, seq);
+    out = AllocationFromRow(r);
+    tx.commit();
+    return absl::OkStatus();
+  }));
+  return out;
+}
+
 absl::StatusOr<std::vector<Allocation>> BudgetLedger::ListAllocations(int64_t dataset_id) {
   std::vector<Allocation> out;
   RETURN_IF_ERROR(db_->Run("list audit", [&](pqxx::connection& c) {
     pqxx::read_transaction tx(c);
     for (const auto& row : tx.exec_params(
-             absl::StrCat("SELECT ", kAllocationColumns, " FROM audit WHERE dataset_id = $1 ORDER BY seq"),
+             absl::StrCat("SELECT ", kAllocationColumns, ", ", kReleaseColumns, " FROM ", kAllocationWithRelease,
+                          " WHERE dataset_id = $1 ORDER BY seq"),
              dataset_id)) {
       out.push_back(AllocationFromRow(row));
     }
@@ -584,7 +673,8 @@ absl::StatusOr<BudgetLedger::Verification> BudgetLedger::Verify(int64_t dataset_
     state = ledger[9].as<std::string>();
     rows.clear();
     for (const auto& row : tx.exec_params(
-             absl::StrCat("SELECT ", kAllocationColumns, " FROM audit WHERE dataset_id = $1 ORDER BY seq"),
+             absl::StrCat("SELECT ", kAllocationColumns, ", ", kReleaseColumns, " FROM ", kAllocationWithRelease,
+                          " WHERE dataset_id = $1 ORDER BY seq"),
              dataset_id)) {
       rows.push_back(AllocationFromRow(row));
     }
@@ -607,6 +697,12 @@ absl::StatusOr<BudgetLedger::Verification> BudgetLedger::Verify(int64_t dataset_
     } else if (ChainHash(a.prev_hash, dataset_id, a) != a.hash) {
       v.first_broken_seq = a.seq;
       v.reason = absl::StrCat("row ", a.seq, " content does not match its hash (altered)");
+    } else if (a.release.has_value() &&
+               (!a.release_deferred ||
+                ReleaseHash(a.hash, dataset_id, a.seq, a.release->value, a.release->ci_lower,
+                            a.release->ci_upper, a.release->result) != a.release->hash)) {
+      v.first_broken_seq = a.seq;
+      v.reason = absl::StrCat("row ", a.seq, ": its release does not match its hash (altered)");
     }
     expected_prev = a.hash;
   }

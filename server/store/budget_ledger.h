@@ -86,6 +86,13 @@ class BudgetLedger {
   //     lock) fails the leader's debit alone, and the next leader tries the others.
   absl::StatusOr<DebitResult> Debit(int64_t dataset_id, Allocation allocation);
 
+  // Records the answer of the deferred allocation `seq` (charged before its scan) at most once:
+  // the first release stored for a paid allocation is its answer for ever. Returns the allocation
+  // with the release that won, this one or a concurrent retry's (so both callers return the same
+  // answer). NOT_FOUND for no such allocation, FAILED_PRECONDITION for one that is not deferred.
+  absl::StatusOr<Allocation> StoreRelease(int64_t dataset_id, int64_t seq,
+                                          const Allocation::Release& release);
+
   // Oldest first.
   absl::StatusOr<std::vector<Allocation>> ListAllocations(int64_t dataset_id);
 
@@ -98,8 +105,9 @@ class BudgetLedger {
     int64_t epsilon_spent_ledger_units = 0, delta_spent_ledger_units = 0;
   };
   // Walks the audit chain (seq 1..n without gaps, each prev_hash the previous hash, each hash
-  // ChainHash of its content), checks the ledger head points at the last row (so a deleted tail is
-  // seen), and recomputes the ledger's spent budget (and accountant state) from the rows' charges.
+  // ChainHash of its content), checks each release is bound to a deferred row by its ReleaseHash,
+  // checks the ledger head points at the last row (so a deleted tail is seen), and recomputes the
+  // ledger's spent budget (and accountant state) from the rows' charges.
   absl::StatusOr<Verification> Verify(int64_t dataset_id);
 
   // Every dataset's ledger, for metrics.

@@ -50,6 +50,23 @@ void InhibitReactivation(pqxx::connection& conn) {
 #pragma GCC diagnostic pop
 }
 
+// What query results may depend on, fixed on every session whatever the server's configuration, the
+// role's or database's ALTER ... SET, or the URL's options say. Doubles print exactly
+// (extra_float_digits = 3: shortest round-trip text, so `x::text` is injective on doubles and group
+// keys compared as text in the bounding window and in the grouping agree); dates and times in ISO
+// and UTC; unqualified names resolve in public only; backslashes in literals are literal; no
+// statement, lock or idle timeout but the ones a caller sets with SET LOCAL (the scan's deadline).
+constexpr char kPinnedSessionSettings[] =
+    "SET extra_float_digits = 3; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'postgres'; "
+    "SET TimeZone = 'UTC'; SET search_path = public; SET standard_conforming_strings = on; "
+    "SET client_encoding = 'UTF8'; SET bytea_output = 'hex'; SET statement_timeout = 0; "
+    "SET lock_timeout = 0; SET idle_in_transaction_session_timeout = 0";
+
+void PinSessionSettings(pqxx::connection& conn) {
+  pqxx::nontransaction tx(conn);
+  tx.exec0(kPinnedSessionSettings);
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<pqxx::connection>> Database::Acquire() {
@@ -80,6 +97,7 @@ absl::StatusOr<std::unique_ptr<pqxx::connection>> Database::Acquire() {
   try {
     auto conn = std::make_unique<pqxx::connection>(url_);
     InhibitReactivation(*conn);
+    PinSessionSettings(*conn);
     absl::MutexLock lock(&mu_);
     ++counts_.opened;
     return conn;

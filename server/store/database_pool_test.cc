@@ -170,5 +170,29 @@ TEST_F(DatabasePoolTest, ABrokenSessionIsNeverReopenedBehindTheCallersBack) {
   EXPECT_NE(next, first);
 }
 
+// Results depend on session settings (how doubles print, hence how group keys compare as text;
+// time zones; name resolution). Whatever the URL (or the server, or ALTER ROLE ... SET) asks for,
+// every session the pool opens runs with dpq's own values.
+TEST_F(DatabasePoolTest, SessionSettingsArePinnedWhateverTheUrlAsks) {
+  const std::string hostile = absl::StrCat(
+      url(), url().find('?') == std::string::npos ? "?" : "&",
+      "options=-c%20extra_float_digits%3D-15%20-c%20TimeZone%3DAsia/Tokyo%20-c%20"
+      "search_path%3Dpg_temp%20-c%20standard_conforming_strings%3Doff%20-c%20statement_timeout%3D1");
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> db, Database::Open(hostile, 1));
+  std::string got;
+  ASSERT_THAT(db->Run("settings", [&](pqxx::connection& c) {
+                pqxx::read_transaction tx(c);
+                got = tx.exec1("SELECT current_setting('extra_float_digits') || ' ' || "
+                               "current_setting('TimeZone') || ' ' || current_setting('search_path') "
+                               "|| ' ' || current_setting('standard_conforming_strings') || ' ' || "
+                               "current_setting('statement_timeout') || ' ' || (0.1::float8 + "
+                               "0.2::float8)::text")[0]
+                          .as<std::string>();
+                return absl::OkStatus();
+              }),
+              IsOk());
+  EXPECT_EQ(got, "3 UTC public on 0 0.30000000000000004");
+}
+
 }  // namespace
 }  // namespace dpq::store

@@ -43,7 +43,7 @@ SELECT d.id, d.name, d.privacy_unit, d.version, coalesce(d.epsilon_preset, ''),
        c.name, c.type, c.lower_bound, c.upper_bound,
        (SELECT array_agg(k.value ORDER BY k.position) FROM dataset_categories k
          WHERE k.dataset_id = d.id AND k.column_name = c.name),
-       d.has_row_rank, c.has_nulls
+       d.has_row_rank
   FROM datasets d JOIN dataset_columns c ON c.dataset_id = d.id
 )sql";
 
@@ -79,7 +79,6 @@ std::vector<DatasetSchema> SchemasFromRows(const pqxx::result& rows) {
     if (!row[8].is_null()) c.lower = row[8].as<double>();
     if (!row[9].is_null()) c.upper = row[9].as<double>();
     if (!row[10].is_null()) c.categories = ParseTextArray(row[10]);
-    if (row[12].as<bool>()) out.back().columns_with_nulls.push_back(c.name);
     out.back().columns.push_back(std::move(c));
   }
   return out;
@@ -99,34 +98,6 @@ absl::StatusOr<RowRanker> NewRanker(const DatasetSchema& schema) {
     }
   }
   return absl::InternalError("the privacy unit is not one of the dataset's columns");
-}
-
-// The columns in which `ranker` saw a NULL.
-std::vector<std::string> ColumnsWithNulls(const DatasetSchema& schema, const RowRanker& ranker) {
-  std::vector<std::string> out;
-  for (size_t i = 0; i < schema.columns.size(); ++i) {
-    if (ranker.column_has_null()[i]) out.push_back(schema.columns[i].name);
-  }
-  return out;
-}
-
-// Records `with_nulls` in dataset_columns.has_nulls. `fresh`: the dataset was just created, so the
-// other columns have none; else a load only ever adds NULLs.
-void RecordNulls(pqxx::work& tx, const DatasetSchema& schema,
-                 const std::vector<std::string>& with_nulls, bool fresh) {
-  // libpqxx 6.4 cannot bind arrays: a text[] literal, bound as one parameter. Column names are
-  // validated identifiers ([a-z0-9_]), so double quotes suffice (and keep a column named "null"
-  // from reading as a NULL element).
-  std::string literal = "{";
-  for (size_t i = 0; i < with_nulls.size(); ++i) {
-    absl::StrAppend(&literal, i ? "," : "", "\"", with_nulls[i], "\"");
-  }
-  literal.push_back('}');
-  tx.exec_params0(fresh ? "UPDATE dataset_columns SET has_nulls = (name = ANY($2::text[])) "
-                          "WHERE dataset_id = $1"
-                        : "UPDATE dataset_columns SET has_nulls = true "
-                          "WHERE dataset_id = $1 AND name = ANY($2::text[])",
-                  schema.id, literal);
 }
 
 void LogRanks(const DatasetSchema& schema, const RowRanker& ranker) {
@@ -331,8 +302,6 @@ absl::StatusOr<CreatedDataset> DatasetStore::Create(const DatasetSchema& schema,
 
     ASSIGN_OR_RETURN(RowRanker ranker, NewRanker(created.schema));
     ASSIGN_OR_RETURN(created.rows_loaded, CopyRows(tx, created.schema, source, &ranker));
-    created.schema.columns_with_nulls = ColumnsWithNulls(created.schema, ranker);
-    RecordNulls(tx, created.schema, created.schema.columns_with_nulls, /*fresh=*/true);
     tx.commit();
     LogRanks(created.schema, ranker);
     return absl::OkStatus();
@@ -369,7 +338,6 @@ absl::StatusOr<int64_t> DatasetStore::Append(const DatasetSchema& schema, const 
                                     r[2].as<int32_t>()));
       }
       ASSIGN_OR_RETURN(appended, CopyRows(tx, schema, source, &ranker));
-      RecordNulls(tx, schema, ColumnsWithNulls(schema, ranker), /*fresh=*/false);
       LogRanks(schema, ranker);
     }
     tx.exec_params0("UPDATE datasets SET version = version + 1 WHERE id = $1", schema.id);

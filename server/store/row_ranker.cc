@@ -63,8 +63,7 @@ void UnescapeCopyField(absl::string_view f, std::string* out) {
 RowRanker::RowRanker(size_t num_columns, size_t unit_index, query::ColumnType unit_type)
     : num_columns_(num_columns),
       unit_index_(unit_index),
-      unit_type_(unit_type),
-      column_has_null_(num_columns, false) {}
+      unit_type_(unit_type) {}
 
 size_t RowRanker::units() const {
   return dense_units_ + numeric_.size() + text_.size() + (null_unit_ > 0 ? 1 : 0);
@@ -229,11 +228,7 @@ absl::Status RowRanker::RankLines(absl::string_view lines, std::string* out) {
     for (;;) {
       const char* tab = static_cast<const char*>(std::memchr(f, '\t', eol - f));
       const char* f_end = tab == nullptr ? eol : tab;
-      const absl::string_view value(f, f_end - f);
-      if (field < num_columns_) {
-        if (IsNullField(value)) column_has_null_[field] = true;
-        if (field == unit_index_) unit = value;
-      }
+      if (field == unit_index_) unit = absl::string_view(f, f_end - f);
       ++field;
       if (tab == nullptr) break;
       f = tab + 1;

@@ -57,8 +57,6 @@ class RowRanker {
   // Heap bytes held by the counters (the array, hash table slots and control bytes; long text keys' heap
   // bytes are not included).
   size_t MemoryBytes() const;
-  // Per column: whether some ranked line had NULL (`\N`) in it.
-  const std::vector<bool>& column_has_null() const { return column_has_null_; }
 
  private:
   static constexpr size_t kBatch = 16;  // lines whose counters are looked up together
@@ -90,7 +88,6 @@ class RowRanker {
   absl::flat_hash_map<std::string, int32_t> text_;
   int32_t null_unit_ = 0;
   int64_t rows_ = 0;
-  std::vector<bool> column_has_null_;
   std::string unescaped_[kBatch];
 };
 
