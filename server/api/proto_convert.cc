@@ -202,7 +202,7 @@ void ToProto(const store::Allocation& a, v1::AuditEntry* out) {
   out->set_epsilon(a.epsilon());
   out->set_delta(a.delta());
   out->set_noise_scale(a.noise_scale);
-  out->set_value(a.value);
+  out->set_value(a.release.has_value() ? a.release->value : a.value);
   out->set_column(a.column);
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <limits>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -76,9 +77,26 @@ struct Noisy {
   double value, lo, hi, scale;
 };
 
+// The exact statistic limited to the mechanism's grid range, |x / gamma| <= 2^61, where its grid
+// rounding cannot fail (additive_mechanism.h: OUT_OF_RANGE from 2^62 steps). Clamping is
+// 1-Lipschitz, so it changes no sensitivity: the release stays private and can no longer fail on
+// data. (Reached only by a statistic of more than ~2^40 rows: a step is at least Delta 2^-21.)
+double OnGrid(double exact, double gamma) {
+  const double limit = std::ldexp(gamma, 61);
+  return std::clamp(exact, -limit, limit);
+}
+
 absl::StatusOr<Noisy> AddNoise(const Calibrated& c, double exact, dp::RandomSource& rng) {
-  ASSIGN_OR_RETURN(double v, c.mechanism->AddNoise(exact, rng));
+  ASSIGN_OR_RETURN(double v, c.mechanism->AddNoise(OnGrid(exact, c.mechanism->granularity()), rng));
   return Noisy{v, v - c.half_width, v + c.half_width, c.mechanism->noise_scale()};
+}
+
+// Post-processing that keeps every released number representable (JSON has no infinities): the
+// values above are finite whenever the bounds are within query::kMaxBoundMagnitude, so this is a
+// last line that never changes a valid release.
+double Finite(double x) {
+  if (std::isnan(x)) return 0;
+  return std::clamp(x, -std::numeric_limits<double>::max(), std::numeric_limits<double>::max());
 }
 
 std::string Edge(double x) { return absl::StrFormat("%g", x); }
@@ -112,14 +130,10 @@ class GroupReleaser {
  public:
   // `band` and `rank_errors` (one per level): the quantile intervals' band and the levels'
   // rank-error bounds (quantile plans only), data-independent and shared by every group.
-  GroupReleaser(const query::QueryPlan& plan, std::vector<Calibrated> components,
-                const dp::QuantileBand* band, std::vector<double> rank_errors, dp::RandomSource& rng)
-      : plan_(plan),
-        spec_(plan.spec),
-        c_(std::move(components)),
-        band_(band),
-        rank_errors_(std::move(rank_errors)),
-        rng_(rng) {}
+  GroupReleaser(const query::QueryPlan& plan, const std::vector<Calibrated>& components,
+                const dp::QuantileBand* band, const std::vector<double>& rank_errors,
+                dp::RandomSource& rng)
+      : plan_(plan), spec_(plan.spec), c_(components), band_(band), rank_errors_(rank_errors), rng_(rng) {}
 
   absl::Status Release(const store::GroupStats& g, std::vector<ReleasedRow>& out) {
     std::vector<std::string> key = g.key;
@@ -200,7 +214,8 @@ class GroupReleaser {
         }
         std::vector<double> noisy(counts.size());
         for (size_t i = 0; i < counts.size(); ++i) {
-          ASSIGN_OR_RETURN(noisy[i], c_[0].mechanism->AddNoise(static_cast<double>(counts[i]), rng_));
+          const double exact = OnGrid(static_cast<double>(counts[i]), c_[0].mechanism->granularity());
+          ASSIGN_OR_RETURN(noisy[i], c_[0].mechanism->AddNoise(exact, rng_));
         }
         ASSIGN_OR_RETURN(std::vector<dp::ValueInterval> intervals, band_->Intervals(noisy, edges));
         if (!selected) {
@@ -266,9 +281,9 @@ class GroupReleaser {
 
   const query::QueryPlan& plan_;
   const query::QuerySpec& spec_;
-  std::vector<Calibrated> c_;
+  const std::vector<Calibrated>& c_;
   const dp::QuantileBand* band_;
-  std::vector<double> rank_errors_;
+  const std::vector<double>& rank_errors_;
   dp::RandomSource& rng_;
 };
 
@@ -279,42 +294,56 @@ double ComponentConfidence(const query::QueryPlan& plan) {
   return n <= 1 ? plan.spec.confidence : 1 - (1 - plan.spec.confidence) / static_cast<double>(n);
 }
 
-absl::StatusOr<NoisyRelease> ReleaseWithNoise(const query::QueryPlan& plan,
-                                              const store::ScanResult& exact, dp::RandomSource& rng) {
-  NoisyRelease out;
-  std::vector<Calibrated> components;
+absl::StatusOr<ReleasePlan> PrepareRelease(const query::QueryPlan& plan) {
+  ReleasePlan out;
   const double level = ComponentConfidence(plan);
   for (const NoiseComponent& c : plan.components) {
     ASSIGN_OR_RETURN(Calibrated calibrated, Calibrate(plan.spec.mechanism, c, level));
     out.events.push_back(EventOf(*calibrated.mechanism, c.changed_coordinates));
-    components.push_back(std::move(calibrated));
+    out.components.push_back(std::move(calibrated));
   }
-  if (!components.empty()) {
+  if (!out.components.empty()) {
     // Summary scales: the first component (count, sum) and, for ratios, the count's.
-    out.noise_scale = components[plan.spec.aggregate == AggregateKind::kVariance ||
-                                         plan.spec.aggregate == AggregateKind::kStddev
-                                     ? 1
-                                     : 0]
-                          .mechanism->noise_scale();
+    const bool moments = plan.spec.aggregate == AggregateKind::kVariance ||
+                         plan.spec.aggregate == AggregateKind::kStddev;
+    out.noise_scale = out.components[moments ? 1 : 0].mechanism->noise_scale();
     out.sensitivity = plan.components[0].sensitivity;
-    if (components.size() > 1) out.count_noise_scale = components.back().mechanism->noise_scale();
+    if (out.components.size() > 1) out.count_noise_scale = out.components.back().mechanism->noise_scale();
   }
-  if (plan.quantile_epsilon > 0) {
-    out.events.push_back(
-        dp::accounting::PrivacyEvent::PureDp(plan.quantile_epsilon * plan.scan.max_partitions)
-            .ToSpec());
-  }
-  std::optional<dp::QuantileBand> band;
-  std::vector<double> rank_errors;
   if (plan.spec.aggregate == AggregateKind::kQuantile) {
-    ASSIGN_OR_RETURN(band, QuantileBandOf(plan, *components.at(0).mechanism));
+    if (plan.quantile_epsilon > 0) {
+      RETURN_IF_ERROR(dp::ValidateQuantileRelease(
+          static_cast<int64_t>(plan.scan.bucket_edges.size()) - 1, *plan.spec.lower, *plan.spec.upper,
+          plan.spec.quantiles, plan.quantile_epsilon, plan.spec.max_contributions));
+      out.events.push_back(
+          dp::accounting::PrivacyEvent::PureDp(plan.quantile_epsilon * plan.scan.max_partitions)
+              .ToSpec());
+    }
+    ASSIGN_OR_RETURN(out.band, QuantileBandOf(plan, *out.components.at(0).mechanism));
     for (size_t i = 0; i < plan.spec.quantiles.size(); ++i) {
-      ASSIGN_OR_RETURN(double e, QuantileRankError(plan, &*band, i));
-      rank_errors.push_back(e);
+      ASSIGN_OR_RETURN(double e, QuantileRankError(plan, &*out.band, i));
+      out.rank_errors.push_back(e);
     }
   }
-  GroupReleaser releaser(plan, std::move(components), band ? &*band : nullptr,
-                         std::move(rank_errors), rng);
+  if (plan.grouped() && plan.selection.needed) {
+    ASSIGN_OR_RETURN(out.selector, dp::PartitionSelector::Create(plan.selection.epsilon,
+                                                                 plan.selection.delta,
+                                                                 plan.selection.max_partitions));
+    out.events.push_back(
+        dp::accounting::PrivacyEvent::ApproxDp(plan.selection.epsilon, plan.selection.delta).ToSpec());
+  }
+  return out;
+}
+
+absl::StatusOr<NoisyRelease> ReleaseWithNoise(const query::QueryPlan& plan, const ReleasePlan& prepared,
+                                              const store::ScanResult& exact, dp::RandomSource& rng) {
+  NoisyRelease out;
+  out.events = prepared.events;
+  out.noise_scale = prepared.noise_scale;
+  out.count_noise_scale = prepared.count_noise_scale;
+  out.sensitivity = prepared.sensitivity;
+  GroupReleaser releaser(plan, prepared.components, prepared.band ? &*prepared.band : nullptr,
+                         prepared.rank_errors, rng);
 
   if (!plan.grouped()) {
     RETURN_IF_ERROR(releaser.Release(exact, out.rows));
@@ -331,15 +360,15 @@ absl::StatusOr<NoisyRelease> ReleaseWithNoise(const query::QueryPlan& plan,
   } else {
     // Keys from the data: each group is kept with the selection probability of its number of
     // distinct contributing units (Desfontaines, Voss, Gipson, Mandayam 2022, Thm. 1).
-    ASSIGN_OR_RETURN(dp::PartitionSelector selector,
-                     dp::PartitionSelector::Create(plan.selection.epsilon, plan.selection.delta,
-                                                   plan.selection.max_partitions));
-    out.events.push_back(
-        dp::accounting::PrivacyEvent::ApproxDp(plan.selection.epsilon, plan.selection.delta).ToSpec());
     for (const store::GroupStats& g : exact.groups) {
-      if (!selector.Keep(g.units, rng)) continue;
+      if (!prepared.selector->Keep(g.units, rng)) continue;
       RETURN_IF_ERROR(releaser.Release(g, out.rows));
     }
+  }
+  for (ReleasedRow& r : out.rows) {
+    r.value = Finite(r.value);
+    r.ci_lower = Finite(r.ci_lower);
+    r.ci_upper = Finite(r.ci_upper);
   }
   if (out.rows.size() == 1 && out.rows[0].has_interval && !plan.multi_valued()) {
     out.value = out.rows[0].value;

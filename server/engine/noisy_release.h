@@ -6,11 +6,13 @@
 #define DPQ_SERVER_ENGINE_NOISY_RELEASE_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "server/dp/additive_mechanism.h"
+#include "server/dp/partition_selection.h"
 #include "server/dp/quantile_interval.h"
 #include "server/dp/random_source.h"
 #include "server/query/planner.h"
@@ -67,8 +69,31 @@ absl::StatusOr<dp::QuantileBand> QuantileBandOf(const query::QueryPlan& plan,
 absl::StatusOr<double> QuantileRankError(const query::QueryPlan& plan, const dp::QuantileBand* band,
                                          size_t level);
 
-// Adds noise to `exact` as `plan` prescribes.
-absl::StatusOr<NoisyRelease> ReleaseWithNoise(const query::QueryPlan& plan,
+// Everything about a release that does not depend on the data: the calibrated mechanisms, the
+// quantile band and rank-error bounds, the partition selector and the privacy events charged.
+// Built before the scan, so that every check that can refuse a query runs before the first row is
+// read (issue 11: an error that only some datasets trigger is a free oracle), and the charge is
+// known, and paid, before anything is looked at.
+struct ReleasePlan {
+  std::vector<Calibrated> components;  // one per plan.components, at ComponentConfidence(plan)
+  std::optional<dp::QuantileBand> band;  // quantile plans
+  std::vector<double> rank_errors;       // quantile plans: one bound per level
+  std::optional<dp::PartitionSelector> selector;  // plan.selection.needed
+  // One privacy event per released component (and the selection's, the exponential mechanism's),
+  // as accountant event specs (see EventOf in the .cc).
+  std::vector<std::string> events;
+  double noise_scale = 0;        // as NoisyRelease's
+  double count_noise_scale = 0;
+  double sensitivity = 0;
+};
+// INVALID_ARGUMENT / OUT_OF_RANGE for parameters no mechanism can be calibrated for (e.g. an
+// epsilon too small for the Laplace grid); never looks at data.
+absl::StatusOr<ReleasePlan> PrepareRelease(const query::QueryPlan& plan);
+
+// Adds noise to `exact` as `plan` and its `prepared` mechanisms prescribe. Fails on no data: every
+// released value is finite (statistics are limited to the mechanisms' grid range first, which
+// clamping does without changing any sensitivity).
+absl::StatusOr<NoisyRelease> ReleaseWithNoise(const query::QueryPlan& plan, const ReleasePlan& prepared,
                                               const store::ScanResult& exact, dp::RandomSource& rng);
 
 }  // namespace dpq::engine

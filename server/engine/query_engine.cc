@@ -10,6 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "server/base/logging.h"
 #include "server/base/status_macros.h"
 #include "server/engine/noisy_release.h"
 #include "server/engine/release_codec.h"
@@ -60,25 +62,42 @@ absl::StatusOr<QueryOutcome> FromStored(const query::QuerySpec& spec, store::All
                                         store::BudgetState budget, bool replayed, bool cached) {
   QueryOutcome out{spec, std::move(stored), std::move(budget), replayed, cached, {}, {}};
   ASSIGN_OR_RETURN(out.rows, RowsOf(out.allocation));
+  if (out.allocation.release.has_value()) {  // charged before its scan: the answer is the release
+    out.allocation.value = out.allocation.release->value;
+    out.allocation.ci_lower = out.allocation.release->ci_lower;
+    out.allocation.ci_upper = out.allocation.release->ci_upper;
+    out.allocation.result = out.allocation.release->result;
+  }
   return out;
+}
+
+// After the charge the data is touched, and the cost stays whatever happens (pay before you look).
+// The error tells the analyst only what they observe anyway (their deadline passed, or the service
+// failed) and how to get what they paid for; never the scan's own message, which a failure could
+// fill with something of the data. Operators find the cause's code in the log (not its message:
+// logs never hold row values).
+absl::Status ChargedButUnanswered(const absl::Status& cause, const std::string& request_id,
+                                  absl::Time deadline) {
+  LogWarning(absl::StrCat("request ", request_id, ": charged, not answered: ",
+                          absl::StatusCodeToString(cause.code())));
+  const bool late = absl::Now() >= deadline || cause.code() == absl::StatusCode::kDeadlineExceeded ||
+                    cause.code() == absl::StatusCode::kCancelled;
+  const std::string why = late ? "its deadline passed before the answer was ready"
+                               : "the database failed while answering";
+  const std::string text = absl::StrCat(
+      "request ", request_id, " was charged but not answered (", why,
+      "); retry with the same request_id to receive the answer it paid for, at no further charge");
+  return late ? absl::DeadlineExceededError(text) : absl::UnavailableError(text);
 }
 
 constexpr size_t kMaxBatchQueries = 1000;
 constexpr int64_t kMaxBudgetUnits = static_cast<int64_t>(query::kMaxEpsilonBudget) * 1000000000000;
 constexpr int64_t kDeltaUnitsPerOne = 1000000000000000000;
 
-// Basic composition knows the exact charge; other accountants are checked under the lock (Debit).
-absl::Status PreCheck(const store::BudgetState& before, int64_t epsilon_units, int64_t delta_units) {
-  const bool doomed = before.accountant == "basic"
-                          ? epsilon_units > before.epsilon_remaining_units() ||
-                                delta_units > before.delta_remaining_units()
-                          : before.epsilon_remaining_units() == 0;
-  if (doomed) return store::BudgetExhausted(before, epsilon_units, delta_units);
-  return absl::OkStatus();
-}
-
+// The audit row of a query, charged before its scan: everything in it is a function of the plan
+// (bounds, K, mechanisms, events), nothing of the data. Its answer is stored later (StoreRelease).
 store::Allocation AllocationFor(const store::Principal& principal, const query::DatasetSchema& schema,
-                                const query::QueryPlan& plan, const NoisyRelease& release) {
+                                const query::QueryPlan& plan, const ReleasePlan& release) {
   store::Allocation a;
   a.principal_id = principal.id;
   a.analyst = principal.name;
@@ -93,17 +112,23 @@ store::Allocation AllocationFor(const store::Principal& principal, const query::
   a.sensitivity = release.sensitivity;
   a.noise_scale = release.noise_scale;
   a.count_noise_scale = release.count_noise_scale;
-  a.value = release.value;
   a.confidence = plan.spec.confidence;
-  a.ci_lower = release.ci_lower;
-  a.ci_upper = release.ci_upper;
   a.clamp_lower = plan.spec.lower;
   a.clamp_upper = plan.spec.upper;
   a.max_contributions = plan.spec.max_contributions;
   a.events = absl::StrJoin(release.events, ";");
   a.dataset_version = schema.version;
-  a.result = EncodeRows(release.rows);
+  a.release_deferred = true;
   return a;
+}
+
+store::Allocation::Release ReleaseOf(const NoisyRelease& r) {
+  store::Allocation::Release out;
+  out.value = r.value;
+  out.ci_lower = r.ci_lower;
+  out.ci_upper = r.ci_upper;
+  out.result = EncodeRows(r.rows);
+  return out;
 }
 
 // One answer of a batch as a QueryOutcome (for the API's QueryResponse).
@@ -235,13 +260,17 @@ absl::StatusOr<query::DatasetSchema> QueryEngine::AuthorizedDataset(const store:
 }
 
 absl::StatusOr<QueryEngine::Prepared> QueryEngine::Prepare(const query::QuerySpec& spec,
-                                                          const query::DatasetSchema& schema) {
+                                                          const query::DatasetSchema& schema,
+                                                          bool with_release) {
   Prepared q;
   ASSIGN_OR_RETURN(q.plan, query::PlanQuery(spec, schema));
   if (!spec.where.empty()) {
     ASSIGN_OR_RETURN(q.filter, query::filter::ParseAndCheckFilter(spec.where, schema));
     // The canonical filter joins the fingerprint: a filtered query is a different question.
     absl::StrAppend(&q.plan.fingerprint, "|where=", query::filter::CanonicalText(*q.filter));
+  }
+  if (with_release) {
+    ASSIGN_OR_RETURN(q.release, PrepareRelease(q.plan));
   }
   return q;
 }
@@ -250,20 +279,39 @@ absl::StatusOr<NoisyRelease> QueryEngine::Execute(const Prepared& q, absl::Time 
   ASSIGN_OR_RETURN(store::ScanResult exact,
                    s_.scanner->Scan(q.plan.scan, deadline, q.filter ? &*q.filter : nullptr,
                                     NewPartitionSeed(*rng_)));
-  return ReleaseWithNoise(q.plan, exact, *rng_);
+  return ReleaseWithNoise(q.plan, q.release, exact, *rng_);
+}
+
+absl::StatusOr<QueryOutcome> QueryEngine::Answer(const Prepared& q, const query::DatasetSchema& schema,
+                                                 const store::Allocation& paid,
+                                                 store::BudgetState budget, bool replayed,
+                                                 absl::Time deadline) {
+  absl::StatusOr<NoisyRelease> release = Execute(q, deadline);
+  if (!release.ok()) return ChargedButUnanswered(release.status(), paid.request_id, deadline);
+  absl::StatusOr<store::Allocation> stored =
+      s_.ledger->StoreRelease(schema.id, paid.seq, ReleaseOf(*release));
+  if (!stored.ok()) return ChargedButUnanswered(stored.status(), paid.request_id, deadline);
+  return FromStored(q.plan.spec, *std::move(stored), std::move(budget), replayed, /*cached=*/false);
 }
 
 absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
                                               const query::QuerySpec& spec, std::string request_id,
                                               absl::Time deadline) {
+  // 1. Everything that can refuse the query, before any data is read: authorisation, the plan
+  //    (bounds, grids, limits), the calibrated mechanisms and the events to charge.
   ASSIGN_OR_RETURN(query::DatasetSchema schema, AuthorizedDataset(principal, spec.dataset));
   ASSIGN_OR_RETURN(Prepared q, Prepare(spec, schema));
   const query::QueryPlan& plan = q.plan;
   RETURN_IF_ERROR(ValidateRequestId(request_id));
   if (request_id.empty()) request_id = NewRequestId(*rng_);
   std::vector<std::string> warnings = query::QueryWarnings(plan.spec.epsilon, schema.epsilon_preset);
+  const auto with_warnings = [&](QueryOutcome out) {
+    out.warnings = std::move(warnings);
+    return out;
+  };
 
-  // A known request id: answer from the audit row, before any scan or charge.
+  // 2. A known request id: its stored answer, or, if it was charged and never answered (its scan
+  //    failed), the scan it paid for, run once more without a second charge.
   ASSIGN_OR_RETURN(absl::optional<store::Allocation> prior,
                    s_.ledger->FindAllocation(schema.id, request_id));
   if (prior.has_value()) {
@@ -271,53 +319,52 @@ absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
       return RequestIdTaken(request_id);
     }
     ASSIGN_OR_RETURN(store::BudgetState budget, s_.ledger->Get(schema.id));
-    return FromStored(plan.spec, *std::move(prior), std::move(budget), /*replayed=*/true,
-                      /*cached=*/false);
+    if (prior->released()) {
+      ASSIGN_OR_RETURN(QueryOutcome out, FromStored(plan.spec, *std::move(prior), std::move(budget),
+                                                    /*replayed=*/true, /*cached=*/false));
+      return with_warnings(std::move(out));
+    }
+    ASSIGN_OR_RETURN(QueryOutcome out, Answer(q, schema, *prior, std::move(budget),
+                                              /*replayed=*/true, deadline));
+    return with_warnings(std::move(out));
   }
 
-  // The same question on the same data was answered before: return that release, charge nothing.
+  // 3. The same analyst asked the same question on the same data before: that release, for free
+  //    (result_cache.h says why the cache is per analyst).
   ASSIGN_OR_RETURN(absl::optional<std::string> cached_id,
-                   s_.cache->FindRequestId(schema.id, plan.fingerprint, schema.version));
+                   s_.cache->FindRequestId(schema.id, plan.fingerprint, schema.version, principal.id));
   if (cached_id.has_value()) {
     ASSIGN_OR_RETURN(absl::optional<store::Allocation> hit,
                      s_.ledger->FindAllocation(schema.id, *cached_id));
     if (hit.has_value()) {
       ASSIGN_OR_RETURN(store::BudgetState budget, s_.ledger->Get(schema.id));
-      // Our own request id committed meanwhile (a concurrent retry): that is a replay.
-      const bool own = hit->request_id == request_id && hit->principal_id == principal.id;
       ASSIGN_OR_RETURN(QueryOutcome out, FromStored(plan.spec, *std::move(hit), std::move(budget),
-                                                    /*replayed=*/own, /*cached=*/!own));
-      // The caller's own id, not the id of whoever asked first (nor anything else of theirs).
-      out.allocation.request_id = request_id;
-      out.allocation.principal_id = principal.id;
-      out.allocation.analyst = principal.name;
-      out.warnings = std::move(warnings);
-      return out;
+                                                    /*replayed=*/false, /*cached=*/true));
+      out.allocation.request_id = request_id;  // the caller's own id, not the earlier one
+      return with_warnings(std::move(out));
     }
   }
 
-  // Cheap pre-check without the lock so a doomed query does not scan; Debit re-checks under it.
-  ASSIGN_OR_RETURN(store::BudgetState before, s_.ledger->Get(schema.id));
-  RETURN_IF_ERROR(PreCheck(before, plan.epsilon_units, plan.delta_units));
-
-  ASSIGN_OR_RETURN(NoisyRelease release, Execute(q, deadline));
-  store::Allocation a = AllocationFor(principal, schema, plan, release);
+  // 4. Pay before you look: the charge commits (lock, check, audit row) before the scan starts, so
+  //    a scan that fails for any reason, or a dpqd killed mid-scan, never returns its cost. A
+  //    refusal (RESOURCE_EXHAUSTED) here has touched no data.
+  store::Allocation a = AllocationFor(principal, schema, plan, q.release);
   a.request_id = request_id;
-
   ASSIGN_OR_RETURN(store::DebitResult debit, s_.ledger->Debit(schema.id, std::move(a)));
   if (debit.replayed && debit.allocation.principal_id != principal.id) {
     return RequestIdTaken(request_id);
   }
-  // Reaching here means COMMIT succeeded (or the id was committed by a concurrent twin, whose
-  // stored answer we return instead of ours): only now may the value leave the server.
-  if (debit.replayed) {
-    return FromStored(plan.spec, std::move(debit.allocation), std::move(debit.budget),
-                      /*replayed=*/true, /*cached=*/false);
+  if (debit.replayed && debit.allocation.released()) {  // a concurrent twin committed and answered
+    ASSIGN_OR_RETURN(QueryOutcome out, FromStored(plan.spec, std::move(debit.allocation),
+                                                  std::move(debit.budget), /*replayed=*/true,
+                                                  /*cached=*/false));
+    return with_warnings(std::move(out));
   }
-  QueryOutcome out{plan.spec, std::move(debit.allocation), std::move(debit.budget),
-                   /*replayed=*/false, /*cached=*/false, std::move(release.rows), {}};
-  out.warnings = std::move(warnings);
-  return out;
+  // 5. Scan, noise, store the release (the first one stored for this charge is its answer for
+  //    ever), and only then let it leave.
+  ASSIGN_OR_RETURN(QueryOutcome out, Answer(q, schema, debit.allocation, std::move(debit.budget),
+                                            debit.replayed, deadline));
+  return with_warnings(std::move(out));
 }
 
 absl::StatusOr<BatchOutcome> QueryEngine::RunBatch(const store::Principal& principal,
@@ -365,7 +412,8 @@ absl::StatusOr<BatchOutcome> QueryEngine::RunBatch(const store::Principal& princ
   const auto from_stored = [&](store::Allocation a, store::BudgetState budget,
                                bool replayed) -> absl::StatusOr<BatchOutcome> {
     BatchOutcome out;
-    ASSIGN_OR_RETURN(std::vector<BatchAnswer> answers, DecodeBatch(a.result));
+    const std::string& result = a.release.has_value() ? a.release->result : a.result;
+    ASSIGN_OR_RETURN(std::vector<BatchAnswer> answers, DecodeBatch(result));
     if (answers.size() != prepared.size()) return absl::InternalError("stored batch has another size");
     for (size_t i = 0; i < answers.size(); ++i) {
       out.answers.push_back(AnswerOutcome(prepared[i].plan.spec, a, answers[i], i));
@@ -378,6 +426,39 @@ absl::StatusOr<BatchOutcome> QueryEngine::RunBatch(const store::Principal& princ
     out.delta_sum_units = delta_sum;
     return out;
   };
+  // Runs every query of the paid batch and stores its answers once (as Run's Answer).
+  const auto answer = [&](const store::Allocation& paid, store::BudgetState budget,
+                          bool replayed) -> absl::StatusOr<BatchOutcome> {
+    std::vector<BatchAnswer> answers;
+    for (size_t i = 0; i < prepared.size(); ++i) {
+      absl::StatusOr<NoisyRelease> r = Execute(prepared[i], deadline);
+      if (!r.ok()) return ChargedButUnanswered(r.status(), paid.request_id, deadline);
+      const store::Allocation one =
+          AllocationFor(principal, schema, prepared[i].plan, prepared[i].release);
+      BatchAnswer b;
+      b.aggregate = one.aggregate;
+      b.column = one.column;
+      b.mechanism = one.mechanism;
+      b.epsilon_units = one.epsilon_units;
+      b.delta_units = one.delta_units;
+      b.noise_scale = one.noise_scale;
+      b.count_noise_scale = one.count_noise_scale;
+      b.sensitivity = one.sensitivity;
+      b.confidence = one.confidence;
+      b.lower = one.clamp_lower;
+      b.upper = one.clamp_upper;
+      b.max_contributions = one.max_contributions;
+      b.max_partitions = prepared[i].plan.spec.max_partitions;
+      b.rows = std::move(r->rows);
+      answers.push_back(std::move(b));
+    }
+    store::Allocation::Release release;
+    release.result = EncodeBatch(answers);
+    absl::StatusOr<store::Allocation> stored = s_.ledger->StoreRelease(schema.id, paid.seq, release);
+    if (!stored.ok()) return ChargedButUnanswered(stored.status(), paid.request_id, deadline);
+    return from_stored(*std::move(stored), std::move(budget), replayed);
+  };
+
   ASSIGN_OR_RETURN(absl::optional<store::Allocation> prior,
                    s_.ledger->FindAllocation(schema.id, request_id));
   if (prior.has_value()) {
@@ -385,42 +466,17 @@ absl::StatusOr<BatchOutcome> QueryEngine::RunBatch(const store::Principal& princ
       return RequestIdTaken(request_id);
     }
     ASSIGN_OR_RETURN(store::BudgetState budget, s_.ledger->Get(schema.id));
-    return from_stored(*std::move(prior), std::move(budget), /*replayed=*/true);
+    if (prior->released()) return from_stored(*std::move(prior), std::move(budget), /*replayed=*/true);
+    return answer(*prior, std::move(budget), /*replayed=*/true);
   }
 
-  // Every query's release, before any charge (nothing leaves before the debit commits).
-  std::vector<NoisyRelease> releases;
+  // The charge, priced from the prepared events (no data), committed before any scan.
   std::vector<std::string> events;
   for (const Prepared& q : prepared) {
-    ASSIGN_OR_RETURN(NoisyRelease r, Execute(q, deadline));
-    events.insert(events.end(), r.events.begin(), r.events.end());
-    releases.push_back(std::move(r));
+    events.insert(events.end(), q.release.events.begin(), q.release.events.end());
   }
   ASSIGN_OR_RETURN(JointCharge charge,
                    PriceJointly(events, eps_sum, delta_sum, batch_delta_units));
-  ASSIGN_OR_RETURN(store::BudgetState before, s_.ledger->Get(schema.id));
-  RETURN_IF_ERROR(PreCheck(before, charge.epsilon_units, charge.delta_units));
-
-  std::vector<BatchAnswer> answers;
-  for (size_t i = 0; i < prepared.size(); ++i) {
-    const store::Allocation one = AllocationFor(principal, schema, prepared[i].plan, releases[i]);
-    BatchAnswer b;
-    b.aggregate = one.aggregate;
-    b.column = one.column;
-    b.mechanism = one.mechanism;
-    b.epsilon_units = one.epsilon_units;
-    b.delta_units = one.delta_units;
-    b.noise_scale = one.noise_scale;
-    b.count_noise_scale = one.count_noise_scale;
-    b.sensitivity = one.sensitivity;
-    b.confidence = one.confidence;
-    b.lower = one.clamp_lower;
-    b.upper = one.clamp_upper;
-    b.max_contributions = one.max_contributions;
-    b.max_partitions = prepared[i].plan.spec.max_partitions;
-    b.rows = releases[i].rows;
-    answers.push_back(std::move(b));
-  }
   store::Allocation a;
   a.request_id = request_id;
   a.principal_id = principal.id;
@@ -433,12 +489,15 @@ absl::StatusOr<BatchOutcome> QueryEngine::RunBatch(const store::Principal& princ
   a.confidence = prepared[0].plan.spec.confidence;
   a.events = charge.events;
   a.dataset_version = schema.version;
-  a.result = EncodeBatch(answers);
+  a.release_deferred = true;
   ASSIGN_OR_RETURN(store::DebitResult debit, s_.ledger->Debit(schema.id, std::move(a)));
   if (debit.replayed && debit.allocation.principal_id != principal.id) {
     return RequestIdTaken(request_id);
   }
-  return from_stored(std::move(debit.allocation), std::move(debit.budget), debit.replayed);
+  if (debit.replayed && debit.allocation.released()) {
+    return from_stored(std::move(debit.allocation), std::move(debit.budget), /*replayed=*/true);
+  }
+  return answer(debit.allocation, std::move(debit.budget), debit.replayed);
 }
 
 absl::StatusOr<AccuracyPlan> QueryEngine::PlanAccuracy(const store::Principal& principal,
@@ -452,7 +511,7 @@ absl::StatusOr<AccuracyPlan> QueryEngine::PlanAccuracy(const store::Principal& p
   const auto error_at = [&](double epsilon) -> absl::StatusOr<AccuracyPlan> {
     query::QuerySpec s = spec;
     s.epsilon = epsilon;
-    ASSIGN_OR_RETURN(Prepared q, Prepare(s, schema));
+    ASSIGN_OR_RETURN(Prepared q, Prepare(s, schema, /*with_release=*/false));
     ASSIGN_OR_RETURN(Accuracy acc, AccuracyOf(q.plan, expected_count));
     AccuracyPlan out;
     out.epsilon = q.plan.spec.epsilon;

@@ -1,7 +1,10 @@
-// Runs one central-DP query end to end (DESIGN.md §2):
-//   authorise -> plan (validate, derive sensitivity) -> replay check -> result cache ->
-//   budget pre-check -> scan in SQL -> add noise -> debit (lock ledger, audit row, COMMIT) -> return.
-// The answer is returned only after the debit has committed; on any error nothing is released.
+// Runs one central-DP query end to end (DESIGN.md §2; docs/threat-model.md):
+//   authorise -> plan and calibrate (every check that can refuse) -> replay check -> result cache
+//   (per analyst) -> debit (lock ledger, check, audit row, COMMIT) -> scan in SQL -> add noise ->
+//   store the release -> return.
+// Pay before you look: the charge commits before the scan starts and stays whatever happens next;
+// a retry with the same request id returns the stored answer, or runs the paid scan once more if
+// none was stored, and never charges twice. A value leaves only once its release is stored.
 // No gRPC here: api/ translates protos to these types and back.
 #ifndef DPQ_SERVER_ENGINE_QUERY_ENGINE_H_
 #define DPQ_SERVER_ENGINE_QUERY_ENGINE_H_
@@ -100,11 +103,19 @@ class QueryEngine {
   struct Prepared {
     query::QueryPlan plan;
     absl::optional<query::filter::TypedFilter> filter;
+    ReleasePlan release;  // the calibrated mechanisms and events (empty without with_release)
   };
-  // Plans `spec` on `schema` (the fingerprint includes the canonical filter).
-  absl::StatusOr<Prepared> Prepare(const query::QuerySpec& spec, const query::DatasetSchema& schema);
-  // Scans and adds noise: the released values, not yet charged (they must not leave before Debit).
+  // Plans `spec` on `schema` (the fingerprint includes the canonical filter) and, with_release,
+  // calibrates its mechanisms: every check that can refuse the query, before any data is read.
+  absl::StatusOr<Prepared> Prepare(const query::QuerySpec& spec, const query::DatasetSchema& schema,
+                                   bool with_release = true);
+  // Scans and adds noise: the released values (they must not leave before they are stored).
   absl::StatusOr<NoisyRelease> Execute(const Prepared& q, absl::Time deadline);
+  // For `paid` (a committed, deferred allocation of `q`): scan, noise, store the release once, and
+  // return the stored answer. Any failure keeps the charge (ChargedButUnanswered in the .cc).
+  absl::StatusOr<QueryOutcome> Answer(const Prepared& q, const query::DatasetSchema& schema,
+                                      const store::Allocation& paid, store::BudgetState budget,
+                                      bool replayed, absl::Time deadline);
 
   Stores s_;
   dp::RandomSource* rng_;

@@ -118,6 +118,8 @@ absl::StatusOr<std::vector<BatchAnswer>> DecodeBatch(const std::string& json) {
 }
 
 absl::StatusOr<std::vector<ReleasedRow>> RowsOf(const store::Allocation& a) {
+  if (a.release.has_value()) return DecodeRows(a.release->result);
+  if (a.release_deferred) return absl::InternalError("the allocation has no release yet");
   if (!a.result.empty()) return DecodeRows(a.result);
   ReleasedRow r;
   r.value = a.value;

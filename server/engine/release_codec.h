@@ -44,8 +44,9 @@ absl::StatusOr<std::vector<BatchAnswer>> DecodeBatch(const std::string& json);
 // INTERNAL for text that is not an encoding produced by EncodeRows.
 absl::StatusOr<std::vector<ReleasedRow>> DecodeRows(const std::string& json);
 
-// The rows of a committed allocation: decoded from `result`, or, for allocations written before
-// results were stored, the single value and interval of the row.
+// The rows of a committed, answered allocation: decoded from its release (allocations charged
+// before their scan, migration 0007) or `result`, or, for allocations written before results were
+// stored, the single value and interval of the row.
 absl::StatusOr<std::vector<ReleasedRow>> RowsOf(const store::Allocation& a);
 
 }  // namespace dpq::engine

@@ -146,14 +146,21 @@ TEST_F(QueryEngineTest, HugeEpsilonReleasesTheExactCountInsideItsInterval) {
   EXPECT_LE(a.noise_scale, 1e-6 * (1 + 1e-5));
   EXPECT_EQ(a.epsilon(), 1e6);
   EXPECT_EQ(a.seq, 1);
-  EXPECT_EQ(a.hash, store::ChainHash(store::GenesisHash(), ds_id_, a));
   EXPECT_EQ(out.budget.epsilon_spent(), before.epsilon_spent() + 1e6);
   EXPECT_EQ(Budget().epsilon_spent(), before.epsilon_spent() + 1e6);
 
-  // The committed audit row carries exactly the released answer.
+  // The audit row was committed before the scan (no value in it); its release carries exactly the
+  // released answer, bound to the row by hash.
   ASSERT_OK_AND_ASSIGN(auto stored, ledger_->FindAllocation(ds_id_, "exact"));
   ASSERT_TRUE(stored.has_value());
-  EXPECT_EQ(stored->value, a.value);
+  EXPECT_TRUE(stored->release_deferred);
+  EXPECT_EQ(stored->value, 0);
+  EXPECT_EQ(stored->hash, store::ChainHash(store::GenesisHash(), ds_id_, *stored));
+  ASSERT_TRUE(stored->release.has_value());
+  EXPECT_EQ(stored->release->value, a.value);
+  EXPECT_EQ(stored->release->hash,
+            store::ReleaseHash(stored->hash, ds_id_, 1, a.value, a.ci_lower, a.ci_upper,
+                               stored->release->result));
   EXPECT_EQ(stored->hash, a.hash);
   EXPECT_EQ(stored->fingerprint, a.fingerprint);
 }
