@@ -245,7 +245,7 @@ class Bench:
         mem_before = self.dpqd_memory_kb()
         for i in range(a.ingest_reps):
             name, table = "load_%d" % i, "bench.plain_%d" % i
-            self.ctl("dataset", "create", name, "--csv", header_only, "--privacy-unit", "unit",
+            self.ctl("dataset", "create", "--infer-types", name, "--csv", header_only, "--privacy-unit", "unit",
                      "--type", "unit=integer", "--type", "amount=double", "--type", "kind=text",
                      "--bounds", "amount=%d:%d" % (LOWER, UPPER))
             self.psql("CREATE TABLE %s (unit bigint, amount double precision, kind text)" % table)

@@ -194,9 +194,12 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
       ->allow_extra_args(false);
   create
       ->add_option("--type", create_args.types,
-                   "declare a column's type instead of inferring it, "
-                   "COL=integer|double|text (repeatable)")
+                   "declare a column's type, COL=integer|double|text (repeatable; every column "
+                   "needs one unless --infer-types)")
       ->allow_extra_args(false);
+  create->add_flag("--infer-types", create_args.infer_types,
+                   "accept the types inferred from the file for columns without --type (analysts "
+                   "see them: an inferred type reveals something of the rows)");
   create->callback([&] {
     run = [&](const Output& output) { return RunDatasetCreate(options, output, create_args); };
   });

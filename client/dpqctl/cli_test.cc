@@ -156,6 +156,17 @@ TEST(CliTest, DuplicateCategoryIsUsageError) {
               HasSubstr("more than once"));
 }
 
+TEST(CliTest, UndeclaredTypesAreAUsageErrorBeforeAnyCall) {
+  const std::string csv = WriteTempFile("id,age\n1,2.5\n");
+  CliResult result = RunDpqctl({"--json", "--server", ClosedAddress(), "dataset", "create", "people",
+                                "--csv", csv, "--privacy-unit", "id", "--type", "id=integer"});
+  std::remove(csv.c_str());
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(result.JsonOut().at("error").at("code"), "INVALID_ARGUMENT");
+  EXPECT_THAT(result.JsonOut().at("error").at("message").get<std::string>(),
+              HasSubstr("Inferred from this file: --type age=double."));
+}
+
 TEST(CliTest, DatasetCreateHelpShowsCategories) {
   CliResult result = RunDpqctl({"dataset", "create", "--help"});
   EXPECT_EQ(result.exit_code, 0);
@@ -371,7 +382,7 @@ TEST_F(CliFakeServerTest, DatasetCreateStreamsHeaderThenWholeFileInMebibyteChunk
            std::to_string(i % 7) + ".25,oslo,\r\n";
   }
   const std::string path = WriteTempFile(csv);
-  CliResult result = RunDpqctl({"--server", address_, "--json", "dataset", "create", "people", "--csv",
+  CliResult result = RunDpqctl({"--server", address_, "--json", "dataset", "create", "--infer-types", "people", "--csv",
                           path, "--privacy-unit", "id", "--bounds", "age=0:120", "--bounds",
                           "income=0:10", "--type", "id=text"});
   std::remove(path.c_str());
@@ -404,7 +415,7 @@ TEST_F(CliFakeServerTest, DatasetCreateStreamsHeaderThenWholeFileInMebibyteChunk
 
 TEST_F(CliFakeServerTest, DatasetCreateSendsCategoriesAndPrintsNoProgressOffTerminal) {
   const std::string path = WriteTempFile("id,city,sex\n1,oslo,f\n2,bergen,m\n");
-  CliResult result = RunDpqctl({"--server", address_, "dataset", "create", "people", "--csv",
+  CliResult result = RunDpqctl({"--server", address_, "dataset", "create", "--infer-types", "people", "--csv",
                                 path, "--privacy-unit", "id", "--categories",
                                 "city=oslo|bergen|new york", "--categories", "sex=f|m"});
   std::remove(path.c_str());

@@ -23,6 +23,8 @@ struct DatasetCreateArgs {
   std::vector<std::string> bounds;  // "COL=LO:HI"
   std::vector<std::string> types;   // "COL=integer|double|text"
   std::vector<std::string> categories;  // "COL=a|b|c" (text columns)
+  // Accept the types inferred from the file for columns without --type (RequireDeclaredTypes).
+  bool infer_types = false;
 };
 // AdminService.CreateDataset: infers the schema from the file, then streams it in 1 MiB chunks.
 // With output.err_is_terminal, a progress line (upload_progress.h) is drawn on output.err.

@@ -53,7 +53,13 @@ absl::StatusOr<dpq::v1::DatasetHeader> PrepareHeader(const DatasetCreateArgs& ar
     return absl::Status(schema.status().code(),
                         absl::StrCat("--csv '", args.csv_path, "': ", schema.status().message()));
   }
-  return BuildDatasetHeader(args.name, args.privacy_unit, *schema, types, bounds, categories);
+  absl::StatusOr<dpq::v1::DatasetHeader> header =
+      BuildDatasetHeader(args.name, args.privacy_unit, *schema, types, bounds, categories);
+  if (header.ok() && !args.infer_types) {
+    absl::Status declared = RequireDeclaredTypes(*schema, types);
+    if (!declared.ok()) return declared;
+  }
+  return header;
 }
 
 // Streams the header then the file as it is on disk (header row included, as the proto asks).

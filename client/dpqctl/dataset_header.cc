@@ -113,6 +113,24 @@ absl::StatusOr<TypeSpec> ParseTypeSpec(absl::string_view spec) {
   return TypeSpec{std::string(column), *type};
 }
 
+absl::Status RequireDeclaredTypes(const CsvSchema& schema, const std::vector<TypeSpec>& types) {
+  std::set<std::string> declared;
+  for (const TypeSpec& t : types) declared.insert(t.column);
+  std::string missing, proposal;
+  for (size_t i = 0; i < schema.column_names.size(); ++i) {
+    const std::string& name = schema.column_names[i];
+    if (declared.count(name) != 0) continue;
+    absl::StrAppend(&missing, missing.empty() ? "" : ", ", name);
+    absl::StrAppend(&proposal, " --type ", name, "=", CsvValueTypeWord(schema.column_types[i]));
+  }
+  if (missing.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "declare the type of every column: analysts see the schema, and a type inferred from the rows "
+      "reveals something of them (one 2.5 turns an integer column into a double). Undeclared: ",
+      missing, ". Inferred from this file:", proposal,
+      ". Check them and pass them, or accept the inferred types with --infer-types"));
+}
+
 absl::StatusOr<dpq::v1::DatasetHeader> BuildDatasetHeader(
     absl::string_view name, absl::string_view privacy_unit, const CsvSchema& schema,
     const std::vector<TypeSpec>& types, const std::vector<BoundsSpec>& bounds,

@@ -38,6 +38,13 @@ struct CategoriesSpec {
 };
 absl::StatusOr<CategoriesSpec> ParseCategoriesSpec(absl::string_view spec);
 
+// The schema is declared, not inferred (docs/threat-model.md): analysts see every column's type,
+// and a type inferred from the rows reveals something of them (one 2.5 turns an integer column
+// into a double). OK when every CSV column has a --type; otherwise INVALID_ARGUMENT listing the
+// undeclared columns and the --type flags inferred from the file, for the admin to check and pass
+// (or to accept with --infer-types).
+absl::Status RequireDeclaredTypes(const CsvSchema& schema, const std::vector<TypeSpec>& types);
+
 // Builds the header: columns in CSV order, a declared --type overriding the inferred one,
 // --bounds attached to numeric columns and --categories to text columns. Refuses: a --type,
 // --bounds or --categories column missing from the CSV or given twice, bounds on a text column,

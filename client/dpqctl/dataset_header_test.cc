@@ -232,5 +232,25 @@ TEST(BuildDatasetHeaderTest, RefusesUnknownPrivacyUnit) {
                 "--privacy-unit");
 }
 
+TEST(RequireDeclaredTypesTest, RefusesUndeclaredColumnsAndProposesTheirFlags) {
+  CsvSchema schema;
+  schema.column_names = {"id", "age", "city"};
+  schema.column_types = {CsvValueType::kInteger, CsvValueType::kDouble, CsvValueType::kText};
+  const absl::Status s = RequireDeclaredTypes(schema, {TypeSpec{"id", dpq::v1::COLUMN_TYPE_INTEGER}});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("Undeclared: age, city."));
+  EXPECT_THAT(s.message(), HasSubstr("Inferred from this file: --type age=double --type city=text."));
+  EXPECT_THAT(s.message(), HasSubstr("--infer-types"));
+}
+
+TEST(RequireDeclaredTypesTest, AcceptsAFullyDeclaredSchema) {
+  CsvSchema schema;
+  schema.column_names = {"id", "age"};
+  schema.column_types = {CsvValueType::kInteger, CsvValueType::kDouble};
+  EXPECT_TRUE(RequireDeclaredTypes(schema, {TypeSpec{"age", dpq::v1::COLUMN_TYPE_INTEGER},
+                                            TypeSpec{"id", dpq::v1::COLUMN_TYPE_INTEGER}})
+                  .ok());
+}
+
 }  // namespace
 }  // namespace dpqctl

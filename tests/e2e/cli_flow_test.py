@@ -258,7 +258,7 @@ class CliFlowTest(harness.DpqdTestCase):
     def test_budget_spends_down_exactly_in_decimal_steps(self):
         # A budget of 0.3 is exactly three queries of 0.1: the ledger charges exact decimal units
         # (server/query/privacy_units.h); binary doubles would give 0.1 + 0.1 + 0.1 > 0.3.
-        self.dpqd.ctl("dataset", "create", "steps", "--csv", harness.data_file("salaries.csv"),
+        self.dpqd.ctl("dataset", "create", "--infer-types", "steps", "--csv", harness.data_file("salaries.csv"),
                       "--privacy-unit", "person_id")
         self.dpqd.ctl("grant", "alice", "steps")
         self.dpqd.ctl("budget", "set", "steps", "--epsilon", 0.3, "--delta", 0)
@@ -312,7 +312,7 @@ class CliFlowTest(harness.DpqdTestCase):
     def test_concurrent_queries_never_overspend(self):
         # The debit locks the ledger row: of 12 simultaneous queries of epsilon 0.25 against a
         # budget of 1, exactly 4 commit, and the ledger still equals the audit.
-        self.dpqd.ctl("dataset", "create", "pbc", "--csv", harness.data_file("pbc.csv"),
+        self.dpqd.ctl("dataset", "create", "--infer-types", "pbc", "--csv", harness.data_file("pbc.csv"),
                       "--privacy-unit", "patient_id")
         self.dpqd.ctl("grant", "alice", "pbc")
         self.dpqd.ctl("budget", "set", "pbc", "--epsilon", 1, "--delta", 0)
@@ -351,7 +351,7 @@ class CliFlowTest(harness.DpqdTestCase):
         self.assert_close(self.budget("pbc")["epsilon_spent"], 1.25)
 
     def test_contribution_bound_k_scales_count_and_sensitivity(self):
-        created = self.dpqd.ctl("dataset", "create", "colon", "--csv", harness.data_file("colon.csv"),
+        created = self.dpqd.ctl("dataset", "create", "--infer-types", "colon", "--csv", harness.data_file("colon.csv"),
                                 "--privacy-unit", "patient_id")
         self.assertEqual(created["rows_loaded"], 1858)
         self.dpqd.ctl("grant", "alice", "colon")

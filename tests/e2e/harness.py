@@ -28,6 +28,9 @@ import urllib.request
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 ADMIN_TOKEN = "e2e-admin-token-0123456789abcdef"
+# The declared schema of slid.csv (`dataset create` needs every column's type).
+SLID_TYPES = ("person_id=integer", "wages=double", "education=double", "age=integer",
+              "sex=text", "language=text")
 START_TIMEOUT_S = 90.0
 STOP_TIMEOUT_S = 30.0
 CTL_TIMEOUT_S = 60.0
@@ -394,6 +397,8 @@ class DpqdTestCase(unittest.TestCase):
     def create_slid(dpqd, name="slid", bounds=("wages=0:100", "age=0:120", "education=0:25")):
         args = ["dataset", "create", name, "--csv", data_file("slid.csv"),
                 "--privacy-unit", "person_id"]
+        for t in SLID_TYPES:
+            args += ["--type", t]
         for b in bounds:
             args += ["--bounds", b]
         return dpqd.ctl(*args)
