@@ -178,6 +178,9 @@ absl::Status Serve() {
   LogInfo(absl::StrCat("signal ", signal_number, " received: shutting down"));
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(10));
   server->Wait();
+  // The exposer's threads call back into the ledger and the pool: stop them before closing the
+  // database (a scrape during shutdown once aborted dpqd on SIGTERM).
+  metrics.StopServing();
   db.reset();
   if (embedded) RETURN_IF_ERROR(embedded->Stop());
   LogInfo("dpqd stopped");

@@ -144,6 +144,8 @@ void Metrics::RecordQuery(absl::string_view dataset, absl::string_view aggregate
   duration_->Add({}, kBuckets).Observe(seconds);
 }
 
+void Metrics::StopServing() { exposer_.reset(); }
+
 absl::Status Metrics::Serve(const std::string& listen) {
   try {
     exposer_ = std::make_unique<prometheus::Exposer>(listen);

@@ -63,6 +63,9 @@ class Metrics {
 
   // Serves /metrics on `listen` ("host:port"). UNAVAILABLE if the port cannot be bound.
   absl::Status Serve(const std::string& listen);
+  // Stops serving /metrics and waits for any scrape in progress: after it, no scrape reads the
+  // ledger or the pool any more, so the database may be closed (dpqd's shutdown order).
+  void StopServing();
 
  private:
   class LedgerCollector;

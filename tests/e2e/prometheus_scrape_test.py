@@ -9,6 +9,8 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 import unittest
 import urllib.parse
 import urllib.request
@@ -139,6 +141,34 @@ class PrometheusScrapeTest(harness.DpqdTestCase):
         self.assertGreaterEqual(states["idle"], 1, states)
 
     @unittest.skipUnless(os.path.exists(PROMTOOL), "%s is not installed" % PROMTOOL)
+    def test_sigterm_during_scrapes_exits_cleanly(self):
+        # A scrape reads the ledger and the pool: dpqd once closed the database while its metrics
+        # threads still served, and aborted (exit -6) on every SIGTERM under scrapes. Three
+        # restarts under four scraping threads each, bounded in time.
+        for _ in range(3):
+            dpqd = self.new_dpqd()
+            stop = threading.Event()
+
+            def scrape():
+                deadline = time.monotonic() + 30
+                while not stop.is_set() and time.monotonic() < deadline:
+                    try:
+                        urllib.request.urlopen(dpqd.metrics_url, timeout=2).read()
+                    except OSError:
+                        pass
+
+            threads = [threading.Thread(target=scrape) for _ in range(4)]
+            for t in threads:
+                t.start()
+            time.sleep(0.5)
+            try:
+                code = dpqd.stop()
+            finally:
+                stop.set()
+                for t in threads:
+                    t.join()
+            self.assertEqual(code, 0, "dpqd must exit 0 on SIGTERM while being scraped")
+
     def test_promtool_accepts_the_exposition(self):
         text = self.dpqd.scrape()
         for name in ("dpq_queries_total", "dpq_epsilon_spent_total", "dpq_budget_remaining",
