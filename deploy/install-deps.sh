@@ -10,7 +10,7 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libpqxx-dev libabsl-dev prometheus-cpp-dev libssl-dev libcli11-dev nlohmann-json3-dev
   # tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev python3 python3-grpcio curl jq
+  libgtest-dev libgmock-dev libbenchmark-dev python3 python3-grpcio python3-yaml curl jq
   # runtime: the embedded database and a Prometheus server for the scrape test
   postgresql-15 postgresql-contrib prometheus
 )
