@@ -51,6 +51,9 @@ step "packages"
 bash "$ROOT/deploy/install-deps.sh"
 
 # --- 3. configure and build everything ---------------------------------------------------------
+# ccache keys on paths relative to the checkout (and ignores the build directory in debug info),
+# so a fresh clone in another folder reuses the objects of an earlier build on this machine.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 step "configure + build ($BUILD_DIR, -j$(nproc))"
 t0=$SECONDS
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo

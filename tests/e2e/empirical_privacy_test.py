@@ -36,6 +36,7 @@ Simulated with this file's own selection and bound (continuous Laplace, b = 10 /
 The whole file takes about 30-60 s (12 batch calls; the rest is arithmetic).
 """
 
+import fractions
 import json
 import math
 import os
@@ -203,10 +204,14 @@ class ClopperPearsonTest(unittest.TestCase):
         self.assertAlmostEqual(betainc(1000, 1000, 0.5)[0], 0.5, delta=1e-12)
 
     def test_incomplete_beta_equals_the_binomial_tail(self):
-        # P(Bin(n, p) >= k) = I_p(k, n - k + 1), summed exactly here.
-        for n, k, p in ((10, 3, 0.2), (50, 25, 0.5), (200, 7, 0.01), (2000, 1500, 0.74)):
-            tail = math.fsum(math.comb(n, j) * p ** j * (1 - p) ** (n - j) for j in range(k, n + 1))
-            self.assertAlmostEqual(betainc(k, n - k + 1, p)[0], tail, delta=1e-12 + 1e-9 * tail)
+        # P(Bin(n, p) >= k) = I_p(k, n - k + 1), summed exactly here (integers: p = num / den).
+        for n, k, num, den in ((10, 3, 2, 10), (50, 25, 1, 2), (200, 7, 1, 100), (2000, 1500, 74, 100),
+                               (2000, 30, 1, 200)):
+            tail = float(fractions.Fraction(
+                sum(math.comb(n, j) * num ** j * (den - num) ** (n - j) for j in range(k, n + 1)),
+                den ** n))
+            self.assertAlmostEqual(betainc(k, n - k + 1, num / den)[0], tail,
+                                   delta=1e-12 + 1e-9 * tail)
 
     def test_clopper_pearson_known_values(self):
         # 5 of 10 at two-sided 95 %: [0.187086, 0.812914] (Clopper & Pearson 1934 tables; R
