@@ -1,0 +1,919 @@
+#!/usr/bin/python3
+"""End-to-end neighbour-differential suite (issue 11): nothing an analyst observes may depend on the
+data except the released noisy values.
+
+For a base dataset D and, per adversarial variant, a neighbour D' = D plus ONE privacy unit (NULL in
+every column, values near +-1e308, NaN/+-inf, values far outside the declared bounds, an undeclared
+group key, 500 rows, the NULL unit), the same generated grid of requests runs on D and on every D'
+as the same analyst, in the same order, with the same request ids:
+  * single queries (itertools.product of aggregate, mechanism, K, grouping; and of aggregate,
+    column, clamp bounds, --where filter), every aggregate, declared keys/categories and DP
+    partition selection, extreme explicit bounds (1e15, 1e16 and the overflow probe of issue 11,
+    L = DBL_MAX / (n - 1/2) with n the neighbour's number of kept rows);
+  * `dpqctl query-batch`, `dpqctl plan`, replays (same --request-id), repeats (the result cache)
+    and the same questions from a second analyst;
+  * through gRPC (the Python stubs), inputs that dpqctl refuses itself: NaN and infinite bounds,
+    bins, quantiles, epsilon, delta, confidence.
+Every observable except the noisy values is compared: exit code, error code and message, mechanism,
+epsilon/delta charged and the budget after, noise scales, sensitivity, K, M, clamp bounds, interval
+confidence and (count, sum, histogram: data-independent) half-width, the number, keys and labels of
+rows for declared keys and bins, rank errors, cached/replayed flags, warnings, request ids, plans,
+the schema the analyst sees, and at the end the audit trail (which requests were charged what).
+A difference fails the variant's test, naming the request (its argv) and the observable.
+
+Also here: the two regression tests of issue 11 (the overflow probe on n-1 and n kept rows; the
+NULL unit and the bounding method), the all-or-nothing refusal of 2.5 in a declared integer column,
+and the per-analyst result cache.
+
+Sized for two busy cores: ~320 requests per dataset, 8 datasets, run 3 datasets at a time; every
+loop is bounded in count and the whole grid by GRID_TIME_LIMIT_S.
+"""
+
+import concurrent.futures
+import itertools
+import json
+import math
+import os
+import random
+import sys
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+_STUBS_DIR = os.environ.get("DPQ_PYTHON_STUBS") or os.path.join(harness.REPO_ROOT, "build", "python")
+sys.path.insert(0, _STUBS_DIR)
+sys.path.insert(0, os.path.join(harness.REPO_ROOT, "client", "python"))
+try:
+    from dpq_client import DpqClient, DpqError  # noqa: E402
+    _GRPC_IMPORT_ERROR = None
+except ImportError as e:  # reported by the tests that need it
+    DpqClient = DpqError = None
+    _GRPC_IMPORT_ERROR = e
+
+DBL_MAX = sys.float_info.max
+EPS = 1e3          # high epsilon: the noise never matters (and is never compared anyway)
+DELTA = 1e-6       # per query, where a delta is needed (Gaussian, partition selection)
+BUDGET_EPS = 9e6   # the largest ledger: nothing is refused for budget
+BUDGET_DELTA = 0.5
+GRID_WORKERS = 3
+GRID_TIME_LIMIT_S = 420.0
+MAX_SHOWN_DIFFERENCES = 25
+
+COLUMNS = ["pid", "x", "n", "cat", "grp", "u"]
+TYPES = {"pid": "integer", "x": "double", "n": "integer", "cat": "text", "grp": "text",
+         "u": "double"}
+DECLARED = ["--bounds", "x=0:100", "--bounds", "n=0:50", "--categories", "cat=a|b|c"]
+BASE_UNITS = 40
+ADDED = 1000000  # pid of the added unit
+
+# The overflow probe of issue 11: with K = 1, D keeps BASE_UNITS rows and a neighbour with one more
+# unit keeps BASE_UNITS + 1; n * L overflows a float8 sum, (n - 1) * L does not.
+PROBE_N = BASE_UNITS + 1
+PROBE_L = DBL_MAX / (PROBE_N - 0.5)
+PROBE = (PROBE_L, math.nextafter(PROBE_L, math.inf))
+
+
+def create_args(name, csv_path):
+    """dpqctl dataset create with a declared type for EVERY column (the CLI will require it)."""
+    args = ["dataset", "create", name, "--csv", csv_path, "--privacy-unit", "pid"]
+    for column in COLUMNS:
+        args += ["--type", "%s=%s" % (column, TYPES[column])]
+    return args + DECLARED
+
+
+def base_rows():
+    """40 units with 1..4 rows each, values inside the declared bounds, no NULLs (so that a NULL
+    added by a neighbour is the only one)."""
+    rng = random.Random(20240611)
+    rows = []
+    for pid in range(1, BASE_UNITS + 1):
+        for _ in range(rng.randint(1, 4)):
+            rows.append([str(pid), repr(round(rng.uniform(0, 100), 3)), str(rng.randint(0, 50)),
+                         rng.choice("abc"), "g%d" % rng.randint(0, 3),
+                         repr(round(rng.uniform(-1000, 1000), 3))])
+    return rows
+
+
+def _unit(*rows):
+    return [[str(ADDED)] + list(r) for r in rows]
+
+
+# The adversarial unit of each neighbour (columns x, n, cat, grp, u after the unit id).
+VARIANTS = {
+    "nulls": _unit(["", "", "", "", ""], ["", "", "", "", ""], ["", "", "", "", ""]),
+    "huge": _unit(["1.7976931348623157e308", "9223372036854775807", "a", "g0", "-1.7976931348623157e308"],
+                  ["-1e308", "-9223372036854775808", "b", "g1", "1e308"],
+                  ["1e308", "9223372036854775807", "c", "g2", "1.7e308"]),
+    "nonfinite": _unit(["NaN", "1", "a", "g0", "inf"], ["inf", "2", "b", "g1", "-inf"],
+                       ["-inf", "3", "c", "g2", "NaN"]),
+    "outside": _unit(["1000000", "1000000", "a", "g0", "1e20"], ["-1000000", "-7", "b", "g3", "-1e20"],
+                     ["150.5", "51", "c", "g1", "1e15"]),
+    "newkey": _unit(["50", "25", "zzz", "brand_new_key", "5"], ["60", "30", "zzz", "brand_new_key", "6"],
+                    ["70", "35", "a", "another_new_key", "7"]),
+    "many": _unit(*[[repr(float(i % 101)), str(i % 51), "abc"[i % 3], "g%d" % (i % 4),
+                     repr(float(i * 37 % 2001 - 1000))] for i in range(500)]),
+    # The unit whose id is NULL (all NULL-unit rows form one unit): D has none.
+    "nullunit": [["", "100", "50", "a", "g0", "999"], ["", "0", "0", "b", "g1", "-999"],
+                 ["", "", "", "", "", ""]],
+}
+
+
+def write_csv(path, rows):
+    with open(path, "w") as f:
+        f.write(",".join(COLUMNS) + "\n")
+        for r in rows:
+            f.write(",".join(r) + "\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# The generated request grid
+# ---------------------------------------------------------------------------------------------
+
+AGG_SPECS = [
+    {"aggregate": "count"},
+    {"aggregate": "sum", "column": "x"},
+    {"aggregate": "mean", "column": "x"},
+    {"aggregate": "variance", "column": "x"},
+    {"aggregate": "stddev", "column": "n"},
+    {"aggregate": "quantile", "column": "x", "quantiles": [0.5]},
+    # more than 5 levels: all of epsilon on the histogram, values read off its CDF
+    {"aggregate": "quantile", "column": "n", "quantiles": [0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95]},
+    {"aggregate": "histogram", "column": "x", "bins": [0, 10, 50, 100]},
+    {"aggregate": "histogram", "column": "cat"},   # declared categories
+    {"aggregate": "histogram", "column": "grp"},   # undeclared: partition selection
+]
+MECHANISMS = ["laplace", "gaussian"]
+GROUPINGS = [
+    {},
+    {"group_by": ["cat"]},                                       # declared categories
+    {"group_by": ["grp"], "keys": ["g0", "g1", "g2", "nokey"]},  # declared keys
+    {"group_by": ["grp"]},                                       # partition selection
+]
+MULTI_PARTITION = {"group_by": ["cat", "grp"], "max_partitions": 2}
+BOUNDED_AGGS = [{"aggregate": "sum"}, {"aggregate": "mean"},
+                {"aggregate": "quantile", "quantiles": [0.25, 0.75]}, {"aggregate": "histogram"}]
+BOUND_CHOICES = [None, (0.0, 50.0), (-1e15, 1e15), (-1e16, 1e16), PROBE]
+WHERES = ["", "x >= 50 OR (cat IN ('a', 'b') AND n IS NOT NULL)"]
+
+FLAGS = {"aggregate": "--aggregate", "column": "--column", "lower": "--lower", "upper": "--upper",
+         "mechanism": "--mechanism", "delta": "--delta", "max_contributions": "--max-contributions",
+         "where": "--where", "confidence": "--confidence", "quantiles": "--quantiles",
+         "bins": "--bins", "group_by": "--group-by", "keys": "--keys",
+         "max_partitions": "--max-partitions", "epsilon": "--epsilon"}
+
+
+def selects_keys(q):
+    """True when the released keys come from DP partition selection (no declared domain)."""
+    return (("grp" in q.get("group_by", []) and not q.get("keys"))
+            or (q["aggregate"] == "histogram" and q.get("column") == "grp"))
+
+
+def with_privacy(q, mechanism):
+    q = dict(q, mechanism=mechanism, epsilon=EPS)
+    if mechanism == "gaussian" or selects_keys(q):
+        q["delta"] = DELTA
+    return q
+
+
+def _number(v):
+    return repr(float(v)) if isinstance(v, float) else str(v)
+
+
+def query_flags(q):
+    args = []
+    for key, value in q.items():
+        if isinstance(value, list):
+            value = ",".join(_number(v) for v in value)
+        args += [FLAGS[key], _number(value)]
+    return args
+
+
+def single_queries():
+    queries = []
+    for agg, mechanism, k, grouping in itertools.product(AGG_SPECS, MECHANISMS, (1, 3), GROUPINGS):
+        if agg["aggregate"] == "quantile" and mechanism == "gaussian" and (k, grouping) != (1, {}):
+            continue  # refused (quantiles are pure DP): the refusal is compared once per spec
+        queries.append(with_privacy(dict(agg, max_contributions=k, **grouping), mechanism))
+    for agg, mechanism in itertools.product(AGG_SPECS[:3], MECHANISMS):
+        queries.append(with_privacy(dict(agg, max_contributions=2, **MULTI_PARTITION), mechanism))
+    for agg, column, bounds, where in itertools.product(BOUNDED_AGGS, ("x", "u"), BOUND_CHOICES,
+                                                        WHERES):
+        q = dict(agg, column=column)
+        if agg["aggregate"] == "histogram":
+            lo, hi = bounds if bounds else (0.0, 100.0)
+            mid = lo / 2 + hi / 2
+            q["bins"] = [lo, mid, hi] if lo < mid < hi else [lo, hi]
+        elif bounds is not None:
+            q["lower"], q["upper"] = bounds
+        if where:
+            q["where"] = where
+        queries.append(with_privacy(q, "laplace"))
+    return queries
+
+
+def batch_lists():
+    """Query lists for query-batch: generated valid lists (with and without a joint delta) and
+    lists ending in one extreme-bounds query."""
+    items = [with_privacy(dict(agg, max_contributions=k, **grouping), "laplace")
+             for agg, k, grouping in itertools.product(
+                 [AGG_SPECS[i] for i in (0, 1, 2, 5, 7)], (1, 3),
+                 [{}, {"group_by": ["cat"]}, {"group_by": ["grp"]}])]
+    chunks = [items[i:i + 6] for i in range(0, len(items), 6)]
+    batches = [(chunk, delta) for chunk, delta in itertools.product(chunks, (0.0, 1e-5))]
+    for agg, bounds in itertools.product(({"aggregate": "sum"}, {"aggregate": "histogram"}),
+                                         ((-1e15, 1e15), (-1e16, 1e16), PROBE)):
+        q = dict(agg, column="u")
+        if agg["aggregate"] == "histogram":
+            q["bins"] = list(bounds)
+        else:
+            q["lower"], q["upper"] = bounds
+        batches.append((items[:2] + [with_privacy(q, "laplace")], 0.0))
+    return batches
+
+
+def plan_queries():
+    plans = []
+    for agg, mode in itertools.product(AGG_SPECS, (("--epsilon", 1.0), ("--target-error", 50.0))):
+        if mode[0] == "--target-error" and agg["aggregate"] not in ("count", "sum", "mean"):
+            continue  # a bisection over epsilon: as data-blind as the --epsilon plan of the same spec
+        q = dict(with_privacy(agg, "laplace"))
+        del q["epsilon"]
+        plans.append((q, mode))
+    for bounds in ((-1e15, 1e15), (-1e16, 1e16), PROBE):
+        plans.append(({"aggregate": "sum", "column": "u", "lower": bounds[0], "upper": bounds[1]},
+                      ("--epsilon", 1.0)))
+    return plans
+
+
+NAN, INF = float("nan"), float("inf")
+
+
+def grpc_queries():
+    """Inputs dpqctl refuses before sending (non-finite numbers), sent straight over gRPC."""
+    queries = []
+    for (agg, column), (lo, hi) in itertools.product(
+            (("sum", "u"), ("sum", "x"), ("mean", "u"), ("quantile", "u"), ("histogram", "u")),
+            ((NAN, 1.0), (-INF, INF), (0.0, INF), (-DBL_MAX, DBL_MAX), (1e15, math.nextafter(1e15, INF)))):
+        q = {"aggregate": agg, "column": column, "epsilon": EPS}
+        if agg == "histogram":
+            q["bins"] = [lo, hi]
+        else:
+            q["lower"], q["upper"] = lo, hi
+        if agg == "quantile":
+            q["quantiles"] = [0.5]
+        queries.append(q)
+    for field, value in itertools.product(("epsilon", "delta", "confidence"), (NAN, INF, -INF)):
+        q = {"aggregate": "sum", "column": "x", "epsilon": EPS, "mechanism": "gaussian", "delta": DELTA}
+        q[field] = value
+        queries.append(q)
+    queries += [
+        {"aggregate": "quantile", "column": "x", "epsilon": EPS, "quantiles": [NAN]},
+        {"aggregate": "histogram", "column": "x", "epsilon": EPS, "bins": [0.0, NAN, 100.0]},
+        {"aggregate": "histogram", "column": "x", "epsilon": EPS, "bins": [-INF, 0.0, 100.0]},
+        {"aggregate": "count", "epsilon": EPS, "where": "x > 1e309"},
+        {"aggregate": "count", "epsilon": EPS, "where": "u < 1.7976931348623157e308"},
+        {"aggregate": "sum", "column": "x", "epsilon": EPS, "max_contributions": 2 ** 31 - 1},
+    ]
+    return queries
+
+
+# ---------------------------------------------------------------------------------------------
+# Observables
+# ---------------------------------------------------------------------------------------------
+
+ABSENT = "<absent>"
+
+
+class HalfWidth:
+    """The half-width of a released interval [v - h, v + h]. Data-independent for count, sum and
+    histogram bins (h comes from the noise distribution alone), but read back as (upper - lower)/2
+    of two rounded doubles: each end is off by at most half an ulp of the larger end, so two equal
+    h read back within ulp(max |end|) of each other; 2 ulps per side is the tolerance."""
+
+    def __init__(self, interval):
+        lo, hi = interval.get("lower"), interval.get("upper")
+        self.raw = (lo, hi)
+        self.ok = isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and \
+            math.isfinite(lo) and math.isfinite(hi)
+        self.h = (hi - lo) / 2 if self.ok else None
+        self.tol = 2 * math.ulp(max(abs(lo), abs(hi))) if self.ok else 0.0
+
+    def differs(self, other):
+        if not isinstance(other, HalfWidth):
+            return True
+        if not (self.ok and other.ok):
+            return self.raw != other.raw
+        return abs(self.h - other.h) > self.tol + other.tol
+
+    def __repr__(self):
+        return "half-width %r" % (self.h,) if self.ok else "interval %r" % (self.raw,)
+
+
+class SelectedRows:
+    """Rows released by DP partition selection. Which keys are released, and so how many rows, is
+    DP-protected by design (a key is released with a probability set by its number of units;
+    Desfontaines et al. 2022), so it may differ between neighbours and is not compared. What is
+    public is compared whenever both sides released rows: every row's noise scale, rank error and
+    interval confidence, the half-width (count, sum, histogram), and the labels each released key
+    carries (bins, quantile levels; for a text histogram the labels are keys, hence not)."""
+
+    def __init__(self, rows, half_width_public, labels_public):
+        self.rows = rows
+        self.public = sorted({(r.get("noise_scale"), r.get("rank_error"),
+                               (r.get("interval") or {}).get("confidence")) for r in rows},
+                             key=repr)
+        self.half_width = HalfWidth(rows[0].get("interval") or {}) if rows and half_width_public else None
+        by_key = {}
+        for r in rows:
+            by_key.setdefault(tuple(r.get("key", [])), []).append(r.get("label"))
+        self.labels = sorted({tuple(v) for v in by_key.values()}) if labels_public else None
+
+    def differs(self, other):
+        if not isinstance(other, SelectedRows):
+            return True
+        if not self.rows or not other.rows:
+            return False
+        if self.public != other.public or self.labels != other.labels:
+            return True
+        return self.half_width is not None and self.half_width.differs(other.half_width)
+
+    def __repr__(self):
+        return "%d selected rows, public %r, labels %r, %r" % (len(self.rows), self.public,
+                                                              self.labels, self.half_width)
+
+
+def _budget_view(budget, prefix, view):
+    if isinstance(budget, dict):
+        for k in sorted(budget):
+            if k != "dataset":
+                view[prefix + "budget." + k] = budget[k]
+    else:
+        view[prefix + "budget"] = budget if budget is not None else ABSENT
+
+
+def answer_view(q, doc, prefix=""):
+    """The public observables of one query answer (dpqctl JSON, or the gRPC response as a dict with
+    proto field names): everything but the noisy values."""
+    view = {}
+    for f in ("mechanism", "epsilon", "delta", "noise_scale", "count_noise_scale", "sensitivity",
+              "max_contributions", "max_partitions", "lower", "upper", "cached", "replayed",
+              "warnings", "request_id"):
+        view[prefix + f] = doc.get(f, ABSENT)
+    _budget_view(doc.get("budget"), prefix, view)
+    interval = doc.get("interval") or {}
+    view[prefix + "interval.confidence"] = interval.get("confidence", ABSENT)
+    aggregate = q["aggregate"]
+    multi_valued = bool(q.get("group_by")) or aggregate == "histogram"
+    half_width_public = aggregate in ("count", "sum", "histogram")
+    if half_width_public and not multi_valued:
+        view[prefix + "interval.half_width"] = HalfWidth(interval)
+    rows = doc.get("rows") or []
+    if selects_keys(q):
+        text_histogram = aggregate == "histogram" and not q.get("bins")
+        view[prefix + "rows(selected)"] = SelectedRows(rows, half_width_public, not text_histogram)
+        return view
+    view[prefix + "rows.count"] = len(rows)
+    for i, r in enumerate(rows):
+        p = "%srows[%d]." % (prefix, i)
+        view[p + "key"] = list(r.get("key", []))
+        view[p + "label"] = r.get("label", ABSENT)
+        view[p + "noise_scale"] = r.get("noise_scale", ABSENT)
+        view[p + "rank_error"] = r.get("rank_error", ABSENT)
+        view[p + "interval.confidence"] = (r.get("interval") or {}).get("confidence", ABSENT)
+        if half_width_public:
+            view[p + "interval.half_width"] = HalfWidth(r.get("interval") or {})
+    return view
+
+
+def error_view(code, message):
+    return {"error.code": code, "error.message": message}
+
+
+def ctl_view(result, success_view):
+    view = {"exit": result.returncode}
+    if result.returncode != 0:
+        view.update(error_view(result.error_code, result.error_message))
+        return view
+    view.update(success_view(result))
+    return view
+
+
+def flat(doc, prefix=""):
+    """A JSON document as {dotted path: leaf}."""
+    out = {}
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            out.update(flat(v, "%s%s." % (prefix, k)))
+    elif isinstance(doc, list):
+        out[prefix + "length"] = len(doc)
+        for i, v in enumerate(doc):
+            out.update(flat(v, "%s[%d]." % (prefix, i)))
+    else:
+        out[prefix.rstrip(".")] = doc
+    return out
+
+
+def differences(a, b):
+    """[(observable, value on D, value on D')] for every observable that differs."""
+    out = []
+    for key in sorted(set(a) | set(b)):
+        va, vb = a.get(key, ABSENT), b.get(key, ABSENT)
+        if isinstance(va, (HalfWidth, SelectedRows)):
+            if va.differs(vb):
+                out.append((key, va, vb))
+        elif isinstance(va, float) and isinstance(vb, float) and math.isnan(va) and math.isnan(vb):
+            continue
+        elif va != vb:
+            out.append((key, va, vb))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Steps: one request each, run the same way on every dataset
+# ---------------------------------------------------------------------------------------------
+
+class Step:
+    """One request of the grid. `run(ctx, dataset)` returns its public view."""
+
+    def __init__(self, label, run, describe):
+        self.label = label
+        self._run = run
+        self.describe = describe  # (dataset) -> argv text for failure messages
+
+    def run(self, ctx, dataset):
+        return self._run(ctx, dataset)
+
+
+def query_step(q, request_id, analyst="alice"):
+    def run(ctx, dataset):
+        result = ctx.ctl(analyst, "query", dataset, *query_flags(q), "--request-id", request_id)
+        return ctl_view(result, lambda doc: answer_view(q, doc))
+
+    def describe(dataset):
+        return "[%s] dpqctl query %s %s --request-id %s" % (analyst, dataset, " ".join(
+            repr(a) if " " in a else a for a in query_flags(q)), request_id)
+    return Step("query " + request_id, run, describe)
+
+
+def batch_step(queries, delta, path, request_id):
+    def run(ctx, dataset):
+        args = ["query-batch", dataset, "--file", path, "--request-id", request_id]
+        if delta:
+            args += ["--delta", repr(delta)]
+        result = ctx.ctl("alice", *args)
+
+        def view(doc):
+            v = {f: doc.get(f, ABSENT) for f in ("epsilon", "delta", "epsilon_sum", "replayed",
+                                                  "request_id")}
+            _budget_view(doc.get("budget"), "", v)
+            answers = doc.get("answers") or []
+            v["answers.count"] = len(answers)
+            for i, (q, a) in enumerate(zip(queries, answers)):
+                v.update(answer_view(q, a, "answers[%d]." % i))
+            return v
+        return ctl_view(result, view)
+
+    def describe(dataset):
+        return "dpqctl query-batch %s --file %s --delta %r --request-id %s  (queries: %s)" % (
+            dataset, os.path.basename(path), delta, request_id, json.dumps(queries))
+    return Step("batch " + request_id, run, describe)
+
+
+def plan_step(q, mode, index):
+    def run(ctx, dataset):
+        result = ctx.ctl("alice", "plan", dataset, *query_flags(q), mode[0], _number(mode[1]))
+        return ctl_view(result, flat)
+
+    def describe(dataset):
+        return "dpqctl plan %s %s %s %s" % (dataset, " ".join(query_flags(q)), mode[0], mode[1])
+    return Step("plan %d" % index, run, describe)
+
+
+def grpc_step(q, request_id):
+    def run(ctx, dataset):
+        client = ctx.grpc_client()
+        options = {k: v for k, v in q.items() if k not in ("aggregate", "epsilon")}
+        try:
+            doc = client.query(dataset, q["aggregate"], q["epsilon"], request_id=request_id, **options)
+        except DpqError as e:
+            return error_view(e.code, e.message)
+        return answer_view(q, doc)
+
+    def describe(dataset):
+        return "gRPC AnalystService.Query dataset=%s %r request_id=%s" % (dataset, q, request_id)
+    return Step("grpc " + request_id, run, describe)
+
+
+def show_step():
+    def run(ctx, dataset):
+        result = ctx.ctl("alice", "dataset", "show", dataset)
+        return ctl_view(result, lambda doc: {k: v for k, v in flat(doc).items()
+                                             if k not in ("name", "created_at")})
+    return Step("dataset show", run, lambda dataset: "[alice] dpqctl dataset show %s" % dataset)
+
+
+def build_steps(batch_dir, with_grpc):
+    steps = [show_step()]
+    singles = single_queries()
+    for i, q in enumerate(singles):
+        steps.append(query_step(q, "q-%04d" % i))
+    for i, (queries, delta) in enumerate(batch_lists()):
+        path = os.path.join(batch_dir, "batch-%02d.json" % i)
+        with open(path, "w") as f:
+            json.dump(queries, f)
+        steps.append(batch_step(queries, delta, path, "b-%02d" % i))
+    for i, (q, mode) in enumerate(plan_queries()):
+        steps.append(plan_step(q, mode, i))
+    # Replays, repeats and a second analyst, on queries valid on every dataset (ungrouped count and
+    # sum, both mechanisms, both K): the same id replays; a new id from the same analyst is served
+    # from the result cache; the same question from bob is his own, charged release.
+    repeated = [i for i, q in enumerate(singles)
+                if q["aggregate"] in ("count", "sum") and not q.get("group_by")
+                and q["mechanism"] == "laplace" and "max_contributions" in q]
+    for i in repeated:
+        steps.append(query_step(singles[i], "q-%04d" % i))
+        steps.append(query_step(singles[i], "again-%04d" % i))
+        steps.append(query_step(singles[i], "bob-%04d" % i, analyst="bob"))
+    if with_grpc:
+        for i, q in enumerate(grpc_queries()):
+            steps.append(grpc_step(q, "g-%04d" % i))
+    steps.append(show_step())
+    return steps, repeated
+
+
+class Context:
+    """Runs requests on one dpqd as a named principal (one gRPC channel per thread)."""
+
+    def __init__(self, dpqd, tokens):
+        self.dpqd = dpqd
+        self.tokens = tokens
+        self._clients = {}
+
+    def ctl(self, who, *args):
+        return self.dpqd.ctl(*args, token=self.tokens[who], check=False)
+
+    def grpc_client(self):
+        key = threading.get_ident()
+        if key not in self._clients:
+            self._clients[key] = DpqClient(self.dpqd.address, self.tokens["alice"], timeout=60)
+        return self._clients[key]
+
+    def close(self):
+        for c in self._clients.values():
+            c.close()
+
+
+def run_grid(ctx, dataset, steps, deadline):
+    views = []
+    for step in steps:
+        if time.monotonic() > deadline:
+            raise AssertionError("grid on %s exceeded its time limit after %d of %d requests" %
+                                 (dataset, len(views), len(steps)))
+        views.append(step.run(ctx, dataset))
+    audit = ctx.dpqd.ctl("audit", dataset)
+    entries = [{k: e.get(k) for k in ("seq", "request_id", "analyst", "aggregate", "mechanism",
+                                      "column", "epsilon", "delta", "noise_scale")}
+               for e in audit["entries"]]
+    budget = {k: v for k, v in ctx.dpqd.ctl("budget", "show", dataset).items() if k != "dataset"}
+    return views, entries, budget
+
+
+def _short(value, limit=300):
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+class ComparatorTest(unittest.TestCase):
+
+    def test_comparator_flags_every_kind_of_public_difference(self):
+        """The comparison itself can fail: synthetic answers that differ in one public observable
+        each are caught, and answers that differ only in noisy values or in DP-protected selected
+        keys are not."""
+        q = {"aggregate": "count", "epsilon": EPS}
+        row = {"key": [], "label": "", "value": 10.0, "noise_scale": 0.001, "rank_error": 0.0,
+               "interval": {"confidence": 0.95, "lower": 9.9, "upper": 10.1}}
+        doc = {"value": 10.0, "mechanism": "laplace", "epsilon": EPS, "delta": 0.0,
+               "noise_scale": 0.001, "sensitivity": 1.0, "max_contributions": 1, "cached": False,
+               "replayed": False, "warnings": [], "request_id": "r", "max_partitions": 1,
+               "budget": {"dataset": "d", "epsilon_spent": 1.0},
+               "interval": {"confidence": 0.95, "lower": 9.9, "upper": 10.1}, "rows": [row]}
+        base = answer_view(q, doc)
+        noisy = json.loads(json.dumps(doc))
+        noisy["value"] = noisy["rows"][0]["value"] = 12.0
+        noisy["interval"].update(lower=11.9, upper=12.1)
+        noisy["rows"][0]["interval"].update(lower=11.9, upper=12.1)
+        self.assertEqual(differences(base, answer_view(q, noisy)), [])
+        for path, value in ((("noise_scale",), 0.002), (("sensitivity",), 2.0), (("cached",), True),
+                            (("budget", "epsilon_spent"), 2.0), (("warnings",), ["w"]),
+                            (("interval", "upper"), 10.3), (("rows", 0, "label"), "x"),
+                            (("rows", 0, "noise_scale"), 0.002), (("rows",), [])):
+            changed = json.loads(json.dumps(doc))
+            target = changed
+            for part in path[:-1]:
+                target = target[part]
+            target[path[-1]] = value
+            self.assertNotEqual(differences(base, answer_view(q, changed)), [], path)
+        self.assertNotEqual(differences({"exit": 1, "error.code": "INVALID_ARGUMENT"},
+                                        {"exit": 1, "error.code": "INTERNAL"}), [])
+        sel = {"aggregate": "count", "group_by": ["grp"], "epsilon": EPS, "delta": DELTA}
+        two = dict(doc, rows=[dict(row, key=["g0"]), dict(row, key=["g1"])])
+        one = dict(doc, rows=[dict(row, key=["g7"])])
+        self.assertEqual(differences(answer_view(sel, two), answer_view(sel, one)), [])
+        other_scale = dict(doc, rows=[dict(row, key=["g7"], noise_scale=0.5)])
+        self.assertNotEqual(differences(answer_view(sel, two), answer_view(sel, other_scale)), [])
+
+
+class NeighbourTest(harness.DpqdTestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        started = time.monotonic()
+        cls.dpqd = cls.new_class_dpqd()
+        cls.dir = cls.make_class_temp_dir()
+        cls.base = base_rows()
+        cls.created = {}
+        names = ["nb_base"] + ["nb_" + v for v in VARIANTS]
+        for name in names:
+            rows = cls.base + (VARIANTS[name[3:]] if name != "nb_base" else [])
+            path = os.path.join(cls.dir, name + ".csv")
+            write_csv(path, rows)
+            cls.created[name] = cls.dpqd.ctl(*create_args(name, path), check=False)
+        cls.loaded = [n for n in names if cls.created[n].returncode == 0]
+        assert "nb_base" in cls.loaded, "base dataset not created: %r" % dict(cls.created["nb_base"])
+        tokens = {"alice": cls.create_analyst(cls.dpqd, "alice"),
+                  "bob": cls.create_analyst(cls.dpqd, "bob")}
+        for name in cls.loaded:
+            cls.dpqd.ctl("budget", "set", name, "--epsilon", BUDGET_EPS, "--delta", BUDGET_DELTA)
+            for who in tokens:
+                cls.dpqd.ctl("grant", who, name)
+        cls.with_grpc = _GRPC_IMPORT_ERROR is None
+        batch_dir = os.path.join(cls.dir, "batches")
+        os.makedirs(batch_dir)
+        cls.steps, cls.repeated = build_steps(batch_dir, cls.with_grpc)
+        cls.ctx = Context(cls.dpqd, tokens)
+        cls.addClassCleanup(cls.ctx.close)
+        deadline = time.monotonic() + GRID_TIME_LIMIT_S
+        cls.results, cls.grid_errors = {}, {}
+        with concurrent.futures.ThreadPoolExecutor(GRID_WORKERS) as pool:
+            futures = {pool.submit(run_grid, cls.ctx, name, cls.steps, deadline): name
+                       for name in cls.loaded}
+            for future in concurrent.futures.as_completed(futures):
+                name = futures[future]
+                try:
+                    cls.results[name] = future.result()
+                except Exception as e:  # pylint: disable=broad-except
+                    cls.grid_errors[name] = e
+        base_ok = sum(1 for v in cls.results.get("nb_base", ([],))[0] if v.get("exit", 0) == 0
+                      and "error.code" not in v)
+        sys.stderr.write("[neighbour] %d datasets x %d requests (%d answered on D) in %.0f s%s\n" % (
+            len(cls.loaded), len(cls.steps), base_ok, time.monotonic() - started,
+            "" if cls.with_grpc else " (no gRPC stubs: %s)" % _GRPC_IMPORT_ERROR))
+
+    # -- the neighbour comparisons ----------------------------------------------------------
+
+    def compare_with_base(self, variant):
+        name = "nb_" + variant
+        created = self.created[name]
+        if created.returncode != 0:
+            # Refused at load: nothing of it reaches an analyst (an admin-only, all-or-nothing
+            # refusal before any query), so there is no neighbour to compare.
+            self.assert_error(created, "INVALID_ARGUMENT")
+            self.assert_error(self.dpqd.ctl("dataset", "show", name, check=False), "NOT_FOUND")
+            self.skipTest("the loader refuses this unit (%s): no neighbour dataset to compare" %
+                          created.error_message)
+        for dataset in ("nb_base", name):
+            if dataset in self.grid_errors:
+                raise self.grid_errors[dataset]
+        if not self.with_grpc and os.environ.get("DPQ_PYTHON_STUBS"):
+            self.fail("gRPC stubs promised by DPQ_PYTHON_STUBS but not importable: %s" %
+                      _GRPC_IMPORT_ERROR)
+        base_views, base_audit, base_budget = self.results["nb_base"]
+        views, audit, budget = self.results[name]
+        found = []
+        compared = 0
+        for step, a, b in zip(self.steps, base_views, views):
+            compared += len(a)
+            for observable, va, vb in differences(a, b):
+                found.append("%s\n    observable %s: D=%s  D'=%s" % (
+                    step.describe(name), observable, _short(va), _short(vb)))
+        # Which requests were charged, and what: by request id (failed ones included).
+        by_id_a = {e["request_id"]: e for e in base_audit}
+        by_id_b = {e["request_id"]: e for e in audit}
+        for rid in sorted(set(by_id_a) | set(by_id_b)):
+            ea, eb = by_id_a.get(rid), by_id_b.get(rid)
+            strip = (lambda e: {k: v for k, v in e.items() if k != "seq"} if e else None)
+            if strip(ea) != strip(eb):
+                found.append("audit entry of request %s: D=%s  D'=%s" % (rid, _short(ea), _short(eb)))
+        if [e["request_id"] for e in base_audit] != [e["request_id"] for e in audit]:
+            found.append("audit order differs")
+        if budget != base_budget:
+            found.append("final budget: D=%r  D'=%r" % (base_budget, budget))
+        sys.stderr.write("[neighbour] %s: %d requests, %d observables compared, %d audit rows, %d "
+                         "differences\n" % (name, len(self.steps), compared, len(audit), len(found)))
+        if found:
+            self.fail("%d observable(s) differ between D (nb_base) and D' (%s = D + one unit, %d "
+                      "rows) over %d requests:\n%s%s" % (
+                          len(found), name, len(VARIANTS[variant]), len(self.steps),
+                          "\n".join(found[:MAX_SHOWN_DIFFERENCES]),
+                          "\n..." if len(found) > MAX_SHOWN_DIFFERENCES else ""))
+
+    def test_neighbour_nulls_in_every_column(self):
+        self.compare_with_base("nulls")
+
+    def test_neighbour_values_near_dbl_max_and_int64_limits(self):
+        self.compare_with_base("huge")
+
+    def test_neighbour_nan_and_infinities(self):
+        self.compare_with_base("nonfinite")
+
+    def test_neighbour_values_far_outside_declared_bounds(self):
+        self.compare_with_base("outside")
+
+    def test_neighbour_undeclared_group_keys_and_category(self):
+        self.compare_with_base("newkey")
+
+    def test_neighbour_500_rows_for_one_unit(self):
+        self.compare_with_base("many")
+
+    def test_neighbour_the_null_unit(self):
+        self.compare_with_base("nullunit")
+
+    def test_grid_size_and_success_mix(self):
+        """The grid is big enough to matter and mostly reaches the data: a grid of refusals
+        would compare nothing but error messages."""
+        if "nb_base" in self.grid_errors:
+            raise self.grid_errors["nb_base"]
+        views = self.results["nb_base"][0]
+        ok = sum(1 for v in views if v.get("exit", 0) == 0 and "error.code" not in v)
+        self.assertGreaterEqual(len(self.steps), 300)
+        self.assertGreaterEqual(ok, 180, "only %d of %d requests succeeded on D" % (ok, len(views)))
+
+    def test_result_cache_is_per_analyst(self):
+        """The same question again from the same analyst is the stored release (cached, nothing
+        charged); from another analyst it is a fresh, charged release (item 6 of the fix)."""
+        if "nb_base" in self.grid_errors:
+            raise self.grid_errors["nb_base"]
+        views, audit, _ = self.results["nb_base"]
+        by_label = {s.label: v for s, v in zip(self.steps, views)}
+        charged = {e["request_id"] for e in audit}
+        self.assertTrue(self.repeated)
+        for i in self.repeated:
+            first = by_label["query q-%04d" % i]
+            again = by_label["query again-%04d" % i]
+            bob = by_label["query bob-%04d" % i]
+            self.assertEqual(first.get("exit"), 0, first)
+            self.assertTrue(again.get("cached"), "alice's repeat %d not cached: %r" % (i, again))
+            self.assertNotIn("again-%04d" % i, charged, "alice's cached repeat %d was charged" % i)
+            self.assertFalse(bob.get("cached"), "bob got alice's cached release for query %d" % i)
+            self.assertIn("bob-%04d" % i, charged, "bob's release of query %d was not charged" % i)
+
+    def test_schema_seen_by_analyst_is_the_same_on_every_neighbour(self):
+        if "nb_base" in self.grid_errors:
+            raise self.grid_errors["nb_base"]
+        base = self.results["nb_base"][0][0]
+        self.assertEqual(base.get("exit"), 0, base)
+        for name in self.loaded:
+            if name in self.results:
+                self.assertEqual(differences(base, self.results[name][0][0]), [],
+                                 "dataset show differs between nb_base and %s" % name)
+
+    # -- regression tests of issue 11 -------------------------------------------------------
+
+    def _create(self, name, header, rows, types, extra=()):
+        path = os.path.join(self.dir, name + ".csv")
+        with open(path, "w") as f:
+            f.write(header + "\n" + "".join(r + "\n" for r in rows))
+        args = ["dataset", "create", name, "--csv", path, "--privacy-unit", "pid"]
+        for t in types:
+            args += ["--type", t]
+        self.dpqd.ctl(*args, *extra)
+        self.dpqd.ctl("budget", "set", name, "--epsilon", BUDGET_EPS, "--delta", BUDGET_DELTA)
+        self.dpqd.ctl("grant", "alice", name)
+        return path
+
+    def test_overflow_probe_same_status_and_charge_on_n_minus_1_and_n_rows(self):
+        """Issue 11 break 1: with L = DBL_MAX / (n - 1/2), n kept values clamped to L overflow a
+        float8 sum and n - 1 do not. The answer (status, message, charge) must be the same on
+        datasets with n - 1 and n kept rows, for every release that clamps to [L, L+]."""
+        n = 20
+        lo = DBL_MAX / (n - 0.5)
+        hi = math.nextafter(lo, math.inf)
+        names = {}
+        for kept in (n - 1, n):
+            name = "ov_%d" % kept
+            self._create(name, "pid,u", ["%d,1.5" % i for i in range(1, kept + 1)],
+                         ["pid=integer", "u=double"])
+            names[kept] = name
+        probes = [
+            ["--aggregate", "sum", "--column", "u", "--lower", repr(lo), "--upper", repr(hi)],
+            ["--aggregate", "sum", "--column", "pid", "--lower", repr(lo), "--upper", repr(hi)],
+            ["--aggregate", "sum", "--column", "u", "--lower", repr(lo), "--upper", repr(hi),
+             "--where", "u >= 0"],
+            ["--aggregate", "mean", "--column", "u", "--lower", repr(lo), "--upper", repr(hi)],
+            ["--aggregate", "histogram", "--column", "u", "--bins", "%r,%r" % (lo, hi)],
+            ["--aggregate", "quantile", "--column", "u", "--quantiles", "0.5", "--lower", repr(lo),
+             "--upper", repr(hi)],
+        ]
+        tokens = self.ctx.tokens
+        for i, (probe, epsilon) in enumerate(itertools.product(probes, (1.0, 1e-9))):
+            seen = {}
+            for kept, name in names.items():
+                before = self.snapshot(self.dpqd, name)
+                r = self.dpqd.ctl("query", name, *probe, "--epsilon", repr(epsilon),
+                                  "--request-id", "ov-%d" % i, token=tokens["alice"], check=False)
+                after = self.snapshot(self.dpqd, name)
+                seen[kept] = (r.returncode, r.error_code, r.error_message,
+                              after[0] - before[0], after[2] - before[2])
+            self.assertEqual(seen[n - 1], seen[n],
+                             "overflow probe %s --epsilon %g: (exit, code, message, epsilon charged, "
+                             "audit rows added) differ between %d and %d kept rows" %
+                             (" ".join(probe), epsilon, n - 1, n))
+        batch = os.path.join(self.dir, "ov_batch.json")
+        with open(batch, "w") as f:
+            json.dump([{"aggregate": "count", "epsilon": 1.0},
+                       {"aggregate": "sum", "column": "u", "lower": lo, "upper": hi, "epsilon": 1.0}], f)
+        seen = {}
+        for kept, name in names.items():
+            before = self.snapshot(self.dpqd, name)
+            r = self.dpqd.ctl("query-batch", name, "--file", batch, "--request-id", "ov-batch",
+                              token=tokens["alice"], check=False)
+            after = self.snapshot(self.dpqd, name)
+            seen[kept] = (r.returncode, r.error_code, r.error_message, after[0] - before[0])
+        self.assertEqual(seen[n - 1], seen[n], "overflow probe in a batch")
+
+    def test_null_unit_does_not_switch_the_bounding_method(self):
+        """Issue 11 break 2: every unit's rows are loaded as [0, 10], so with K = 1 the rank kept at
+        load is the 0 (a random choice keeps the 10 half of the time: the sum would be ~10 * 50 / 2).
+        One more unit with a NULL value must not change that: the sum over [0, 10] is 0 on both.
+        "0" means: inside the released interval at confidence 1 - 1e-9 (so each check fails by
+        chance with probability <= 1e-9), whose half-width must stay below 5 so that one kept 10
+        could not hide in it."""
+        units = 50
+        rows = []
+        for pid in range(1, units + 1):
+            rows += ["%d,0" % pid, "%d,10" % pid]
+        types = ["pid=integer", "x=double"]
+        self._create("nr_base", "pid,x", rows, types, ("--bounds", "x=0:10"))
+        self._create("nr_null", "pid,x", rows + ["%d," % (units + 1)], types, ("--bounds", "x=0:10"))
+        for name in ("nr_base", "nr_null"):
+            for run in range(10):
+                # A distinct epsilon per run: a repeated question would be the cached release.
+                r = self.dpqd.ctl("query", name, "--aggregate", "sum", "--column", "x", "--lower", "0",
+                                  "--upper", "10", "--max-contributions", "1",
+                                  "--epsilon", repr(1e5 + run), "--confidence", "0.999999999",
+                                  token=self.ctx.tokens["alice"])
+                lo, hi = r["interval"]["lower"], r["interval"]["upper"]
+                self.assertLess((hi - lo) / 2, 5.0, r)
+                self.assertTrue(lo <= 0.0 <= hi,
+                                "%s run %d: sum over [0, 10] with K=1 is %r, interval [%r, %r] does "
+                                "not hold 0: the rank chosen at load was not used" %
+                                (name, run, r["value"], lo, hi))
+
+    def test_non_integer_in_integer_column_is_refused_whole(self):
+        """A 2.5 cannot turn a declared integer column into a double one (issue 11: a type
+        inferred from the data leaks one value): create and load are refused, all or nothing, and
+        the analyst's view of the dataset does not move."""
+        header = ",".join(COLUMNS)
+        good = [",".join(r) for r in self.base[:30]]
+        bad_row = "%d,1.0,2.5,a,g0,1.0" % ADDED
+        types = ["%s=%s" % (c, TYPES[c]) for c in COLUMNS]
+        path = os.path.join(self.dir, "int_create.csv")
+        with open(path, "w") as f:
+            f.write(header + "\n" + "\n".join(good + [bad_row]) + "\n")
+        args = ["dataset", "create", "int_create", "--csv", path, "--privacy-unit", "pid"]
+        for t in types:
+            args += ["--type", t]
+        refused = self.dpqd.ctl(*args, *DECLARED, check=False)
+        self.assert_error(refused, "INVALID_ARGUMENT")
+        self.assert_error(self.dpqd.ctl("dataset", "show", "int_create", check=False), "NOT_FOUND")
+
+        self._create("int_load", header, good, types, DECLARED)
+        alice = self.ctx.tokens["alice"]
+        before_show = self.dpqd.ctl("dataset", "show", "int_load", token=alice)
+        before_budget = self.snapshot(self.dpqd, "int_load")
+        first = self.dpqd.ctl("query", "int_load", "--aggregate", "count", "--epsilon", EPS,
+                              "--request-id", "int-1", token=alice)
+        load_path = os.path.join(self.dir, "int_load_more.csv")
+        with open(load_path, "w") as f:
+            f.write(header + "\n" + "%d,5.0,7,b,g1,2.0\n" % (ADDED + 1) + bad_row + "\n")
+        self.assert_error(self.dpqd.ctl("dataset", "load", "int_load", "--csv", load_path,
+                                        check=False), "INVALID_ARGUMENT")
+        after_show = self.dpqd.ctl("dataset", "show", "int_load", token=alice)
+        self.assertEqual(dict(after_show), dict(before_show))
+        n_column = [c for c in after_show["columns"] if c["name"] == "n"][0]
+        self.assertEqual(n_column["type"], "integer")
+        # Nothing was appended (not even the valid first row): the version is the same, so the
+        # same question is still the cached release of the same data.
+        again = self.dpqd.ctl("query", "int_load", "--aggregate", "count", "--epsilon", EPS,
+                              "--request-id", "int-2", token=alice)
+        self.assertTrue(again["cached"], again)
+        self.assertEqual(again["value"], first["value"])
+        after_budget = self.snapshot(self.dpqd, "int_load")
+        self.assertEqual(after_budget[0] - before_budget[0], EPS)
+
+
+if __name__ == "__main__":
+    unittest.main()
