@@ -4,21 +4,12 @@
 #include "server/query/epsilon_guidance.h"
 #include "server/api/status_mapping.h"
 #include "server/base/status_macros.h"
+#include "server/base/validation.h"
 #include "server/query/csv_to_copy.h"
 #include "server/query/privacy_units.h"
 
 namespace dpq::api {
 namespace {
-
-// Analyst names: like identifiers, plus '.' and '-' (e.g. "jane.doe").
-absl::Status ValidateAnalystName(const std::string& name) {
-  bool ok = !name.empty() && name.size() <= 63 && (name[0] == '_' || (name[0] >= 'a' && name[0] <= 'z'));
-  for (char c : name) {
-    ok = ok && (c == '_' || c == '.' || c == '-' || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'));
-  }
-  if (!ok) return absl::InvalidArgumentError("name must match ^[a-z_][a-z0-9_.-]{0,62}$");
-  return absl::OkStatus();
-}
 
 absl::StatusOr<v1::DatasetHeader> ReadHeader(grpc::ServerReader<v1::CreateDatasetRequest>* reader) {
   v1::CreateDatasetRequest message;
@@ -70,6 +61,7 @@ grpc::Status AdminService::LoadDataset(grpc::ServerContext* context,
   return ToGrpcStatus([&]() -> absl::Status {
     RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
     ASSIGN_OR_RETURN(v1::DatasetHeader header, ReadHeader(reader));
+    RETURN_IF_ERROR(ValidateIdentifier(header.name(), "header.name"));
     ASSIGN_OR_RETURN(query::DatasetSchema schema, o_.datasets->Get(header.name()));
     CsvUpload upload(context, reader, schema.columns);
     ASSIGN_OR_RETURN(int64_t appended, o_.datasets->Append(schema, upload.Source()));
@@ -85,6 +77,7 @@ grpc::Status AdminService::DropDataset(grpc::ServerContext* context,
                                        v1::DropDatasetResponse* response) {
   return ToGrpcStatus([&]() -> absl::Status {
     RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
+    RETURN_IF_ERROR(ValidateIdentifier(request->name(), "name"));
     if (!request->confirm()) {
       return absl::FailedPreconditionError(
           "dropping deletes the raw rows irrecoverably: set confirm (dpqctl --yes)");
@@ -115,7 +108,7 @@ grpc::Status AdminService::CreateAnalyst(grpc::ServerContext* context,
                                          v1::CreateAnalystResponse* response) {
   return ToGrpcStatus([&]() -> absl::Status {
     RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
-    RETURN_IF_ERROR(ValidateAnalystName(request->name()));
+    RETURN_IF_ERROR(ValidateAnalystName(request->name(), "name"));
     store::Role role;
     switch (request->role()) {
       case v1::ROLE_UNSPECIFIED:
@@ -136,6 +129,8 @@ grpc::Status AdminService::Grant(grpc::ServerContext* context, const v1::GrantRe
                                  v1::GrantResponse* response) {
   return ToGrpcStatus([&]() -> absl::Status {
     RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
+    RETURN_IF_ERROR(ValidateAnalystName(request->analyst(), "analyst"));
+    RETURN_IF_ERROR(ValidateIdentifier(request->dataset(), "dataset"));
     absl::optional<int64_t> epsilon_cap, delta_cap;
     if (request->has_epsilon_cap()) {
       ASSIGN_OR_RETURN(epsilon_cap, query::EpsilonToUnits(request->epsilon_cap(), "epsilon_cap",

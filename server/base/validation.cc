@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 
 namespace dpq {
@@ -45,19 +46,41 @@ absl::Status ValidateInOpenRange(double value, double lo, double hi, absl::strin
   return absl::OkStatus();
 }
 
-absl::Status ValidateIdentifier(absl::string_view value, absl::string_view name) {
-  bool ok = !value.empty() && value.size() <= 63 &&
-            (value[0] == '_' || (value[0] >= 'a' && value[0] <= 'z'));
+namespace {
+
+// Names are matched against a pattern of [a-z0-9_] plus `extra`; one check for datasets, columns
+// and analysts, so a NUL byte, a control character or an empty name is refused the same way
+// everywhere, before any lookup (a NUL used to truncate the name in the database's text input).
+absl::Status ValidateName(absl::string_view value, absl::string_view name, absl::string_view extra,
+                          absl::string_view pattern) {
+  if (value.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, " is required: it was empty; it must match ", pattern));
+  }
+  bool ok = value.size() <= 63 && (value[0] == '_' || (value[0] >= 'a' && value[0] <= 'z'));
   for (char c : value) {
     if (!ok) break;
-    ok = c == '_' || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    ok = c == '_' || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+         absl::string_view(extra).find(c) != absl::string_view::npos;
   }
   if (!ok) {
-    // The value is an identifier the caller chose, not row data, so echoing it is safe; cap it.
-    return absl::InvalidArgumentError(absl::StrCat(
-        name, " must match ^[a-z_][a-z0-9_]{0,62}$, got \"", value.substr(0, 64), "\""));
+    // The value is a name the caller chose, not row data, so echoing it is safe; it is capped and
+    // escaped so that control characters and NUL bytes are shown, not sent.
+    return absl::InvalidArgumentError(absl::StrCat(name, " must match ", pattern, ", got \"",
+                                                   absl::CHexEscape(value.substr(0, 64)),
+                                                   value.size() > 64 ? "..." : "", "\""));
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateIdentifier(absl::string_view value, absl::string_view name) {
+  return ValidateName(value, name, "", "^[a-z_][a-z0-9_]{0,62}$");
+}
+
+absl::Status ValidateAnalystName(absl::string_view value, absl::string_view name) {
+  return ValidateName(value, name, ".-", "^[a-z_][a-z0-9_.-]{0,62}$");
 }
 
 }  // namespace dpq

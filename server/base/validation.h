@@ -20,7 +20,10 @@ absl::Status ValidateInHalfOpenRange(double value, double lo, double hi, absl::s
 // lo < value < hi (value finite).
 absl::Status ValidateInOpenRange(double value, double lo, double hi, absl::string_view name);
 // Identifier for datasets and columns: ^[a-z_][a-z0-9_]{0,62}$ (fits a Postgres name unquoted).
+// `name` is the request field, named in the error; an empty value is "required".
 absl::Status ValidateIdentifier(absl::string_view value, absl::string_view name);
+// Analyst names: like identifiers, plus '.' and '-' (e.g. "jane.doe"): ^[a-z_][a-z0-9_.-]{0,62}$.
+absl::Status ValidateAnalystName(absl::string_view value, absl::string_view name);
 
 }  // namespace dpq
 

@@ -1,6 +1,7 @@
 #include "server/base/validation.h"
 
 #include <limits>
+#include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -43,6 +44,34 @@ TEST(ValidationTest, IdentifierRejectsInjectionAndOddCharacters) {
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
     EXPECT_THAT(std::string(s.message()), HasSubstr("column")) << bad;
   }
+}
+
+TEST(ValidationTest, IdentifierWithNulOrControlCharacterIsRefusedAndShownEscaped) {
+  const std::string with_nul("slid\0xyz", 8);
+  absl::Status s = ValidateIdentifier(with_nul, "dataset");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("slid\\x00xyz"));
+  EXPECT_EQ(std::string(s.message()).find('\0'), std::string::npos);
+  EXPECT_EQ(ValidateIdentifier("slid\n", "dataset").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ValidateIdentifier("slid\x7f", "dataset").code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ValidationTest, EmptyNameIsRequiredNamingTheField) {
+  absl::Status s = ValidateIdentifier("", "dataset");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("dataset is required"));
+  s = ValidateAnalystName("", "analyst");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("analyst is required"));
+}
+
+TEST(ValidationTest, AnalystNamesAllowDotAndDashButNotControlCharacters) {
+  EXPECT_TRUE(ValidateAnalystName("jane.doe-2", "analyst").ok());
+  for (const char* bad : {"Jane", "-x", "jane doe", "jane\tdoe", "jane/doe"}) {
+    EXPECT_EQ(ValidateAnalystName(bad, "analyst").code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  EXPECT_EQ(ValidateAnalystName(std::string("jane\0", 5), "analyst").code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

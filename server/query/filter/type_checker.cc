@@ -117,8 +117,15 @@ absl::StatusOr<TypedValue> ConvertLiteral(const Literal& literal, const ColumnSc
     return v;
   }
   // Not an int64: compared as an exact decimal, so a large integer column value is never rounded
-  // through a double.
-  if (d.exponent > kMaxDecimalExponent || d.exponent < -kMaxDecimalExponent) {
+  // through a double. A literal beyond the double range is refused all the same: no column holds
+  // such a value, and every client (Python, JSON) would read it as infinity.
+  double magnitude = 0;
+  absl::string_view unsigned_text = literal.text;
+  if (!unsigned_text.empty() && (unsigned_text[0] == '+' || unsigned_text[0] == '-')) {
+    unsigned_text.remove_prefix(1);
+  }
+  if (d.exponent > kMaxDecimalExponent || d.exponent < -kMaxDecimalExponent ||
+      !absl::SimpleAtod(unsigned_text, &magnitude) || !std::isfinite(magnitude)) {
     return FilterError(literal.position,
                        absl::StrCat("number ", Excerpt(literal.text), " is out of range"));
   }

@@ -56,7 +56,7 @@ TEST(FilterTypeCheckerTest, IntegerColumnTakesInt64OrExactDecimal) {
   EXPECT_EQ(ValueOf("age < -9223372036854775808").text, "-9223372036854775808");
   EXPECT_EQ(ValueOf("age < 9223372036854775808").kind, TypedValue::Kind::kDecimal);
   EXPECT_EQ(ValueOf("age < 9223372036854775808").text, "9223372036854775808");
-  EXPECT_EQ(ValueOf("age < 1e1000").text, "1e1000");
+  EXPECT_EQ(ValueOf("age < 1e300").text, "1e300");  // beyond the double range: refused (below)
   EXPECT_EQ(ValueOf("age < 1e19").text, "1e19");
 }
 
@@ -100,6 +100,15 @@ TEST(FilterTypeCheckerTest, RefusesUnknownColumnsAndTypeMismatches) {
   EXPECT_THAT(ErrorOf("wage > 1e-400"), HasSubstr("at position 8: number '1e-400' is out of range"));
   EXPECT_THAT(ErrorOf("age > 1e1001"), HasSubstr("at position 7: number '1e1001' is out of range"));
   EXPECT_THAT(ErrorOf("age > 1e-1001"), HasSubstr("out of range"));
+}
+
+// Issue 12: an integer column compared with a number beyond the double range was accepted (and the
+// query charged); every client would read that literal as infinity.
+TEST(FilterTypeCheckerTest, RefusesIntegerComparisonsBeyondTheDoubleRange) {
+  EXPECT_THAT(ErrorOf("age > 1e999"), HasSubstr("at position 7: number '1e999' is out of range"));
+  EXPECT_THAT(ErrorOf("age > -2e308"), HasSubstr("out of range"));
+  EXPECT_THAT(ErrorOf("age IN (1, 1e400)"), HasSubstr("out of range"));
+  EXPECT_EQ(Canonical("age > 1e300"), Canonical("age > 1E+300"));  // finite: accepted, exact
 }
 
 }  // namespace
