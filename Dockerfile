@@ -16,8 +16,6 @@ RUN cmake -S . -B /tmp/build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DDPQ_BUILD_TESTS=OFF -DDPQ_BUILD_BENCH=OFF \
  && cmake --build /tmp/build --target dpqd dpqctl -j"$(nproc)" \
  && install -m 755 /tmp/build/bin/dpqd /tmp/build/bin/dpqctl /usr/local/bin/ \
- && install -d /usr/share/dpq \
- && cp -r migrations /usr/share/dpq/migrations \
  && install -m 755 deploy/docker-entrypoint.sh /usr/local/bin/dpq-entrypoint \
  && rm -rf /tmp/build /root/.cache/ccache
 

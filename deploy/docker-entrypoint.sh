@@ -6,8 +6,8 @@
 # There is no default token: with neither variable set, dpqd warns and only existing admins can log in.
 set -euo pipefail
 
-args=(--listen 0.0.0.0:7777 --metrics-listen 0.0.0.0:9464 --data-dir /var/lib/dpq
-      --migrations-dir /usr/share/dpq/migrations)
+# The migrations are compiled into dpqd.
+args=(--listen 0.0.0.0:7777 --metrics-listen 0.0.0.0:9464 --data-dir /var/lib/dpq)
 if [ -n "${DPQ_ADMIN_TOKEN_FILE:-}" ]; then
   args+=(--admin-token-file "$DPQ_ADMIN_TOKEN_FILE")
 fi

@@ -1,6 +1,8 @@
 // dpqd: the dpq server. Wires the layers together; all logic lives in the libraries.
 #include <signal.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
@@ -16,7 +18,9 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
@@ -44,7 +48,8 @@ ABSL_FLAG(std::string, database_url, "",
 ABSL_FLAG(std::string, data_dir, "./dpq-data", "directory of the embedded PostgreSQL cluster");
 ABSL_FLAG(std::string, admin_token_file, "",
           "file holding the bootstrap admin token (else env DPQ_ADMIN_TOKEN; no default exists)");
-ABSL_FLAG(std::string, migrations_dir, DPQ_DEFAULT_MIGRATIONS_DIR, "directory of NNNN_*.sql migrations");
+ABSL_FLAG(std::string, migrations_dir, "",
+          "directory of NNNN_*.sql migrations; empty: the migrations built into dpqd");
 ABSL_FLAG(int, db_pool_size, 8, "database connections per dpqd process");
 ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain; with --tls-key enables TLS");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key for --tls-cert");
@@ -108,8 +113,11 @@ absl::Status Serve() {
     database_desc = absl::StrCat("embedded PostgreSQL in ", embedded->pg_data_dir(), " (socket ",
                                  embedded->socket_dir(), ")");
   }
+  const std::string migrations_dir = absl::GetFlag(FLAGS_migrations_dir);
   ASSIGN_OR_RETURN(store::MigrationReport migrations,
-                   store::ApplyMigrations(url, absl::GetFlag(FLAGS_migrations_dir)));
+                   migrations_dir.empty()
+                       ? store::ApplyMigrations(url, store::EmbeddedMigrations())
+                       : store::ApplyMigrations(url, migrations_dir));
   ASSIGN_OR_RETURN(auto db, store::Database::Open(url, absl::GetFlag(FLAGS_db_pool_size)));
 
   store::DatasetStore datasets(db.get());
@@ -187,6 +195,39 @@ absl::Status Serve() {
   return absl::OkStatus();
 }
 
+// `dpqd --help`: dpqd's own flags with their defaults, sorted and aligned. absl's --help lists only
+// flags defined in a file named like the program ("No flags matched" for dpqd); --helpfull still
+// lists every library's flags.
+bool WantsHelp(const std::vector<std::string>& args) {
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--help" || args[i] == "-help" || args[i] == "-h") return true;
+  }
+  return false;
+}
+
+void PrintHelp() {
+  std::vector<absl::CommandLineFlag*> own;
+  for (const auto& [name, flag] : absl::GetAllFlags()) {
+    if (absl::EndsWith(flag->Filename(), "server/main.cc")) own.push_back(flag);
+  }
+  std::sort(own.begin(), own.end(), [](const absl::CommandLineFlag* a, const absl::CommandLineFlag* b) {
+    return a->Name() < b->Name();
+  });
+  std::string out = absl::StrCat(absl::ProgramUsageMessage(),
+                                 "\n\nUsage: dpqd [--flag=value ...]   (--data-dir and --data_dir "
+                                 "are the same flag)\n\nFlags:\n");
+  for (const absl::CommandLineFlag* flag : own) {
+    std::string name(flag->Name());
+    std::replace(name.begin(), name.end(), '_', '-');
+    const std::string value = flag->DefaultValue();
+    absl::StrAppend(&out, "  --", name, "\n      ", flag->Help(), "\n      default: ",
+                    value.empty() ? "(empty)" : value, "\n");
+  }
+  absl::StrAppend(&out, "\nEnvironment: DPQ_ADMIN_TOKEN (the bootstrap admin token, unless "
+                        "--admin-token-file).\n--helpfull lists the flags of the libraries too.\n");
+  std::fputs(out.c_str(), stdout);
+}
+
 }  // namespace
 }  // namespace dpq
 
@@ -195,6 +236,10 @@ int main(int argc, char** argv) {
   // Accept the documented --data-dir spelling as well as absl's --data_dir: rewrite dashes in flag
   // names (never in values) before absl parses them.
   std::vector<std::string> args(argv, argv + argc);
+  if (dpq::WantsHelp(args)) {
+    dpq::PrintHelp();
+    return 0;
+  }
   std::vector<char*> rewritten;
   for (std::string& a : args) {
     if (a.size() > 2 && a.compare(0, 2, "--") == 0) {

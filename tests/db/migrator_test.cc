@@ -160,6 +160,27 @@ TEST_F(MigratorTest, RepositoryMigrationsApplyToAFreshDatabaseAndAreIdempotent) 
   EXPECT_THAT(ApplyMigrations(url_, DPQ_REPO_MIGRATIONS_DIR), IsOkAndHolds(ReportIs(n, n, n)));
   EXPECT_THAT(ApplyMigrations(url_, DPQ_REPO_MIGRATIONS_DIR), IsOkAndHolds(ReportIs(0, n, n)));
 }
+
+// dpqd runs the migrations compiled into it: they must be the repository's files, byte for byte.
+TEST_F(MigratorTest, EmbeddedMigrationsAreTheRepositoryFiles) {
+  auto files = ReadMigrations(DPQ_REPO_MIGRATIONS_DIR);
+  ASSERT_THAT(files, IsOk());
+  const std::vector<Migration>& embedded = EmbeddedMigrations();
+  ASSERT_EQ(embedded.size(), files->size());
+  for (size_t i = 0; i < embedded.size(); ++i) {
+    EXPECT_EQ(embedded[i].version, (*files)[i].version);
+    EXPECT_EQ(embedded[i].name, (*files)[i].name);
+    EXPECT_EQ(embedded[i].sql, (*files)[i].sql) << embedded[i].name;
+  }
+  const int n = static_cast<int>(embedded.size());
+  EXPECT_THAT(ApplyMigrations(url_, embedded), IsOkAndHolds(ReportIs(n, n, n)));
+}
+
+TEST_F(MigratorTest, InMemoryMigrationsMustBeContiguous) {
+  const std::vector<Migration> gap = {{1, "0001_a.sql", "SELECT 1"}, {3, "0003_c.sql", "SELECT 1"}};
+  EXPECT_THAT(ApplyMigrations(url_, gap), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                                   HasSubstr("0003_c.sql")));
+}
 #endif
 
 TEST_F(MigratorTest, EmptyDirectoryIsVersionZero) {

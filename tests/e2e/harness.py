@@ -5,8 +5,7 @@ Runs the real binaries: `dpqd` on an embedded PostgreSQL under a private tempora
 
 Binaries and data come from the environment that ctest sets (tests/e2e/CMakeLists.txt):
   DPQD, DPQCTL       paths of the binaries (fallback: <repo>/build/bin/...)
-  DPQ_SHARED_DATA    folder of the demo CSVs (fallback: <repo>/deploy/demo-data, then
-                     /work/shared/data)
+  DPQ_SHARED_DATA    folder of the demo CSVs (fallback: <repo>/deploy/demo-data)
 
 Every process started here is stopped and every temporary directory removed by the owning test's
 cleanup (see DpqdTestCase), even when the test fails half-way.
@@ -59,15 +58,14 @@ def dpqctl_path():
 
 
 def data_file(name):
-    """Path of a demo CSV: $DPQ_SHARED_DATA first, then the repo copy, then /work/shared/data."""
-    for folder in (os.environ.get("DPQ_SHARED_DATA"),
-                   os.path.join(REPO_ROOT, "deploy", "demo-data"),
-                   "/work/shared/data"):
+    """Path of a demo CSV: $DPQ_SHARED_DATA first, then the repository's copy. A missing file is a
+    failure, not a skip: the repository ships them."""
+    for folder in (os.environ.get("DPQ_SHARED_DATA"), os.path.join(REPO_ROOT, "deploy", "demo-data")):
         if folder:
             path = os.path.join(folder, name)
             if os.path.isfile(path):
                 return path
-    raise unittest.SkipTest("demo CSV %s not found (set DPQ_SHARED_DATA)" % name)
+    raise AssertionError("demo CSV %s not found in deploy/demo-data (or $DPQ_SHARED_DATA)" % name)
 
 
 _PR_SET_PDEATHSIG = 1
@@ -169,6 +167,8 @@ class Dpqd:
 
     def __init__(self, data_dir, log_dir, admin_token=ADMIN_TOKEN, extra_args=()):
         self.extra_args = list(extra_args)  # more dpqd flags, e.g. --database-url
+        self.binary = None  # another dpqd executable (e.g. a copy outside the build tree)
+        self.cwd = None     # working directory of the process (default: the test's)
         self.data_dir = data_dir
         self.log_dir = log_dir
         self.admin_token = admin_token
@@ -210,10 +210,10 @@ class Dpqd:
         env = dict(os.environ)
         env["DPQ_ADMIN_TOKEN"] = self.admin_token
         self.proc = subprocess.Popen(
-            [dpqd_path(), "--data-dir", self.data_dir, "--listen", self.address,
+            [self.binary or dpqd_path(), "--data-dir", self.data_dir, "--listen", self.address,
              "--metrics-listen", "127.0.0.1:%d" % self.metrics_port] + self.extra_args,
             stdin=subprocess.DEVNULL, stdout=self._stderr_file, stderr=subprocess.STDOUT,
-            env=env, preexec_fn=child_preexec)
+            env=env, cwd=self.cwd, preexec_fn=child_preexec)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if "dpqd listening on" in self.log_text():
@@ -330,6 +330,21 @@ class Dpqd:
             raise CtlError("dpqctl %s failed (exit %d): %s\nstderr: %s" %
                            (_shown(args), proc.returncode, stdout.strip(), stderr.strip()))
         return result
+
+    def ctl_text(self, *args, token=None, timeout_s=CTL_TIMEOUT_S):
+        """Runs dpqctl without --json (as a person would) and returns its stdout; raises CtlError
+        unless it exits 0. token=None uses the admin token."""
+        argv = [dpqctl_path(), "--server", self.address, "--token", token or self.admin_token]
+        argv += [str(a) for a in args]
+        env = {k: v for k, v in os.environ.items() if k not in ("DPQ_TOKEN", "DPQ_SERVER")}
+        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, env=env,
+                              timeout=timeout_s)
+        stdout = proc.stdout.decode("utf-8", errors="replace")
+        if proc.returncode != 0:
+            raise CtlError("dpqctl %s failed (exit %d): %s\nstderr: %s" %
+                           (_shown(args), proc.returncode, stdout.strip(),
+                            proc.stderr.decode("utf-8", errors="replace").strip()))
+        return stdout
 
     def scrape(self):
         """Raw /metrics text."""

@@ -89,20 +89,34 @@ absl::StatusOr<std::vector<MigrationFile>> ListMigrations(const std::string& mig
   return files;
 }
 
-absl::StatusOr<MigrationReport> ApplyMigrations(const std::string& connection_url,
-                                                const std::string& migrations_dir) {
+absl::StatusOr<std::vector<Migration>> ReadMigrations(const std::string& migrations_dir) {
   ASSIGN_OR_RETURN(std::vector<MigrationFile> files, ListMigrations(migrations_dir));
-  std::vector<std::string> sql(files.size());
-  for (size_t i = 0; i < files.size(); ++i) {
-    std::ifstream in(files[i].path, std::ios::binary);
+  std::vector<Migration> migrations;
+  for (const MigrationFile& file : files) {
+    std::ifstream in(file.path, std::ios::binary);
     std::stringstream ss;
     ss << in.rdbuf();
-    if (!in) {
-      return absl::FailedPreconditionError(absl::StrCat("cannot read migration ", files[i].path));
-    }
-    sql[i] = ss.str();
+    if (!in) return absl::FailedPreconditionError(absl::StrCat("cannot read migration ", file.path));
+    migrations.push_back({file.version, file.name, ss.str()});
   }
+  return migrations;
+}
 
+absl::StatusOr<MigrationReport> ApplyMigrations(const std::string& connection_url,
+                                                const std::string& migrations_dir) {
+  ASSIGN_OR_RETURN(std::vector<Migration> migrations, ReadMigrations(migrations_dir));
+  return ApplyMigrations(connection_url, migrations);
+}
+
+absl::StatusOr<MigrationReport> ApplyMigrations(const std::string& connection_url,
+                                                const std::vector<Migration>& files) {
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (files[i].version != static_cast<int>(i) + 1) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "migrations must be numbered contiguously from 0001; ", files[i].name, " is at position ",
+          i + 1));
+    }
+  }
   MigrationReport report;
   report.binary_version = files.empty() ? 0 : files.back().version;
   std::string context = "connecting to the database to apply migrations";
@@ -150,7 +164,7 @@ absl::StatusOr<MigrationReport> ApplyMigrations(const std::string& connection_ur
 
       context = absl::StrCat("applying migration ", files[next].name);
       applying_file = true;
-      if (!absl::StripAsciiWhitespace(sql[next]).empty()) tx.exec(sql[next]);
+      if (!absl::StripAsciiWhitespace(files[next].sql).empty()) tx.exec(files[next].sql);
       tx.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
                      files[next].version, files[next].name);
       tx.commit();

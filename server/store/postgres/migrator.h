@@ -21,6 +21,13 @@ struct MigrationFile {
   std::string path;  // full path
 };
 
+// One migration with its SQL, read from a directory or built into the binary.
+struct Migration {
+  int version = 0;
+  std::string name;
+  std::string sql;
+};
+
 // Lists `migrations_dir`: every file named NNNN_verb_noun.sql (4 digits, then lowercase letters,
 // digits and underscores) sorted by version. Other files (README, ...) are ignored.
 // NOT_FOUND when the directory does not exist; FAILED_PRECONDITION for a *.sql file with another
@@ -42,6 +49,18 @@ absl::StatusOr<std::vector<MigrationFile>> ListMigrations(const std::string& mig
 // libpqxx exceptions never escape.
 absl::StatusOr<MigrationReport> ApplyMigrations(const std::string& connection_url,
                                                 const std::string& migrations_dir);
+
+// The same, for migrations already in memory (e.g. EmbeddedMigrations()), sorted by version and
+// numbered contiguously from 1 (FAILED_PRECONDITION otherwise).
+absl::StatusOr<MigrationReport> ApplyMigrations(const std::string& connection_url,
+                                                const std::vector<Migration>& migrations);
+
+// Reads the migrations of `migrations_dir` (see ListMigrations) with their SQL.
+absl::StatusOr<std::vector<Migration>> ReadMigrations(const std::string& migrations_dir);
+
+// The repository's migrations/ as of the build, compiled into the binary (a generated source), so
+// that an installed or copied dpqd needs no migrations directory.
+const std::vector<Migration>& EmbeddedMigrations();
 
 // Key of the transaction-scoped advisory lock that serialises migrators ("dpq_migr" in ASCII).
 inline constexpr long long kMigrationLockKey = 0x6470715f6d696772LL;
