@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "client/dpqctl/enum_names.h"
@@ -41,6 +43,19 @@ std::string CategoriesCell(const dpq::v1::Column& column) {
     absl::StrAppend(&cell, "|... (", column.categories_size(), " in all)");
   }
   return cell;
+}
+
+// Digits shown of a noise scale, and of a released value that has no interval (a quantile: its
+// error is in ranks, not in the value's units).
+constexpr int kScaleDigits = 3;
+constexpr int kValueDigitsWithoutInterval = 4;
+
+constexpr char kRoundingNote[] =
+    "rounded:      values at the 2nd significant digit of their interval's half-width; --json "
+    "gives full precision\n";
+
+double HalfWidth(const dpq::v1::ConfidenceInterval& interval) {
+  return (interval.upper() - interval.lower()) / 2;
 }
 
 bool HasCountNoise(dpq::v1::Aggregate aggregate) {
@@ -101,16 +116,19 @@ void WriteRowsTable(std::ostream& out, const dpq::v1::QueryResponse& response,
     std::vector<std::string> line;
     for (int i = 0; i < key_count; ++i) line.push_back(i < row.key_size() ? row.key(i) : "");
     if (any_label) line.push_back(row.label().empty() ? "-" : row.label());
-    line.push_back(FormatNumber(row.value()));
     if (row.has_interval()) {
-      line.push_back(absl::StrCat("[", FormatNumber(row.interval().lower()), ", ",
-                                  FormatNumber(row.interval().upper()), "]"));
+      const double half_width = HalfWidth(row.interval());
+      line.push_back(FormatToPrecision(row.value(), half_width));
+      line.push_back(absl::StrCat("[", FormatToPrecision(row.interval().lower(), half_width), ", ",
+                                  FormatToPrecision(row.interval().upper(), half_width), "]"));
     } else if (row.rank_error() > 0) {
-      line.push_back(absl::StrCat("rank \u00b1", FormatNumber(row.rank_error())));
+      line.push_back(FormatSignificant(row.value(), kValueDigitsWithoutInterval));
+      line.push_back(absl::StrCat("rank \u00b1", FormatSignificant(row.rank_error(), 2)));
     } else {
+      line.push_back(FormatSignificant(row.value(), kValueDigitsWithoutInterval));
       line.push_back("-");
     }
-    line.push_back(FormatNumber(row.noise_scale()));
+    line.push_back(FormatSignificant(row.noise_scale(), kScaleDigits));
     cells.push_back(std::move(line));
   }
   WriteTable(out, header, cells);
@@ -122,17 +140,20 @@ void WriteAnswerText(std::ostream& out, const dpq::v1::QueryResponse& response,
   const bool scalar = IsScalar(response, aggregate, key_names);
   if (scalar) {
     const dpq::v1::ConfidenceInterval& interval = response.interval();
-    out << "value:        " << FormatNumber(response.value()) << '\n'
+    const double half_width = HalfWidth(interval);
+    out << "value:        " << FormatToPrecision(response.value(), half_width) << '\n'
         << "interval:     " << FormatNumber(interval.confidence() * 100) << "% ["
-        << FormatNumber(interval.lower()) << ", " << FormatNumber(interval.upper()) << "]\n";
+        << FormatToPrecision(interval.lower(), half_width) << ", "
+        << FormatToPrecision(interval.upper(), half_width) << "]\n";
   } else {
     WriteRowsTable(out, response, key_names);
   }
   out << "mechanism:    " << MechanismWord(response.mechanism()) << " (";
   // In a table the noise scale is per row.
-  if (scalar) out << "noise scale " << FormatNumber(response.noise_scale()) << ", ";
+  if (scalar) out << "noise scale " << FormatSignificant(response.noise_scale(), kScaleDigits) << ", ";
   if (HasCountNoise(aggregate)) {
-    out << "count noise scale " << FormatNumber(response.count_noise_scale()) << ", ";
+    out << "count noise scale " << FormatSignificant(response.count_noise_scale(), kScaleDigits)
+        << ", ";
   }
   out << "sensitivity " << FormatNumber(response.sensitivity()) << ")\n";
 }
@@ -166,6 +187,47 @@ std::string Indent(const std::string& text, absl::string_view prefix) {
 
 }  // namespace
 }  // namespace internal
+
+namespace {
+
+// `value` rounded to a multiple of 10^place, printed without exponent ("1743", "0.0123", "0").
+std::string RoundToPlace(double value, int place) {
+  if (!std::isfinite(value)) return FormatNumber(value);
+  if (place >= 0) {
+    const double unit = std::pow(10.0, place);
+    const double rounded = std::round(value / unit) * unit;
+    return rounded == 0 ? "0" : absl::StrFormat("%.0f", rounded);
+  }
+  const int decimals = std::min(-place, 17);
+  std::string text = absl::StrFormat("%.*f", decimals, value);
+  // "-0.00" reads as a sign the value does not have.
+  if (std::strtod(text.c_str(), nullptr) == 0) text = absl::StrFormat("%.*f", decimals, 0.0);
+  return text;
+}
+
+// Position (power of ten) of the leading digit of |x| > 0.
+int LeadingPlace(double x) { return static_cast<int>(std::floor(std::log10(std::fabs(x)))); }
+
+}  // namespace
+
+std::string FormatToPrecision(double value, double half_width) {
+  if (!std::isfinite(half_width) || half_width <= 0) {
+    return FormatSignificant(value, internal::kValueDigitsWithoutInterval);
+  }
+  return RoundToPlace(value, LeadingPlace(half_width) - 1);
+}
+
+std::string FormatSignificant(double value, int digits) {
+  if (!std::isfinite(value)) return FormatNumber(value);
+  if (value == 0) return "0";
+  std::string text = RoundToPlace(value, LeadingPlace(value) - (digits - 1));
+  // "2.00" claims digits that are only padding: "2".
+  if (text.find('.') != std::string::npos) {
+    text.erase(text.find_last_not_of('0') + 1);
+    if (text.back() == '.') text.pop_back();
+  }
+  return text;
+}
 
 std::string FormatNumber(double value) {
   if (std::isnan(value)) return "nan";
@@ -276,7 +338,8 @@ void WriteQueryText(std::ostream& out, const dpq::v1::QueryResponse& response,
   internal::WriteLimitsText(out, response);
   out << "remaining:    epsilon " << FormatNumber(response.budget().epsilon_remaining())
       << ", delta " << FormatNumber(response.budget().delta_remaining()) << '\n'
-      << "request id:   " << response.request_id() << '\n';
+      << "request id:   " << response.request_id() << '\n'
+      << internal::kRoundingNote;
 }
 
 void WriteQueryBatchText(std::ostream& out, const dpq::v1::QueryBatchResponse& response,
@@ -302,7 +365,8 @@ void WriteQueryBatchText(std::ostream& out, const dpq::v1::QueryBatchResponse& r
       << (response.replayed() ? " (replayed: nothing charged now)" : "") << '\n'
       << "remaining:    epsilon " << FormatNumber(response.budget().epsilon_remaining())
       << ", delta " << FormatNumber(response.budget().delta_remaining()) << '\n'
-      << "request id:   " << response.request_id() << '\n';
+      << "request id:   " << response.request_id() << '\n'
+      << internal::kRoundingNote;
 }
 
 void WritePlanText(std::ostream& out, const dpq::v1::PlanResponse& response) {
@@ -327,6 +391,19 @@ void WriteWarningsText(std::ostream& out,
   for (const std::string& warning : warnings) out << "warning: " << context << warning << '\n';
 }
 
+namespace {
+
+// The released value of a single-valued release; else how many values it released (a quantile,
+// histogram or group-by release has rows, a batch answers), rather than a meaningless 0.
+std::string AuditValueCell(const dpq::v1::AuditEntry& entry) {
+  if (entry.rows() == 1) return FormatNumber(entry.value());
+  if (entry.rows() == 0) return "(not released)";
+  return absl::StrCat("(", entry.rows(), entry.aggregate() == dpq::v1::AGGREGATE_UNSPECIFIED
+                                             ? " answers)" : " rows)");
+}
+
+}  // namespace
+
 void WriteListAuditText(std::ostream& out, const dpq::v1::ListAuditResponse& response) {
   if (response.entries().empty()) {
     out << "no allocations\n";
@@ -337,7 +414,7 @@ void WriteListAuditText(std::ostream& out, const dpq::v1::ListAuditResponse& res
     rows.push_back({absl::StrCat(entry.seq()), entry.created_at(), entry.analyst(),
                     AggregateWord(entry.aggregate()), entry.column().empty() ? "-" : entry.column(),
                     MechanismWord(entry.mechanism()), FormatNumber(entry.epsilon()),
-                    FormatNumber(entry.delta()), FormatNumber(entry.value()), entry.request_id()});
+                    FormatNumber(entry.delta()), AuditValueCell(entry), entry.request_id()});
   }
   WriteTable(out,
              {"SEQ", "TIME", "ANALYST", "AGGREGATE", "COLUMN", "MECHANISM", "EPSILON", "DELTA",
@@ -370,6 +447,84 @@ void WritePriceText(std::ostream& out, const dpq::v1::PriceResponse& response) {
 void WriteCalibrateText(std::ostream& out, const dpq::v1::CalibrateResponse& response) {
   out << "noise multiplier: " << FormatNumber(response.noise_multiplier()) << '\n'
       << "epsilon:          " << FormatNumber(response.epsilon()) << '\n';
+}
+
+namespace {
+
+std::string OrDash(const std::string& text) { return text.empty() ? "-" : text; }
+
+std::string CapCell(bool has_cap, double cap, double spent) {
+  if (!has_cap) return absl::StrCat(FormatNumber(spent), " (no cap)");
+  return absl::StrCat(FormatNumber(spent), " of ", FormatNumber(cap));
+}
+
+std::vector<std::string> GrantCells(const dpq::v1::GrantInfo& g) {
+  return {g.dataset(), g.analyst(), CapCell(g.has_epsilon_cap(), g.epsilon_cap(), g.epsilon_spent()),
+          CapCell(g.has_delta_cap(), g.delta_cap(), g.delta_spent()), g.created_at(),
+          g.revoked_at().empty() ? "in force" : absl::StrCat("revoked ", g.revoked_at())};
+}
+
+}  // namespace
+
+void WriteListAnalystsText(std::ostream& out, const dpq::v1::ListAnalystsResponse& response) {
+  if (response.analysts().empty()) {
+    out << "no analysts\n";
+    return;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const dpq::v1::AnalystInfo& a : response.analysts()) {
+    std::vector<std::string> datasets;
+    for (const dpq::v1::GrantInfo& g : a.grants()) {
+      datasets.push_back(g.revoked_at().empty() ? g.dataset() : absl::StrCat(g.dataset(), " (revoked)"));
+    }
+    rows.push_back({a.name(), RoleWord(a.role()), a.created_at(), OrDash(a.last_used_at()),
+                    a.revoked_at().empty() ? "active" : absl::StrCat("revoked ", a.revoked_at()),
+                    datasets.empty() ? "-" : absl::StrJoin(datasets, ", ")});
+  }
+  WriteTable(out, {"NAME", "ROLE", "CREATED", "LAST USED", "STATE", "GRANTS"}, rows);
+}
+
+void WriteListGrantsText(std::ostream& out, const dpq::v1::ListGrantsResponse& response) {
+  if (response.grants().empty()) {
+    out << "no grants\n";
+    return;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const dpq::v1::GrantInfo& g : response.grants()) rows.push_back(GrantCells(g));
+  WriteTable(out, {"DATASET", "ANALYST", "EPSILON SPENT", "DELTA SPENT", "GRANTED", "STATE"}, rows);
+}
+
+void WriteWhoAmIText(std::ostream& out, const dpq::v1::WhoAmIResponse& response) {
+  out << response.name() << " (" << RoleWord(response.role()) << ")\n"
+      << "datasets: "
+      << (response.datasets().empty() ? std::string("none granted")
+                                      : absl::StrJoin(response.datasets(), ", "))
+      << '\n';
+}
+
+void WriteServerStatusText(std::ostream& out, const dpq::v1::ServerStatusResponse& response) {
+  out << "server:    dpqd " << response.server_version() << '\n';
+  if (!response.database_reachable()) {
+    out << "database:  unreachable (" << response.database_error() << ")\n";
+    return;
+  }
+  out << "database:  reachable, schema version " << response.schema_version() << '\n';
+  if (response.budgets().empty()) {
+    out << "datasets:  none\n";
+    return;
+  }
+  out << '\n';
+  std::vector<std::vector<std::string>> rows;
+  for (const dpq::v1::Budget& b : response.budgets()) {
+    const double left = b.epsilon_total() > 0 ? 100 * b.epsilon_remaining() / b.epsilon_total() : 0;
+    rows.push_back({b.dataset(), b.accountant(),
+                    absl::StrCat(FormatSignificant(b.epsilon_spent(), 3), " / ",
+                                 FormatNumber(b.epsilon_total())),
+                    b.epsilon_total() > 0 ? absl::StrCat(FormatSignificant(left, 3), "%") : "no budget",
+                    absl::StrCat(FormatSignificant(b.delta_spent(), 3), " / ", FormatNumber(b.delta_total()))});
+  }
+  WriteTable(out, {"DATASET", "ACCOUNTANT", "EPSILON SPENT / TOTAL", "LEFT", "DELTA SPENT / TOTAL"},
+             rows);
 }
 
 }  // namespace dpqctl

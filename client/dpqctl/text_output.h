@@ -14,6 +14,13 @@ namespace dpqctl {
 // The shortest decimal that reads back as `value` ("0.1", "1e-05", "42.0"); "inf", "-inf" or
 // "nan" for a non-finite value.
 std::string FormatNumber(double value);
+// For people: `value` rounded at the second significant digit of `half_width`, the half-width of
+// its confidence interval (digits below the noise mean nothing): FormatToPrecision(1742.866, 34.7)
+// is "1743", (0.51234, 0.0123) "0.512". Without a usable half-width, 4 significant digits.
+std::string FormatToPrecision(double value, double half_width);
+// `value` to `digits` significant digits, without exponent or trailing zeros: (200.00012, 3) is
+// "200", (2.0, 3) is "2", (0.012345, 3) is "0.0123".
+std::string FormatSignificant(double value, int digits);
 
 // Columns padded to their widest cell (counted in UTF-8 code points), two spaces apart, a header
 // row first.
@@ -50,6 +57,14 @@ void WriteWarningsText(std::ostream& out,
                        const std::string& context = "");
 void WriteListAuditText(std::ostream& out, const dpq::v1::ListAuditResponse& response);
 void WriteVerifyAuditText(std::ostream& out, const dpq::v1::VerifyAuditResponse& response);
+
+// Admin lifecycle. Tables with one line per analyst or grant; "-" for unset times and caps.
+void WriteListAnalystsText(std::ostream& out, const dpq::v1::ListAnalystsResponse& response);
+void WriteListGrantsText(std::ostream& out, const dpq::v1::ListGrantsResponse& response);
+void WriteWhoAmIText(std::ostream& out, const dpq::v1::WhoAmIResponse& response);
+// Versions, the database, then one line per dataset: accountant, epsilon spent / total and the
+// share left, delta likewise.
+void WriteServerStatusText(std::ostream& out, const dpq::v1::ServerStatusResponse& response);
 
 void WritePriceText(std::ostream& out, const dpq::v1::PriceResponse& response);
 void WriteCalibrateText(std::ostream& out, const dpq::v1::CalibrateResponse& response);

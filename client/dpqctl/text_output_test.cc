@@ -26,6 +26,43 @@ TEST(FormatNumberTest, SpellsOutNonFiniteValues) {
   EXPECT_EQ(FormatNumber(std::nan("")), "nan");
 }
 
+// Issue 12: raw doubles (1742.8666067123413, noise scale 200.0001220703125) are rounded where
+// the noise makes further digits meaningless.
+TEST(FormatToPrecisionTest, RoundsAtTheSecondSignificantDigitOfTheHalfWidth) {
+  EXPECT_EQ(FormatToPrecision(1742.8666067123413, 34.7), "1743");
+  EXPECT_EQ(FormatToPrecision(1742.8666067123413, 347), "1740");
+  EXPECT_EQ(FormatToPrecision(0.51234, 0.0123), "0.512");
+  EXPECT_EQ(FormatToPrecision(-0.0004, 0.5), "0.00");  // no "-0.00"
+  EXPECT_EQ(FormatToPrecision(-12.3, 40), "-12");
+  EXPECT_EQ(FormatToPrecision(5.25, 0), "5.25");  // no usable half-width: 4 significant digits
+  EXPECT_EQ(FormatToPrecision(std::numeric_limits<double>::infinity(), 1), "inf");
+}
+
+TEST(FormatSignificantTest, DropsPaddingZeros) {
+  EXPECT_EQ(FormatSignificant(200.0001220703125, 3), "200");
+  EXPECT_EQ(FormatSignificant(2.0, 3), "2");
+  EXPECT_EQ(FormatSignificant(0.012345, 3), "0.0123");
+  EXPECT_EQ(FormatSignificant(123456, 3), "123000");
+  EXPECT_EQ(FormatSignificant(0, 3), "0");
+}
+
+TEST(WriteListAuditTextTest, MultiRowReleasesShowTheirRowCountNotZero) {
+  dpq::v1::ListAuditResponse response;
+  dpq::v1::AuditEntry* scalar = response.add_entries();
+  scalar->set_value(41.5);
+  scalar->set_rows(1);
+  dpq::v1::AuditEntry* histogram = response.add_entries();
+  histogram->set_aggregate(dpq::v1::AGGREGATE_HISTOGRAM);
+  histogram->set_rows(5);
+  dpq::v1::AuditEntry* unanswered = response.add_entries();
+  unanswered->set_rows(0);
+  std::ostringstream out;
+  WriteListAuditText(out, response);
+  EXPECT_THAT(out.str(), HasSubstr("41.5"));
+  EXPECT_THAT(out.str(), HasSubstr("(5 rows)"));
+  EXPECT_THAT(out.str(), HasSubstr("(not released)"));
+}
+
 TEST(WriteTableTest, PadsColumnsToWidestCell) {
   std::ostringstream out;
   WriteTable(out, {"A", "BB"}, {{"long", "x"}, {"s", "yyy"}});
@@ -181,11 +218,13 @@ TEST(WriteQueryTextTest, ScalarRowPrintsLikeAResponseWithoutRows) {
   EXPECT_EQ(after.str(),
             "value:        41.5\n"
             "interval:     95.0% [35.5, 47.5]\n"
-            "mechanism:    laplace (noise scale 2.0, sensitivity 1.0)\n"
+            "mechanism:    laplace (noise scale 2, sensitivity 1.0)\n"
             "charged:      epsilon 0.5, delta 0.0\n"
             "max contributions per unit: 1\n"
             "remaining:    epsilon 0.0, delta 0.0\n"
-            "request id:   r1\n");
+            "request id:   r1\n"
+            "rounded:      values at the 2nd significant digit of their interval's half-width; --json "
+            "gives full precision\n");
 }
 
 TEST(WriteQueryTextTest, HistogramPrintsLabelledTable) {
@@ -203,8 +242,8 @@ TEST(WriteQueryTextTest, HistogramPrintsLabelledTable) {
   std::ostringstream out;
   WriteQueryText(out, response, dpq::v1::AGGREGATE_HISTOGRAM);
   EXPECT_THAT(out.str(), HasSubstr("LABEL     VALUE  90.0% INTERVAL  NOISE SCALE\n"
-                                   "[0, 10)   3.0    [-1.0, 7.0]     2.0\n"
-                                   "[10, 20]  14.0   [10.0, 18.0]    2.0\n"
+                                   "[0, 10)   3.0    [-1.0, 7.0]     2\n"
+                                   "[10, 20]  14.0   [10.0, 18.0]    2\n"
                                    "mechanism:    laplace (sensitivity 1.0)\n"));
   EXPECT_THAT(out.str(), ::testing::Not(HasSubstr("value:")));
   EXPECT_THAT(out.str(), ::testing::Not(HasSubstr("max partitions")));
@@ -234,8 +273,8 @@ TEST(WriteQueryTextTest, QuantileRowsShowRankError) {
   row->set_rank_error(12.5);
   std::ostringstream out;
   WriteQueryText(out, response, dpq::v1::AGGREGATE_QUANTILE);
-  EXPECT_THAT(out.str(), HasSubstr("LABEL  VALUE  INTERVAL    NOISE SCALE\n"));
-  EXPECT_THAT(out.str(), HasSubstr("q=0.5  40.0   rank \u00b112.5"));
+  EXPECT_THAT(out.str(), HasSubstr("LABEL  VALUE  INTERVAL  NOISE SCALE\n"));
+  EXPECT_THAT(out.str(), HasSubstr("q=0.5  40     rank \u00b113"));
 }
 
 TEST(WriteQueryTextTest, GroupByWithNoReleasedGroupSaysSo) {
@@ -273,13 +312,15 @@ TEST(WriteQueryBatchTextTest, BlocksThenJointCharge) {
             "query 1 (sum of income):\n"
             "  value:        41.5\n"
             "  interval:     95.0% [35.5, 47.5]\n"
-            "  mechanism:    laplace (noise scale 2.0, sensitivity 1.0)\n"
+            "  mechanism:    laplace (noise scale 2, sensitivity 1.0)\n"
             "  price alone:  epsilon 0.5, delta 0.0\n"
             "  max contributions per unit: 1\n"
             "\n"
             "charged epsilon=0.4 delta=1e-06 jointly (sum of the queries: 0.5)\n"
             "remaining:    epsilon 0.6, delta 0.0\n"
-            "request id:   b1\n");
+            "request id:   b1\n"
+            "rounded:      values at the 2nd significant digit of their interval's half-width; --json "
+            "gives full precision\n");
 }
 
 TEST(WriteCreateAnalystTextTest, SaysTheTokenIsShownOnlyOnce) {
@@ -299,7 +340,7 @@ TEST(WriteQueryTextTest, MeanShowsCountNoiseScaleAndReplay) {
   response.set_replayed(true);
   std::ostringstream out;
   WriteQueryText(out, response, dpq::v1::AGGREGATE_MEAN);
-  EXPECT_THAT(out.str(), HasSubstr("count noise scale 3.0"));
+  EXPECT_THAT(out.str(), HasSubstr("count noise scale 3,"));
   EXPECT_THAT(out.str(), HasSubstr("replayed"));
   EXPECT_THAT(out.str(), ::testing::Not(HasSubstr("clamped to")));
 }

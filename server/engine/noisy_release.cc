@@ -101,6 +101,17 @@ double Finite(double x) {
 
 std::string Edge(double x) { return absl::StrFormat("%g", x); }
 
+// Values are clamped into [e_0, e_n] before they are binned, so the first bin also holds every
+// value below e_0 and the last every value above e_n: the label says so ("[0, 10) incl. < 0",
+// "[50, 60] incl. > 60"), rather than claim a range its count does not keep to.
+std::string BinLabel(const std::vector<double>& e, size_t i) {
+  const bool first = i == 0, last = i + 2 == e.size();
+  std::string label = absl::StrCat("[", Edge(e[i]), ", ", Edge(e[i + 1]), last ? "]" : ")");
+  if (first) absl::StrAppend(&label, " incl. < ", Edge(e[i]));
+  if (last) absl::StrAppend(&label, first ? " and > " : " incl. > ", Edge(e[i + 1]));
+  return label;
+}
+
 }  // namespace
 
 absl::StatusOr<dp::QuantileBand> QuantileBandOf(const query::QueryPlan& plan,
@@ -175,7 +186,7 @@ class GroupReleaser {
         for (size_t i = 0; i + 1 < e.size(); ++i) {
           const double exact = i < g.buckets.size() ? static_cast<double>(g.buckets[i]) : 0.0;
           ASSIGN_OR_RETURN(Noisy n, AddNoise(c_[0], exact, rng_));
-          row(absl::StrCat("[", Edge(e[i]), ", ", Edge(e[i + 1]), i + 2 == e.size() ? "]" : ")"), n);
+          row(BinLabel(e, i), n);
         }
         return absl::OkStatus();
       }

@@ -238,14 +238,16 @@ absl::Status CheckCap(const GrantCap& g, const std::string& dataset, const Alloc
   if (!over_epsilon && !over_delta) return absl::OkStatus();
   return absl::ResourceExhaustedError(absl::StrFormat(
       "analyst %s's cap on dataset %s exhausted: requested epsilon=%.12g delta=%.12g, cap "
-      "remaining epsilon=%s delta=%s",
+      "remaining epsilon=%s delta=%s; ask for less, or ask an admin to raise the cap "
+      "(`dpqctl grant %s %s --epsilon-cap E`)",
       a.analyst, dataset, query::EpsilonFromUnits(a.epsilon_units), query::DeltaFromUnits(a.delta_units),
       g.epsilon_cap_units
           ? absl::StrFormat("%.12g", query::EpsilonFromUnits(*g.epsilon_cap_units - g.epsilon_spent_units))
           : std::string("unlimited"),
       g.delta_cap_units
           ? absl::StrFormat("%.12g", query::DeltaFromUnits(*g.delta_cap_units - g.delta_spent_units))
-          : std::string("unlimited")));
+          : std::string("unlimited"),
+      a.analyst, dataset));
 }
 
 absl::Status RequestIdTaken(const std::string& request_id) {
@@ -509,11 +511,19 @@ void CommitDebitGroup(Database* db, int64_t dataset_id, DebitBatcher::Group& tak
 }  // namespace
 
 absl::Status BudgetExhausted(const BudgetState& budget, int64_t epsilon_units, int64_t delta_units) {
+  // Every message says what to do next (issue 12).
+  if (budget.epsilon_total() == 0) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "dataset %s has no privacy budget yet: ask an admin to run `dpqctl budget set %s "
+        "--epsilon E [--delta D]`",
+        budget.dataset, budget.dataset));
+  }
   return absl::ResourceExhaustedError(absl::StrFormat(
       "privacy budget of dataset %s exhausted: requested epsilon=%.12g delta=%.12g, remaining "
-      "epsilon=%.12g delta=%.12g",
+      "epsilon=%.12g delta=%.12g; ask for less (a smaller --epsilon or --delta) or ask an admin "
+      "to raise the total (`dpqctl budget set %s --epsilon E`)",
       budget.dataset, query::EpsilonFromUnits(epsilon_units), query::DeltaFromUnits(delta_units),
-      budget.epsilon_remaining(), budget.delta_remaining()));
+      budget.epsilon_remaining(), budget.delta_remaining(), budget.dataset));
 }
 
 absl::StatusOr<BudgetState> BudgetLedger::Get(int64_t dataset_id) {

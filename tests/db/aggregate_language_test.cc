@@ -366,8 +366,9 @@ TEST_F(AggregateLanguageTest, HistogramsEqualTheExactBinCounts) {
     const double exact = SqlNumber(absl::StrCat(
         "SELECT count(*) FROM ", table_, " WHERE ", c, " >= ", edges[i], " AND ", c,
         last ? " <= " : " < ", edges[i + 1]));
-    const std::string label =
-        absl::StrCat("[", edges[i], ", ", edges[i + 1], last ? "]" : ")");
+    std::string label = absl::StrCat("[", edges[i], ", ", edges[i + 1], last ? "]" : ")");
+    if (i == 0) absl::StrAppend(&label, " incl. < ", edges.front());  // the clamped tails
+    if (last) absl::StrAppend(&label, " incl. > ", edges.back());
     const ReleasedRow& r = numeric.rows[i];
     EXPECT_EQ(r.label, label);
     EXPECT_NEAR(r.value, exact, 1e-3) << label;

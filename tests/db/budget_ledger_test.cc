@@ -155,6 +155,20 @@ TEST_F(BudgetLedgerTest, ChainsOfDifferentDatasetsAreIndependent) {
   EXPECT_NE(rows_a[0].hash, rb.allocation.hash);
 }
 
+// Refusals say what to do next (issue 12): who can fix it, and with which command.
+TEST_F(BudgetLedgerTest, RefusalsNameTheCommandThatHelps) {
+  auto unset = CreateTinyDataset("unset");
+  ASSERT_THAT(unset, IsOk());
+  EXPECT_THAT(ledger_->Debit(unset->schema.id, Alloc("a", 0.1)),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       HasSubstr("dataset unset has no privacy budget yet: ask an admin to run "
+                                 "`dpqctl budget set unset --epsilon E [--delta D]`")));
+  const int64_t ds = NewDataset("small", 1.0, 0);
+  EXPECT_THAT(ledger_->Debit(ds, Alloc("b", 2)),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       HasSubstr("ask an admin to raise the total (`dpqctl budget set small")));
+}
+
 TEST_F(BudgetLedgerTest, DebitOverBudgetIsResourceExhaustedAndChangesNothing) {
   const int64_t ds = NewDataset("over", 1.0, 0);
   ASSERT_THAT(ledger_->Debit(ds, Alloc("ok", 0.6)), IsOk());
