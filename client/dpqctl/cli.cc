@@ -249,19 +249,67 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
       return RunAnalystCreate(options, output, analyst_name, analyst_role);
     };
   });
+  analyst->add_subcommand("list", "every analyst and admin: created, last used, state, grants")
+      ->callback([&] { run = [&](const Output& output) { return RunAnalystList(options, output); }; });
+  std::string revoke_name;
+  CLI::App* analyst_revoke = analyst->add_subcommand(
+      "revoke", "revoke an analyst: its token stops working; its audit history stays");
+  analyst_revoke->add_option("name", revoke_name, "analyst name")->required();
+  analyst_revoke->callback([&] {
+    run = [&](const Output& output) { return RunAnalystRevoke(options, output, revoke_name); };
+  });
+
+  // token rotate
+  CLI::App* token = app.add_subcommand("token", "manage tokens");
+  token->require_subcommand(1);
+  std::string rotate_name;
+  CLI::App* token_rotate = token->add_subcommand(
+      "rotate", "give an analyst a new token (shown once); the old one stops working");
+  token_rotate->add_option("name", rotate_name, "analyst name")->required();
+  token_rotate->callback([&] {
+    run = [&](const Output& output) { return RunTokenRotate(options, output, rotate_name); };
+  });
+
+  // whoami, status
+  app.add_subcommand("whoami", "who this token belongs to, and the datasets it may query")
+      ->callback([&] { run = [&](const Output& output) { return RunWhoAmI(options, output); }; });
+  app.add_subcommand("status", "server and schema version, database, every dataset's budget (admin)")
+      ->callback([&] { run = [&](const Output& output) { return RunStatus(options, output); }; });
 
   // grant
   std::string grant_analyst, grant_dataset;
   std::optional<double> grant_epsilon_cap, grant_delta_cap;
-  CLI::App* grant = app.add_subcommand("grant", "let an analyst query a dataset");
-  grant->add_option("analyst", grant_analyst, "analyst name")->required();
-  grant->add_option("dataset", grant_dataset, "dataset name")->required();
+  CLI::App* grant = app.add_subcommand(
+      "grant", "let an analyst query a dataset (again: change its caps); or: grant revoke | list");
+  // Not ->required(): `grant revoke A D` and `grant list` take no positionals of their own; the
+  // callback checks them when no subcommand was given.
+  grant->add_option("analyst", grant_analyst, "analyst name");
+  grant->add_option("dataset", grant_dataset, "dataset name");
   grant->add_option("--epsilon-cap", grant_epsilon_cap,
                     "most epsilon this analyst may spend on the dataset (basic composition)")
       ->check(internal::kFinite);
   grant->add_option("--delta-cap", grant_delta_cap, "most delta this analyst may spend on the dataset")
       ->check(internal::kFinite);
+  std::string grant_revoke_analyst, grant_revoke_dataset, grant_list_dataset;
+  CLI::App* grant_revoke =
+      grant->add_subcommand("revoke", "end an analyst's access to a dataset (its spend is kept)");
+  grant_revoke->add_option("analyst", grant_revoke_analyst, "analyst name")->required();
+  grant_revoke->add_option("dataset", grant_revoke_dataset, "dataset name")->required();
+  grant_revoke->callback([&] {
+    run = [&](const Output& output) {
+      return RunGrantRevoke(options, output, grant_revoke_analyst, grant_revoke_dataset);
+    };
+  });
+  CLI::App* grant_list = grant->add_subcommand("list", "grants with their caps and spend");
+  grant_list->add_option("dataset", grant_list_dataset, "only this dataset");
+  grant_list->callback([&] {
+    run = [&](const Output& output) { return RunGrantList(options, output, grant_list_dataset); };
+  });
   grant->callback([&] {
+    if (!grant->get_subcommands().empty()) return;  // revoke or list
+    if (grant_analyst.empty() || grant_dataset.empty()) {
+      throw CLI::RequiredError("grant needs ANALYST DATASET (or: grant revoke | grant list)");
+    }
     run = [&](const Output& output) {
       return RunGrant(options, output, grant_analyst, grant_dataset, grant_epsilon_cap,
                       grant_delta_cap);

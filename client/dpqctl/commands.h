@@ -53,6 +53,24 @@ int RunGrant(const GlobalOptions& options, const Output& output, const std::stri
              const std::string& dataset, std::optional<double> epsilon_cap = std::nullopt,
              std::optional<double> delta_cap = std::nullopt);
 
+// --- admin lifecycle, whoami, status (commands_lifecycle.cc) -----------------------------------
+
+// AdminService.ListAnalysts: every principal with its state and grants.
+int RunAnalystList(const GlobalOptions& options, const Output& output);
+// AdminService.RevokeAnalyst.
+int RunAnalystRevoke(const GlobalOptions& options, const Output& output, const std::string& name);
+// AdminService.RotateToken: prints the new token once.
+int RunTokenRotate(const GlobalOptions& options, const Output& output, const std::string& name);
+// AdminService.RevokeGrant.
+int RunGrantRevoke(const GlobalOptions& options, const Output& output, const std::string& analyst,
+                   const std::string& dataset);
+// AdminService.ListGrants; `dataset` empty: every dataset.
+int RunGrantList(const GlobalOptions& options, const Output& output, const std::string& dataset);
+// AnalystService.WhoAmI (any token).
+int RunWhoAmI(const GlobalOptions& options, const Output& output);
+// AdminService.ServerStatus.
+int RunStatus(const GlobalOptions& options, const Output& output);
+
 // --- budget (commands_budget.cc) ---------------------------------------------------------------
 
 // AdminService.SetBudget: totals, not increments. `epsilon` 0 with a `preset` takes the preset's

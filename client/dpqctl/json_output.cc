@@ -198,6 +198,7 @@ nlohmann::json AuditEntryToJson(const dpq::v1::AuditEntry& entry) {
       {"delta", entry.delta()},
       {"noise_scale", entry.noise_scale()},
       {"value", entry.value()},
+      {"rows", entry.rows()},
   };
 }
 
@@ -245,6 +246,72 @@ nlohmann::json ErrorToJson(absl::string_view code_name, absl::string_view messag
 void WriteJson(std::ostream& out, const nlohmann::json& document) {
   out << document.dump(2, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace)
       << '\n';
+}
+
+namespace {
+
+// An RFC 3339 time, or null when unset.
+nlohmann::json TimeOrNull(const std::string& time) {
+  return time.empty() ? nlohmann::json(nullptr) : nlohmann::json(time);
+}
+
+}  // namespace
+
+nlohmann::json GrantInfoToJson(const dpq::v1::GrantInfo& grant) {
+  nlohmann::json out = {
+      {"analyst", grant.analyst()},
+      {"dataset", grant.dataset()},
+      {"epsilon_cap", nullptr},
+      {"delta_cap", nullptr},
+      {"epsilon_spent", grant.epsilon_spent()},
+      {"delta_spent", grant.delta_spent()},
+      {"created_at", grant.created_at()},
+      {"revoked_at", TimeOrNull(grant.revoked_at())},
+  };
+  if (grant.has_epsilon_cap()) out["epsilon_cap"] = grant.epsilon_cap();
+  if (grant.has_delta_cap()) out["delta_cap"] = grant.delta_cap();
+  return out;
+}
+
+nlohmann::json ListAnalystsResponseToJson(const dpq::v1::ListAnalystsResponse& response) {
+  nlohmann::json analysts = nlohmann::json::array();
+  for (const dpq::v1::AnalystInfo& a : response.analysts()) {
+    nlohmann::json grants = nlohmann::json::array();
+    for (const dpq::v1::GrantInfo& g : a.grants()) grants.push_back(GrantInfoToJson(g));
+    analysts.push_back(nlohmann::json{
+        {"name", a.name()},
+        {"role", RoleWord(a.role())},
+        {"created_at", a.created_at()},
+        {"last_used_at", TimeOrNull(a.last_used_at())},
+        {"revoked_at", TimeOrNull(a.revoked_at())},
+        {"grants", std::move(grants)},
+    });
+  }
+  return {{"analysts", std::move(analysts)}};
+}
+
+nlohmann::json ListGrantsResponseToJson(const dpq::v1::ListGrantsResponse& response) {
+  nlohmann::json grants = nlohmann::json::array();
+  for (const dpq::v1::GrantInfo& g : response.grants()) grants.push_back(GrantInfoToJson(g));
+  return {{"grants", std::move(grants)}};
+}
+
+nlohmann::json WhoAmIResponseToJson(const dpq::v1::WhoAmIResponse& response) {
+  return {{"name", response.name()},
+          {"role", RoleWord(response.role())},
+          {"datasets", Strings(response.datasets())}};
+}
+
+nlohmann::json ServerStatusResponseToJson(const dpq::v1::ServerStatusResponse& response) {
+  nlohmann::json datasets = nlohmann::json::array();
+  for (const dpq::v1::Budget& b : response.budgets()) datasets.push_back(BudgetToJson(b));
+  return {
+      {"server_version", response.server_version()},
+      {"schema_version", response.schema_version()},
+      {"database", response.database_reachable() ? "reachable" : "unreachable"},
+      {"database_error", response.database_error()},
+      {"datasets", std::move(datasets)},
+  };
 }
 
 }  // namespace dpqctl

@@ -49,6 +49,14 @@ nlohmann::json PriceResponseToJson(const dpq::v1::PriceResponse& response);
 nlohmann::json CalibrateResponseToJson(const dpq::v1::CalibrateResponse& response);
 // {"error": {"code": code_name, "message": message}}; code_name is a gRPC code name such as
 // "RESOURCE_EXHAUSTED".
+// Admin lifecycle: grants, analysts, whoami, status. Unset times and caps are null.
+nlohmann::json GrantInfoToJson(const dpq::v1::GrantInfo& grant);
+nlohmann::json ListAnalystsResponseToJson(const dpq::v1::ListAnalystsResponse& response);
+nlohmann::json ListGrantsResponseToJson(const dpq::v1::ListGrantsResponse& response);
+nlohmann::json WhoAmIResponseToJson(const dpq::v1::WhoAmIResponse& response);
+// {"server_version", "schema_version", "database": "reachable"|"unreachable", "database_error",
+//  "datasets": [budget, ...]}
+nlohmann::json ServerStatusResponseToJson(const dpq::v1::ServerStatusResponse& response);
 nlohmann::json ErrorToJson(absl::string_view code_name, absl::string_view message);
 
 // Writes `document` indented, followed by a newline. Invalid UTF-8 (a server message, a

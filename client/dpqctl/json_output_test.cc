@@ -303,8 +303,10 @@ TEST(AuditEntryToJsonTest, HasEveryFieldWithEnumWords) {
   entry.set_aggregate(dpq::v1::AGGREGATE_SUM);
   entry.set_mechanism(dpq::v1::MECHANISM_LAPLACE);
   entry.set_column("income");
+  entry.set_rows(3);
   const nlohmann::json json = AuditEntryToJson(entry);
-  EXPECT_EQ(json.size(), 11u);
+  EXPECT_EQ(json.size(), 12u);
+  EXPECT_EQ(json.at("rows"), 3);
   EXPECT_EQ(json.at("seq"), 7);
   EXPECT_EQ(json.at("aggregate"), "sum");
   EXPECT_EQ(json.at("mechanism"), "laplace");

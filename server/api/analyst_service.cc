@@ -2,6 +2,7 @@
 #include "server/api/services.h"
 #include "server/api/status_mapping.h"
 #include "server/base/status_macros.h"
+#include "server/base/validation.h"
 
 #include <vector>
 
@@ -39,6 +40,20 @@ grpc::Status FinishQuery(metrics::Metrics& metrics, const std::string& dataset,
 }
 
 }  // namespace
+
+grpc::Status AnalystService::WhoAmI(grpc::ServerContext* context, const v1::WhoAmIRequest* /*request*/,
+                                    v1::WhoAmIResponse* response) {
+  return ToGrpcStatus([&]() -> absl::Status {
+    ASSIGN_OR_RETURN(store::Principal principal, o_.auth->Authenticate(*context));
+    response->set_name(principal.name);
+    response->set_role(principal.role == store::Role::kAdmin ? v1::ROLE_ADMIN : v1::ROLE_ANALYST);
+    absl::optional<int64_t> only_granted;
+    if (principal.role != store::Role::kAdmin) only_granted = principal.id;
+    ASSIGN_OR_RETURN(auto schemas, o_.datasets->List(only_granted));
+    for (const auto& s : schemas) response->add_datasets(s.name);
+    return absl::OkStatus();
+  }());
+}
 
 grpc::Status AnalystService::Query(grpc::ServerContext* context, const v1::QueryRequest* request,
                                    v1::QueryResponse* response) {
@@ -116,6 +131,7 @@ grpc::Status AnalystService::GetDataset(grpc::ServerContext* context,
                                         const v1::GetDatasetRequest* request, v1::Dataset* response) {
   return ToGrpcStatus([&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal principal, o_.auth->Authenticate(*context));
+    RETURN_IF_ERROR(ValidateIdentifier(request->name(), "name"));
     ASSIGN_OR_RETURN(query::DatasetSchema schema,
                      o_.engine->AuthorizedDataset(principal, request->name()));
     ToProto(schema, response);

@@ -1,6 +1,7 @@
 #include "server/api/proto_convert.h"
 
 #include "absl/strings/str_cat.h"
+#include "server/engine/release_codec.h"
 #include "server/query/privacy_units.h"
 
 namespace dpq::api {
@@ -192,6 +193,25 @@ void ToProto(const query::DatasetSchema& s, v1::Dataset* out) {
   }
 }
 
+namespace {
+
+// The number of values an allocation released (AuditEntry.rows).
+int64_t ReleasedCount(const store::Allocation& a) {
+  if (a.release_deferred && !a.release.has_value()) return 0;
+  const std::string& result = a.release.has_value() ? a.release->result : a.result;
+  if (result.empty()) return 1;
+  if (absl::StatusOr<std::vector<engine::ReleasedRow>> rows = engine::DecodeRows(result); rows.ok()) {
+    return static_cast<int64_t>(rows->size());
+  }
+  if (absl::StatusOr<std::vector<engine::BatchAnswer>> batch = engine::DecodeBatch(result);
+      batch.ok()) {
+    return static_cast<int64_t>(batch->size());
+  }
+  return 0;
+}
+
+}  // namespace
+
 void ToProto(const store::Allocation& a, v1::AuditEntry* out) {
   out->set_seq(a.seq);
   out->set_request_id(a.request_id);
@@ -204,6 +224,7 @@ void ToProto(const store::Allocation& a, v1::AuditEntry* out) {
   out->set_noise_scale(a.noise_scale);
   out->set_value(a.release.has_value() ? a.release->value : a.value);
   out->set_column(a.column);
+  out->set_rows(ReleasedCount(a));
 }
 
 }  // namespace dpq::api

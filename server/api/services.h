@@ -26,6 +26,8 @@ class AnalystService final : public v1::AnalystService::Service {
  public:
   explicit AnalystService(ServiceOptions options) : o_(options) {}
 
+  grpc::Status WhoAmI(grpc::ServerContext* context, const v1::WhoAmIRequest* request,
+                      v1::WhoAmIResponse* response) override;
   grpc::Status Query(grpc::ServerContext* context, const v1::QueryRequest* request,
                      v1::QueryResponse* response) override;
   grpc::Status QueryBatch(grpc::ServerContext* context, const v1::QueryBatchRequest* request,
@@ -59,6 +61,19 @@ class AdminService final : public v1::AdminService::Service {
                              v1::CreateAnalystResponse* response) override;
   grpc::Status Grant(grpc::ServerContext* context, const v1::GrantRequest* request,
                      v1::GrantResponse* response) override;
+  // Lifecycle of principals and grants (admin_access_service.cc).
+  grpc::Status ListAnalysts(grpc::ServerContext* context, const v1::ListAnalystsRequest* request,
+                            v1::ListAnalystsResponse* response) override;
+  grpc::Status RevokeAnalyst(grpc::ServerContext* context, const v1::RevokeAnalystRequest* request,
+                             v1::RevokeAnalystResponse* response) override;
+  grpc::Status RotateToken(grpc::ServerContext* context, const v1::RotateTokenRequest* request,
+                           v1::CreateAnalystResponse* response) override;
+  grpc::Status RevokeGrant(grpc::ServerContext* context, const v1::RevokeGrantRequest* request,
+                           v1::RevokeGrantResponse* response) override;
+  grpc::Status ListGrants(grpc::ServerContext* context, const v1::ListGrantsRequest* request,
+                          v1::ListGrantsResponse* response) override;
+  grpc::Status ServerStatus(grpc::ServerContext* context, const v1::ServerStatusRequest* request,
+                            v1::ServerStatusResponse* response) override;
   grpc::Status SetBudget(grpc::ServerContext* context, const v1::SetBudgetRequest* request,
                          v1::Budget* response) override;
   grpc::Status ListAudit(grpc::ServerContext* context, const v1::ListAuditRequest* request,

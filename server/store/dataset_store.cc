@@ -1,5 +1,7 @@
 #include "server/store/dataset_store.h"
 
+#include "server/base/validation.h"
+
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
@@ -372,6 +374,10 @@ absl::Status DatasetStore::SetEpsilonPreset(int64_t dataset_id, const std::strin
 }
 
 absl::StatusOr<DatasetSchema> DatasetStore::Get(const std::string& name, bool include_dropped) {
+  // Every lookup by name passes here: a malformed name (empty, a NUL byte that PostgreSQL's text
+  // input would refuse or that a C string would truncate, a control character) is the caller's
+  // error, never NOT_FOUND or INTERNAL.
+  RETURN_IF_ERROR(ValidateIdentifier(name, "dataset"));
   std::vector<DatasetSchema> found;
   RETURN_IF_ERROR(db_->Run("get dataset", [&](pqxx::connection& c) {
     pqxx::read_transaction tx(c);
@@ -392,7 +398,8 @@ absl::StatusOr<std::vector<DatasetSchema>> DatasetStore::List(absl::optional<int
     found = SchemasFromRows(tx.exec_params(
         absl::StrCat(kSelectSchemas,
                      " WHERE d.dropped_at IS NULL AND ($1 < 0 OR EXISTS (SELECT 1 FROM grants g "
-                     "WHERE g.dataset_id = d.id AND g.principal_id = $1)) ORDER BY d.name, c.position"),
+                     "WHERE g.dataset_id = d.id AND g.principal_id = $1 AND g.revoked_at IS NULL)) "
+                     "ORDER BY d.name, c.position"),
         principal_id.value_or(-1)));
     return absl::OkStatus();
   }));

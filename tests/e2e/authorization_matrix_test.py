@@ -1,0 +1,229 @@
+#!/usr/bin/python3
+"""End-to-end authorization matrix (issue 12): every RPC of every dpq.v1 service, generated from the
+proto's service descriptors, times every kind of caller, each with its expected gRPC code.
+
+Callers: no token, malformed metadata, an unknown token, a revoked analyst's token, a token
+rotated away, an analyst without a grant on the dataset, an analyst with one, and the admin.
+A method missing from REQUESTS below fails the test, so a new RPC cannot be added without deciding
+who may call it. Each call carries a valid request (for the admin, one that succeeds), so the code
+is decided by authorization alone; afterwards every ledger is as the successful calls left it and
+no refused call wrote an audit row.
+"""
+
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+_STUBS_DIR = os.environ.get("DPQ_PYTHON_STUBS") or os.path.join(harness.REPO_ROOT, "build", "python")
+sys.path.insert(0, _STUBS_DIR)
+try:
+    import grpc  # noqa: E402
+    from dpq.v1 import dpq_pb2, dpq_pb2_grpc  # noqa: E402
+    _IMPORT_ERROR = None
+except ImportError as e:
+    _IMPORT_ERROR = e
+
+DATASET = "slid"
+UNAUTHENTICATED_KINDS = ("no token", "malformed", "unknown token", "revoked", "rotated away")
+CALLERS = UNAUTHENTICATED_KINDS + ("analyst without grant", "analyst with grant", "admin")
+
+# Who may call what: "admin" (AdminService), "granted" (needs a grant on DATASET: an ungranted
+# analyst gets PERMISSION_DENIED), "any" (any valid token).
+ACCESS = {
+    "AnalystService": {"WhoAmI": "any", "ListDatasets": "any", "Query": "granted",
+                       "QueryBatch": "granted", "Plan": "granted", "GetDataset": "granted",
+                       "GetBudget": "granted"},
+    "AccountingService": {"Price": "any", "Calibrate": "any"},
+}
+
+
+class AuthorizationMatrixTest(harness.DpqdTestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        if _IMPORT_ERROR is not None:
+            message = "gRPC Python stubs unavailable (%s; looked up in %s)" % (_IMPORT_ERROR, _STUBS_DIR)
+            if os.environ.get("DPQ_PYTHON_STUBS"):
+                raise AssertionError(message)
+            raise unittest.SkipTest(message)
+        cls.dpqd = cls.new_class_dpqd()
+        cls.create_slid(cls.dpqd)
+        cls.dpqd.ctl("budget", "set", DATASET, "--epsilon", 1000, "--delta", 1e-3)
+        cls.tokens = {"admin": harness.ADMIN_TOKEN, "unknown token": "dpq_" + "0" * 64}
+        cls.tokens["analyst with grant"] = cls.create_analyst(cls.dpqd, "granted")
+        cls.dpqd.ctl("grant", "granted", DATASET)
+        cls.tokens["analyst without grant"] = cls.create_analyst(cls.dpqd, "ungranted")
+        cls.tokens["revoked"] = cls.create_analyst(cls.dpqd, "revoked_one")
+        cls.dpqd.ctl("grant", "revoked_one", DATASET)
+        cls.dpqd.ctl("analyst", "revoke", "revoked_one")
+        cls.tokens["rotated away"] = cls.create_analyst(cls.dpqd, "rotated_one")
+        cls.dpqd.ctl("grant", "rotated_one", DATASET)
+        cls.dpqd.ctl("token", "rotate", "rotated_one")
+        cls.channel = grpc.insecure_channel(cls.dpqd.address)
+        cls.victims = 0
+        cls.tiny_csv = os.path.join(cls.make_class_temp_dir(), "tiny.csv")
+        with open(cls.tiny_csv, "w") as f:
+            f.write("person_id,x\n1,2.5\n2,3.5\n")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.channel.close()
+
+    # -- requests -------------------------------------------------------------------------
+
+    def victim(self, kind):
+        """A fresh object an admin call may destroy (a dataset, an analyst), named uniquely."""
+        type(self).victims += 1
+        name = "victim_%s_%d" % (kind, self.victims)
+        if kind == "dataset":
+            self.dpqd.ctl("dataset", "create", name, "--csv", self.tiny_csv, "--privacy-unit",
+                          "person_id", "--type", "person_id=integer", "--type", "x=double")
+        elif kind == "analyst":
+            self.create_analyst(self.dpqd, name)
+        return name
+
+    def csv_stream(self, name, header=True):
+        cols = [dpq_pb2.Column(name="person_id", type=dpq_pb2.COLUMN_TYPE_INTEGER),
+                dpq_pb2.Column(name="x", type=dpq_pb2.COLUMN_TYPE_DOUBLE)]
+        first = dpq_pb2.DatasetHeader(name=name, privacy_unit="person_id",
+                                      columns=cols if header else [])
+        return iter([dpq_pb2.CreateDatasetRequest(header=first),
+                     dpq_pb2.CreateDatasetRequest(csv_chunk=b"person_id,x\n1,2.5\n2,3.5\n")])
+
+    def request_for(self, service, method, caller):
+        """A valid request of service.method (for the admin, one that succeeds)."""
+        count = dpq_pb2.QueryRequest(dataset=DATASET, aggregate=dpq_pb2.AGGREGATE_COUNT, epsilon=0.01)
+        admin = caller == "admin"
+        requests = {
+            ("AnalystService", "WhoAmI"): lambda: dpq_pb2.WhoAmIRequest(),
+            ("AnalystService", "ListDatasets"): lambda: dpq_pb2.ListDatasetsRequest(),
+            ("AnalystService", "Query"): lambda: count,
+            ("AnalystService", "QueryBatch"): lambda: dpq_pb2.QueryBatchRequest(
+                dataset=DATASET, queries=[dpq_pb2.QueryRequest(aggregate=dpq_pb2.AGGREGATE_COUNT,
+                                                               epsilon=0.01)]),
+            ("AnalystService", "Plan"): lambda: dpq_pb2.PlanRequest(query=count),
+            ("AnalystService", "GetDataset"): lambda: dpq_pb2.GetDatasetRequest(name=DATASET),
+            ("AnalystService", "GetBudget"): lambda: dpq_pb2.GetBudgetRequest(dataset=DATASET),
+            ("AccountingService", "Price"): lambda: dpq_pb2.PriceRequest(
+                accountant="basic", delta=1e-6, events=["laplace:scale=10,count=2"]),
+            ("AccountingService", "Calibrate"): lambda: dpq_pb2.CalibrateRequest(
+                accountant="rdp", target_epsilon=3, delta=1e-5, q=0.01, steps=100),
+            ("AdminService", "CreateDataset"): lambda: self.csv_stream(
+                "created_%d" % self.next_id()),
+            ("AdminService", "LoadDataset"): lambda: self.csv_stream(
+                self.victim("dataset") if admin else DATASET, header=False),
+            ("AdminService", "DropDataset"): lambda: dpq_pb2.DropDatasetRequest(
+                name=self.victim("dataset") if admin else DATASET, confirm=True),
+            ("AdminService", "CreateAnalyst"): lambda: dpq_pb2.CreateAnalystRequest(
+                name="made_%d" % self.next_id()),
+            ("AdminService", "ListAnalysts"): lambda: dpq_pb2.ListAnalystsRequest(),
+            ("AdminService", "RevokeAnalyst"): lambda: dpq_pb2.RevokeAnalystRequest(
+                name=self.victim("analyst") if admin else "granted"),
+            ("AdminService", "RotateToken"): lambda: dpq_pb2.RotateTokenRequest(
+                name=self.victim("analyst") if admin else "granted"),
+            ("AdminService", "Grant"): lambda: dpq_pb2.GrantRequest(analyst="ungranted_twin",
+                                                                    dataset=DATASET),
+            ("AdminService", "RevokeGrant"): lambda: self.revoke_grant_request(admin),
+            ("AdminService", "ListGrants"): lambda: dpq_pb2.ListGrantsRequest(dataset=DATASET),
+            ("AdminService", "ServerStatus"): lambda: dpq_pb2.ServerStatusRequest(),
+            ("AdminService", "SetBudget"): lambda: dpq_pb2.SetBudgetRequest(
+                dataset=DATASET, epsilon=1000, delta=1e-3),
+            ("AdminService", "ListAudit"): lambda: dpq_pb2.ListAuditRequest(dataset=DATASET),
+            ("AdminService", "VerifyAudit"): lambda: dpq_pb2.VerifyAuditRequest(dataset=DATASET),
+        }
+        make = requests.get((service, method))
+        if make is None:
+            self.fail("%s.%s has no entry in the authorization matrix (tests/e2e/"
+                      "authorization_matrix_test.py): decide who may call it" % (service, method))
+        return make()
+
+    def next_id(self):
+        type(self).victims += 1
+        return self.victims
+
+    def revoke_grant_request(self, admin):
+        if not admin:
+            return dpq_pb2.RevokeGrantRequest(analyst="granted", dataset=DATASET)
+        name = self.victim("analyst")
+        self.dpqd.ctl("grant", name, DATASET)
+        return dpq_pb2.RevokeGrantRequest(analyst=name, dataset=DATASET)
+
+    # -- calls ----------------------------------------------------------------------------
+
+    def metadata(self, caller):
+        if caller == "no token":
+            return ()
+        if caller == "malformed":
+            return (("authorization", "Token " + harness.ADMIN_TOKEN),)  # not "Bearer <token>"
+        return (("authorization", "Bearer " + self.tokens[caller]),)
+
+    def call(self, service, method, caller):
+        descriptor = dpq_pb2.DESCRIPTOR.services_by_name[service].methods_by_name[method]
+        path = "/%s/%s" % (dpq_pb2.DESCRIPTOR.services_by_name[service].full_name, method)
+        request_cls = getattr(dpq_pb2, descriptor.input_type.name)
+        response_cls = getattr(dpq_pb2, descriptor.output_type.name)
+        if descriptor.client_streaming:
+            rpc = self.channel.stream_unary(path, request_serializer=request_cls.SerializeToString,
+                                            response_deserializer=response_cls.FromString)
+        else:
+            rpc = self.channel.unary_unary(path, request_serializer=request_cls.SerializeToString,
+                                           response_deserializer=response_cls.FromString)
+        request = self.request_for(service, method, caller)
+        try:
+            rpc(request, metadata=self.metadata(caller), timeout=60)
+        except grpc.RpcError as e:
+            return e.code().name, e.details()
+        return "OK", ""
+
+    @staticmethod
+    def expected(service, method, caller):
+        if caller in UNAUTHENTICATED_KINDS:
+            return "UNAUTHENTICATED"
+        if caller == "admin":
+            return "OK"
+        access = ACCESS.get(service, {}).get(method, "admin")
+        if access == "admin":
+            return "PERMISSION_DENIED"
+        if access == "granted" and caller == "analyst without grant":
+            return "PERMISSION_DENIED"
+        return "OK"
+
+    def test_every_rpc_times_every_caller(self):
+        self.dpqd.ctl("analyst", "create", "ungranted_twin")
+        before = self.snapshot(self.dpqd, DATASET)
+        services = [s for s in dpq_pb2.DESCRIPTOR.services_by_name]
+        self.assertEqual(set(services), {"AnalystService", "AdminService", "AccountingService"})
+        mismatches, cells, ok_charges = [], 0, 0
+        for service in services:
+            for method in dpq_pb2.DESCRIPTOR.services_by_name[service].methods_by_name:
+                for caller in CALLERS:
+                    want = self.expected(service, method, caller)
+                    got, details = self.call(service, method, caller)
+                    cells += 1
+                    if got != want:
+                        mismatches.append("%s.%s as %s: want %s, got %s (%s)" %
+                                          (service, method, caller, want, got, details))
+                    if got == "OK" and service == "AnalystService" and method in ("Query",
+                                                                                  "QueryBatch"):
+                        ok_charges += 1
+        self.assertEqual(mismatches, [], "\n".join(mismatches))
+        methods = sum(len(dpq_pb2.DESCRIPTOR.services_by_name[s].methods_by_name) for s in services)
+        self.assertEqual(cells, methods * len(CALLERS))
+        # Only the successful queries were charged: one audit row each, nothing for any refusal.
+        eps, delta, rows = self.snapshot(self.dpqd, DATASET)
+        self.assertEqual(rows - before[2], ok_charges)
+        self.assertAlmostEqual(eps - before[0], 0.01 * ok_charges, delta=1e-9)
+        self.assertEqual(delta, before[1])
+        self.assertTrue(self.dpqd.ctl("audit", "verify", DATASET)["ok"])
+
+    def test_tokens_never_reach_the_log(self):
+        log = self.dpqd.log_text()
+        for caller, token in self.tokens.items():
+            self.assertNotIn(token, log, "the %s token is in dpqd's log" % caller)
+
+
+if __name__ == "__main__":
+    unittest.main()
