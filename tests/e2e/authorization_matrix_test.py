@@ -17,14 +17,11 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 
-_STUBS_DIR = os.environ.get("DPQ_PYTHON_STUBS") or os.path.join(harness.REPO_ROOT, "build", "python")
-sys.path.insert(0, _STUBS_DIR)
 try:
     import grpc  # noqa: E402
     from dpq.v1 import dpq_pb2, dpq_pb2_grpc  # noqa: E402
-    _IMPORT_ERROR = None
-except ImportError as e:
-    _IMPORT_ERROR = e
+except ImportError:  # setUpClass reports it (harness.require_grpc_stubs)
+    pass
 
 DATASET = "slid"
 UNAUTHENTICATED_KINDS = ("no token", "malformed", "unknown token", "revoked", "rotated away")
@@ -44,11 +41,7 @@ class AuthorizationMatrixTest(harness.DpqdTestCase):
 
     @classmethod
     def setUpClass(cls):
-        if _IMPORT_ERROR is not None:
-            message = "gRPC Python stubs unavailable (%s; looked up in %s)" % (_IMPORT_ERROR, _STUBS_DIR)
-            if os.environ.get("DPQ_PYTHON_STUBS"):
-                raise AssertionError(message)
-            raise unittest.SkipTest(message)
+        harness.require_grpc_stubs()
         cls.dpqd = cls.new_class_dpqd()
         cls.create_slid(cls.dpqd)
         cls.dpqd.ctl("budget", "set", DATASET, "--epsilon", 1000, "--delta", 1e-3)

@@ -22,6 +22,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import sys
 import unittest
 import urllib.request
 
@@ -386,6 +387,26 @@ def _new_dpqd(add_cleanup, start):
     if start:
         dpqd.start()
     return dpqd
+
+
+# The generated gRPC Python stubs (target dpq_python_stubs) and client/python, for tests that speak
+# gRPC directly. ctest passes the stubs' folder in $DPQ_PYTHON_STUBS.
+STUBS_DIR = os.environ.get("DPQ_PYTHON_STUBS") or os.path.join(REPO_ROOT, "build", "python")
+sys.path.insert(0, STUBS_DIR)
+sys.path.insert(0, os.path.join(REPO_ROOT, "client", "python"))
+
+
+def require_grpc_stubs():
+    """Imports grpc and the dpq.v1 stubs. Missing modules fail the test when ctest promised them
+    ($DPQ_PYTHON_STUBS set) and skip it otherwise (a run by hand without a build)."""
+    try:
+        import grpc  # noqa: F401  pylint: disable=import-outside-toplevel,unused-import
+        from dpq.v1 import dpq_pb2, dpq_pb2_grpc  # noqa: F401  pylint: disable=import-outside-toplevel,unused-import
+    except ImportError as e:
+        message = "gRPC Python stubs unavailable (%s; looked up in %s)" % (e, STUBS_DIR)
+        if os.environ.get("DPQ_PYTHON_STUBS"):
+            raise AssertionError(message)
+        raise unittest.SkipTest(message)
 
 
 class DpqdTestCase(unittest.TestCase):

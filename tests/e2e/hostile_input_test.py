@@ -20,16 +20,12 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 
-_STUBS_DIR = os.environ.get("DPQ_PYTHON_STUBS") or os.path.join(harness.REPO_ROOT, "build", "python")
-sys.path.insert(0, _STUBS_DIR)
-sys.path.insert(0, os.path.join(harness.REPO_ROOT, "client", "python"))
 try:
     import grpc  # noqa: E402
     from dpq.v1 import dpq_pb2, dpq_pb2_grpc  # noqa: E402
     from dpq_client import DpqClient, DpqError  # noqa: E402
-    _IMPORT_ERROR = None
-except ImportError as e:  # reported by setUpClass
-    _IMPORT_ERROR = e
+except ImportError:  # setUpClass reports it (harness.require_grpc_stubs)
+    pass
 
 # Each is refused by the name pattern: empty, NUL inside, control characters, upper case, a space,
 # a look-alike Unicode letter (Cyrillic 'ѕ'), and a name longer than 63 characters.
@@ -52,11 +48,7 @@ class HostileInputTest(harness.DpqdTestCase):
 
     @classmethod
     def setUpClass(cls):
-        if _IMPORT_ERROR is not None:
-            message = "gRPC Python stubs unavailable (%s; looked up in %s)" % (_IMPORT_ERROR, _STUBS_DIR)
-            if os.environ.get("DPQ_PYTHON_STUBS"):
-                raise AssertionError(message)  # ctest promised the stubs
-            raise unittest.SkipTest(message)
+        harness.require_grpc_stubs()
         cls.dpqd = cls.new_class_dpqd()
         cls.create_slid(cls.dpqd)
         cls.alice = cls.create_analyst(cls.dpqd, "alice")
