@@ -31,6 +31,7 @@
 #include "server/dp/secure_random.h"
 #include "server/engine/query_engine.h"
 #include "server/metrics/metrics.h"
+#include "server/store/admin_log.h"
 #include "server/store/aggregate_scanner.h"
 #include "server/store/result_cache.h"
 #include "server/store/budget_ledger.h"
@@ -153,7 +154,8 @@ absl::Status Serve() {
 
   engine::QueryEngine engine({&datasets, &principals, &ledger, &scanner, &cache}, &dp::SecureRandom());
   api::Authenticator auth(&principals);
-  api::ServiceOptions options{&auth, &engine, &datasets, &principals, &ledger, &metrics};
+  store::AdminLog admin_log(db.get());
+  api::ServiceOptions options{&auth, &engine, &datasets, &principals, &ledger, &admin_log, &metrics};
   api::AnalystService analyst_service(options);
   api::AdminService admin_service(options);
   api::AccountingService accounting_service(options);

@@ -418,20 +418,35 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
 
   // audit
   std::string audit_dataset, verify_dataset;
+  bool audit_admin_log = false, verify_admin_log = false;
   CLI::App* audit = app.add_subcommand(
-      "audit", "a dataset's budget allocations, oldest first (`audit verify DATASET` checks them)");
+      "audit", "a dataset's budget allocations, oldest first (`audit verify DATASET` checks them); "
+               "--admin-log: every admin action");
   audit->require_subcommand(0, 1);
   audit->add_option("dataset", audit_dataset, "dataset name");
+  audit->add_flag("--admin-log", audit_admin_log,
+                  "list the admin log (dataset, analyst, grant, token and budget changes) instead");
   CLI::App* audit_verify = audit->add_subcommand(
       "verify", "recompute the audit hash chain and the ledger from the audit rows (exit 4 if broken)");
-  audit_verify->add_option("dataset", verify_dataset, "dataset name")->required();
+  audit_verify->add_option("dataset", verify_dataset, "dataset name");
+  audit_verify->add_flag("--admin-log", verify_admin_log, "check the admin log's hash chain instead");
   audit_verify->callback([&] {
-    run = [&](const Output& output) { return RunAuditVerify(options, output, verify_dataset); };
+    if (verify_admin_log == !verify_dataset.empty()) {
+      throw CLI::RequiredError("audit verify needs a DATASET or --admin-log (one of them)");
+    }
+    run = [&](const Output& output) {
+      return verify_admin_log ? RunAdminLogVerify(options, output)
+                              : RunAuditVerify(options, output, verify_dataset);
+    };
   });
   audit->callback([&] {
     if (audit_verify->parsed()) return;
-    if (audit_dataset.empty()) throw CLI::RequiredError("dataset");
-    run = [&](const Output& output) { return RunAudit(options, output, audit_dataset); };
+    if (audit_admin_log == !audit_dataset.empty()) {
+      throw CLI::RequiredError("audit needs a DATASET or --admin-log (one of them)");
+    }
+    run = [&](const Output& output) {
+      return audit_admin_log ? RunAdminLog(options, output) : RunAudit(options, output, audit_dataset);
+    };
   });
 
   // price | calibrate (privacy arithmetic; no dataset, no ledger, nothing charged)

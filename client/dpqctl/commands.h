@@ -113,6 +113,10 @@ int RunAudit(const GlobalOptions& options, const Output& output, const std::stri
 // Exit 0 when the chain and ledger verify, kExitVerificationFailed when they do not.
 int RunAuditVerify(const GlobalOptions& options, const Output& output, const std::string& dataset);
 inline constexpr int kExitVerificationFailed = 4;
+// AdminService.ListAdminLog: every admin action, oldest first.
+int RunAdminLog(const GlobalOptions& options, const Output& output);
+// AdminService.VerifyAdminLog; exit kExitVerificationFailed when the chain is broken.
+int RunAdminLogVerify(const GlobalOptions& options, const Output& output);
 
 // --- accounting (commands_accounting.cc) ------------------------------------------------------
 

@@ -39,4 +39,32 @@ int RunAuditVerify(const GlobalOptions& options, const Output& output, const std
   return verified ? 0 : kExitVerificationFailed;
 }
 
+int RunAdminLog(const GlobalOptions& options, const Output& output) {
+  dpq::v1::ListAdminLogRequest request;
+  return RunRpc<dpq::v1::ListAdminLogResponse>(
+      options, output, kDefaultTimeoutSeconds,
+      [&](const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* context,
+          dpq::v1::ListAdminLogResponse* response) {
+        return dpq::v1::AdminService::NewStub(channel)->ListAdminLog(context, request, response);
+      },
+      ListAdminLogResponseToJson, WriteListAdminLogText);
+}
+
+int RunAdminLogVerify(const GlobalOptions& options, const Output& output) {
+  dpq::v1::VerifyAdminLogRequest request;
+  bool verified = true;
+  const int rc = RunRpc<dpq::v1::VerifyAdminLogResponse>(
+      options, output, kDefaultTimeoutSeconds,
+      [&](const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* context,
+          dpq::v1::VerifyAdminLogResponse* response) {
+        grpc::Status status =
+            dpq::v1::AdminService::NewStub(channel)->VerifyAdminLog(context, request, response);
+        verified = status.ok() && response->ok();
+        return status;
+      },
+      VerifyAdminLogResponseToJson, WriteVerifyAdminLogText);
+  if (rc != 0) return rc;
+  return verified ? 0 : kExitVerificationFailed;
+}
+
 }  // namespace dpqctl

@@ -314,4 +314,24 @@ nlohmann::json ServerStatusResponseToJson(const dpq::v1::ServerStatusResponse& r
   };
 }
 
+nlohmann::json ListAdminLogResponseToJson(const dpq::v1::ListAdminLogResponse& response) {
+  nlohmann::json entries = nlohmann::json::array();
+  for (const dpq::v1::AdminLogEntry& e : response.entries()) {
+    entries.push_back(nlohmann::json{{"seq", e.seq()},
+                                     {"created_at", e.created_at()},
+                                     {"admin", e.admin()},
+                                     {"action", e.action()},
+                                     {"target", e.target()},
+                                     {"details", e.details()}});
+  }
+  return {{"entries", std::move(entries)}};
+}
+
+nlohmann::json VerifyAdminLogResponseToJson(const dpq::v1::VerifyAdminLogResponse& response) {
+  return {{"ok", response.ok()},
+          {"entries", response.entries()},
+          {"first_broken_seq", response.first_broken_seq()},
+          {"reason", response.reason()}};
+}
+
 }  // namespace dpqctl

@@ -57,6 +57,8 @@ nlohmann::json WhoAmIResponseToJson(const dpq::v1::WhoAmIResponse& response);
 // {"server_version", "schema_version", "database": "reachable"|"unreachable", "database_error",
 //  "datasets": [budget, ...]}
 nlohmann::json ServerStatusResponseToJson(const dpq::v1::ServerStatusResponse& response);
+nlohmann::json ListAdminLogResponseToJson(const dpq::v1::ListAdminLogResponse& response);
+nlohmann::json VerifyAdminLogResponseToJson(const dpq::v1::VerifyAdminLogResponse& response);
 nlohmann::json ErrorToJson(absl::string_view code_name, absl::string_view message);
 
 // Writes `document` indented, followed by a newline. Invalid UTF-8 (a server message, a

@@ -527,4 +527,26 @@ void WriteServerStatusText(std::ostream& out, const dpq::v1::ServerStatusRespons
              rows);
 }
 
+void WriteListAdminLogText(std::ostream& out, const dpq::v1::ListAdminLogResponse& response) {
+  if (response.entries().empty()) {
+    out << "no admin actions\n";
+    return;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const dpq::v1::AdminLogEntry& e : response.entries()) {
+    rows.push_back({absl::StrCat(e.seq()), e.created_at(), e.admin(), e.action(), e.target(),
+                    OrDash(e.details())});
+  }
+  WriteTable(out, {"SEQ", "TIME", "ADMIN", "ACTION", "TARGET", "DETAILS"}, rows);
+}
+
+void WriteVerifyAdminLogText(std::ostream& out, const dpq::v1::VerifyAdminLogResponse& response) {
+  if (response.ok()) {
+    out << "admin log OK: " << response.entries() << " entries, hash chain intact\n";
+  } else {
+    out << "admin log BROKEN at seq " << response.first_broken_seq() << ": " << response.reason()
+        << " (" << response.entries() << " entries)\n";
+  }
+}
+
 }  // namespace dpqctl

@@ -66,6 +66,9 @@ void WriteWhoAmIText(std::ostream& out, const dpq::v1::WhoAmIResponse& response)
 // share left, delta likewise.
 void WriteServerStatusText(std::ostream& out, const dpq::v1::ServerStatusResponse& response);
 
+void WriteListAdminLogText(std::ostream& out, const dpq::v1::ListAdminLogResponse& response);
+void WriteVerifyAdminLogText(std::ostream& out, const dpq::v1::VerifyAdminLogResponse& response);
+
 void WritePriceText(std::ostream& out, const dpq::v1::PriceResponse& response);
 void WriteCalibrateText(std::ostream& out, const dpq::v1::CalibrateResponse& response);
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "server/api/admin_actions.h"
 #include "server/api/auth.h"
 #include "server/api/proto_convert.h"
 #include "server/api/services.h"
@@ -64,7 +65,8 @@ grpc::Status AdminService::RevokeAnalyst(grpc::ServerContext* context,
       return absl::FailedPreconditionError(
           "an admin cannot revoke itself (another admin can; that keeps one admin able to act)");
     }
-    return o_.principals->Revoke(request->name());
+    const store::AdminAction log = Logged(caller, "analyst.revoke", request->name());
+    return o_.principals->Revoke(request->name(), &log);
   }());
 }
 
@@ -72,10 +74,12 @@ grpc::Status AdminService::RotateToken(grpc::ServerContext* context,
                                        const v1::RotateTokenRequest* request,
                                        v1::CreateAnalystResponse* response) {
   return ToGrpcStatus([&]() -> absl::Status {
-    RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
+    ASSIGN_OR_RETURN(store::Principal admin, o_.auth->AuthenticateAdmin(*context));
     RETURN_IF_ERROR(ValidateAnalystName(request->name(), "name"));
     const std::string token = NewToken();
-    ASSIGN_OR_RETURN(store::Principal p, o_.principals->RotateToken(request->name(), TokenHash(token)));
+    const store::AdminAction log = Logged(admin, "token.rotate", request->name());
+    ASSIGN_OR_RETURN(store::Principal p,
+                     o_.principals->RotateToken(request->name(), TokenHash(token), &log));
     response->set_name(p.name);
     response->set_role(RoleToProto(p.role));
     response->set_token(token);
@@ -87,10 +91,12 @@ grpc::Status AdminService::RevokeGrant(grpc::ServerContext* context,
                                        const v1::RevokeGrantRequest* request,
                                        v1::RevokeGrantResponse* /*response*/) {
   return ToGrpcStatus([&]() -> absl::Status {
-    RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
+    ASSIGN_OR_RETURN(store::Principal admin, o_.auth->AuthenticateAdmin(*context));
     RETURN_IF_ERROR(ValidateAnalystName(request->analyst(), "analyst"));
     RETURN_IF_ERROR(ValidateIdentifier(request->dataset(), "dataset"));
-    return o_.principals->RevokeGrant(request->analyst(), request->dataset());
+    const store::AdminAction log =
+        Logged(admin, "grant.revoke", absl::StrCat(request->analyst(), "/", request->dataset()));
+    return o_.principals->RevokeGrant(request->analyst(), request->dataset(), &log);
   }());
 }
 
@@ -133,6 +139,39 @@ grpc::Status AdminService::ServerStatus(grpc::ServerContext* context,
       api::ToProto(budget, response->add_budgets());
       response->mutable_budgets()->rbegin()->set_preset(d.epsilon_preset);
     }
+    return absl::OkStatus();
+  }());
+}
+
+grpc::Status AdminService::ListAdminLog(grpc::ServerContext* context,
+                                        const v1::ListAdminLogRequest* /*request*/,
+                                        v1::ListAdminLogResponse* response) {
+  return ToGrpcStatus([&]() -> absl::Status {
+    RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
+    ASSIGN_OR_RETURN(std::vector<store::AdminLogEntry> entries, o_.admin_log->List());
+    for (const store::AdminLogEntry& e : entries) {
+      v1::AdminLogEntry* out = response->add_entries();
+      out->set_seq(e.seq);
+      out->set_created_at(e.created_at);
+      out->set_admin(e.action.admin);
+      out->set_action(e.action.action);
+      out->set_target(e.action.target);
+      out->set_details(e.action.details);
+    }
+    return absl::OkStatus();
+  }());
+}
+
+grpc::Status AdminService::VerifyAdminLog(grpc::ServerContext* context,
+                                          const v1::VerifyAdminLogRequest* /*request*/,
+                                          v1::VerifyAdminLogResponse* response) {
+  return ToGrpcStatus([&]() -> absl::Status {
+    RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
+    ASSIGN_OR_RETURN(store::AdminLog::Verification v, o_.admin_log->Verify());
+    response->set_ok(v.ok);
+    response->set_entries(v.entries);
+    response->set_first_broken_seq(v.first_broken_seq);
+    response->set_reason(v.reason);
     return absl::OkStatus();
   }());
 }

@@ -1,4 +1,6 @@
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "server/api/admin_actions.h"
 #include "server/api/proto_convert.h"
 #include "server/api/services.h"
 #include "server/query/epsilon_guidance.h"
@@ -59,12 +61,13 @@ grpc::Status AdminService::LoadDataset(grpc::ServerContext* context,
                                        grpc::ServerReader<v1::CreateDatasetRequest>* reader,
                                        v1::CreateDatasetResponse* response) {
   return ToGrpcStatus([&]() -> absl::Status {
-    RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
+    ASSIGN_OR_RETURN(store::Principal admin, o_.auth->AuthenticateAdmin(*context));
     ASSIGN_OR_RETURN(v1::DatasetHeader header, ReadHeader(reader));
     RETURN_IF_ERROR(ValidateIdentifier(header.name(), "header.name"));
     ASSIGN_OR_RETURN(query::DatasetSchema schema, o_.datasets->Get(header.name()));
     CsvUpload upload(context, reader, schema.columns);
-    ASSIGN_OR_RETURN(int64_t appended, o_.datasets->Append(schema, upload.Source()));
+    const store::AdminAction log = Logged(admin, "dataset.load", schema.name);
+    ASSIGN_OR_RETURN(int64_t appended, o_.datasets->Append(schema, upload.Source(), &log));
     ASSIGN_OR_RETURN(query::DatasetSchema after, o_.datasets->Get(header.name()));
     ToProto(after, response->mutable_dataset());
     response->set_rows_loaded(appended);
@@ -76,14 +79,15 @@ grpc::Status AdminService::DropDataset(grpc::ServerContext* context,
                                        const v1::DropDatasetRequest* request,
                                        v1::DropDatasetResponse* response) {
   return ToGrpcStatus([&]() -> absl::Status {
-    RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
+    ASSIGN_OR_RETURN(store::Principal admin, o_.auth->AuthenticateAdmin(*context));
     RETURN_IF_ERROR(ValidateIdentifier(request->name(), "name"));
     if (!request->confirm()) {
       return absl::FailedPreconditionError(
           "dropping deletes the raw rows irrecoverably: set confirm (dpqctl --yes)");
     }
     ASSIGN_OR_RETURN(query::DatasetSchema schema, o_.datasets->Get(request->name()));
-    return o_.datasets->Drop(schema);
+    const store::AdminAction log = Logged(admin, "dataset.drop", schema.name);
+    return o_.datasets->Drop(schema, &log);
   }());
 }
 
@@ -91,12 +95,16 @@ grpc::Status AdminService::CreateDataset(grpc::ServerContext* context,
                                          grpc::ServerReader<v1::CreateDatasetRequest>* reader,
                                          v1::CreateDatasetResponse* response) {
   return ToGrpcStatus([&]() -> absl::Status {
-    RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
+    ASSIGN_OR_RETURN(store::Principal admin, o_.auth->AuthenticateAdmin(*context));
     ASSIGN_OR_RETURN(v1::DatasetHeader header, ReadHeader(reader));
     ASSIGN_OR_RETURN(query::DatasetSchema schema, DatasetSchemaFromProto(header));
     RETURN_IF_ERROR(query::ValidateNewDataset(schema));
     CsvUpload upload(context, reader, schema.columns);
-    ASSIGN_OR_RETURN(store::CreatedDataset created, o_.datasets->Create(schema, upload.Source()));
+    const store::AdminAction log =
+        Logged(admin, "dataset.create", schema.name,
+               absl::StrCat("privacy_unit=", schema.privacy_unit, " columns=", schema.columns.size()));
+    ASSIGN_OR_RETURN(store::CreatedDataset created,
+                     o_.datasets->Create(schema, upload.Source(), &log));
     ToProto(created.schema, response->mutable_dataset());
     response->set_rows_loaded(created.rows_loaded);
     return absl::OkStatus();
@@ -107,7 +115,7 @@ grpc::Status AdminService::CreateAnalyst(grpc::ServerContext* context,
                                          const v1::CreateAnalystRequest* request,
                                          v1::CreateAnalystResponse* response) {
   return ToGrpcStatus([&]() -> absl::Status {
-    RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
+    ASSIGN_OR_RETURN(store::Principal admin, o_.auth->AuthenticateAdmin(*context));
     RETURN_IF_ERROR(ValidateAnalystName(request->name(), "name"));
     store::Role role;
     switch (request->role()) {
@@ -117,7 +125,11 @@ grpc::Status AdminService::CreateAnalyst(grpc::ServerContext* context,
       default: return absl::InvalidArgumentError("role is not known");
     }
     const std::string token = NewToken();
-    ASSIGN_OR_RETURN(store::Principal p, o_.principals->Create(request->name(), role, TokenHash(token)));
+    const store::AdminAction log =
+        Logged(admin, "analyst.create", request->name(),
+               role == store::Role::kAdmin ? "role=admin" : "role=analyst");
+    ASSIGN_OR_RETURN(store::Principal p,
+                     o_.principals->Create(request->name(), role, TokenHash(token), &log));
     response->set_name(p.name);
     response->set_role(p.role == store::Role::kAdmin ? v1::ROLE_ADMIN : v1::ROLE_ANALYST);
     response->set_token(token);
@@ -128,7 +140,7 @@ grpc::Status AdminService::CreateAnalyst(grpc::ServerContext* context,
 grpc::Status AdminService::Grant(grpc::ServerContext* context, const v1::GrantRequest* request,
                                  v1::GrantResponse* response) {
   return ToGrpcStatus([&]() -> absl::Status {
-    RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
+    ASSIGN_OR_RETURN(store::Principal admin, o_.auth->AuthenticateAdmin(*context));
     RETURN_IF_ERROR(ValidateAnalystName(request->analyst(), "analyst"));
     RETURN_IF_ERROR(ValidateIdentifier(request->dataset(), "dataset"));
     absl::optional<int64_t> epsilon_cap, delta_cap;
@@ -139,14 +151,21 @@ grpc::Status AdminService::Grant(grpc::ServerContext* context, const v1::GrantRe
     if (request->has_delta_cap()) {
       ASSIGN_OR_RETURN(delta_cap, query::DeltaToUnits(request->delta_cap(), "delta_cap"));
     }
-    return o_.principals->Grant(request->analyst(), request->dataset(), epsilon_cap, delta_cap);
+    std::string caps;
+    if (request->has_epsilon_cap()) caps = absl::StrFormat("epsilon_cap=%.12g", request->epsilon_cap());
+    if (request->has_delta_cap()) {
+      absl::StrAppend(&caps, caps.empty() ? "" : " ", absl::StrFormat("delta_cap=%.12g", request->delta_cap()));
+    }
+    const store::AdminAction log =
+        Logged(admin, "grant", absl::StrCat(request->analyst(), "/", request->dataset()), caps);
+    return o_.principals->Grant(request->analyst(), request->dataset(), epsilon_cap, delta_cap, &log);
   }());
 }
 
 grpc::Status AdminService::SetBudget(grpc::ServerContext* context, const v1::SetBudgetRequest* request,
                                      v1::Budget* response) {
   return ToGrpcStatus([&]() -> absl::Status {
-    RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
+    ASSIGN_OR_RETURN(store::Principal admin, o_.auth->AuthenticateAdmin(*context));
     double epsilon = request->epsilon();
     if (!request->preset().empty()) {
       ASSIGN_OR_RETURN(query::EpsilonPreset preset, query::FindEpsilonPreset(request->preset()));
@@ -156,8 +175,14 @@ grpc::Status AdminService::SetBudget(grpc::ServerContext* context, const v1::Set
                      query::EpsilonToUnits(epsilon, "epsilon", query::kMaxEpsilonBudget));
     ASSIGN_OR_RETURN(int64_t delta_units, query::DeltaToUnits(request->delta(), "delta"));
     ASSIGN_OR_RETURN(query::DatasetSchema schema, o_.datasets->Get(request->dataset()));
+    const store::AdminAction log = Logged(
+        admin, "budget.set", schema.name,
+        absl::StrFormat("epsilon=%.12g delta=%.12g accountant=%s preset=%s",
+                        query::EpsilonFromUnits(epsilon_units), query::DeltaFromUnits(delta_units),
+                        request->accountant().empty() ? "(kept)" : request->accountant(),
+                        request->preset().empty() ? "(kept)" : request->preset()));
     ASSIGN_OR_RETURN(store::BudgetState budget,
-                     o_.ledger->Set(schema.id, epsilon_units, delta_units, request->accountant()));
+                     o_.ledger->Set(schema.id, epsilon_units, delta_units, request->accountant(), &log));
     std::string preset = schema.epsilon_preset;
     if (!request->preset().empty()) {
       preset = request->preset();

@@ -7,6 +7,7 @@
 #include "server/api/auth.h"
 #include "server/engine/query_engine.h"
 #include "server/metrics/metrics.h"
+#include "server/store/admin_log.h"
 #include "server/store/budget_ledger.h"
 #include "server/store/dataset_store.h"
 #include "server/store/principal_store.h"
@@ -19,6 +20,7 @@ struct ServiceOptions {
   store::DatasetStore* datasets;
   store::PrincipalStore* principals;
   store::BudgetLedger* ledger;
+  store::AdminLog* admin_log;
   metrics::Metrics* metrics;
 };
 
@@ -74,6 +76,10 @@ class AdminService final : public v1::AdminService::Service {
                           v1::ListGrantsResponse* response) override;
   grpc::Status ServerStatus(grpc::ServerContext* context, const v1::ServerStatusRequest* request,
                             v1::ServerStatusResponse* response) override;
+  grpc::Status ListAdminLog(grpc::ServerContext* context, const v1::ListAdminLogRequest* request,
+                            v1::ListAdminLogResponse* response) override;
+  grpc::Status VerifyAdminLog(grpc::ServerContext* context, const v1::VerifyAdminLogRequest* request,
+                              v1::VerifyAdminLogResponse* response) override;
   grpc::Status SetBudget(grpc::ServerContext* context, const v1::SetBudgetRequest* request,
                          v1::Budget* response) override;
   grpc::Status ListAudit(grpc::ServerContext* context, const v1::ListAuditRequest* request,

@@ -47,4 +47,13 @@ std::string ChainHash(const std::string& prev_hash, int64_t dataset_id, const Al
   return Sha256(prev_hash + CanonicalAllocation(dataset_id, a));
 }
 
+std::string CanonicalAdminAction(int64_t seq, const AdminAction& a) {
+  return absl::StrCat("dpq-admin-v1|", seq, "|", S(a.admin), "|", S(a.action), "|", S(a.target), "|",
+                      S(a.details));
+}
+
+std::string AdminChainHash(const std::string& prev_hash, int64_t seq, const AdminAction& a) {
+  return Sha256(prev_hash + CanonicalAdminAction(seq, a));
+}
+
 }  // namespace dpq::store

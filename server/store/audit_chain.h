@@ -28,6 +28,17 @@ std::string CanonicalRelease(int64_t dataset_id, int64_t seq, double value, doub
 std::string ReleaseHash(const std::string& audit_hash, int64_t dataset_id, int64_t seq, double value,
                         double ci_lower, double ci_upper, const std::string& result);
 
+// The admin log's chain (migration 0009): one row per admin action, linked the same way.
+struct AdminAction {
+  std::string admin;    // the principal that acted
+  std::string action;   // e.g. "dataset.create", "grant.revoke"
+  std::string target;   // what it acted on, e.g. "slid" or "alice/slid"
+  std::string details;  // "key=value" pairs, e.g. "epsilon=3 delta=1e-06 accountant=basic"
+};
+std::string CanonicalAdminAction(int64_t seq, const AdminAction& a);
+// SHA-256(prev_hash || CanonicalAdminAction(seq, a)).
+std::string AdminChainHash(const std::string& prev_hash, int64_t seq, const AdminAction& a);
+
 }  // namespace dpq::store
 
 #endif  // DPQ_SERVER_STORE_AUDIT_CHAIN_H_

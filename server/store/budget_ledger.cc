@@ -16,6 +16,7 @@
 #include "server/base/sha256.h"
 #include "server/base/status_macros.h"
 #include "server/store/array_literal.h"
+#include "server/store/admin_log.h"
 #include "server/store/audit_chain.h"
 #include "server/store/debit_batcher.h"
 #include "server/store/ledger_accounting.h"
@@ -538,7 +539,8 @@ absl::StatusOr<BudgetState> BudgetLedger::Get(int64_t dataset_id) {
 }
 
 absl::StatusOr<BudgetState> BudgetLedger::Set(int64_t dataset_id, int64_t epsilon_total_units,
-                                              int64_t delta_total_units, const std::string& accountant) {
+                                              int64_t delta_total_units, const std::string& accountant,
+                                              const AdminAction* log) {
   BudgetState b;
   RETURN_IF_ERROR(db_->Run("set budget", [&](pqxx::connection& c) -> absl::Status {
     pqxx::work tx(c);
@@ -573,6 +575,7 @@ absl::StatusOr<BudgetState> BudgetLedger::Set(int64_t dataset_id, int64_t epsilo
         "epsilon_spent_units = $5, delta_spent_units = $6, updated_at = now() WHERE dataset_id = $1",
         dataset_id, b.accountant, epsilon_total_units, delta_total_units, b.epsilon_spent_units,
         b.delta_spent_units);
+    if (log != nullptr) AppendAdminAction(tx, *log);
     tx.commit();
     b.epsilon_total_units = epsilon_total_units;
     b.delta_total_units = delta_total_units;

@@ -24,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/optional.h"
 #include "server/store/allocation.h"
+#include "server/store/audit_chain.h"
 #include "server/store/database.h"
 
 namespace dpq::store {
@@ -49,7 +50,8 @@ class BudgetLedger {
   // `accountant` ("basic", "advanced", "rdp", "zcdp"; empty keeps the current one) can change only
   // while nothing is spent (FAILED_PRECONDITION); non-basic accountants need delta > 0.
   absl::StatusOr<BudgetState> Set(int64_t dataset_id, int64_t epsilon_total_units,
-                                  int64_t delta_total_units, const std::string& accountant = "");
+                                  int64_t delta_total_units, const std::string& accountant = "",
+                                  const AdminAction* log = nullptr);
 
   // The committed allocation for (dataset, request id), if any.
   absl::StatusOr<absl::optional<Allocation>> FindAllocation(int64_t dataset_id,

@@ -1,6 +1,7 @@
 #include "server/store/dataset_store.h"
 
 #include "server/base/validation.h"
+#include "server/store/admin_log.h"
 
 #include <algorithm>
 #include <condition_variable>
@@ -93,6 +94,12 @@ std::string DataTableName(int64_t dataset_id) { return absl::StrCat("dpq_data.ds
 namespace {
 
 // A ranker for the COPY lines of `schema` (its privacy unit's position and type).
+// A load's admin-log entry records how many rows it added (the admin's own fact).
+AdminAction WithRows(AdminAction action, int64_t rows) {
+  absl::StrAppend(&action.details, action.details.empty() ? "" : " ", "rows=", rows);
+  return action;
+}
+
 absl::StatusOr<RowRanker> NewRanker(const DatasetSchema& schema) {
   for (size_t i = 0; i < schema.columns.size(); ++i) {
     if (schema.columns[i].name == schema.privacy_unit) {
@@ -251,7 +258,8 @@ absl::StatusOr<int64_t> CopyRows(pqxx::work& tx, const DatasetSchema& schema,
 }  // namespace
 
 absl::StatusOr<CreatedDataset> DatasetStore::Create(const DatasetSchema& schema,
-                                                    const CopyLineSource& source) {
+                                                    const CopyLineSource& source,
+                                                    const AdminAction* log) {
   CreatedDataset created;
   absl::Status status = db_->RunOnce("create dataset", [&](pqxx::connection& c) -> absl::Status {
     pqxx::work tx(c);
@@ -304,6 +312,7 @@ absl::StatusOr<CreatedDataset> DatasetStore::Create(const DatasetSchema& schema,
 
     ASSIGN_OR_RETURN(RowRanker ranker, NewRanker(created.schema));
     ASSIGN_OR_RETURN(created.rows_loaded, CopyRows(tx, created.schema, source, &ranker));
+    if (log != nullptr) AppendAdminAction(tx, WithRows(*log, created.rows_loaded));
     tx.commit();
     LogRanks(created.schema, ranker);
     return absl::OkStatus();
@@ -315,7 +324,8 @@ absl::StatusOr<CreatedDataset> DatasetStore::Create(const DatasetSchema& schema,
   return created;
 }
 
-absl::StatusOr<int64_t> DatasetStore::Append(const DatasetSchema& schema, const CopyLineSource& source) {
+absl::StatusOr<int64_t> DatasetStore::Append(const DatasetSchema& schema, const CopyLineSource& source,
+                                             const AdminAction* log) {
   int64_t appended = 0;
   RETURN_IF_ERROR(db_->RunOnce("load dataset", [&](pqxx::connection& c) -> absl::Status {
     pqxx::work tx(c);
@@ -343,13 +353,14 @@ absl::StatusOr<int64_t> DatasetStore::Append(const DatasetSchema& schema, const 
       LogRanks(schema, ranker);
     }
     tx.exec_params0("UPDATE datasets SET version = version + 1 WHERE id = $1", schema.id);
+    if (log != nullptr) AppendAdminAction(tx, WithRows(*log, appended));
     tx.commit();
     return absl::OkStatus();
   }));
   return appended;
 }
 
-absl::Status DatasetStore::Drop(const DatasetSchema& schema) {
+absl::Status DatasetStore::Drop(const DatasetSchema& schema, const AdminAction* log) {
   return db_->Run("drop dataset", [&](pqxx::connection& c) -> absl::Status {
     pqxx::work tx(c);
     pqxx::result d = tx.exec_params(
@@ -358,6 +369,7 @@ absl::Status DatasetStore::Drop(const DatasetSchema& schema) {
         schema.id);
     if (d.empty()) return absl::NotFoundError(absl::StrCat("dataset ", schema.name, " not found"));
     tx.exec0(absl::StrCat("DROP TABLE ", DataTableName(schema.id)));
+    if (log != nullptr) AppendAdminAction(tx, *log);
     tx.commit();
     return absl::OkStatus();
   });

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "server/query/dataset_schema.h"
+#include "server/store/audit_chain.h"
 #include "server/store/database.h"
 
 namespace dpq::store {
@@ -24,6 +25,8 @@ struct CreatedDataset {
   int64_t rows_loaded = 0;
 };
 
+// Mutating calls take an optional AdminAction: when given, it is appended to the admin log
+// (admin_log.h) in the same transaction as the change.
 class DatasetStore {
  public:
   explicit DatasetStore(Database* db) : db_(db) {}
@@ -32,14 +35,16 @@ class DatasetStore {
   // rows from `source` with COPY, in one transaction: on any error nothing exists afterwards.
   // `schema` must already be validated (identifiers, types, bounds). ALREADY_EXISTS for a taken
   // name.
-  absl::StatusOr<CreatedDataset> Create(const query::DatasetSchema& schema, const CopyLineSource& source);
+  absl::StatusOr<CreatedDataset> Create(const query::DatasetSchema& schema, const CopyLineSource& source,
+                                        const AdminAction* log = nullptr);
 
   // Appends all rows from `source` to the dataset's table with COPY and bumps its version, in one
   // transaction. Returns the number of rows appended.
-  absl::StatusOr<int64_t> Append(const query::DatasetSchema& schema, const CopyLineSource& source);
+  absl::StatusOr<int64_t> Append(const query::DatasetSchema& schema, const CopyLineSource& source,
+                                 const AdminAction* log = nullptr);
 
   // Drops the raw-row table and marks the dataset dropped; ledger and audit rows stay.
-  absl::Status Drop(const query::DatasetSchema& schema);
+  absl::Status Drop(const query::DatasetSchema& schema, const AdminAction* log = nullptr);
 
   // Records the domain preset of the dataset's budget (query/epsilon_guidance.h); "" clears it.
   absl::Status SetEpsilonPreset(int64_t dataset_id, const std::string& preset);

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/base/status_macros.h"
+#include "server/store/admin_log.h"
 
 namespace dpq::store {
 namespace {
@@ -39,13 +40,15 @@ absl::Status DatasetNotFound(const std::string& name) {
 }  // namespace
 
 absl::StatusOr<Principal> PrincipalStore::Create(const std::string& name, Role role,
-                                                 const std::string& token_sha256) {
+                                                 const std::string& token_sha256,
+                                                 const AdminAction* log) {
   Principal p;
   absl::Status status = db_->Run("create analyst", [&](pqxx::connection& c) {
     pqxx::work tx(c);
     p = FromRow(tx.exec_params1(
         "INSERT INTO principals (name, role, token_sha256) VALUES ($1, $2, $3) RETURNING id, name, role",
         name, RoleName(role), pqxx::binarystring(token_sha256)));
+    if (log != nullptr) AppendAdminAction(tx, *log);
     tx.commit();
     return absl::OkStatus();
   });
@@ -144,7 +147,7 @@ absl::StatusOr<std::vector<GrantRecord>> PrincipalStore::ListGrants(
   return out;
 }
 
-absl::Status PrincipalStore::Revoke(const std::string& name) {
+absl::Status PrincipalStore::Revoke(const std::string& name, const AdminAction* log) {
   return db_->Run("revoke analyst", [&](pqxx::connection& c) -> absl::Status {
     pqxx::work tx(c);
     pqxx::result r = tx.exec_params(
@@ -156,13 +159,15 @@ absl::Status PrincipalStore::Revoke(const std::string& name) {
           absl::StrCat("analyst ", name, " is already revoked (since ", r[0][0].as<std::string>(), ")"));
     }
     tx.exec_params0("UPDATE principals SET revoked_at = now() WHERE name = $1", name);
+    if (log != nullptr) AppendAdminAction(tx, *log);
     tx.commit();
     return absl::OkStatus();
   });
 }
 
 absl::StatusOr<Principal> PrincipalStore::RotateToken(const std::string& name,
-                                                      const std::string& token_sha256) {
+                                                      const std::string& token_sha256,
+                                                      const AdminAction* log) {
   Principal p;
   RETURN_IF_ERROR(db_->Run("rotate token", [&](pqxx::connection& c) -> absl::Status {
     pqxx::work tx(c);
@@ -177,13 +182,15 @@ absl::StatusOr<Principal> PrincipalStore::RotateToken(const std::string& name,
     p = FromRow(r[0]);
     tx.exec_params0("UPDATE principals SET token_sha256 = $2 WHERE id = $1", p.id,
                     pqxx::binarystring(token_sha256));
+    if (log != nullptr) AppendAdminAction(tx, *log);
     tx.commit();
     return absl::OkStatus();
   }));
   return p;
 }
 
-absl::Status PrincipalStore::RevokeGrant(const std::string& analyst, const std::string& dataset) {
+absl::Status PrincipalStore::RevokeGrant(const std::string& analyst, const std::string& dataset,
+                                         const AdminAction* log) {
   return db_->Run("revoke grant", [&](pqxx::connection& c) -> absl::Status {
     pqxx::work tx(c);
     if (tx.exec_params("SELECT 1 FROM principals WHERE name = $1", analyst).empty()) {
@@ -202,6 +209,7 @@ absl::Status PrincipalStore::RevokeGrant(const std::string& analyst, const std::
       return absl::NotFoundError(absl::StrCat("analyst ", analyst, " holds no grant on dataset ",
                                               dataset, " (`dpqctl grant list ", dataset, "`)"));
     }
+    if (log != nullptr) AppendAdminAction(tx, *log);
     tx.commit();
     return absl::OkStatus();
   });
@@ -219,7 +227,8 @@ absl::StatusOr<int64_t> PrincipalStore::SchemaVersion() {
 
 absl::Status PrincipalStore::Grant(const std::string& analyst, const std::string& dataset,
                                    absl::optional<int64_t> epsilon_cap_units,
-                                   absl::optional<int64_t> delta_cap_units) {
+                                   absl::optional<int64_t> delta_cap_units,
+                                   const AdminAction* log) {
   return db_->Run("grant", [&](pqxx::connection& c) -> absl::Status {
     pqxx::work tx(c);
     pqxx::result a = tx.exec_params(
@@ -228,8 +237,9 @@ absl::Status PrincipalStore::Grant(const std::string& analyst, const std::string
     if (a[0][1].as<bool>()) {
       return absl::FailedPreconditionError(absl::StrCat("analyst ", analyst, " is revoked"));
     }
-    pqxx::result d = tx.exec_params("SELECT id FROM datasets WHERE name = $1", dataset);
-    if (d.empty()) return DatasetNotFound(dataset);
+    pqxx::result d =
+        tx.exec_params("SELECT id FROM datasets WHERE name = $1 AND dropped_at IS NULL", dataset);
+    if (d.empty()) return DatasetNotFound(dataset);  // a dropped dataset can be granted no more
     const int64_t principal_id = a[0][0].as<int64_t>();
     const int64_t dataset_id = d[0][0].as<int64_t>();
     tx.exec_params0(
@@ -255,6 +265,7 @@ absl::Status PrincipalStore::Grant(const std::string& analyst, const std::string
           "WHERE principal_id = $1 AND dataset_id = $2",
           principal_id, dataset_id, eps, del);
     }
+    if (log != nullptr) AppendAdminAction(tx, *log);
     tx.commit();
     return absl::OkStatus();
   });

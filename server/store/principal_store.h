@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/optional.h"
+#include "server/store/audit_chain.h"
 #include "server/store/database.h"
 
 namespace dpq::store {
@@ -39,12 +40,15 @@ struct GrantRecord {
   std::string revoked_at;  // empty while in force
 };
 
+// Mutating calls take an optional AdminAction, appended to the admin log (admin_log.h) in the same
+// transaction as the change.
 class PrincipalStore {
  public:
   explicit PrincipalStore(Database* db) : db_(db) {}
 
   // ALREADY_EXISTS when the name is taken.
-  absl::StatusOr<Principal> Create(const std::string& name, Role role, const std::string& token_sha256);
+  absl::StatusOr<Principal> Create(const std::string& name, Role role, const std::string& token_sha256,
+                                   const AdminAction* log = nullptr);
   // Creates or re-keys the bootstrap admin `name` (its token comes from the operator at start-up).
   absl::StatusOr<Principal> UpsertAdmin(const std::string& name, const std::string& token_sha256);
   // UNAUTHENTICATED when no principal that is not revoked holds this token hash (one message for
@@ -58,18 +62,21 @@ class PrincipalStore {
   absl::StatusOr<std::vector<GrantRecord>> ListGrants(absl::optional<std::string> dataset);
   // Revokes `name`: its token stops authenticating; its audit rows and grants stay. NOT_FOUND for
   // an unknown name, FAILED_PRECONDITION when already revoked.
-  absl::Status Revoke(const std::string& name);
+  absl::Status Revoke(const std::string& name, const AdminAction* log = nullptr);
   // Replaces `name`'s token hash. NOT_FOUND, or FAILED_PRECONDITION for a revoked principal.
-  absl::StatusOr<Principal> RotateToken(const std::string& name, const std::string& token_sha256);
+  absl::StatusOr<Principal> RotateToken(const std::string& name, const std::string& token_sha256,
+                                        const AdminAction* log = nullptr);
   // Ends `analyst`'s grant on `dataset`, keeping its spend. NOT_FOUND when no grant is in force.
-  absl::Status RevokeGrant(const std::string& analyst, const std::string& dataset);
+  absl::Status RevokeGrant(const std::string& analyst, const std::string& dataset,
+                           const AdminAction* log = nullptr);
   // NOT_FOUND for an unknown analyst or dataset. Granting twice keeps one grant (a revoked one is
   // restored, with its spend); caps (units of privacy_units.h) given here replace the stored ones,
   // absent ones are kept. FAILED_PRECONDITION when a cap would fall below what the analyst already
   // spent on the dataset, or when the analyst is revoked.
   absl::Status Grant(const std::string& analyst, const std::string& dataset,
                      absl::optional<int64_t> epsilon_cap_units = absl::nullopt,
-                     absl::optional<int64_t> delta_cap_units = absl::nullopt);
+                     absl::optional<int64_t> delta_cap_units = absl::nullopt,
+                     const AdminAction* log = nullptr);
   // True when a grant in force exists.
   absl::StatusOr<bool> HasGrant(int64_t principal_id, int64_t dataset_id);
   // The highest migration applied to the database (schema_migrations).

@@ -111,6 +111,37 @@ class AdminLifecycleTest(harness.DpqdTestCase):
         self.assert_error(self.dpqd.ctl("grant", "list", "nope", check=False), "NOT_FOUND")
         self.assert_error(self.dpqd.ctl("grant", "alice", check=False), "INVALID_ARGUMENT")
 
+    def test_every_admin_action_is_in_the_hash_chained_admin_log(self):
+        before = len(self.dpqd.ctl("audit", "--admin-log")["entries"])
+        bob = self.create_analyst(self.dpqd, "bob")
+        self.dpqd.ctl("grant", "bob", "slid", "--epsilon-cap", 1)
+        self.dpqd.ctl("budget", "set", "slid", "--epsilon", 12, "--delta", 1e-6)
+        self.dpqd.ctl("token", "rotate", "bob")
+        self.dpqd.ctl("grant", "revoke", "bob", "slid")
+        self.dpqd.ctl("analyst", "revoke", "bob")
+        self.dpqd.ctl("dataset", "load", "slid", "--csv", harness.data_file("slid.csv"))
+        self.dpqd.ctl("dataset", "drop", "slid", "--yes")
+        # Refused admin calls leave no entry: a duplicate analyst, an analyst's own attempt, a
+        # grant on a dropped dataset.
+        self.dpqd.ctl("analyst", "create", "bob", check=False)
+        self.dpqd.ctl("analyst", "create", "eve", token=bob, check=False)
+        self.dpqd.ctl("grant", "alice", "slid", check=False)
+        entries = self.dpqd.ctl("audit", "--admin-log")["entries"][before:]
+        self.assertEqual([(e["action"], e["target"]) for e in entries], [
+            ("analyst.create", "bob"), ("grant", "bob/slid"), ("budget.set", "slid"),
+            ("token.rotate", "bob"), ("grant.revoke", "bob/slid"), ("analyst.revoke", "bob"),
+            ("dataset.load", "slid"), ("dataset.drop", "slid")])
+        self.assertEqual({e["admin"] for e in entries}, {"admin"})
+        self.assertEqual(entries[1]["details"], "epsilon_cap=1")
+        self.assertIn("epsilon=12 delta=1e-06", entries[2]["details"])
+        self.assertRegex(entries[6]["details"], r"^rows=\d+$")
+        self.assertEqual([e["seq"] for e in entries], list(range(before + 1, before + 9)))
+        verified = self.dpqd.ctl("audit", "verify", "--admin-log")
+        self.assertTrue(verified["ok"])
+        self.assertEqual(verified["entries"], before + 8)
+        self.assertIn("admin log OK", self.dpqd.ctl_text("audit", "verify", "--admin-log"))
+        self.assert_error(self.dpqd.ctl("audit", check=False), "INVALID_ARGUMENT")
+
     def test_whoami_for_anyone_and_status_for_the_admin(self):
         me = self.dpqd.ctl("whoami", token=self.alice)
         self.assertEqual(me, {"name": "alice", "role": "analyst", "datasets": ["slid"]})

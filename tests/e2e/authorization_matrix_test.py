@@ -122,6 +122,8 @@ class AuthorizationMatrixTest(harness.DpqdTestCase):
             ("AdminService", "RevokeGrant"): lambda: self.revoke_grant_request(admin),
             ("AdminService", "ListGrants"): lambda: dpq_pb2.ListGrantsRequest(dataset=DATASET),
             ("AdminService", "ServerStatus"): lambda: dpq_pb2.ServerStatusRequest(),
+            ("AdminService", "ListAdminLog"): lambda: dpq_pb2.ListAdminLogRequest(),
+            ("AdminService", "VerifyAdminLog"): lambda: dpq_pb2.VerifyAdminLogRequest(),
             ("AdminService", "SetBudget"): lambda: dpq_pb2.SetBudgetRequest(
                 dataset=DATASET, epsilon=1000, delta=1e-3),
             ("AdminService", "ListAudit"): lambda: dpq_pb2.ListAuditRequest(dataset=DATASET),
@@ -211,6 +213,10 @@ class AuthorizationMatrixTest(harness.DpqdTestCase):
         self.assertAlmostEqual(eps - before[0], 0.01 * ok_charges, delta=1e-9)
         self.assertEqual(delta, before[1])
         self.assertTrue(self.dpqd.ctl("audit", "verify", DATASET)["ok"])
+        # Every refused admin call wrote nothing to the admin log; the chain is intact.
+        self.assertTrue(self.dpqd.ctl("audit", "verify", "--admin-log")["ok"])
+        admins = {e["admin"] for e in self.dpqd.ctl("audit", "--admin-log")["entries"]}
+        self.assertEqual(admins, {"admin"})
 
     def test_tokens_never_reach_the_log(self):
         log = self.dpqd.log_text()
