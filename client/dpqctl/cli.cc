@@ -29,7 +29,8 @@ constexpr const char* kFooter = R"(Environment:
   DPQ_TOKEN    default for --token
 
 Exit status: 0 success, 1 the server refused the call (or could not be reached),
-2 usage error (nothing was sent). With --json, stdout holds exactly one JSON document;
+2 usage error (nothing was sent), 4 `audit verify` found a broken chain. With --json, stdout
+holds exactly one JSON document;
 on error it is {"error": {"code": "<gRPC code name>", "message": "..."}}.
 )";
 

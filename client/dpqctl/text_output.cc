@@ -396,7 +396,8 @@ namespace {
 // The released value of a single-valued release; else how many values it released (a quantile,
 // histogram or group-by release has rows, a batch answers), rather than a meaningless 0.
 std::string AuditValueCell(const dpq::v1::AuditEntry& entry) {
-  if (entry.rows() == 1) return FormatNumber(entry.value());
+  // 6 significant digits for a person; `audit --json` has the exact value.
+  if (entry.rows() == 1) return FormatSignificant(entry.value(), 6);
   if (entry.rows() == 0) return "(not released)";
   return absl::StrCat("(", entry.rows(), entry.aggregate() == dpq::v1::AGGREGATE_UNSPECIFIED
                                              ? " answers)" : " rows)");
@@ -519,9 +520,10 @@ void WriteServerStatusText(std::ostream& out, const dpq::v1::ServerStatusRespons
     const double left = b.epsilon_total() > 0 ? 100 * b.epsilon_remaining() / b.epsilon_total() : 0;
     rows.push_back({b.dataset(), b.accountant(),
                     absl::StrCat(FormatSignificant(b.epsilon_spent(), 3), " / ",
-                                 FormatNumber(b.epsilon_total())),
+                                 FormatSignificant(b.epsilon_total(), 6)),
                     b.epsilon_total() > 0 ? absl::StrCat(FormatSignificant(left, 3), "%") : "no budget",
-                    absl::StrCat(FormatSignificant(b.delta_spent(), 3), " / ", FormatNumber(b.delta_total()))});
+                    absl::StrCat(FormatSignificant(b.delta_spent(), 3), " / ",
+                                 FormatNumber(b.delta_total()))});
   }
   WriteTable(out, {"DATASET", "ACCOUNTANT", "EPSILON SPENT / TOTAL", "LEFT", "DELTA SPENT / TOTAL"},
              rows);
