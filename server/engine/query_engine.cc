@@ -253,7 +253,8 @@ absl::StatusOr<query::DatasetSchema> QueryEngine::AuthorizedDataset(const store:
     ASSIGN_OR_RETURN(bool granted, s_.principals->HasGrant(principal.id, schema.id));
     if (!granted) {
       return absl::PermissionDeniedError(
-          absl::StrCat("analyst ", principal.name, " has no grant on dataset ", schema.name));
+          absl::StrCat("analyst ", principal.name, " has no grant on dataset ", schema.name,
+                       ": ask an admin to run `dpqctl grant ", principal.name, " ", schema.name, "`"));
     }
   }
   return schema;

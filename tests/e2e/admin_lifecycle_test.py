@@ -91,7 +91,8 @@ class AdminLifecycleTest(harness.DpqdTestCase):
     def test_grant_revoke_list_and_cap_change(self):
         self.count(self.alice)
         self.dpqd.ctl("grant", "revoke", "alice", "slid")
-        self.assert_error(self.count(self.alice, check=False), "PERMISSION_DENIED")
+        self.assert_error(self.count(self.alice, check=False), "PERMISSION_DENIED",
+                          "ask an admin to run `dpqctl grant alice slid`")
         self.assertEqual(self.dpqd.ctl("whoami", token=self.alice)["datasets"], [])
         grants = self.dpqd.ctl("grant", "list", "slid")["grants"]
         self.assertEqual(len(grants), 1)
