@@ -7,6 +7,7 @@
 #include <chrono>
 #include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -26,6 +27,7 @@ using ::dpq::testing::TempDir;
 using ::dpq::testing::TestPostgres;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 EmbeddedPostgresOptions OptionsFor(const TempDir& dir, bool durable = false) {
@@ -64,6 +66,27 @@ TEST(EmbeddedPostgresTest, ConnectionUrlConnectsToTheDatabaseOverTheUnixSocketOn
   EXPECT_OK(pg->Stop());
   EXPECT_FALSE(pg->running());
   EXPECT_OK(pg->Stop());  // idempotent
+}
+
+// Issue 12: the server log never holds a row value. An error that quotes a value is not logged,
+// nor is the failing statement; start-up lines still are.
+TEST(EmbeddedPostgresTest, ServerLogKeepsNoValueOfAFailedStatement) {
+  ASSERT_OK_AND_ASSIGN(auto dir, TempDir::Create());
+  ASSERT_OK_AND_ASSIGN(auto pg, EmbeddedPostgres::Start(OptionsFor(*dir)));
+  EXPECT_THAT(Psql(*pg, "SELECT current_setting('log_min_messages'), "
+                        "current_setting('log_min_error_statement'), "
+                        "current_setting('log_error_verbosity')"),
+              IsOkAndHolds("log|panic|terse"));
+  EXPECT_FALSE(Psql(*pg, "SELECT 'marker_7f3q_value'::integer").ok());
+  EXPECT_FALSE(Psql(*pg, "CREATE TABLE t (x int); INSERT INTO t VALUES (1), (1); "
+                         "CREATE UNIQUE INDEX ON t (x)").ok());
+  EXPECT_OK(pg->Stop());  // flushes the log
+  std::ifstream in(dir->path() + "/log/postgres.log");
+  std::stringstream log;
+  log << in.rdbuf();
+  EXPECT_THAT(log.str(), HasSubstr("database system is ready"));
+  EXPECT_THAT(log.str(), Not(HasSubstr("marker_7f3q_value")));
+  EXPECT_THAT(log.str(), Not(HasSubstr("Key (x)=(1)")));
 }
 
 TEST(EmbeddedPostgresTest, DurableByDefaultAndAppliesExtraSettings) {
