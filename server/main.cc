@@ -26,6 +26,7 @@
 #include "absl/time/clock.h"
 #include "server/api/auth.h"
 #include "server/api/services.h"
+#include "server/base/listen_address.h"
 #include "server/base/logging.h"
 #include "server/base/status_macros.h"
 #include "server/dp/secure_random.h"
@@ -176,6 +177,13 @@ absl::Status Serve() {
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || bound_port == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", absl::GetFlag(FLAGS_listen)));
+  }
+  if (absl::GetFlag(FLAGS_tls_cert).empty() && !IsLoopbackAddress(absl::GetFlag(FLAGS_listen))) {
+    // Bearer tokens and released values would cross the network in the clear.
+    LogWarning(absl::StrCat(
+        "WARNING: listening on ", absl::GetFlag(FLAGS_listen),
+        ", reachable from other machines, WITHOUT TLS: tokens and answers travel in plaintext. "
+        "Give --tls-cert and --tls-key, or listen on 127.0.0.1 behind a TLS proxy."));
   }
   LogInfo(absl::StrCat("dpqd listening on ", absl::GetFlag(FLAGS_listen),
                        absl::GetFlag(FLAGS_tls_cert).empty() ? " (plaintext)" : " (TLS)",

@@ -5,6 +5,7 @@
   "No flags matched"; only --helpfull worked).
 * A copy of dpqd outside the build tree, started from an unrelated working directory, finds its
   migrations (they are compiled into the binary) and serves queries.
+* Plaintext on an address other machines can reach is warned about loudly at start-up.
 """
 
 import os
@@ -51,6 +52,16 @@ class DpqdBinaryTest(harness.DpqdTestCase):
         result = dpqd.ctl("query", "slid", "--aggregate", "count", "--epsilon", 0.1)
         self.assertEqual(len(result["rows"]), 1)
         self.assertEqual(os.listdir(elsewhere), [])  # nothing written to the working directory
+
+
+    def test_plaintext_on_a_non_loopback_address_is_warned_about_loudly(self):
+        local = self.new_dpqd()
+        self.assertNotIn("WITHOUT TLS", local.log_text())
+        exposed = self.new_dpqd(start=False)
+        exposed.listen_host = "0.0.0.0"
+        exposed.start()
+        self.assertIn("WARNING: listening on 0.0.0.0:%d, reachable from other machines, WITHOUT TLS"
+                      % exposed.port, exposed.log_text())
 
 
 if __name__ == "__main__":

@@ -170,6 +170,7 @@ class Dpqd:
         self.extra_args = list(extra_args)  # more dpqd flags, e.g. --database-url
         self.binary = None  # another dpqd executable (e.g. a copy outside the build tree)
         self.cwd = None     # working directory of the process (default: the test's)
+        self.listen_host = "127.0.0.1"  # e.g. "0.0.0.0"; clients still connect over 127.0.0.1
         self.data_dir = data_dir
         self.log_dir = log_dir
         self.admin_token = admin_token
@@ -211,7 +212,8 @@ class Dpqd:
         env = dict(os.environ)
         env["DPQ_ADMIN_TOKEN"] = self.admin_token
         self.proc = subprocess.Popen(
-            [self.binary or dpqd_path(), "--data-dir", self.data_dir, "--listen", self.address,
+            [self.binary or dpqd_path(), "--data-dir", self.data_dir,
+             "--listen", "%s:%d" % (self.listen_host, self.port),
              "--metrics-listen", "127.0.0.1:%d" % self.metrics_port] + self.extra_args,
             stdin=subprocess.DEVNULL, stdout=self._stderr_file, stderr=subprocess.STDOUT,
             env=env, cwd=self.cwd, preexec_fn=child_preexec)
