@@ -25,6 +25,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "server/api/auth.h"
+#include "server/api/health_watcher.h"
 #include "server/api/services.h"
 #include "server/base/listen_address.h"
 #include "server/base/logging.h"
@@ -56,6 +57,8 @@ ABSL_FLAG(int, db_pool_size, 8, "database connections per dpqd process");
 ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain; with --tls-key enables TLS");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key for --tls-cert");
 ABSL_FLAG(int, max_message_mb, 16, "largest gRPC message accepted, MiB");
+ABSL_FLAG(double, health_check_seconds, 2.0,
+          "how often gRPC health re-checks the database and its schema version");
 
 namespace dpq {
 namespace {
@@ -97,6 +100,10 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials() {
 }
 
 absl::Status Serve() {
+  const double health_seconds = absl::GetFlag(FLAGS_health_check_seconds);
+  if (!(health_seconds > 0 && health_seconds <= 3600)) {
+    return absl::InvalidArgumentError("--health-check-seconds must lie in (0, 3600]");
+  }
   // Block the shutdown signals in every thread; the main thread waits for them with sigwait.
   sigset_t signals;
   sigemptyset(&signals);
@@ -185,6 +192,12 @@ absl::Status Serve() {
         ", reachable from other machines, WITHOUT TLS: tokens and answers travel in plaintext. "
         "Give --tls-cert and --tls-key, or listen on 127.0.0.1 behind a TLS proxy."));
   }
+  api::HealthWatcher health(server->GetHealthCheckService(), &principals, migrations.binary_version,
+                            absl::Seconds(absl::GetFlag(FLAGS_health_check_seconds)),
+                            {dpq::v1::AnalystService::service_full_name(),
+                             dpq::v1::AdminService::service_full_name(),
+                             dpq::v1::AccountingService::service_full_name()});
+  health.Start();
   LogInfo(absl::StrCat("dpqd listening on ", absl::GetFlag(FLAGS_listen),
                        absl::GetFlag(FLAGS_tls_cert).empty() ? " (plaintext)" : " (TLS)",
                        ", metrics on http://", absl::GetFlag(FLAGS_metrics_listen), "/metrics; database: ",
@@ -194,6 +207,7 @@ absl::Status Serve() {
   int signal_number = 0;
   sigwait(&signals, &signal_number);
   LogInfo(absl::StrCat("signal ", signal_number, " received: shutting down"));
+  health.Stop();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(10));
   server->Wait();
   // The exposer's threads call back into the ledger and the pool: stop them before closing the
