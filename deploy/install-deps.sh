@@ -11,6 +11,7 @@ PACKAGES=(
   libpqxx-dev libabsl-dev prometheus-cpp-dev libssl-dev libcli11-dev nlohmann-json3-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-grpcio python3-yaml curl jq
+  openssl  # the TLS test makes its certificates
   # runtime: the embedded database and a Prometheus server for the scrape test
   postgresql-15 postgresql-contrib prometheus
 )

@@ -56,6 +56,9 @@ ABSL_FLAG(std::string, migrations_dir, "",
 ABSL_FLAG(int, db_pool_size, 8, "database connections per dpqd process");
 ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain; with --tls-key enables TLS");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key for --tls-cert");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA certificate(s): with --tls-cert, every client must present a certificate they "
+          "signed (mutual TLS)");
 ABSL_FLAG(int, max_message_mb, 16, "largest gRPC message accepted, MiB");
 ABSL_FLAG(double, health_check_seconds, 2.0,
           "how often gRPC health re-checks the database and its schema version");
@@ -91,11 +94,22 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials() {
   if (cert.empty() != key.empty()) {
     return absl::InvalidArgumentError("--tls-cert and --tls-key go together");
   }
+  const std::string client_ca = absl::GetFlag(FLAGS_tls_client_ca);
+  if (!client_ca.empty() && cert.empty()) {
+    return absl::InvalidArgumentError("--tls-client-ca needs --tls-cert and --tls-key");
+  }
   if (cert.empty()) return grpc::InsecureServerCredentials();
-  grpc::SslServerCredentialsOptions options;
+  // With TLS configured the one listening port speaks only TLS: a plaintext client fails the
+  // handshake and never reaches a handler.
+  grpc::SslServerCredentialsOptions options(
+      client_ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                        : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
   ASSIGN_OR_RETURN(std::string cert_pem, ReadFile(cert));
   ASSIGN_OR_RETURN(std::string key_pem, ReadFile(key));
   options.pem_key_cert_pairs.push_back({key_pem, cert_pem});
+  if (!client_ca.empty()) {
+    ASSIGN_OR_RETURN(options.pem_root_certs, ReadFile(client_ca));
+  }
   return grpc::SslServerCredentials(options);
 }
 
@@ -199,7 +213,9 @@ absl::Status Serve() {
                              dpq::v1::AccountingService::service_full_name()});
   health.Start();
   LogInfo(absl::StrCat("dpqd listening on ", absl::GetFlag(FLAGS_listen),
-                       absl::GetFlag(FLAGS_tls_cert).empty() ? " (plaintext)" : " (TLS)",
+                       absl::GetFlag(FLAGS_tls_cert).empty()         ? " (plaintext)"
+                       : absl::GetFlag(FLAGS_tls_client_ca).empty() ? " (TLS)"
+                                                                     : " (TLS, client certificates required)",
                        ", metrics on http://", absl::GetFlag(FLAGS_metrics_listen), "/metrics; database: ",
                        database_desc, "; schema version ", migrations.schema_version, " (",
                        migrations.applied, " migration(s) applied now)"));

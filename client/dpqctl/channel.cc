@@ -20,16 +20,15 @@ namespace {
 // 40 000 entries.
 constexpr int kMaxReceiveMessageBytes = 256 * 1024 * 1024;
 
-absl::StatusOr<std::string> ReadPemFile(const std::string& path) {
+absl::StatusOr<std::string> ReadPemFile(const std::string& path, absl::string_view flag) {
   std::ifstream file(path, std::ios::binary);
   if (!file) {
-    return absl::InvalidArgumentError(absl::StrCat("--tls-ca: cannot open '", path, "'"));
+    return absl::InvalidArgumentError(absl::StrCat(flag, ": cannot open '", path, "'"));
   }
   std::ostringstream contents;
   contents << file.rdbuf();
   if (file.bad() || contents.str().empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--tls-ca: '", path, "' is empty or unreadable"));
+    return absl::InvalidArgumentError(absl::StrCat(flag, ": '", path, "' is empty or unreadable"));
   }
   return contents.str();
 }
@@ -48,14 +47,28 @@ absl::StatusOr<Connection> Connection::Open(const GlobalOptions& options,
     return absl::InvalidArgumentError("--timeout: must be a finite number of seconds > 0");
   }
 
+  if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
+    return absl::InvalidArgumentError("--tls-cert and --tls-key go together");
+  }
+  if (!options.tls_cert_file.empty() && options.tls_ca_file.empty()) {
+    return absl::InvalidArgumentError("--tls-cert needs --tls-ca (a client certificate is for TLS)");
+  }
   std::shared_ptr<grpc::ChannelCredentials> credentials;
   if (options.tls_ca_file.empty()) {
     credentials = grpc::InsecureChannelCredentials();
   } else {
-    absl::StatusOr<std::string> pem = internal::ReadPemFile(options.tls_ca_file);
+    absl::StatusOr<std::string> pem = internal::ReadPemFile(options.tls_ca_file, "--tls-ca");
     if (!pem.ok()) return pem.status();
     grpc::SslCredentialsOptions ssl;
     ssl.pem_root_certs = *std::move(pem);
+    if (!options.tls_cert_file.empty()) {
+      absl::StatusOr<std::string> cert = internal::ReadPemFile(options.tls_cert_file, "--tls-cert");
+      if (!cert.ok()) return cert.status();
+      absl::StatusOr<std::string> key = internal::ReadPemFile(options.tls_key_file, "--tls-key");
+      if (!key.ok()) return key.status();
+      ssl.pem_cert_chain = *std::move(cert);
+      ssl.pem_private_key = *std::move(key);
+    }
     credentials = grpc::SslCredentials(ssl);
   }
   grpc::ChannelArguments arguments;

@@ -172,6 +172,11 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   app.add_option("--tls-ca", options.tls_ca_file,
                  "PEM root certificate: connect with TLS (default: plaintext)")
       ->check(CLI::ExistingFile);
+  app.add_option("--tls-cert", options.tls_cert_file,
+                 "PEM client certificate, for a dpqd that requires one (mutual TLS; with --tls-key)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-key", options.tls_key_file, "PEM private key of --tls-cert")
+      ->check(CLI::ExistingFile);
 
   // dataset create | list | show
   CLI::App* dataset = app.add_subcommand("dataset", "create, list and inspect datasets");

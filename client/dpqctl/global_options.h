@@ -23,6 +23,8 @@ struct GlobalOptions {
   bool json = false;                      // --json: exactly one JSON document on stdout
   double timeout_seconds = 0;             // --timeout; 0: the command's default
   std::string tls_ca_file;                // --tls-ca PEM file; empty: insecure channel
+  std::string tls_cert_file;              // --tls-cert: client certificate (mutual TLS)
+  std::string tls_key_file;               // --tls-key: its private key
 };
 
 struct Output {

@@ -171,6 +171,7 @@ class Dpqd:
         self.binary = None  # another dpqd executable (e.g. a copy outside the build tree)
         self.cwd = None     # working directory of the process (default: the test's)
         self.listen_host = "127.0.0.1"  # e.g. "0.0.0.0"; clients still connect over 127.0.0.1
+        self.ctl_args = []  # global dpqctl options for every ctl() call, e.g. ["--tls-ca", PEM]
         self.data_dir = data_dir
         self.log_dir = log_dir
         self.admin_token = admin_token
@@ -314,7 +315,7 @@ class Dpqd:
         """
         if token is None and use_admin:
             token = self.admin_token
-        argv = [dpqctl_path(), "--server", self.address, "--json"]
+        argv = [dpqctl_path(), "--server", self.address, "--json"] + list(self.ctl_args)
         if token is not None:
             argv += ["--token", token]
         argv += [str(a) for a in args]
@@ -338,6 +339,7 @@ class Dpqd:
         """Runs dpqctl without --json (as a person would) and returns its stdout; raises CtlError
         unless it exits 0. token=None uses the admin token."""
         argv = [dpqctl_path(), "--server", self.address, "--token", token or self.admin_token]
+        argv += list(self.ctl_args)
         argv += [str(a) for a in args]
         env = {k: v for k, v in os.environ.items() if k not in ("DPQ_TOKEN", "DPQ_SERVER")}
         proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, env=env,
