@@ -125,7 +125,7 @@ class AggregateLanguageTest : public ::dpq::testing::EngineTest {
   // Loads demo file `file` as `schema` with a large budget; skips when the data is missing.
   void Load(const DatasetSchema& schema, const std::string& file) {
     absl::optional<std::string> csv = ::dpq::testing::ReadDemoData(file);
-    if (!csv.has_value()) GTEST_SKIP() << file << " not found (set DPQ_TEST_DATA_DIR)";
+    if (!csv.has_value()) GTEST_FAIL() << file << " not found in deploy/demo-data (or $DPQ_TEST_DATA_DIR)";
     LoadCsv(schema, *csv);
   }
   void LoadCsv(const DatasetSchema& schema, const std::string& csv) {

@@ -42,7 +42,7 @@ class AggregateScannerTest : public ::dpq::testing::StoreTest {
   // Loads demo file `file` as `schema`; skips the test when the data is not available.
   void Load(const DatasetSchema& schema, const std::string& file) {
     absl::optional<std::string> csv = ::dpq::testing::ReadDemoData(file);
-    if (!csv.has_value()) GTEST_SKIP() << file << " not found (set DPQ_TEST_DATA_DIR)";
+    if (!csv.has_value()) GTEST_FAIL() << file << " not found in deploy/demo-data (or $DPQ_TEST_DATA_DIR)";
     ASSERT_OK_AND_ASSIGN(CreatedDataset created, CreateFromCsv(schema, *csv, 64 * 1024));
     id_ = created.schema.id;
     table_ = DataTableName(id_);

@@ -121,7 +121,7 @@ TEST_F(RowRankTest, RankColumnSitsBeforeTheFirstTextColumn) {
 
 TEST_F(RowRankTest, ColonRanksAreOneToNPerPatient) {
   absl::optional<std::string> csv = ::dpq::testing::ReadDemoData("colon.csv");
-  if (!csv.has_value()) GTEST_SKIP() << "colon.csv not found (set DPQ_TEST_DATA_DIR)";
+  if (!csv.has_value()) GTEST_FAIL() << "colon.csv not found in deploy/demo-data (or $DPQ_TEST_DATA_DIR)";
   ASSERT_OK_AND_ASSIGN(CreatedDataset created, CreateFromCsv(::dpq::testing::ColonDemoSchema(), *csv, 64 * 1024));
   const std::string table = DataTableName(created.schema.id);
   EXPECT_EQ(Sql(BadRankedUnitsSql(table, "patient_id")), "0");
@@ -221,7 +221,7 @@ TEST_F(RowRankTest, PlannerChoosesTheRankFromTheTableAlone) {
 
 TEST_F(RowRankTest, ColonFastPathCountEqualsPatientsAndTheWindowPath) {
   absl::optional<std::string> csv = ::dpq::testing::ReadDemoData("colon.csv");
-  if (!csv.has_value()) GTEST_SKIP() << "colon.csv not found (set DPQ_TEST_DATA_DIR)";
+  if (!csv.has_value()) GTEST_FAIL() << "colon.csv not found in deploy/demo-data (or $DPQ_TEST_DATA_DIR)";
   ASSERT_OK_AND_ASSIGN(CreatedDataset created, CreateFromCsv(::dpq::testing::ColonDemoSchema(), *csv, 64 * 1024));
   const int64_t id = created.schema.id;
   const std::string table = DataTableName(id);

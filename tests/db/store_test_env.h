@@ -201,7 +201,7 @@ inline absl::optional<std::string> ReadFileIfExists(const std::string& path) {
 }
 
 // The public demo data set `file` (e.g. "colon.csv"): $DPQ_TEST_DATA_DIR, then the repository's
-// deploy/demo-data, then ../shared/data. Empty optional when none has it.
+// deploy/demo-data. Empty optional when neither has it (callers fail: the repository ships them).
 inline absl::optional<std::string> ReadDemoData(const std::string& file) {
   std::vector<std::string> dirs;
   if (const char* env = std::getenv("DPQ_TEST_DATA_DIR"); env != nullptr && *env != '\0') {
@@ -209,9 +209,6 @@ inline absl::optional<std::string> ReadDemoData(const std::string& file) {
   }
 #ifdef DPQ_TEST_DEMO_DATA_DIR
   dirs.push_back(DPQ_TEST_DEMO_DATA_DIR);
-#endif
-#ifdef DPQ_TEST_SHARED_DATA_DIR
-  dirs.push_back(DPQ_TEST_SHARED_DATA_DIR);
 #endif
   for (const std::string& dir : dirs) {
     if (auto text = ReadFileIfExists(absl::StrCat(dir, "/", file))) return text;
