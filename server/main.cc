@@ -235,7 +235,7 @@ absl::Status Serve() {
   return absl::OkStatus();
 }
 
-// `dpqd --help`: dpqd's own flags with their defaults, sorted and aligned. absl's --help lists only
+// `dpqd --help`: dpqd's own flags, sorted, each with its help and default. absl's --help lists only
 // flags defined in a file named like the program ("No flags matched" for dpqd); --helpfull still
 // lists every library's flags.
 bool WantsHelp(const std::vector<std::string>& args) {
