@@ -134,9 +134,15 @@ grpc::Status AdminService::ServerStatus(grpc::ServerContext* context,
     }
     response->set_database_reachable(true);
     response->set_schema_version(*version);
+    // One query for every ledger (the one the metrics read), not one per dataset; dropped
+    // datasets, which it also lists, are left out.
+    ASSIGN_OR_RETURN(std::vector<store::BudgetState> budgets, o_.ledger->ListBudgets());
+    std::map<int64_t, const store::BudgetState*> by_id;
+    for (const store::BudgetState& b : budgets) by_id[b.dataset_id] = &b;
     for (const query::DatasetSchema& d : *datasets) {
-      ASSIGN_OR_RETURN(store::BudgetState budget, o_.ledger->Get(d.id));
-      api::ToProto(budget, response->add_budgets());
+      auto it = by_id.find(d.id);
+      if (it == by_id.end()) continue;  // created between the two reads
+      api::ToProto(*it->second, response->add_budgets());
       response->mutable_budgets()->rbegin()->set_preset(d.epsilon_preset);
     }
     return absl::OkStatus();
