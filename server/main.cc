@@ -118,6 +118,9 @@ absl::Status Serve() {
   if (!(health_seconds > 0 && health_seconds <= 3600)) {
     return absl::InvalidArgumentError("--health-check-seconds must lie in (0, 3600]");
   }
+  // Flags are checked before anything starts (the embedded database among it), so a bad flag is
+  // the error reported, whatever else is wrong.
+  ASSIGN_OR_RETURN(auto credentials, Credentials());
   // Block the shutdown signals in every thread; the main thread waits for them with sigwait.
   sigset_t signals;
   sigemptyset(&signals);
@@ -184,7 +187,6 @@ absl::Status Serve() {
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  ASSIGN_OR_RETURN(auto credentials, Credentials());
   grpc::ServerBuilder builder;
   int bound_port = 0;
   builder.AddListeningPort(absl::GetFlag(FLAGS_listen), credentials, &bound_port);
