@@ -64,12 +64,17 @@ absl::StatusOr<ScanResult> AggregateScanner::Scan(const query::ScanPlan& plan, a
   const size_t n_buckets = bucketed ? plan.bucket_edges.size() - 1 : 0;
   RETURN_IF_ERROR(db_->Run("aggregate scan", [&](pqxx::connection& c) -> absl::Status {
     out = ScanResult{};
+    // Least privilege (docs/database-roles.md): the raw rows are read in a READ ONLY transaction
+    // under dpq_scan, which can read the dataset tables and nothing else, so even a flaw in the
+    // SQL built below could neither write nor read a ledger, an audit row or a token hash.
     pqxx::read_transaction tx(c);
+    std::string settings = absl::StrCat("SET LOCAL ROLE ", kScanRole);
     if (deadline != absl::InfiniteFuture()) {
       const int64_t ms = absl::ToInt64Milliseconds(deadline - absl::Now());
       if (ms <= 0) return absl::DeadlineExceededError("aggregate scan: deadline already passed");
-      tx.exec0(absl::StrCat("SET LOCAL statement_timeout = ", ms));  // an integer we computed
+      absl::StrAppend(&settings, "; SET LOCAL statement_timeout = ", ms);  // an integer we computed
     }
+    tx.exec0(settings);
     // Identifiers come from the stored schema (validated at creation) and are quoted; every value
     // is a bound parameter.
     const auto quote = [&tx](const std::string& name) { return tx.quote_name(name); };

@@ -15,6 +15,10 @@
 
 namespace dpq::store {
 
+// The database role every scan runs under (migration 0010; docs/database-roles.md): SELECT on the
+// dataset tables in dpq_data, nothing else.
+inline constexpr char kScanRole[] = "dpq_scan";
+
 // The exact statistics of one group (ScanPlan's comment defines them).
 struct GroupStats {
   std::vector<std::string> key;  // the group columns' values as text; empty when ungrouped
