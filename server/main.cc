@@ -26,8 +26,10 @@
 #include "absl/time/clock.h"
 #include "server/api/auth.h"
 #include "server/api/health_watcher.h"
+#include "server/api/request_log.h"
 #include "server/api/services.h"
 #include "server/base/listen_address.h"
+#include "server/base/tls_files.h"
 #include "server/base/logging.h"
 #include "server/base/status_macros.h"
 #include "server/dp/secure_random.h"
@@ -59,9 +61,28 @@ ABSL_FLAG(std::string, tls_key, "", "PEM private key for --tls-cert");
 ABSL_FLAG(std::string, tls_client_ca, "",
           "PEM CA certificate(s): with --tls-cert, every client must present a certificate they "
           "signed (mutual TLS)");
-ABSL_FLAG(int, max_message_mb, 16, "largest gRPC message accepted, MiB");
+ABSL_FLAG(int, max_message_mb, 16,
+          "largest gRPC message accepted, MiB (larger: RESOURCE_EXHAUSTED from gRPC itself)");
+ABSL_FLAG(int, max_concurrent_queries, 64,
+          "queries (Query, QueryBatch) one analyst may have in flight in this dpqd; 0: unlimited");
+ABSL_FLAG(int, max_queries_per_minute, 6000,
+          "queries (Query, QueryBatch) one analyst may start in any 60 s in this dpqd; 0: unlimited");
+ABSL_FLAG(int64_t, max_load_mb, 4096,
+          "largest CSV upload of one dataset create or load, MiB; 0: unlimited");
+ABSL_FLAG(int64_t, max_load_rows, 100000000,
+          "most data rows in one dataset create or load; 0: unlimited");
 ABSL_FLAG(double, health_check_seconds, 2.0,
           "how often gRPC health re-checks the database and its schema version");
+ABSL_FLAG(std::string, log_format, "auto",
+          "json (one object per line), text, or auto: json unless stderr is a terminal");
+ABSL_FLAG(std::string, log_level, "info",
+          "debug, info, warning or error; each RPC is one info line (health probes: debug)");
+ABSL_FLAG(double, shutdown_grace_seconds, 10.0,
+          "on SIGTERM/SIGINT: stop accepting, let calls in flight finish (their debit, scan and "
+          "answer) for at most this long, then cancel the rest and exit");
+ABSL_FLAG(bool, check_config, false,
+          "check the flags, the TLS files and the database, print what was checked, and exit "
+          "(0: all good) without serving");
 
 namespace dpq {
 namespace {
@@ -113,13 +134,92 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials() {
   return grpc::SslServerCredentials(options);
 }
 
-absl::Status Serve() {
+// The limits (issue 12), checked with the other flags before anything starts.
+struct Limits {
+  api::AdmissionLimits admission;
+  api::UploadLimits upload;
+};
+
+absl::StatusOr<Limits> LimitFlags() {
+  Limits l;
+  l.admission.max_concurrent = absl::GetFlag(FLAGS_max_concurrent_queries);
+  l.admission.max_per_minute = absl::GetFlag(FLAGS_max_queries_per_minute);
+  const int64_t load_mb = absl::GetFlag(FLAGS_max_load_mb);
+  l.upload.max_rows = absl::GetFlag(FLAGS_max_load_rows);
+  const int message_mb = absl::GetFlag(FLAGS_max_message_mb);
+  if (l.admission.max_concurrent < 0 || l.admission.max_per_minute < 0 || load_mb < 0 ||
+      l.upload.max_rows < 0) {
+    return absl::InvalidArgumentError(
+        "--max-concurrent-queries, --max-queries-per-minute, --max-load-mb and --max-load-rows "
+        "must be >= 0 (0: unlimited)");
+  }
+  if (load_mb > (int64_t{1} << 40)) return absl::InvalidArgumentError("--max-load-mb is at most 2^40");
+  if (message_mb < 1 || message_mb > 1024) {
+    return absl::InvalidArgumentError("--max-message-mb must lie in [1, 1024]");
+  }
+  l.upload.max_bytes = load_mb << 20;
+  return l;
+}
+
+// Every flag that can be wrong on its own, checked before anything starts (the embedded database
+// among it), so a bad flag is the error reported, whatever else is wrong.
+absl::StatusOr<Limits> CheckFlags() {
   const double health_seconds = absl::GetFlag(FLAGS_health_check_seconds);
   if (!(health_seconds > 0 && health_seconds <= 3600)) {
     return absl::InvalidArgumentError("--health-check-seconds must lie in (0, 3600]");
   }
-  // Flags are checked before anything starts (the embedded database among it), so a bad flag is
-  // the error reported, whatever else is wrong.
+  const double grace = absl::GetFlag(FLAGS_shutdown_grace_seconds);
+  if (!(grace >= 0 && grace <= 3600)) {
+    return absl::InvalidArgumentError("--shutdown-grace-seconds must lie in [0, 3600]");
+  }
+  const int pool = absl::GetFlag(FLAGS_db_pool_size);
+  if (pool < 1 || pool > 1000) return absl::InvalidArgumentError("--db-pool-size must lie in [1, 1000]");
+  return LimitFlags();
+}
+
+// `dpqd --check-config`: what a deployment checks before it switches traffic (a Kubernetes init
+// container, a systemd ExecStartPre). Nothing is created or changed: the embedded cluster is not
+// started, migrations are not applied.
+absl::Status CheckConfig() {
+  const auto ok = [](const std::string& what) { std::printf("ok     %s\n", what.c_str()); };
+  RETURN_IF_ERROR(CheckFlags().status());
+  ok("flags");
+  const std::string cert = absl::GetFlag(FLAGS_tls_cert);
+  RETURN_IF_ERROR(Credentials().status());
+  if (cert.empty()) {
+    ok(absl::StrCat("plaintext on ", absl::GetFlag(FLAGS_listen),
+                    IsLoopbackAddress(absl::GetFlag(FLAGS_listen)) ? " (loopback)"
+                                                                   : " (WARNING: not loopback)"));
+  } else {
+    RETURN_IF_ERROR(CheckCertificateAndKey(cert, absl::GetFlag(FLAGS_tls_key)));
+    const std::string client_ca = absl::GetFlag(FLAGS_tls_client_ca);
+    if (!client_ca.empty()) RETURN_IF_ERROR(CheckCertificateFile(client_ca, "--tls-client-ca"));
+    ok(absl::StrCat("TLS certificate and key", client_ca.empty() ? "" : ", client CA"));
+  }
+  const int binary_version = store::EmbeddedMigrations().empty()
+                                 ? 0
+                                 : store::EmbeddedMigrations().back().version;
+  const std::string url = absl::GetFlag(FLAGS_database_url);
+  if (url.empty()) {
+    const std::string dir = absl::GetFlag(FLAGS_data_dir);
+    ok(absl::StrCat("embedded PostgreSQL under ", dir, " (not started by --check-config)"));
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(auto db, store::Database::Open(url, 1));
+  store::PrincipalStore principals(db.get());
+  ASSIGN_OR_RETURN(int64_t version, principals.SchemaVersion());
+  if (version > binary_version) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the database's schema version ", version, " is newer than this dpqd's (", binary_version,
+        "): run a newer dpqd"));
+  }
+  ok(absl::StrCat("database reachable, schema version ", version, " (this dpqd: ", binary_version,
+                  version < binary_version ? "; dpqd migrates it at start" : "", ")"));
+  return absl::OkStatus();
+}
+
+absl::Status Serve() {
+  ASSIGN_OR_RETURN(const Limits limits, CheckFlags());
   ASSIGN_OR_RETURN(auto credentials, Credentials());
   // Block the shutdown signals in every thread; the main thread waits for them with sigwait.
   sigset_t signals;
@@ -180,7 +280,9 @@ absl::Status Serve() {
   engine::QueryEngine engine({&datasets, &principals, &ledger, &scanner, &cache}, &dp::SecureRandom());
   api::Authenticator auth(&principals);
   store::AdminLog admin_log(db.get());
-  api::ServiceOptions options{&auth, &engine, &datasets, &principals, &ledger, &admin_log, &metrics};
+  api::QueryAdmission admission(limits.admission);
+  api::ServiceOptions options{&auth,      &engine,  &datasets,  &principals,  &ledger,
+                              &admin_log, &metrics, &admission, limits.upload};
   api::AnalystService analyst_service(options);
   api::AdminService admin_service(options);
   api::AccountingService accounting_service(options);
@@ -197,6 +299,9 @@ absl::Status Serve() {
   builder.RegisterService(&analyst_service);
   builder.RegisterService(&admin_service);
   builder.RegisterService(&accounting_service);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(std::make_unique<api::RequestLogFactory>());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || bound_port == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", absl::GetFlag(FLAGS_listen)));
@@ -224,9 +329,16 @@ absl::Status Serve() {
 
   int signal_number = 0;
   sigwait(&signals, &signal_number);
-  LogInfo(absl::StrCat("signal ", signal_number, " received: shutting down"));
+  const double grace = absl::GetFlag(FLAGS_shutdown_grace_seconds);
+  LogInfo(absl::StrCat("signal ", signal_number, " received: draining (new calls refused, calls in "
+                       "flight finish within ", grace, " s)"));
+  // Health first, so that balancers stop sending before the port closes; then gRPC stops
+  // accepting and waits for the calls in flight (their debits, scans and stored answers) until
+  // the grace period ends, after which it cancels what is left: a cancelled query that was already
+  // charged keeps its charge and its answer is served to a retry with the same request id.
   health.Stop();
-  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  server->GetHealthCheckService()->Shutdown();
+  server->Shutdown(absl::ToChronoTime(absl::Now() + absl::Seconds(grace)));
   server->Wait();
   // The exposer's threads call back into the ledger and the pool: stop them before closing the
   // database (a scrape during shutdown once aborted dpqd on SIGTERM).
@@ -292,6 +404,23 @@ int main(int argc, char** argv) {
     rewritten.push_back(a.data());
   }
   absl::ParseCommandLine(static_cast<int>(rewritten.size()), rewritten.data());
+  absl::StatusOr<dpq::LogFormat> format = dpq::ParseLogFormat(absl::GetFlag(FLAGS_log_format));
+  absl::StatusOr<dpq::LogLevel> level = dpq::ParseLogLevel(absl::GetFlag(FLAGS_log_level));
+  if (!format.ok() || !level.ok()) {
+    std::fprintf(stderr, "dpqd: %s\n",
+                 std::string((format.ok() ? level.status() : format.status()).message()).c_str());
+    return 1;
+  }
+  dpq::ConfigureLogging(*format, *level);
+  if (absl::GetFlag(FLAGS_check_config)) {
+    absl::Status checked = dpq::CheckConfig();
+    if (!checked.ok()) {
+      std::printf("FAILED %s\n", std::string(checked.message()).c_str());
+      return 1;
+    }
+    std::printf("dpqd --check-config: all checks passed\n");
+    return 0;
+  }
   absl::Status status = dpq::Serve();
   if (!status.ok()) {
     dpq::LogError(absl::StrCat("dpqd: ", status.ToString()));

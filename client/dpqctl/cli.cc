@@ -326,7 +326,7 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   CLI::App* budget = app.add_subcommand("budget", "a dataset's privacy budget");
   budget->require_subcommand(1);
   std::string budget_dataset, budget_accountant, budget_preset;
-  double budget_epsilon = 0, budget_delta = 0;
+  double budget_epsilon = 0, budget_delta = 0, budget_max_query_epsilon = 0;
   CLI::App* budget_set =
       budget->add_subcommand("set", "set the total (epsilon, delta) budget of a dataset");
   budget_set->add_option("dataset", budget_dataset, "dataset name")->required();
@@ -345,13 +345,22 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
                           "domain preset: census, healthcare, location, analytics, ab-testing or "
                           "public-statistics (an epsilon outside its usual range is accepted "
                           "with a warning)");
+  CLI::Option* budget_max_query_option =
+      budget_set
+          ->add_option("--max-query-epsilon", budget_max_query_epsilon,
+                       "largest epsilon a single query may ask (0 removes the limit; absent: "
+                       "kept)")
+          ->check(internal::kFinite);
   budget_set->callback([&] {
     if (budget_epsilon_option->count() == 0 && budget_preset.empty()) {
       throw CLI::RequiredError("--epsilon (or --preset)");
     }
     run = [&](const Output& output) {
       return RunBudgetSet(options, output, budget_dataset, budget_epsilon, budget_delta,
-                          budget_accountant, budget_preset);
+                          budget_accountant, budget_preset,
+                          budget_max_query_option->count() > 0
+                              ? std::optional<double>(budget_max_query_epsilon)
+                              : std::nullopt);
     };
   });
   CLI::App* budget_show = budget->add_subcommand("show", "total, spent and remaining budget");

@@ -78,7 +78,8 @@ int RunStatus(const GlobalOptions& options, const Output& output);
 // output.err (text mode) or in the document's "warnings" (--json).
 int RunBudgetSet(const GlobalOptions& options, const Output& output, const std::string& dataset,
                  double epsilon, double delta, const std::string& accountant = "",
-                 const std::string& preset = "");
+                 const std::string& preset = "",
+                 std::optional<double> max_query_epsilon = std::nullopt);
 // AnalystService.GetBudget.
 int RunBudgetShow(const GlobalOptions& options, const Output& output, const std::string& dataset);
 

@@ -1,4 +1,5 @@
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "client/dpqctl/commands.h"
@@ -11,13 +12,14 @@ namespace dpqctl {
 
 int RunBudgetSet(const GlobalOptions& options, const Output& output, const std::string& dataset,
                  double epsilon, double delta, const std::string& accountant,
-                 const std::string& preset) {
+                 const std::string& preset, std::optional<double> max_query_epsilon) {
   dpq::v1::SetBudgetRequest request;
   request.set_dataset(dataset);
   request.set_epsilon(epsilon);
   request.set_delta(delta);
   request.set_accountant(accountant);
   request.set_preset(preset);
+  if (max_query_epsilon.has_value()) request.set_max_query_epsilon(*max_query_epsilon);
   return RunRpc<dpq::v1::Budget>(
       options, output, kDefaultTimeoutSeconds,
       [&](const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* context,

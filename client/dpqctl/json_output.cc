@@ -61,6 +61,9 @@ nlohmann::json BudgetToJson(const dpq::v1::Budget& budget) {
       {"delta_remaining", budget.delta_remaining()},
       {"accountant", budget.accountant()},
       {"preset", budget.preset()},
+      {"max_query_epsilon", budget.has_max_query_epsilon()
+                                ? nlohmann::json(budget.max_query_epsilon())
+                                : nlohmann::json(nullptr)},
       {"warnings", Strings(budget.warnings())},
   };
 }

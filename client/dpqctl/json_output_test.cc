@@ -115,10 +115,11 @@ TEST(BudgetToJsonTest, HasEveryFieldOfTheBudgetMessage) {
   const nlohmann::json json = BudgetToJson(SampleBudget());
   for (const char* key : {"dataset", "epsilon_total", "delta_total", "epsilon_spent",
                           "delta_spent", "epsilon_remaining", "delta_remaining", "accountant",
-                          "preset", "warnings"}) {
+                          "preset", "max_query_epsilon", "warnings"}) {
     EXPECT_TRUE(json.contains(key)) << key;
   }
-  EXPECT_EQ(json.size(), 10u);
+  EXPECT_EQ(json.size(), 11u);
+  EXPECT_TRUE(json.at("max_query_epsilon").is_null()) << "absent: no limit";
   EXPECT_EQ(json.at("epsilon_remaining"), 0.75);
   EXPECT_EQ(json.at("delta_spent"), 0.0);
   EXPECT_EQ(json.at("preset"), "");

@@ -315,6 +315,9 @@ void WriteBudgetText(std::ostream& out, const dpq::v1::Budget& budget) {
   out << "budget of dataset '" << budget.dataset() << "' (" << budget.accountant()
       << " composition";
   if (!budget.preset().empty()) out << ", preset " << budget.preset();
+  if (budget.has_max_query_epsilon()) {
+    out << ", at most epsilon " << FormatNumber(budget.max_query_epsilon()) << " per query";
+  }
   out << ")\n";
   WriteTable(out, {"", "TOTAL", "SPENT", "REMAINING"},
              {{"epsilon", FormatNumber(budget.epsilon_total()),

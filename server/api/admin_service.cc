@@ -5,6 +5,7 @@
 #include "server/api/services.h"
 #include "server/query/epsilon_guidance.h"
 #include "server/api/status_mapping.h"
+#include "server/base/limit_error.h"
 #include "server/base/status_macros.h"
 #include "server/base/validation.h"
 #include "server/query/csv_to_copy.h"
@@ -24,11 +25,13 @@ absl::StatusOr<v1::DatasetHeader> ReadHeader(grpc::ServerReader<v1::CreateDatase
 // The CSV chunks that follow the header, validated and encoded as COPY lines. Pulled by the store
 // inside its transaction, so the file streams from the client into COPY without being held in
 // memory.
+// Refuses an upload past `limits` (RESOURCE_EXHAUSTED naming the flag) as soon as the chunk that
+// crosses them arrives; the store's transaction then rolls back, so nothing of it is loaded.
 class CsvUpload {
  public:
   CsvUpload(grpc::ServerContext* context, grpc::ServerReader<v1::CreateDatasetRequest>* reader,
-            std::vector<query::ColumnSchema> columns)
-      : context_(context), reader_(reader), encoder_(std::move(columns)) {}
+            std::vector<query::ColumnSchema> columns, UploadLimits limits)
+      : context_(context), reader_(reader), encoder_(std::move(columns)), limits_(limits) {}
 
   store::CopyLineSource Source() {
     return [this](std::string* lines) -> absl::StatusOr<bool> {
@@ -42,7 +45,18 @@ class CsvUpload {
       if (!message_.has_csv_chunk()) {
         return absl::InvalidArgumentError("only csv_chunk messages may follow the header");
       }
+      bytes_ += static_cast<int64_t>(message_.csv_chunk().size());
+      if (limits_.max_bytes > 0 && bytes_ > limits_.max_bytes) {
+        return LimitError(absl::StrCat("the upload is larger than ", limits_.max_bytes,
+                                       " bytes (dpqd --max-load-mb): nothing was loaded; split the "
+                                       "file and load the parts with `dpqctl dataset load`"));
+      }
       RETURN_IF_ERROR(encoder_.Feed(message_.csv_chunk(), lines));
+      if (limits_.max_rows > 0 && encoder_.rows() > limits_.max_rows) {
+        return LimitError(absl::StrCat("the upload has more than ", limits_.max_rows,
+                                       " rows (dpqd --max-load-rows): nothing was loaded; split the "
+                                       "file and load the parts with `dpqctl dataset load`"));
+      }
       return true;
     };
   }
@@ -52,6 +66,8 @@ class CsvUpload {
   grpc::ServerReader<v1::CreateDatasetRequest>* reader_;
   query::CsvToCopy encoder_;
   v1::CreateDatasetRequest message_;
+  const UploadLimits limits_;
+  int64_t bytes_ = 0;
   bool finished_ = false;
 };
 
@@ -65,7 +81,7 @@ grpc::Status AdminService::LoadDataset(grpc::ServerContext* context,
     ASSIGN_OR_RETURN(v1::DatasetHeader header, ReadHeader(reader));
     RETURN_IF_ERROR(ValidateIdentifier(header.name(), "header.name"));
     ASSIGN_OR_RETURN(query::DatasetSchema schema, o_.datasets->Get(header.name()));
-    CsvUpload upload(context, reader, schema.columns);
+    CsvUpload upload(context, reader, schema.columns, o_.upload);
     const store::AdminAction log = Logged(admin, "dataset.load", schema.name);
     ASSIGN_OR_RETURN(int64_t appended, o_.datasets->Append(schema, upload.Source(), &log));
     ASSIGN_OR_RETURN(query::DatasetSchema after, o_.datasets->Get(header.name()));
@@ -99,7 +115,7 @@ grpc::Status AdminService::CreateDataset(grpc::ServerContext* context,
     ASSIGN_OR_RETURN(v1::DatasetHeader header, ReadHeader(reader));
     ASSIGN_OR_RETURN(query::DatasetSchema schema, DatasetSchemaFromProto(header));
     RETURN_IF_ERROR(query::ValidateNewDataset(schema));
-    CsvUpload upload(context, reader, schema.columns);
+    CsvUpload upload(context, reader, schema.columns, o_.upload);
     const store::AdminAction log =
         Logged(admin, "dataset.create", schema.name,
                absl::StrCat("privacy_unit=", schema.privacy_unit, " columns=", schema.columns.size()));
@@ -174,15 +190,29 @@ grpc::Status AdminService::SetBudget(grpc::ServerContext* context, const v1::Set
     ASSIGN_OR_RETURN(int64_t epsilon_units,
                      query::EpsilonToUnits(epsilon, "epsilon", query::kMaxEpsilonBudget));
     ASSIGN_OR_RETURN(int64_t delta_units, query::DeltaToUnits(request->delta(), "delta"));
+    absl::optional<int64_t> max_query_units;
+    if (request->has_max_query_epsilon()) {
+      max_query_units = 0;
+      if (request->max_query_epsilon() != 0) {
+        ASSIGN_OR_RETURN(max_query_units, query::EpsilonToUnits(request->max_query_epsilon(),
+                                                                "max_query_epsilon",
+                                                                query::kMaxEpsilonBudget));
+      }
+    }
     ASSIGN_OR_RETURN(query::DatasetSchema schema, o_.datasets->Get(request->dataset()));
     const store::AdminAction log = Logged(
         admin, "budget.set", schema.name,
-        absl::StrFormat("epsilon=%.12g delta=%.12g accountant=%s preset=%s",
+        absl::StrFormat("epsilon=%.12g delta=%.12g accountant=%s preset=%s max_query_epsilon=%s",
                         query::EpsilonFromUnits(epsilon_units), query::DeltaFromUnits(delta_units),
                         request->accountant().empty() ? "(kept)" : request->accountant(),
-                        request->preset().empty() ? "(kept)" : request->preset()));
+                        request->preset().empty() ? "(kept)" : request->preset(),
+                        !max_query_units.has_value() ? "(kept)"
+                        : *max_query_units == 0      ? "none"
+                                                     : absl::StrFormat("%.12g", query::EpsilonFromUnits(
+                                                                                    *max_query_units))));
     ASSIGN_OR_RETURN(store::BudgetState budget,
-                     o_.ledger->Set(schema.id, epsilon_units, delta_units, request->accountant(), &log));
+                     o_.ledger->Set(schema.id, epsilon_units, delta_units, request->accountant(),
+                                    max_query_units, &log));
     std::string preset = schema.epsilon_preset;
     if (!request->preset().empty()) {
       preset = request->preset();

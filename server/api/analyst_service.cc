@@ -27,8 +27,9 @@ template <typename Response>
 grpc::Status FinishQuery(metrics::Metrics& metrics, const std::string& dataset,
                          const std::string& aggregate, const absl::Status& status, bool replayed,
                          bool cached, absl::Time start, Response* response) {
-  // These outcomes arise only after the dataset was resolved, so its name is a known one; other
-  // outcomes get no dataset label, which keeps the label cardinality bounded.
+  // These outcomes arise only after the dataset was resolved (callers pass "" for a request refused
+  // before, e.g. by its analyst's rate limit), so its name is a known one; other outcomes get no
+  // dataset label, which keeps the label cardinality bounded.
   const bool known = status.ok() || status.code() == absl::StatusCode::kResourceExhausted ||
                      status.code() == absl::StatusCode::kAlreadyExists;
   const std::string outcome =
@@ -59,8 +60,11 @@ grpc::Status AnalystService::Query(grpc::ServerContext* context, const v1::Query
                                    v1::QueryResponse* response) {
   const absl::Time start = absl::Now();
   std::string aggregate = "unknown";
+  bool admitted = false;
   absl::Status status = [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal principal, o_.auth->Authenticate(*context));
+    ASSIGN_OR_RETURN(QueryAdmission::Ticket ticket, o_.admission->Admit(principal.id, start));
+    admitted = true;
     ASSIGN_OR_RETURN(query::QuerySpec spec, QuerySpecFromProto(*request));
     aggregate = std::string(query::AggregateName(spec.aggregate));
     ASSIGN_OR_RETURN(engine::QueryOutcome outcome,
@@ -68,16 +72,19 @@ grpc::Status AnalystService::Query(grpc::ServerContext* context, const v1::Query
     ToProto(outcome, response);
     return absl::OkStatus();
   }();
-  return FinishQuery(*o_.metrics, request->dataset(), aggregate, status, response->replayed(),
-                     response->cached(), start, response);
+  return FinishQuery(*o_.metrics, admitted ? request->dataset() : "", aggregate, status,
+                     response->replayed(), response->cached(), start, response);
 }
 
 grpc::Status AnalystService::QueryBatch(grpc::ServerContext* context,
                                         const v1::QueryBatchRequest* request,
                                         v1::QueryBatchResponse* response) {
   const absl::Time start = absl::Now();
+  bool admitted = false;
   absl::Status status = [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal principal, o_.auth->Authenticate(*context));
+    ASSIGN_OR_RETURN(QueryAdmission::Ticket ticket, o_.admission->Admit(principal.id, start));
+    admitted = true;
     std::vector<query::QuerySpec> specs;
     for (int i = 0; i < request->queries_size(); ++i) {
       const v1::QueryRequest& q = request->queries(i);
@@ -97,8 +104,8 @@ grpc::Status AnalystService::QueryBatch(grpc::ServerContext* context,
     ToProto(outcome, response);
     return absl::OkStatus();
   }();
-  return FinishQuery(*o_.metrics, request->dataset(), "batch", status, response->replayed(),
-                     /*cached=*/false, start, response);
+  return FinishQuery(*o_.metrics, admitted ? request->dataset() : "", "batch", status,
+                     response->replayed(), /*cached=*/false, start, response);
 }
 
 grpc::Status AnalystService::Plan(grpc::ServerContext* context, const v1::PlanRequest* request,

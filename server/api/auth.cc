@@ -1,6 +1,7 @@
 #include "server/api/auth.h"
 
 #include "absl/strings/match.h"
+#include "server/api/request_log.h"
 #include "absl/strings/str_cat.h"
 #include "server/base/sha256.h"
 #include "server/base/status_macros.h"
@@ -31,7 +32,9 @@ absl::StatusOr<store::Principal> Authenticator::Authenticate(const grpc::ServerC
     return absl::UnauthenticatedError("malformed authorization metadata (expected: Bearer <token>)");
   }
   value.remove_prefix(kPrefix.size());
-  return principals_->FindByTokenHash(TokenHash(std::string(value)));
+  absl::StatusOr<store::Principal> principal = principals_->FindByTokenHash(TokenHash(std::string(value)));
+  if (principal.ok()) NoteCallPrincipal(&context, principal->name);  // for the call's log line
+  return principal;
 }
 
 absl::StatusOr<store::Principal> Authenticator::AuthenticateAdmin(const grpc::ServerContext& context) const {

@@ -5,6 +5,7 @@
 
 #include "dpq/v1/dpq.grpc.pb.h"
 #include "server/api/auth.h"
+#include "server/api/query_admission.h"
 #include "server/engine/query_engine.h"
 #include "server/metrics/metrics.h"
 #include "server/store/admin_log.h"
@@ -14,6 +15,12 @@
 
 namespace dpq::api {
 
+// The most one upload (CreateDataset, LoadDataset) may carry; 0: unlimited.
+struct UploadLimits {
+  int64_t max_bytes = int64_t{4} << 30;  // CSV bytes
+  int64_t max_rows = 100'000'000;        // CSV data rows
+};
+
 struct ServiceOptions {
   const Authenticator* auth;
   engine::QueryEngine* engine;
@@ -22,6 +29,8 @@ struct ServiceOptions {
   store::BudgetLedger* ledger;
   store::AdminLog* admin_log;
   metrics::Metrics* metrics;
+  QueryAdmission* admission;  // per-analyst concurrency and rate of Query and QueryBatch
+  UploadLimits upload;
 };
 
 class AnalystService final : public v1::AnalystService::Service {

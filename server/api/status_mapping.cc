@@ -1,6 +1,7 @@
 #include "server/api/status_mapping.h"
 
 #include "absl/strings/ascii.h"
+#include "server/base/limit_error.h"
 
 namespace dpq::api {
 
@@ -10,6 +11,7 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
 }
 
 std::string OutcomeLabel(const absl::Status& status) {
+  if (IsLimitError(status)) return "limited";  // not a budget rejection (limit_error.h)
   return absl::AsciiStrToLower(absl::StatusCodeToString(status.code()));
 }
 

@@ -13,7 +13,8 @@ namespace dpq::api {
 
 grpc::Status ToGrpcStatus(const absl::Status& status);
 
-// "ok", "invalid_argument", "resource_exhausted", ...: the metrics outcome label.
+// "ok", "invalid_argument", "resource_exhausted", ...: the metrics outcome label; "limited" for a
+// configured limit (limit_error.h).
 std::string OutcomeLabel(const absl::Status& status);
 
 }  // namespace dpq::api

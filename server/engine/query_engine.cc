@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "server/base/limit_error.h"
 #include "server/base/logging.h"
 #include "server/base/status_macros.h"
 #include "server/engine/noisy_release.h"
@@ -211,6 +212,20 @@ absl::StatusOr<JointCharge> PriceJointly(const std::vector<std::string>& event_s
                      dp::accounting::PrivacyEvent::ApproxDp(charged, delta).ToSpec()};
 }
 
+// The dataset's largest epsilon per query (SetBudgetRequest.max_query_epsilon), a declared
+// setting: the refusal depends on the request and the setting only, and comes before any charge.
+absl::Status CheckQueryEpsilonLimit(const query::QueryPlan& plan, const query::DatasetSchema& schema) {
+  if (schema.max_query_epsilon_units == 0 || plan.epsilon_units <= schema.max_query_epsilon_units) {
+    return absl::OkStatus();
+  }
+  const double limit = query::EpsilonFromUnits(schema.max_query_epsilon_units);
+  return LimitError(absl::StrFormat(
+      "epsilon %.12g is more than dataset %s allows for one query (at most %.12g, its "
+      "max_query_epsilon): ask for less, or ask an admin to raise it with `dpqctl budget set %s "
+      "--max-query-epsilon E`",
+      query::EpsilonFromUnits(plan.epsilon_units), schema.name, limit, schema.name));
+}
+
 struct Accuracy {
   double sensitivity = 0, noise_scale = 0, error = 0;
 };
@@ -265,6 +280,7 @@ absl::StatusOr<QueryEngine::Prepared> QueryEngine::Prepare(const query::QuerySpe
                                                           bool with_release) {
   Prepared q;
   ASSIGN_OR_RETURN(q.plan, query::PlanQuery(spec, schema));
+  RETURN_IF_ERROR(CheckQueryEpsilonLimit(q.plan, schema));
   if (!spec.where.empty()) {
     ASSIGN_OR_RETURN(q.filter, query::filter::ParseAndCheckFilter(spec.where, schema));
     // The canonical filter joins the fingerprint: a filtered query is a different question.
@@ -383,7 +399,11 @@ absl::StatusOr<BatchOutcome> QueryEngine::RunBatch(const store::Principal& princ
   int64_t eps_sum = 0, delta_sum = 0;
   for (size_t i = 0; i < specs.size(); ++i) {
     const auto in_query = [i](const absl::Status& s) {
-      return absl::Status(s.code(), absl::StrCat("queries[", i, "]: ", s.message()));
+      absl::Status out(s.code(), absl::StrCat("queries[", i, "]: ", s.message()));
+      s.ForEachPayload([&out](absl::string_view url, const absl::Cord& payload) {
+        out.SetPayload(url, payload);
+      });
+      return out;
     };
     if (!specs[i].dataset.empty() && specs[i].dataset != schema.name) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -38,6 +38,8 @@ struct DatasetSchema {
   int64_t version = 1;
   std::string created_at;
   std::string epsilon_preset;  // domain preset of the budget (epsilon_guidance.h); empty: none
+  // The largest epsilon one query may ask (a budget setting, migration 0010); 0: no such limit.
+  int64_t max_query_epsilon_units = 0;
   // Filled by the store (migration 0006): the data table has the hidden per-unit row rank
   // `_dpq_rank` (store/row_ranker.h; every dataset created since). A fact of the table's creation,
   // never of its rows: every plan choice must be a function of declared facts only (threat model).

@@ -27,7 +27,7 @@ namespace {
 constexpr char kBudgetColumns[] =
     "l.dataset_id, d.name, l.accountant, l.epsilon_total_units, l.delta_total_units, "
     "l.epsilon_spent_units, l.delta_spent_units, l.audit_head_seq, l.audit_head_hash, "
-    "l.accountant_state";
+    "l.accountant_state, coalesce(l.max_query_epsilon_units, 0)";
 
 // An audit row (AllocationFromRow reads them in this order).
 constexpr char kAllocationColumns[] =
@@ -53,6 +53,7 @@ BudgetState BudgetFromRow(const pqxx::row& r) {
   b.delta_total_units = r[4].as<int64_t>();
   b.epsilon_spent_units = r[5].as<int64_t>();
   b.delta_spent_units = r[6].as<int64_t>();
+  b.max_query_epsilon_units = r[10].as<int64_t>();
   return b;
 }
 
@@ -540,6 +541,7 @@ absl::StatusOr<BudgetState> BudgetLedger::Get(int64_t dataset_id) {
 
 absl::StatusOr<BudgetState> BudgetLedger::Set(int64_t dataset_id, int64_t epsilon_total_units,
                                               int64_t delta_total_units, const std::string& accountant,
+                                              absl::optional<int64_t> max_query_epsilon_units,
                                               const AdminAction* log) {
   BudgetState b;
   RETURN_IF_ERROR(db_->Run("set budget", [&](pqxx::connection& c) -> absl::Status {
@@ -570,11 +572,13 @@ absl::StatusOr<BudgetState> BudgetLedger::Set(int64_t dataset_id, int64_t epsilo
           "budget cannot go below what is already spent (epsilon_spent=", b.epsilon_spent(),
           ", delta_spent=", b.delta_spent(), ")"));
     }
+    if (max_query_epsilon_units.has_value()) b.max_query_epsilon_units = *max_query_epsilon_units;
     tx.exec_params0(
         "UPDATE ledgers SET accountant = $2, epsilon_total_units = $3, delta_total_units = $4, "
-        "epsilon_spent_units = $5, delta_spent_units = $6, updated_at = now() WHERE dataset_id = $1",
+        "epsilon_spent_units = $5, delta_spent_units = $6, "
+        "max_query_epsilon_units = nullif($7::bigint, 0), updated_at = now() WHERE dataset_id = $1",
         dataset_id, b.accountant, epsilon_total_units, delta_total_units, b.epsilon_spent_units,
-        b.delta_spent_units);
+        b.delta_spent_units, b.max_query_epsilon_units);
     if (log != nullptr) AppendAdminAction(tx, *log);
     tx.commit();
     b.epsilon_total_units = epsilon_total_units;

@@ -49,8 +49,10 @@ class BudgetLedger {
   // what is already spent.
   // `accountant` ("basic", "advanced", "rdp", "zcdp"; empty keeps the current one) can change only
   // while nothing is spent (FAILED_PRECONDITION); non-basic accountants need delta > 0.
+  // `max_query_epsilon_units`: the largest epsilon one query may ask (0: no limit; absent: keep).
   absl::StatusOr<BudgetState> Set(int64_t dataset_id, int64_t epsilon_total_units,
                                   int64_t delta_total_units, const std::string& accountant = "",
+                                  absl::optional<int64_t> max_query_epsilon_units = absl::nullopt,
                                   const AdminAction* log = nullptr);
 
   // The committed allocation for (dataset, request id), if any.

@@ -46,7 +46,8 @@ SELECT d.id, d.name, d.privacy_unit, d.version, coalesce(d.epsilon_preset, ''),
        c.name, c.type, c.lower_bound, c.upper_bound,
        (SELECT array_agg(k.value ORDER BY k.position) FROM dataset_categories k
          WHERE k.dataset_id = d.id AND k.column_name = c.name),
-       d.has_row_rank
+       d.has_row_rank,
+       (SELECT coalesce(l.max_query_epsilon_units, 0) FROM ledgers l WHERE l.dataset_id = d.id)
   FROM datasets d JOIN dataset_columns c ON c.dataset_id = d.id
 )sql";
 
@@ -74,6 +75,7 @@ std::vector<DatasetSchema> SchemasFromRows(const pqxx::result& rows) {
       s.epsilon_preset = row[4].as<std::string>();
       s.created_at = row[5].as<std::string>();
       s.has_row_rank = row[11].as<bool>();
+      s.max_query_epsilon_units = row[12].is_null() ? 0 : row[12].as<int64_t>();
       out.push_back(std::move(s));
     }
     ColumnSchema c;
