@@ -61,7 +61,7 @@ absl::Status ValidateCategories(const ColumnSchema& c) {
     }
     if (!seen.insert(v).second) {
       return absl::InvalidArgumentError(
-          absl::StrCat("column ", c.name, ": category \"", v.substr(0, 64), "\" appears twice"));
+          absl::StrCat("column ", c.name, ": category ", QuoteForMessage(v), " appears twice"));
     }
   }
   return absl::OkStatus();
