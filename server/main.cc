@@ -27,6 +27,7 @@
 #include "server/api/auth.h"
 #include "server/api/health_watcher.h"
 #include "server/api/services.h"
+#include "server/api/unparsable_request.h"
 #include "server/base/listen_address.h"
 #include "server/base/logging.h"
 #include "server/base/status_macros.h"
@@ -197,6 +198,11 @@ absl::Status Serve() {
   builder.RegisterService(&analyst_service);
   builder.RegisterService(&admin_service);
   builder.RegisterService(&accounting_service);
+  {
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+    interceptors.push_back(std::make_unique<api::UnparsableRequestInterceptorFactory>());
+    builder.experimental().SetInterceptorCreators(std::move(interceptors));
+  }
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || bound_port == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", absl::GetFlag(FLAGS_listen)));
