@@ -766,6 +766,9 @@ class BadInputBatteryTest(harness.DpqdTestCase):
                 problems.append("raw NUL in the message")
             if any(t in shown for t in self.tokens.values()):
                 problems.append("the message echoes a token")
+            # Row data is never echoed: 2.5 is a value of most malformed uploads' rows.
+            if case.family.startswith("csv:") and "2.5" in shown:
+                problems.append("the message echoes a row value")
             if problems:
                 mismatches.append("%s %s.%s as %s: %s (%r)" % (
                     case.family, case.service, case.method, case.caller, "; ".join(problems),
@@ -803,6 +806,20 @@ class BadInputBatteryTest(harness.DpqdTestCase):
         for name, token in self.tokens.items():
             self.assertNotIn(token, log, "the %s token is in dpqd's log" % name)
         self.assertNotIn("x" * 1024, log, "a 1 MB request value reached dpqd's log")
+        self.assertNotIn("\x00", log)
+
+    @unittest.expectedFailure
+    def test_malformed_message_inside_an_upload_fails_it_whole(self):
+        """Open: gRPC's sync ServerReader::Read returns false both at the end of the stream and for
+        a message that does not parse, so the upload stops there and commits the rows before it
+        (OK, rows_loaded = 1) instead of failing whole. Fixing it needs the upload read as raw
+        bytes (a generic or callback handler that parses each message itself)."""
+        header = dpq_pb2.DatasetHeader(name="tiny").SerializeToString()
+        code, _ = harness.grpc_call(
+            self.channel, "AdminService", "LoadDataset",
+            [_field(1, header), _field(2, b"person_id,x,grp\n7,1,a\n"), b"\x12\x05ab",
+             _field(2, b"8,2,b\n")], self.tokens["admin"])
+        self.assertEqual(code, "INVALID_ARGUMENT")
 
 
 if __name__ == "__main__":
