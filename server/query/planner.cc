@@ -194,9 +194,8 @@ absl::StatusOr<bool> PlanGroups(const DatasetSchema& schema, QuerySpec& spec, Qu
     }
     std::set<std::string> unique;
     for (const std::string& k : spec.keys) {
-      // A key is a text value like a declared category: PostgreSQL text cannot hold NUL (the
-      // bound parameter failed in the debit, INTERNAL), and the length keeps the fingerprint, which
-      // lists the keys, a size the audit row can hold.
+      // A key is a text value like a declared category, with the same limits: PostgreSQL text
+      // cannot hold NUL (the bound parameter failed in the debit, INTERNAL).
       if (k.size() > kMaxCategoryLength || k.find('\0') != std::string::npos) {
         return absl::InvalidArgumentError(absl::StrCat(
             "keys: each key must be at most ", kMaxCategoryLength, " bytes without NUL, got ",

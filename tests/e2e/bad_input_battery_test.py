@@ -808,6 +808,36 @@ class BadInputBatteryTest(harness.DpqdTestCase):
         self.assertNotIn("x" * 1024, log, "a 1 MB request value reached dpqd's log")
         self.assertNotIn("\x00", log)
 
+    def test_large_valid_queries_are_answered_and_replayed(self):
+        """Valid requests at the size limits: their fingerprints are longer than a btree entry
+        (2704 bytes), which failed the debit with INTERNAL before fingerprints were compacted."""
+        edges = sorted({round(i * 120.0 / 1000 + (i % 7) * 1e-9, 12) for i in range(1001)})
+        self.assertEqual(len(edges), 1001)
+        queries = {
+            "battery-large-bins": dpq_pb2.QueryRequest(
+                dataset="slid", aggregate=dpq_pb2.AGGREGATE_HISTOGRAM, column="age", bins=edges,
+                epsilon=0.01),
+            "battery-large-keys": dpq_pb2.QueryRequest(
+                dataset="slid", aggregate=dpq_pb2.AGGREGATE_COUNT, group_by=["sex"], epsilon=0.01,
+                keys=["Female", "Male"] + ["key-%05d-%s" % (i, "k" * 20) for i in range(2000)]),
+            "battery-large-where": dpq_pb2.QueryRequest(
+                dataset="slid", aggregate=dpq_pb2.AGGREGATE_COUNT, epsilon=0.01,
+                where="age IN (%s)" % ", ".join(str((i * 7919 + 13) % 99991) for i in range(500))),
+        }
+        eps_before = self.snapshot(self.dpqd, "slid")[0]
+        for request_id, query in queries.items():
+            query.request_id = request_id
+            with self.subTest(request_id=request_id):
+                code, first = harness.grpc_call(self.channel, "AnalystService", "Query", query,
+                                                 self.tokens["alice"])
+                self.assertEqual(code, "OK", first)
+                code, again = harness.grpc_call(self.channel, "AnalystService", "Query", query,
+                                                self.tokens["alice"])
+                self.assertEqual(code, "OK", again)
+                self.assertTrue(again.replayed)
+                self.assertEqual([r.value for r in again.rows], [r.value for r in first.rows])
+        self.assertAlmostEqual(self.snapshot(self.dpqd, "slid")[0] - eps_before, 0.03, delta=1e-9)
+
     @unittest.expectedFailure
     def test_malformed_message_inside_an_upload_fails_it_whole(self):
         """Open: gRPC's sync ServerReader::Read returns false both at the end of the stream and for
