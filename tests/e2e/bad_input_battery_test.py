@@ -236,12 +236,12 @@ class BadInputBatteryTest(harness.DpqdTestCase):
                 continue
             seen.add(family)
             plan_fields = dict(fields)
-            cases.append(Case("plan: " + family, "AnalystService", "Plan",
+            cases.append(Case("via Plan: " + family, "AnalystService", "Plan",
                               dpq_pb2.PlanRequest(query=dpq_pb2.QueryRequest(**plan_fields)),
                               "alice", "INVALID_ARGUMENT", contains))
             batch_fields = dict(fields)
             batch_fields.pop("dataset")
-            cases.append(Case("batch: " + family, "AnalystService", "QueryBatch",
+            cases.append(Case("via QueryBatch: " + family, "AnalystService", "QueryBatch",
                               dpq_pb2.QueryBatchRequest(dataset="slid", queries=[
                                   dpq_pb2.QueryRequest(aggregate=dpq_pb2.AGGREGATE_COUNT, epsilon=0.1),
                                   dpq_pb2.QueryRequest(**batch_fields)]),
@@ -259,7 +259,7 @@ class BadInputBatteryTest(harness.DpqdTestCase):
                                    "request_id"),
                                   ([dpq_pb2.QueryRequest(aggregate=dpq_pb2.AGGREGATE_COUNT,
                                                          epsilon=1e6)] * 10, "epsilon")):
-            cases.append(Case("batch: queries", "AnalystService", "QueryBatch",
+            cases.append(Case("batch queries", "AnalystService", "QueryBatch",
                               dpq_pb2.QueryBatchRequest(dataset="slid", queries=queries),
                               "alice", "INVALID_ARGUMENT", contains))
         plan_count = dpq_pb2.QueryRequest(dataset="slid", aggregate=dpq_pb2.AGGREGATE_COUNT)
@@ -305,6 +305,17 @@ class BadInputBatteryTest(harness.DpqdTestCase):
             ("AnalystService", "Plan", "alice", "column",
              lambda v: dpq_pb2.PlanRequest(query=dpq_pb2.QueryRequest(
                  dataset="slid", aggregate=dpq_pb2.AGGREGATE_SUM, column=v, epsilon=0.1))),
+            ("AnalystService", "Plan", "alice", "where",
+             lambda v: dpq_pb2.PlanRequest(query=dpq_pb2.QueryRequest(dataset="slid", where=v, **count))),
+            ("AnalystService", "Plan", "alice", "group_by",
+             lambda v: dpq_pb2.PlanRequest(query=dpq_pb2.QueryRequest(
+                 dataset="slid", group_by=[v], delta=1e-9, **count))),
+            ("AnalystService", "QueryBatch", "alice", "queries[0]: column",
+             lambda v: dpq_pb2.QueryBatchRequest(dataset="slid", queries=[dpq_pb2.QueryRequest(
+                 aggregate=dpq_pb2.AGGREGATE_SUM, column=v, epsilon=0.1)])),
+            ("AnalystService", "QueryBatch", "alice", "queries[0]: group_by",
+             lambda v: dpq_pb2.QueryBatchRequest(dataset="slid", queries=[dpq_pb2.QueryRequest(
+                 group_by=[v], delta=1e-9, **count)])),
             ("AnalystService", "GetDataset", "alice", "name",
              lambda v: dpq_pb2.GetDatasetRequest(name=v)),
             ("AnalystService", "GetBudget", "alice", "dataset",
