@@ -28,6 +28,7 @@
 #include "server/api/health_watcher.h"
 #include "server/api/request_log.h"
 #include "server/api/services.h"
+#include "server/api/unparsable_request.h"
 #include "server/base/listen_address.h"
 #include "server/base/tls_files.h"
 #include "server/base/logging.h"
@@ -299,7 +300,10 @@ absl::Status Serve() {
   builder.RegisterService(&analyst_service);
   builder.RegisterService(&admin_service);
   builder.RegisterService(&accounting_service);
+  // The order matters: a request that did not parse gets its status rewritten first, so that the
+  // log line records the status the client receives.
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(std::make_unique<api::UnparsableRequestInterceptorFactory>());
   interceptors.push_back(std::make_unique<api::RequestLogFactory>());
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();

@@ -82,7 +82,7 @@ absl::StatusOr<std::vector<acc::PrivacyEvent>> ParseEvents(
     absl::StatusOr<acc::PrivacyEvent> event = acc::ParsePrivacyEvent(spec);
     if (!event.ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("events[", i, "] '", spec, "': ", event.status().message()));
+          absl::StrCat("events[", i, "] ", QuoteForMessage(spec), ": ", event.status().message()));
     }
     events.push_back(*event);
   }

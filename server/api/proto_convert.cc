@@ -1,6 +1,7 @@
 #include "server/api/proto_convert.h"
 
 #include "absl/strings/str_cat.h"
+#include "server/base/validation.h"
 #include "server/engine/release_codec.h"
 #include "server/query/privacy_units.h"
 
@@ -93,7 +94,7 @@ absl::StatusOr<query::DatasetSchema> DatasetSchemaFromProto(const v1::DatasetHea
       case v1::COLUMN_TYPE_TEXT: col.type = query::ColumnType::kText; break;
       default:
         return absl::InvalidArgumentError(
-            absl::StrCat("column ", c.name().substr(0, 64), ": type is required (integer, double or text)"));
+            absl::StrCat("column ", QuoteForMessage(c.name()), ": type is required (integer, double or text)"));
     }
     if (c.has_lower()) col.lower = c.lower();
     if (c.has_upper()) col.upper = c.upper();

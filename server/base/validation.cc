@@ -46,6 +46,11 @@ absl::Status ValidateInOpenRange(double value, double lo, double hi, absl::strin
   return absl::OkStatus();
 }
 
+std::string QuoteForMessage(absl::string_view value) {
+  return absl::StrCat("\"", absl::CHexEscape(value.substr(0, 64)), value.size() > 64 ? "..." : "",
+                      "\"");
+}
+
 namespace {
 
 // Names are matched against a pattern of [a-z0-9_] plus `extra`; one check for datasets, columns
@@ -66,9 +71,8 @@ absl::Status ValidateName(absl::string_view value, absl::string_view name, absl:
   if (!ok) {
     // The value is a name the caller chose, not row data, so echoing it is safe; it is capped and
     // escaped so that control characters and NUL bytes are shown, not sent.
-    return absl::InvalidArgumentError(absl::StrCat(name, " must match ", pattern, ", got \"",
-                                                   absl::CHexEscape(value.substr(0, 64)),
-                                                   value.size() > 64 ? "..." : "", "\""));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, " must match ", pattern, ", got ", QuoteForMessage(value)));
   }
   return absl::OkStatus();
 }

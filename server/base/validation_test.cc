@@ -74,5 +74,12 @@ TEST(ValidationTest, AnalystNamesAllowDotAndDashButNotControlCharacters) {
             absl::StatusCode::kInvalidArgument);
 }
 
+TEST(ValidationTest, QuoteForMessageEscapesAndCapsTheValue) {
+  EXPECT_EQ(QuoteForMessage("rdp"), "\"rdp\"");
+  EXPECT_EQ(QuoteForMessage(std::string("sl\0id\n", 6)), "\"sl\\x00id\\n\"");
+  const std::string huge(1 << 20, 'x');
+  EXPECT_EQ(QuoteForMessage(huge), "\"" + std::string(64, 'x') + "...\"");
+}
+
 }  // namespace
 }  // namespace dpq

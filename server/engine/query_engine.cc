@@ -46,6 +46,19 @@ std::string NewRequestId(dp::RandomSource& rng) {
   return absl::StrFormat("q-%016x%016x", rng.NextUint64(), rng.NextUint64());
 }
 
+// The audit column `fingerprint` leads a btree index (audit_cache_lookup, migration 0005), whose
+// entries hold at most 2704 bytes: a longer fingerprint (a histogram with 1001 irregular edges,
+// thousands of declared keys, a long filter) failed the debit with INTERNAL (SQLSTATE 54000). Past
+// kMaxFingerprintBytes the tail is replaced by the SHA-256 of the whole text, so two fingerprints
+// are still equal iff their questions are.
+constexpr size_t kMaxFingerprintBytes = 1024;
+
+std::string CompactFingerprint(std::string fingerprint) {
+  if (fingerprint.size() <= kMaxFingerprintBytes) return fingerprint;
+  return absl::StrCat(fingerprint.substr(0, kMaxFingerprintBytes / 2), "|sha256=",
+                      absl::BytesToHexString(Sha256(fingerprint)));
+}
+
 // The per-query key of the scan's random choice of groups per unit (aggregate_scanner.h).
 std::string NewPartitionSeed(dp::RandomSource& rng) {
   return absl::StrFormat("%016x%016x", rng.NextUint64(), rng.NextUint64());
@@ -286,6 +299,7 @@ absl::StatusOr<QueryEngine::Prepared> QueryEngine::Prepare(const query::QuerySpe
     // The canonical filter joins the fingerprint: a filtered query is a different question.
     absl::StrAppend(&q.plan.fingerprint, "|where=", query::filter::CanonicalText(*q.filter));
   }
+  q.plan.fingerprint = CompactFingerprint(std::move(q.plan.fingerprint));
   if (with_release) {
     ASSIGN_OR_RETURN(q.release, PrepareRelease(q.plan));
   }

@@ -59,9 +59,14 @@ absl::Status ValidateCategories(const ColumnSchema& c) {
       return absl::InvalidArgumentError(absl::StrCat("column ", c.name, ": categories must be 1..",
                                                      kMaxCategoryLength, " bytes long"));
     }
+    // PostgreSQL text cannot hold NUL: the category was stored cut at it ("Female\0" as "Female").
+    if (v.find('\0') != std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("column ", c.name, ": category ",
+                                                     QuoteForMessage(v), " holds a NUL byte"));
+    }
     if (!seen.insert(v).second) {
       return absl::InvalidArgumentError(
-          absl::StrCat("column ", c.name, ": category \"", v.substr(0, 64), "\" appears twice"));
+          absl::StrCat("column ", c.name, ": category ", QuoteForMessage(v), " appears twice"));
     }
   }
   return absl::OkStatus();

@@ -70,8 +70,8 @@ inline constexpr absl::string_view kReservedColumnPrefix = "_dpq";
 inline constexpr size_t kMaxCategories = 10000;
 inline constexpr size_t kMaxCategoryLength = 256;
 
-// Categories only on text columns, at most kMaxCategories, each 1..kMaxCategoryLength bytes, no
-// repeats. INVALID_ARGUMENT naming the column.
+// Categories only on text columns, at most kMaxCategories, each 1..kMaxCategoryLength bytes without
+// NUL, no repeats. INVALID_ARGUMENT naming the column.
 absl::Status ValidateCategories(const ColumnSchema& column);
 
 // Checks a dataset about to be created: name and column names are identifiers (validation.h) not

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "server/base/validation.h"
 
 namespace dpq::query {
 namespace {
@@ -33,7 +34,7 @@ absl::StatusOr<EpsilonPreset> FindEpsilonPreset(absl::string_view name) {
     names.push_back(p.name);
   }
   return absl::InvalidArgumentError(absl::StrCat("preset must be one of ", absl::StrJoin(names, ", "),
-                                                 "; got \"", name.substr(0, 32), "\""));
+                                                 "; got ", QuoteForMessage(name)));
 }
 
 EpsilonPreset DefaultEpsilonRange() { return {"any domain", 0.1, 8}; }

@@ -121,7 +121,7 @@ std::string Fingerprint(const QuerySpec& s, int64_t epsilon_units, int64_t delta
 
 absl::Status UnknownColumn(const DatasetSchema& schema, const std::string& name,
                            absl::string_view field) {
-  return absl::InvalidArgumentError(absl::StrCat(field, ": column ", name.substr(0, 64),
+  return absl::InvalidArgumentError(absl::StrCat(field, ": column ", QuoteForMessage(name),
                                                  " does not exist in dataset ", schema.name));
 }
 
@@ -194,8 +194,15 @@ absl::StatusOr<bool> PlanGroups(const DatasetSchema& schema, QuerySpec& spec, Qu
     }
     std::set<std::string> unique;
     for (const std::string& k : spec.keys) {
+      // A key is a text value like a declared category, with the same limits: PostgreSQL text
+      // cannot hold NUL (the bound parameter failed in the debit, INTERNAL).
+      if (k.size() > kMaxCategoryLength || k.find('\0') != std::string::npos) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "keys: each key must be at most ", kMaxCategoryLength, " bytes without NUL, got ",
+            QuoteForMessage(k)));
+      }
       if (!unique.insert(k).second) {
-        return absl::InvalidArgumentError(absl::StrCat("keys: \"", k.substr(0, 64), "\" appears twice"));
+        return absl::InvalidArgumentError(absl::StrCat("keys: ", QuoteForMessage(k), " appears twice"));
       }
     }
     plan.scan.group_domains[0] = spec.keys;

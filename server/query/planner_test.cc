@@ -838,6 +838,10 @@ TEST(PlannerTest, GroupByIsValidated) {
   spec.max_partitions = 1;
   spec.keys = {"a", "a"};
   ExpectRejectedNaming(spec, "keys");
+  spec.keys = {"Oslo", std::string("Lima\0", 5)};  // PostgreSQL text cannot hold NUL
+  ExpectRejectedNaming(spec, "keys");
+  spec.keys = {std::string(kMaxCategoryLength + 1, 'x')};
+  ExpectRejectedNaming(spec, "keys");
   spec.group_by = {"city", "age"};
   spec.keys = {"a"};
   ExpectRejectedNaming(spec, "keys");

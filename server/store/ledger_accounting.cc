@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "server/base/status_macros.h"
+#include "server/base/validation.h"
 #include "server/dp/accounting/accountant.h"
 #include "server/query/privacy_units.h"
 
@@ -57,7 +58,7 @@ absl::Status ValidateLedgerAccountant(const std::string& name) {
     return absl::OkStatus();
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "accountant must be basic, advanced, rdp, zcdp or pld, got \"", name.substr(0, 32), "\""));
+      "accountant must be basic, advanced, rdp, zcdp or pld, got ", QuoteForMessage(name)));
 }
 
 absl::StatusOr<ComposedState> ComposeCharge(const BudgetState& budget, const std::string& state,

@@ -156,22 +156,10 @@ class AuthorizationMatrixTest(harness.DpqdTestCase):
         return (("authorization", "Bearer " + self.tokens[caller]),)
 
     def call(self, service, method, caller):
-        descriptor = dpq_pb2.DESCRIPTOR.services_by_name[service].methods_by_name[method]
-        path = "/%s/%s" % (dpq_pb2.DESCRIPTOR.services_by_name[service].full_name, method)
-        request_cls = getattr(dpq_pb2, descriptor.input_type.name)
-        response_cls = getattr(dpq_pb2, descriptor.output_type.name)
-        if descriptor.client_streaming:
-            rpc = self.channel.stream_unary(path, request_serializer=request_cls.SerializeToString,
-                                            response_deserializer=response_cls.FromString)
-        else:
-            rpc = self.channel.unary_unary(path, request_serializer=request_cls.SerializeToString,
-                                           response_deserializer=response_cls.FromString)
-        request = self.request_for(service, method, caller)
-        try:
-            rpc(request, metadata=self.metadata(caller), timeout=60)
-        except grpc.RpcError as e:
-            return e.code().name, e.details()
-        return "OK", ""
+        code, details = harness.grpc_call(self.channel, service, method,
+                                          self.request_for(service, method, caller),
+                                          metadata=self.metadata(caller), timeout=60)
+        return code, details if code != "OK" else ""
 
     @staticmethod
     def expected(service, method, caller):

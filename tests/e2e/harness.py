@@ -413,6 +413,38 @@ def require_grpc_stubs():
         raise unittest.SkipTest(message)
 
 
+def grpc_call(channel, service, method, request, token=None, metadata=None, timeout=60.0):
+    """Calls dpq.v1.`service`/`method` on `channel` by its path, from the proto descriptors:
+    `request` is a message, or for a client-streaming method an iterable of messages; `bytes`
+    (or an iterable of bytes) go on the wire as they are, so a test can send what the Python
+    protobuf refuses to build (bad UTF-8 in a string field, wrong wire types). Sends
+    `authorization: Bearer <token>` unless `metadata` is given. Returns (code name, details):
+    ("OK", response) on success."""
+    import grpc  # pylint: disable=import-outside-toplevel
+    from dpq.v1 import dpq_pb2  # pylint: disable=import-outside-toplevel
+    service_descriptor = dpq_pb2.DESCRIPTOR.services_by_name[service]
+    descriptor = service_descriptor.methods_by_name[method]
+    path = "/%s/%s" % (service_descriptor.full_name, method)
+    first = request
+    if descriptor.client_streaming:
+        request = list(request)
+        first = request[0] if request else None
+    raw = isinstance(first, (bytes, bytearray))
+    request_serializer = None if raw else (lambda m: m.SerializeToString())
+    response_cls = getattr(dpq_pb2, descriptor.output_type.name)
+    make = channel.stream_unary if descriptor.client_streaming else channel.unary_unary
+    rpc = make(path, request_serializer=request_serializer,
+               response_deserializer=response_cls.FromString)
+    if metadata is None:
+        metadata = (("authorization", "Bearer " + token),) if token is not None else ()
+    try:
+        response = rpc(iter(request) if descriptor.client_streaming else request,
+                       metadata=metadata, timeout=timeout)
+    except grpc.RpcError as e:
+        return e.code().name, e.details() or ""
+    return "OK", response
+
+
 class DpqdTestCase(unittest.TestCase):
     """Base class: new_dpqd() / new_class_dpqd() give a started dpqd in a temp dir that is stopped
     and removed afterwards (per test, or once per class), whatever happens in between."""

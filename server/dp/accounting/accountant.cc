@@ -358,7 +358,7 @@ absl::StatusOr<std::unique_ptr<Accountant>> CreateAccountant(absl::string_view n
   if (name == "zcdp") return std::unique_ptr<Accountant>(new ZcdpAccountant);
   if (name == "pld") return CreatePldAccountant(kDefaultPldInterval);
   return absl::InvalidArgumentError(
-      absl::StrCat("accountant must be basic, advanced, rdp, zcdp or pld, got '", name, "'"));
+      absl::StrCat("accountant must be basic, advanced, rdp, zcdp or pld, got ", QuoteForMessage(name)));
 }
 
 absl::StatusOr<std::unique_ptr<Accountant>> CreateAdvancedAccountant(double slack_fraction) {
