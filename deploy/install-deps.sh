@@ -1,6 +1,12 @@
 #!/usr/bin/env bash
 # Installs every Debian 12 package dpq needs to build, test and run.
 # Idempotent and non-interactive; the README, .ci/run and the Dockerfile all call this one script.
+#   install-deps.sh             everything: build, test and run (CI, the Dockerfile's build stage)
+#   install-deps.sh --runtime   only what the built dpqd and dpqctl need to run (the Docker runtime
+#                               stage): shared libraries and the PostgreSQL 15 server, no compiler
+#   add --list to print the chosen packages, one a line, instead of installing them
+# tests/e2e/packaging_test.py checks RUNTIME_LIBRARIES against `ldd` of the built binaries
+# (dpkg -S), both ways, so that the runtime list cannot rot.
 set -euo pipefail
 
 PACKAGES=(
@@ -15,6 +21,36 @@ PACKAGES=(
   # runtime: the embedded database and a Prometheus server for the scrape test
   postgresql-15 postgresql-contrib prometheus
 )
+
+# The packages owning every shared library dpqd and dpqctl link directly (their own dependencies
+# follow through apt).
+RUNTIME_LIBRARIES=(
+  libabsl20220623 libgrpc++1.51 libgrpc29 libprotobuf32 libpqxx-6.4
+  libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libssl3 libstdc++6 libgcc-s1 libc6
+)
+RUNTIME_TOOLS=(
+  postgresql-15    # initdb, pg_ctl, postgres: dpqd's embedded database
+  tini             # PID 1 in the container: forwards signals, reaps postgres's children
+  ca-certificates  # verifying a remote database's TLS certificate (sslmode=verify-full)
+)
+
+mode=all
+list=0
+for arg in "$@"; do
+  case "$arg" in
+    --runtime) mode=runtime ;;
+    --list) list=1 ;;
+    *) echo "install-deps: unknown argument $arg (usage: install-deps.sh [--runtime] [--list])" >&2
+       exit 2 ;;
+  esac
+done
+if [ "$mode" = runtime ]; then
+  PACKAGES=("${RUNTIME_LIBRARIES[@]}" "${RUNTIME_TOOLS[@]}")
+fi
+if [ "$list" -eq 1 ]; then
+  printf '%s\n' "${PACKAGES[@]}"
+  exit 0
+fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then

@@ -28,8 +28,9 @@ constexpr const char* kFooter = R"(Environment:
   DPQ_SERVER   default for --server
   DPQ_TOKEN    default for --token
 
-Exit status: 0 success, 1 the server refused the call (or could not be reached),
-2 usage error (nothing was sent), 4 `audit verify` found a broken chain. With --json, stdout
+Exit status: 0 success, 1 the server refused the call (or could not be reached, or
+`health` found it not SERVING), 2 usage error (nothing was sent), 4 `audit verify` found a broken
+chain. With --json, stdout
 holds exactly one JSON document;
 on error it is {"error": {"code": "<gRPC code name>", "message": "..."}}.
 )";
@@ -281,6 +282,15 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
       ->callback([&] { run = [&](const Output& output) { return RunWhoAmI(options, output); }; });
   app.add_subcommand("status", "server and schema version, database, every dataset's budget (admin)")
       ->callback([&] { run = [&](const Output& output) { return RunStatus(options, output); }; });
+
+  // health (no token needed)
+  std::string health_service;
+  CLI::App* health = app.add_subcommand(
+      "health", "gRPC health of the server (grpc.health.v1): exit 0 only when SERVING; no token");
+  health->add_option("--service", health_service,
+                     "a service's full name, e.g. dpq.v1.AnalystService (default: the server)");
+  health->callback(
+      [&] { run = [&](const Output& output) { return RunHealth(options, output, health_service); }; });
 
   // grant
   std::string grant_analyst, grant_dataset;

@@ -71,6 +71,14 @@ int RunWhoAmI(const GlobalOptions& options, const Output& output);
 // AdminService.ServerStatus.
 int RunStatus(const GlobalOptions& options, const Output& output);
 
+// --- health (commands_health.cc) ---------------------------------------------------------------
+
+// Deadline of `health` when --timeout is not given: a probe must answer quickly or fail.
+inline constexpr double kHealthTimeoutSeconds = 5;
+// grpc.health.v1.Health/Check for `service` ("" is the server as a whole). Prints the serving
+// status (SERVING, NOT_SERVING, ...); exit 0 only for SERVING, 1 otherwise (a failed call too).
+int RunHealth(const GlobalOptions& options, const Output& output, const std::string& service);
+
 // --- budget (commands_budget.cc) ---------------------------------------------------------------
 
 // AdminService.SetBudget: totals, not increments. `epsilon` 0 with a `preset` takes the preset's
