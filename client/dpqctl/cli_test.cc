@@ -254,6 +254,10 @@ class FakeAdminService final : public dpq::v1::AdminService::Service {
         first = false;
         continue;
       }
+      if (request.has_end()) {
+        end_bytes_ = request.end().csv_bytes();
+        continue;
+      }
       chunk_sizes_.push_back(request.csv_chunk().size());
       csv_ += request.csv_chunk();
     }
@@ -284,12 +288,17 @@ class FakeAdminService final : public dpq::v1::AdminService::Service {
     std::lock_guard<std::mutex> lock(mutex_);
     return chunk_sizes_;
   }
+  int64_t end_bytes() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return end_bytes_;
+  }
 
  private:
   std::mutex mutex_;
   dpq::v1::DatasetHeader header_;
   std::string csv_;
   std::vector<size_t> chunk_sizes_;
+  int64_t end_bytes_ = -1;
 };
 
 class CliFakeServerTest : public ::testing::Test {
@@ -402,6 +411,7 @@ TEST_F(CliFakeServerTest, DatasetCreateStreamsHeaderThenWholeFileInMebibyteChunk
   EXPECT_FALSE(header.columns(3).has_lower());
 
   EXPECT_EQ(admin_.csv(), csv);
+  EXPECT_EQ(admin_.end_bytes(), static_cast<int64_t>(csv.size())) << "the upload ends with `end`";
   const std::vector<size_t> chunks = admin_.chunk_sizes();
   ASSERT_EQ(chunks.size(), 3u);
   EXPECT_EQ(chunks[0], 1u << 20);

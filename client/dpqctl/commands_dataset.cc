@@ -85,12 +85,14 @@ grpc::Status StreamDataset(const std::shared_ptr<grpc::Channel>& channel,
   // transport broke); Finish() then returns the reason.
   bool open = writer->Write(request);
   std::string buffer(kChunkBytes, '\0');
+  int64_t sent = 0;
   while (open && csv) {
     csv.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
     const std::streamsize got = csv.gcount();
     if (got <= 0) break;
     request.set_csv_chunk(buffer.data(), static_cast<size_t>(got));
     open = writer->Write(request);
+    sent += got;
     if (open) progress->AddChunk(absl::string_view(buffer.data(), static_cast<size_t>(got)));
   }
   // The line ends before any error message is printed, or before the wait for the commit.
@@ -101,7 +103,11 @@ grpc::Status StreamDataset(const std::shared_ptr<grpc::Channel>& channel,
     writer->Finish();
     return grpc::Status(grpc::StatusCode::DATA_LOSS, "--csv: reading the file failed mid-upload");
   }
-  if (open) writer->WritesDone();
+  if (open) {
+    // The end message: the server commits only an upload that ends with it (the proto says why).
+    request.mutable_end()->set_csv_bytes(sent);
+    if (writer->Write(request)) writer->WritesDone();
+  }
   return writer->Finish();
 }
 

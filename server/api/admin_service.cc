@@ -39,11 +39,29 @@ class CsvUpload {
       if (context_->IsCancelled()) return absl::CancelledError("client cancelled the upload");
       if (!reader_->Read(&message_)) {
         finished_ = true;
+        // gRPC's sync reader reports a clean end of stream and a broken one (a lost connection,
+        // a message it could not parse or that was too large) alike: only the `end` message
+        // tells them apart, so an upload without it commits nothing.
+        if (!saw_end_) {
+          return absl::InvalidArgumentError(
+              "the upload stopped before its `end` message (the connection broke, or a message "
+              "was malformed or too large): nothing was loaded; upload the file again");
+        }
         RETURN_IF_ERROR(encoder_.Finish(lines));
         return false;
       }
+      if (saw_end_) return absl::InvalidArgumentError("no message may follow the upload's `end`");
+      if (message_.has_end()) {
+        if (message_.end().csv_bytes() != bytes_) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "end.csv_bytes is ", message_.end().csv_bytes(), " but ", bytes_,
+              " bytes of csv_chunk arrived: nothing was loaded; upload the file again"));
+        }
+        saw_end_ = true;
+        return true;
+      }
       if (!message_.has_csv_chunk()) {
-        return absl::InvalidArgumentError("only csv_chunk messages may follow the header");
+        return absl::InvalidArgumentError("only csv_chunk messages and one `end` may follow the header");
       }
       bytes_ += static_cast<int64_t>(message_.csv_chunk().size());
       if (limits_.max_bytes > 0 && bytes_ > limits_.max_bytes) {
@@ -68,6 +86,7 @@ class CsvUpload {
   v1::CreateDatasetRequest message_;
   const UploadLimits limits_;
   int64_t bytes_ = 0;
+  bool saw_end_ = false;
   bool finished_ = false;
 };
 

@@ -84,7 +84,8 @@ class AuthorizationMatrixTest(harness.DpqdTestCase):
         first = dpq_pb2.DatasetHeader(name=name, privacy_unit="person_id",
                                       columns=cols if header else [])
         return iter([dpq_pb2.CreateDatasetRequest(header=first),
-                     dpq_pb2.CreateDatasetRequest(csv_chunk=b"person_id,x\n1,2.5\n2,3.5\n")])
+                     dpq_pb2.CreateDatasetRequest(csv_chunk=b"person_id,x\n1,2.5\n2,3.5\n"),
+                     dpq_pb2.CreateDatasetRequest(end=dpq_pb2.UploadEnd(csv_bytes=24))])
 
     def request_for(self, service, method, caller):
         """A valid request of service.method (for the admin, one that succeeds)."""

@@ -389,11 +389,16 @@ class BadInputBatteryTest(harness.DpqdTestCase):
         return cases
 
     @staticmethod
-    def upload(header, csv=None, chunks=None):
-        """A CreateDataset/LoadDataset stream: the header, then `csv` (or `chunks`) as csv_chunk."""
+    def upload(header, csv=None, chunks=None, end=True):
+        """A CreateDataset/LoadDataset stream: the header, then `csv` (or `chunks`) as csv_chunk,
+        then (with `end`) the `end` message giving the bytes sent."""
         messages = [dpq_pb2.CreateDatasetRequest(header=header)]
+        sent = 0
         for chunk in (chunks if chunks is not None else [csv] if csv is not None else []):
             messages.append(dpq_pb2.CreateDatasetRequest(csv_chunk=chunk))
+            sent += len(chunk)
+        if end:
+            messages.append(dpq_pb2.CreateDatasetRequest(end=dpq_pb2.UploadEnd(csv_bytes=sent)))
         return messages
 
     def wire_cases(self):
@@ -633,9 +638,22 @@ class BadInputBatteryTest(harness.DpqdTestCase):
                                       chunks=[body[i:i + 1] for i in range(len(body))]),
                           "admin", "INVALID_ARGUMENT", "grp"))
         cases.append(Case("csv: a second header", "AdminService", "LoadDataset",
-                          self.upload(dpq_pb2.DatasetHeader(name="tiny"), head) +
+                          self.upload(dpq_pb2.DatasetHeader(name="tiny"), head, end=False) +
                           [dpq_pb2.CreateDatasetRequest(header=dpq_pb2.DatasetHeader(name="tiny"))],
                           "admin", "INVALID_ARGUMENT", "csv_chunk"))
+        # A partial upload never commits: no `end`, an `end` that disagrees, a message after it.
+        row = head + b"7,1,a\n"
+        cases.append(Case("csv: no end message", "AdminService", "LoadDataset",
+                          self.upload(dpq_pb2.DatasetHeader(name="tiny"), row, end=False),
+                          "admin", "INVALID_ARGUMENT", "end"))
+        cases.append(Case("csv: end disagrees with the bytes sent", "AdminService", "LoadDataset",
+                          self.upload(dpq_pb2.DatasetHeader(name="tiny"), row, end=False) +
+                          [dpq_pb2.CreateDatasetRequest(end=dpq_pb2.UploadEnd(csv_bytes=len(row) - 1))],
+                          "admin", "INVALID_ARGUMENT", "end.csv_bytes"))
+        cases.append(Case("csv: a chunk after end", "AdminService", "LoadDataset",
+                          self.upload(dpq_pb2.DatasetHeader(name="tiny"), row) +
+                          [dpq_pb2.CreateDatasetRequest(csv_chunk=b"8,2,b\n")],
+                          "admin", "INVALID_ARGUMENT", "end"))
         # Headers that cannot describe a dataset.
         int_col = dict(type=dpq_pb2.COLUMN_TYPE_INTEGER)
         bad_headers = [
@@ -850,25 +868,23 @@ class BadInputBatteryTest(harness.DpqdTestCase):
                 self.assertEqual([r.value for r in again.rows], [r.value for r in first.rows])
         self.assertAlmostEqual(self.snapshot(self.dpqd, "slid")[0] - eps_before, 0.03, delta=1e-9)
 
-    @unittest.expectedFailure
     def test_malformed_message_inside_an_upload_fails_it_whole(self):
-        """Open: gRPC's sync ServerReader::Read returns false both at the end of the stream and for
-        a message that does not parse, so the upload stops there and commits the rows before it
-        (OK, rows_loaded = 1) instead of failing whole. Fixing it needs the upload read as raw
-        bytes (a generic or callback handler that parses each message itself)."""
+        """gRPC's sync ServerReader::Read returns false both at the end of the stream and for a
+        message that does not parse; the upload's `end` message tells them apart, so the rows
+        before the bad message are not committed (they were, with OK, before `end` existed)."""
+        before = self.dpqd.ctl("dataset", "show", "tiny")["version"]
         header = dpq_pb2.DatasetHeader(name="tiny").SerializeToString()
         code, _ = harness.grpc_call(
             self.channel, "AdminService", "LoadDataset",
             [_field(1, header), _field(2, b"person_id,x,grp\n7,1,a\n"), b"\x12\x05ab",
-             _field(2, b"8,2,b\n")], self.tokens["admin"])
+             _field(2, b"8,2,b\n"), _field(3, b"\x08\x1c")],  # end: csv_bytes = 28, all sent
+            self.tokens["admin"])
         self.assertEqual(code, "INVALID_ARGUMENT")
+        self.assertEqual(self.dpqd.ctl("dataset", "show", "tiny")["version"], before)
 
-    @unittest.expectedFailure
     def test_oversized_message_after_valid_rows_loads_nothing(self):
-        """Open: gRPC cancels the call with RESOURCE_EXHAUSTED, but Read just returns false and
-        ServerContext::IsCancelled() turns true only a moment later (measured: false at once, true
-        after 200 ms), so the upload commits the rows before the oversized chunk while the client
-        is told RESOURCE_EXHAUSTED. Needs the same raw-bytes upload as the case above."""
+        """gRPC fails the call with RESOURCE_EXHAUSTED and Read just returns false (the call is
+        marked cancelled only a moment later): without its `end` the upload commits nothing."""
         before = self.dpqd.ctl("dataset", "show", "tiny")["version"]
         code, _ = harness.grpc_call(
             self.channel, "AdminService", "LoadDataset",
