@@ -8,12 +8,13 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache git
   # libraries
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libpqxx-dev libabsl-dev prometheus-cpp-dev libssl-dev libcli11-dev nlohmann-json3-dev
+  libpqxx-dev libabsl-dev prometheus-cpp-dev libcivetweb-dev libssl-dev libcli11-dev nlohmann-json3-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-grpcio python3-yaml curl jq
   openssl  # the TLS test makes its certificates
   # runtime: the embedded database and a Prometheus server for the scrape test
   postgresql-15 postgresql-contrib prometheus
+  chromium  # the status-page test loads the page headless
 )
 
 SUDO=""
