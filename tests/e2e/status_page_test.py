@@ -11,7 +11,9 @@ an epsilon cap), answered, refused and capped queries and an audit verification.
   epsilon spent over time, audit rows, verification, the capped analyst's spend and cap) equal
   the ledger as `dpqctl --json` reports it; a screenshot is saved (--screenshot) and must be a PNG;
 - every figure on the page is in the /metrics scrape taken right after (nothing more is shown);
-- `promtool check metrics` accepts that scrape, with every new series populated.
+- `promtool check metrics` accepts that scrape, with every new series populated;
+- dpqd's periodic audit verification (--audit-verify-seconds) turns dpq_audit_verify_ok to 0 when
+  an audit row is altered behind the append-only trigger (needs root and psql).
 
 The screenshot goes to $DPQ_SCREENSHOT_DIR (ctest sets it to the build directory), else to the
 test's temporary directory. Skipped only when chromium (or promtool, for its test) is missing.
@@ -264,6 +266,49 @@ class StatusPageTest(harness.DpqdTestCase):
                          "promtool check metrics exit %d:\n%s%s" %
                          (check.returncode, check.stdout.decode(errors="replace"),
                           check.stderr.decode(errors="replace")))
+
+
+class PeriodicAuditVerifyTest(harness.DpqdTestCase):
+    """dpqd's own verification pass (--audit-verify-seconds) exports the chain's state: a tampered
+    audit row turns dpq_audit_verify_ok to 0 (alerts.yml: DpqAuditVerifyFailing) without any
+    `dpqctl audit verify`, and the status page says BROKEN."""
+
+    @unittest.skipUnless(os.geteuid() == 0 and shutil.which("psql"),
+                         "needs root (to reach the embedded cluster's socket) and psql")
+    def test_a_tampered_row_turns_the_metric_to_zero(self):
+        dpqd = self.new_dpqd(start=False)
+        dpqd.extra_args = ["--audit-verify-seconds=0.5"]
+        dpqd.start()
+        self.create_slid(dpqd)
+        alice = self.create_analyst(dpqd, "alice")
+        dpqd.ctl("grant", "alice", "slid")
+        dpqd.ctl("budget", "set", "slid", "--epsilon", 1, "--delta", 1e-6)
+        for k in range(1, 4):
+            dpqd.ctl("query", "slid", "--aggregate", "count", "--epsilon", 0.1,
+                     "--max-contributions", k, token=alice)
+
+        def verify_ok():
+            samples = dpqd.metrics()
+            ok = harness.metric_values(samples, "dpq_audit_verify_ok", dataset="slid")
+            at = harness.metric_values(samples, "dpq_audit_verify_timestamp_seconds",
+                                       dataset="slid")
+            return (ok[0], at[0]) if ok and at else None
+
+        ok, first_at = harness.wait_until(verify_ok, 30, "a periodic verification of slid", 0.2)
+        self.assertEqual(ok, 1.0)
+        subprocess.run(
+            ["psql", "-X", "-h", os.path.join(dpqd.data_dir, "run"), "-U", "postgres", "-d", "dpq",
+             "-v", "ON_ERROR_STOP=1", "-c",
+             "ALTER TABLE audit DISABLE TRIGGER audit_append_only; "
+             "UPDATE audit SET epsilon_units = 1 WHERE seq = 2; "
+             "ALTER TABLE audit ENABLE TRIGGER audit_append_only;"],
+            check=True, capture_output=True, stdin=subprocess.DEVNULL, timeout=60)
+        broken = harness.wait_until(lambda: (verify_ok() or (1.0, 0))[0] == 0.0 and verify_ok(),
+                                    30, "dpq_audit_verify_ok to turn 0", 0.2)
+        self.assertGreater(broken[1], first_at)
+        page = _get("http://127.0.0.1:%d/status" % dpqd.metrics_port)[2]
+        self.assertIn('data-field="audit-verify" data-value="broken"', page)
+        self.assertIn("FAILED at seq 2", dpqd.log_text())
 
 
 if __name__ == "__main__":
