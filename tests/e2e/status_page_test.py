@@ -257,6 +257,22 @@ class StatusPageTest(harness.DpqdTestCase):
         self.assertEqual(harness.metric_values(
             samples, "dpq_grpc_server_handled_total", grpc_service="dpq.v1.AnalystService",
             grpc_method="Query", grpc_code="RESOURCE_EXHAUSTED"), [2.0])
+        # Paths dpqd does not serve do not become labels (a client cannot grow the label set).
+        import grpc  # python3-grpcio
+        with grpc.insecure_channel(self.dpqd.address) as channel:
+            for path in ("/dpq.v1.AnalystService/NoSuchMethod", "/no.such.Service/Call"):
+                with self.assertRaises(grpc.RpcError) as e:
+                    channel.unary_unary(path)(b"", timeout=10)
+                self.assertEqual(e.exception.code(), grpc.StatusCode.UNIMPLEMENTED)
+        after = harness.parse_metrics(self.dpqd.scrape())
+        methods = {l.get("grpc_method") for (n, l, _v) in after
+                   if n == "dpq_grpc_server_handled_total"}
+        self.assertNotIn("NoSuchMethod", methods)
+        self.assertNotIn("Call", methods)
+        self.assertLessEqual({"Query", "CreateDataset", "VerifyAudit"}, methods)
+        self.assertEqual(harness.metric_values(after, "dpq_grpc_server_handled_total",
+                                               grpc_service="unknown", grpc_method="unknown",
+                                               grpc_code="UNIMPLEMENTED"), [2.0])
         debits = harness.metric_values(samples, "dpq_debit_duration_seconds_count")
         self.assertEqual(len(debits), 1)
         self.assertGreaterEqual(debits[0], 7)  # 7 queries reached the ledger
