@@ -271,7 +271,7 @@ absl::Status Serve() {
   if (verifier != nullptr) verifier->Stop();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(10));
   server->Wait();
-  // The exposer's threads call back into the ledger and the pool: stop them before closing the
+  // The metrics server's threads call back into the ledger and the pool: stop them before closing the
   // database (a scrape during shutdown once aborted dpqd on SIGTERM).
   metrics.StopServing();
   db.reset();

@@ -11,7 +11,6 @@
 #include <prometheus/text_serializer.h>
 
 #include <algorithm>
-#include <cstring>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
