@@ -14,19 +14,21 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache git
   # libraries
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libpqxx-dev libabsl-dev prometheus-cpp-dev libssl-dev libcli11-dev nlohmann-json3-dev
+  libpqxx-dev libabsl-dev prometheus-cpp-dev libcivetweb-dev libssl-dev libcli11-dev nlohmann-json3-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-grpcio python3-yaml curl jq
   openssl  # the TLS test makes its certificates
   # runtime: the embedded database and a Prometheus server for the scrape test
   postgresql-15 postgresql-contrib prometheus
+  chromium  # the status-page test loads the page headless
 )
 
 # The packages owning every shared library dpqd and dpqctl link directly (their own dependencies
 # follow through apt).
 RUNTIME_LIBRARIES=(
   libabsl20220623 libgrpc++1.51 libgrpc29 libprotobuf32 libpqxx-6.4
-  libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libssl3 libstdc++6 libgcc-s1 libc6
+  libprometheus-cpp-core1.0 libcivetweb1 libssl3 libstdc++6 libgcc-s1
+  libc6
 )
 RUNTIME_TOOLS=(
   postgresql-15    # initdb, pg_ctl, postgres: dpqd's embedded database

@@ -24,7 +24,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "server/api/audit_verifier.h"
 #include "server/api/auth.h"
+#include "server/api/grpc_metrics_interceptor.h"
 #include "server/api/health_watcher.h"
 #include "server/api/request_log.h"
 #include "server/api/services.h"
@@ -33,13 +35,16 @@
 #include "server/base/tls_files.h"
 #include "server/base/logging.h"
 #include "server/base/status_macros.h"
+#include "server/build_info.h"
 #include "server/dp/secure_random.h"
 #include "server/engine/query_engine.h"
 #include "server/metrics/metrics.h"
+#include "server/query/privacy_units.h"
 #include "server/store/admin_log.h"
 #include "server/store/aggregate_scanner.h"
 #include "server/store/result_cache.h"
 #include "server/store/budget_ledger.h"
+#include "server/store/cap_figures.h"
 #include "server/store/database.h"
 #include "server/store/dataset_store.h"
 #include "server/store/postgres/embedded_postgres.h"
@@ -84,6 +89,9 @@ ABSL_FLAG(double, shutdown_grace_seconds, 10.0,
 ABSL_FLAG(bool, check_config, false,
           "check the flags, the TLS files and the database, print what was checked, and exit "
           "(0: all good) without serving");
+ABSL_FLAG(double, audit_verify_seconds, 3600,
+          "how often dpqd verifies every dataset's audit chain (first at start-up; 0: only when "
+          "`dpqctl audit verify` asks); results in dpq_audit_verify_ok");
 
 namespace dpq {
 namespace {
@@ -175,6 +183,10 @@ absl::StatusOr<Limits> CheckFlags() {
   }
   const int pool = absl::GetFlag(FLAGS_db_pool_size);
   if (pool < 1 || pool > 1000) return absl::InvalidArgumentError("--db-pool-size must lie in [1, 1000]");
+  const double verify_seconds = absl::GetFlag(FLAGS_audit_verify_seconds);
+  if (!(verify_seconds >= 0 && verify_seconds <= 7 * 86400)) {
+    return absl::InvalidArgumentError("--audit-verify-seconds must lie in [0, 604800] (0: off)");
+  }
   return LimitFlags();
 }
 
@@ -221,6 +233,7 @@ absl::Status CheckConfig() {
 
 absl::Status Serve() {
   ASSIGN_OR_RETURN(const Limits limits, CheckFlags());
+  const double verify_seconds = absl::GetFlag(FLAGS_audit_verify_seconds);
   ASSIGN_OR_RETURN(auto credentials, Credentials());
   // Block the shutdown signals in every thread; the main thread waits for them with sigwait.
   sigset_t signals;
@@ -261,21 +274,37 @@ absl::Status Serve() {
   }
 
   store::SpendTally spend(db.get());  // per-analyst spend, read incrementally at each scrape
-  metrics::Metrics metrics([&ledger, &spend]() -> absl::StatusOr<metrics::LedgerFigures> {
+  metrics::Metrics metrics([&ledger, &spend, &db]() -> absl::StatusOr<metrics::LedgerFigures> {
     metrics::LedgerFigures f;
     ASSIGN_OR_RETURN(auto budgets, ledger.ListBudgets());
     for (const auto& b : budgets) {
-      f.budgets.push_back(
-          {b.dataset, b.epsilon_total(), b.epsilon_remaining(), b.delta_total(), b.delta_remaining()});
+      f.budgets.push_back({b.dataset, b.accountant, b.epsilon_total(), b.epsilon_remaining(),
+                           b.delta_total(), b.delta_remaining()});
     }
     ASSIGN_OR_RETURN(auto spent, spend.Refresh());
     for (const auto& s : spent) f.spent.push_back({s.dataset, s.analyst, s.epsilon, s.delta});
+    std::vector<int64_t> windows;
+    for (const auto& w : metrics::kRecentWindows) windows.push_back(w.seconds);
+    for (const auto& h : spend.History(windows)) {
+      metrics::LedgerFigures::History out{h.dataset, h.audit_rows, {}};
+      std::copy(h.epsilon_recent.begin(), h.epsilon_recent.end(), out.epsilon_recent);
+      f.history.push_back(out);
+    }
+    ASSIGN_OR_RETURN(auto caps, store::ListAnalystCaps(db.get()));
+    for (const auto& c : caps) {
+      f.caps.push_back({c.dataset, c.analyst, c.has_epsilon_cap,
+                        query::EpsilonFromUnits(c.epsilon_cap_units),
+                        query::EpsilonFromUnits(c.epsilon_spent_units), c.has_delta_cap,
+                        query::DeltaFromUnits(c.delta_cap_units),
+                        query::DeltaFromUnits(c.delta_spent_units)});
+    }
     return f;
   }, [&db]() {
     const store::PoolStats s = db->Stats();
     return metrics::PoolFigures{s.opened, s.connect_failures, s.closed_after_error,
                                 s.closed_by_server, s.in_use, s.idle};
-  });
+  }, metrics::BuildInfo{BuildVersion(), BuildGitSha()});
+  ledger.SetDebitObserver([&metrics](double seconds) { metrics.RecordDebit(seconds); });
   RETURN_IF_ERROR(metrics.Serve(absl::GetFlag(FLAGS_metrics_listen)));
 
   engine::QueryEngine engine({&datasets, &principals, &ledger, &scanner, &cache}, &dp::SecureRandom());
@@ -301,9 +330,14 @@ absl::Status Serve() {
   builder.RegisterService(&admin_service);
   builder.RegisterService(&accounting_service);
   // The order matters: a request that did not parse gets its status rewritten first, so that the
-  // log line records the status the client receives.
+  // metrics and the log line record the status the client receives.
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(std::make_unique<api::UnparsableRequestInterceptorFactory>());
+  interceptors.push_back(std::make_unique<api::RpcMetricsInterceptorFactory>(
+      &metrics, std::vector<std::string>{dpq::v1::AnalystService::service_full_name(),
+                                         dpq::v1::AdminService::service_full_name(),
+                                         dpq::v1::AccountingService::service_full_name(),
+                                         "grpc.reflection.v1alpha.ServerReflection"}));
   interceptors.push_back(std::make_unique<api::RequestLogFactory>());
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
@@ -323,11 +357,16 @@ absl::Status Serve() {
                              dpq::v1::AdminService::service_full_name(),
                              dpq::v1::AccountingService::service_full_name()});
   health.Start();
+  std::unique_ptr<api::AuditVerifier> verifier;
+  if (verify_seconds > 0) {
+    verifier = std::make_unique<api::AuditVerifier>(&ledger, &metrics, absl::Seconds(verify_seconds));
+    verifier->Start();
+  }
   LogInfo(absl::StrCat("dpqd listening on ", absl::GetFlag(FLAGS_listen),
                        absl::GetFlag(FLAGS_tls_cert).empty()         ? " (plaintext)"
                        : absl::GetFlag(FLAGS_tls_client_ca).empty() ? " (TLS)"
                                                                      : " (TLS, client certificates required)",
-                       ", metrics on http://", absl::GetFlag(FLAGS_metrics_listen), "/metrics; database: ",
+                       ", metrics on http://", absl::GetFlag(FLAGS_metrics_listen), "/metrics (status page: /status); database: ",
                        database_desc, "; schema version ", migrations.schema_version, " (",
                        migrations.applied, " migration(s) applied now)"));
 
@@ -341,10 +380,11 @@ absl::Status Serve() {
   // the grace period ends, after which it cancels what is left: a cancelled query that was already
   // charged keeps its charge and its answer is served to a retry with the same request id.
   health.Stop();
+  if (verifier != nullptr) verifier->Stop();
   server->GetHealthCheckService()->Shutdown();
   server->Shutdown(absl::ToChronoTime(absl::Now() + absl::Seconds(grace)));
   server->Wait();
-  // The exposer's threads call back into the ledger and the pool: stop them before closing the
+  // The metrics server's threads call back into the ledger and the pool: stop them before closing the
   // database (a scrape during shutdown once aborted dpqd on SIGTERM).
   metrics.StopServing();
   db.reset();

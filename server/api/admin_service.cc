@@ -1,5 +1,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "server/api/admin_actions.h"
 #include "server/api/proto_convert.h"
 #include "server/api/services.h"
@@ -266,6 +267,9 @@ grpc::Status AdminService::VerifyAudit(grpc::ServerContext* context,
     ASSIGN_OR_RETURN(query::DatasetSchema schema,
                      o_.datasets->Get(request->dataset(), /*include_dropped=*/true));
     ASSIGN_OR_RETURN(store::BudgetLedger::Verification v, o_.ledger->Verify(schema.id));
+    if (o_.metrics != nullptr) {  // dpq_audit_verify_ok / _timestamp_seconds (alerts.yml)
+      o_.metrics->RecordAuditVerify(schema.name, v.ok, absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
+    }
     response->set_ok(v.ok);
     response->set_entries(v.entries);
     response->set_first_broken_seq(v.first_broken_seq);

@@ -1,18 +1,28 @@
 #include "server/metrics/metrics.h"
 
+#include <CivetServer.h>
 #include <prometheus/collectable.h>
 #include <prometheus/counter.h>
-#include <prometheus/exposer.h>
 #include <prometheus/family.h>
+#include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/metric_family.h>
 #include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
 
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "server/base/logging.h"
+#include "server/metrics/status_page.h"
 
 namespace dpq::metrics {
 namespace {
+
+constexpr auto kCounter = prometheus::MetricType::Counter;
+constexpr auto kGauge = prometheus::MetricType::Gauge;
 
 prometheus::ClientMetric Sample(std::vector<prometheus::ClientMetric::Label> labels, double value,
                                 prometheus::MetricType type) {
@@ -26,6 +36,25 @@ prometheus::ClientMetric Sample(std::vector<prometheus::ClientMetric::Label> lab
   return m;
 }
 
+// A gRPC path "/package.Service/Method" split into its service and method, or {"unknown",
+// "unknown"} for anything else. The interceptor passes only methods dpqd serves; this is the
+// second fence on label values.
+std::pair<std::string, std::string> SplitMethod(absl::string_view full) {
+  const auto bad = std::make_pair(std::string("unknown"), std::string("unknown"));
+  if (full.size() < 4 || full.size() > 200 || full[0] != '/') return bad;
+  full.remove_prefix(1);
+  const size_t slash = full.find('/');
+  if (slash == absl::string_view::npos || slash == 0 || slash + 1 == full.size()) return bad;
+  for (char c : full) {
+    if (!(absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '/')) {
+      return bad;
+    }
+  }
+  absl::string_view service = full.substr(0, slash), method = full.substr(slash + 1);
+  if (method.find('/') != absl::string_view::npos) return bad;
+  return {std::string(service), std::string(method)};
+}
+
 }  // namespace
 
 class Metrics::LedgerCollector : public prometheus::Collectable {
@@ -35,43 +64,78 @@ class Metrics::LedgerCollector : public prometheus::Collectable {
   std::vector<prometheus::MetricFamily> Collect() const override {
     absl::StatusOr<LedgerFigures> figures = snapshot_();
     prometheus::MetricFamily up{"dpq_ledger_scrape_ok",
-                                "1 if the ledger figures were read from the database", prometheus::MetricType::Gauge, {}};
-    up.metric.push_back(Sample({}, figures.ok() ? 1 : 0, prometheus::MetricType::Gauge));
+                                "1 if the ledger figures were read from the database", kGauge, {}};
+    up.metric.push_back(Sample({}, figures.ok() ? 1 : 0, kGauge));
     if (!figures.ok()) {
       LogWarning(absl::StrCat("metrics: cannot read ledger figures: ", figures.status().ToString()));
       return {up};
     }
     prometheus::MetricFamily remaining{"dpq_budget_remaining",
                                        "Privacy budget left per dataset (param: epsilon or delta)",
-                                       prometheus::MetricType::Gauge, {}};
+                                       kGauge, {}};
     prometheus::MetricFamily total{"dpq_budget_limit", "Privacy budget set per dataset (param: epsilon or delta)",
-                                   prometheus::MetricType::Gauge, {}};
+                                   kGauge, {}};
+    prometheus::MetricFamily accountant{
+        "dpq_budget_accountant_info",
+        "Always 1: the accountant composing the charges of each dataset's ledger", kGauge, {}};
     for (const auto& b : figures->budgets) {
-      remaining.metric.push_back(Sample({{"dataset", b.dataset}, {"param", "epsilon"}},
-                                        b.epsilon_remaining,
-                                        prometheus::MetricType::Gauge));
-      remaining.metric.push_back(Sample({{"dataset", b.dataset}, {"param", "delta"}},
-                                        b.delta_remaining,
-                                        prometheus::MetricType::Gauge));
-      total.metric.push_back(Sample({{"dataset", b.dataset}, {"param", "epsilon"}}, b.epsilon_total,
-                                    prometheus::MetricType::Gauge));
-      total.metric.push_back(Sample({{"dataset", b.dataset}, {"param", "delta"}}, b.delta_total,
-                                    prometheus::MetricType::Gauge));
+      remaining.metric.push_back(
+          Sample({{"dataset", b.dataset}, {"param", "epsilon"}}, b.epsilon_remaining, kGauge));
+      remaining.metric.push_back(
+          Sample({{"dataset", b.dataset}, {"param", "delta"}}, b.delta_remaining, kGauge));
+      total.metric.push_back(Sample({{"dataset", b.dataset}, {"param", "epsilon"}}, b.epsilon_total, kGauge));
+      total.metric.push_back(Sample({{"dataset", b.dataset}, {"param", "delta"}}, b.delta_total, kGauge));
+      accountant.metric.push_back(
+          Sample({{"accountant", b.accountant}, {"dataset", b.dataset}}, 1, kGauge));
     }
     // A counter: the audit table is append-only, so these sums never decrease.
     prometheus::MetricFamily eps{"dpq_epsilon_spent_total",
                                  "Epsilon charged to a dataset's ledger, per analyst (from the audit table)",
-                                 prometheus::MetricType::Counter, {}};
+                                 kCounter, {}};
     prometheus::MetricFamily delta{"dpq_delta_spent_total",
                                    "Delta charged to a dataset's ledger, per analyst (from the audit table)",
-                                   prometheus::MetricType::Counter, {}};
+                                   kCounter, {}};
     for (const auto& s : figures->spent) {
-      eps.metric.push_back(Sample({{"dataset", s.dataset}, {"analyst", s.analyst}}, s.epsilon,
-                                  prometheus::MetricType::Counter));
-      delta.metric.push_back(Sample({{"dataset", s.dataset}, {"analyst", s.analyst}}, s.delta,
-                                    prometheus::MetricType::Counter));
+      eps.metric.push_back(Sample({{"analyst", s.analyst}, {"dataset", s.dataset}}, s.epsilon, kCounter));
+      delta.metric.push_back(Sample({{"analyst", s.analyst}, {"dataset", s.dataset}}, s.delta, kCounter));
     }
-    return {up, remaining, total, eps, delta};
+    prometheus::MetricFamily rows{"dpq_audit_rows_total",
+                                  "Allocations in each dataset's audit chain (append-only)", kCounter, {}};
+    prometheus::MetricFamily recent{
+        "dpq_epsilon_spent_recent",
+        "Nominal epsilon charged to a dataset's ledger during the last `window` (audit created_at, "
+        "minute resolution)",
+        kGauge, {}};
+    for (const auto& h : figures->history) {
+      rows.metric.push_back(Sample({{"dataset", h.dataset}}, static_cast<double>(h.audit_rows), kCounter));
+      for (int i = 0; i < kRecentWindowCount; ++i) {
+        recent.metric.push_back(Sample({{"dataset", h.dataset}, {"window", kRecentWindows[i].label}},
+                                       h.epsilon_recent[i], kGauge));
+      }
+    }
+    prometheus::MetricFamily eps_cap{"dpq_analyst_epsilon_cap",
+                                     "Epsilon cap of an analyst's grant on a dataset (grants with a cap)",
+                                     kGauge, {}};
+    prometheus::MetricFamily eps_cap_left{"dpq_analyst_epsilon_cap_remaining",
+                                          "Epsilon the analyst may still spend under the cap", kGauge, {}};
+    prometheus::MetricFamily delta_cap{"dpq_analyst_delta_cap",
+                                       "Delta cap of an analyst's grant on a dataset (grants with one)",
+                                       kGauge, {}};
+    prometheus::MetricFamily delta_cap_left{"dpq_analyst_delta_cap_remaining",
+                                            "Delta the analyst may still spend under the cap", kGauge, {}};
+    for (const auto& c : figures->caps) {
+      std::vector<prometheus::ClientMetric::Label> labels = {{"analyst", c.analyst}, {"dataset", c.dataset}};
+      if (c.has_epsilon_cap) {
+        eps_cap.metric.push_back(Sample(labels, c.epsilon_cap, kGauge));
+        eps_cap_left.metric.push_back(Sample(labels, std::max(0.0, c.epsilon_cap - c.epsilon_spent), kGauge));
+      }
+      if (c.has_delta_cap) {
+        delta_cap.metric.push_back(Sample(labels, c.delta_cap, kGauge));
+        delta_cap_left.metric.push_back(Sample(labels, std::max(0.0, c.delta_cap - c.delta_spent), kGauge));
+      }
+    }
+    return {up, remaining, total, accountant, eps, delta, rows, recent, eps_cap, eps_cap_left, delta_cap,
+            delta_cap_left};
   }
 
  private:
@@ -84,8 +148,6 @@ class Metrics::PoolCollector : public prometheus::Collectable {
 
   std::vector<prometheus::MetricFamily> Collect() const override {
     const PoolFigures f = snapshot_();
-    constexpr auto kCounter = prometheus::MetricType::Counter;
-    constexpr auto kGauge = prometheus::MetricType::Gauge;
     prometheus::MetricFamily opened{"dpq_db_connections_opened_total",
                                     "Database sessions this process established", kCounter, {}};
     opened.metric.push_back(Sample({}, static_cast<double>(f.opened), kCounter));
@@ -114,7 +176,52 @@ class Metrics::PoolCollector : public prometheus::Collectable {
   PoolSnapshot snapshot_;
 };
 
-Metrics::Metrics(LedgerSnapshot snapshot, PoolSnapshot pool)
+// A civetweb server (the library prometheus-cpp's Exposer embeds, from Debian's libcivetweb-dev)
+// with one handler: /metrics is the exposition of Collect(), / and /status the page rendered from
+// that same collection. The Exposer could not serve another path on its port.
+class Metrics::HttpServer : public CivetHandler {
+ public:
+  HttpServer(const Metrics* metrics, const std::string& listen)
+      : metrics_(metrics),
+        // Throws CivetException when the address cannot be bound.
+        server_(std::vector<std::string>{"listening_ports", listen, "num_threads", "4",
+                                         "request_timeout_ms", "10000"}) {
+    server_.addHandler("/", this);
+  }
+  ~HttpServer() override { server_.close(); }
+
+  bool handleGet(CivetServer* /*server*/, mg_connection* conn) override {
+    const mg_request_info* info = mg_get_request_info(conn);
+    const std::string uri = info != nullptr && info->local_uri != nullptr ? info->local_uri : "";
+    if (uri == "/metrics") {
+      std::vector<prometheus::MetricFamily> families = metrics_->Collect();
+      Reply(conn, 200, "text/plain; version=0.0.4; charset=utf-8",
+            prometheus::TextSerializer().Serialize(families));
+    } else if (uri == "/" || uri == "/status") {
+      std::vector<prometheus::MetricFamily> families = metrics_->Collect();
+      Reply(conn, 200, "text/html; charset=utf-8", RenderStatusPage(families, absl::Now()));
+    } else {
+      Reply(conn, 404, "text/plain; charset=utf-8", "not found: dpqd serves /metrics and /status\n");
+    }
+    return true;
+  }
+
+ private:
+  static void Reply(mg_connection* conn, int code, const char* type, const std::string& body) {
+    // The page loads nothing and runs nothing: no script, no request to any other origin.
+    mg_printf(conn,
+              "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+              "Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'\r\n"
+              "X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
+              code, code == 200 ? "OK" : "Not Found", type, body.size());
+    mg_write(conn, body.data(), body.size());
+  }
+
+  const Metrics* metrics_;
+  CivetServer server_;
+};
+
+Metrics::Metrics(LedgerSnapshot snapshot, PoolSnapshot pool, BuildInfo build)
     : registry_(std::make_shared<prometheus::Registry>()),
       ledger_(std::make_shared<LedgerCollector>(std::move(snapshot))),
       pool_(pool ? std::make_shared<PoolCollector>(std::move(pool)) : nullptr),
@@ -129,7 +236,33 @@ Metrics::Metrics(LedgerSnapshot snapshot, PoolSnapshot pool)
       duration_(&prometheus::BuildHistogram()
                      .Name("dpq_query_duration_seconds")
                      .Help("Wall time of query RPCs in this process")
-                     .Register(*registry_)) {}
+                     .Register(*registry_)),
+      rpcs_(&prometheus::BuildCounter()
+                 .Name("dpq_grpc_server_handled_total")
+                 .Help("gRPC calls completed by this process, by service, method and status code")
+                 .Register(*registry_)),
+      debit_duration_(&prometheus::BuildHistogram()
+                           .Name("dpq_debit_duration_seconds")
+                           .Help("Wall time of ledger debits in this process (group-commit wait, "
+                                 "lock and transaction), whatever their outcome")
+                           .Register(*registry_)),
+      verify_ok_(&prometheus::BuildGauge()
+                      .Name("dpq_audit_verify_ok")
+                      .Help("1 if the last audit verification of the dataset by this process passed, "
+                            "0 if it found the chain or the ledger broken")
+                      .Register(*registry_)),
+      verify_time_(&prometheus::BuildGauge()
+                        .Name("dpq_audit_verify_timestamp_seconds")
+                        .Help("Unix time at which that verification finished")
+                        .Register(*registry_)) {
+  prometheus::BuildGauge()
+      .Name("dpq_build_info")
+      .Help("Always 1: the version and git commit of this dpqd")
+      .Register(*registry_)
+      .Add({{"version", build.version.empty() ? "unknown" : build.version},
+            {"git_sha", build.git_sha.empty() ? "unknown" : build.git_sha}})
+      .Set(1);
+}
 
 Metrics::~Metrics() = default;
 
@@ -144,17 +277,43 @@ void Metrics::RecordQuery(absl::string_view dataset, absl::string_view aggregate
   duration_->Add({}, kBuckets).Observe(seconds);
 }
 
-void Metrics::StopServing() { exposer_.reset(); }
+void Metrics::RecordRpc(absl::string_view full_method, absl::string_view code) {
+  auto [service, method] = SplitMethod(full_method);
+  rpcs_->Add({{"grpc_service", service}, {"grpc_method", method}, {"grpc_code", std::string(code)}})
+      .Increment();
+}
+
+void Metrics::RecordDebit(double seconds) {
+  // A lone debit is one short transaction (~1 ms on a local socket); a group-commit wait behind
+  // a busy dataset adds the leader's transaction.
+  static const prometheus::Histogram::BucketBoundaries kBuckets = {
+      0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
+  debit_duration_->Add({}, kBuckets).Observe(seconds);
+}
+
+void Metrics::RecordAuditVerify(absl::string_view dataset, bool ok, double unix_seconds) {
+  const std::string ds(dataset);
+  verify_ok_->Add({{"dataset", ds}}).Set(ok ? 1 : 0);
+  verify_time_->Add({{"dataset", ds}}).Set(unix_seconds);
+}
+
+std::vector<prometheus::MetricFamily> Metrics::Collect() const {
+  std::vector<prometheus::MetricFamily> out = registry_->Collect();
+  for (auto& f : ledger_->Collect()) out.push_back(std::move(f));
+  if (pool_ != nullptr) {
+    for (auto& f : pool_->Collect()) out.push_back(std::move(f));
+  }
+  return out;
+}
+
+void Metrics::StopServing() { http_.reset(); }
 
 absl::Status Metrics::Serve(const std::string& listen) {
   try {
-    exposer_ = std::make_unique<prometheus::Exposer>(listen);
+    http_ = std::make_unique<HttpServer>(this, listen);
   } catch (const std::exception& e) {
     return absl::UnavailableError(absl::StrCat("cannot serve metrics on ", listen, ": ", e.what()));
   }
-  exposer_->RegisterCollectable(registry_);
-  exposer_->RegisterCollectable(ledger_);
-  if (pool_ != nullptr) exposer_->RegisterCollectable(pool_);
   return absl::OkStatus();
 }
 

@@ -1,12 +1,22 @@
-// dpq's Prometheus metrics (DESIGN.md §8). Three kinds:
+// dpq's Prometheus metrics (DESIGN.md §8) and the status page, served together on the metrics port.
+// Four kinds of series:
 //  * per-process counters of RPC outcomes and latency (dpq_queries_total, dpq_query_duration_seconds,
-//    dpq_budget_rejections_total), kept in a prometheus-cpp registry;
-//  * ledger figures (dpq_budget_remaining, dpq_budget_limit, dpq_epsilon_spent_total), read from the
+//    dpq_budget_rejections_total, dpq_grpc_server_handled_total{grpc_service,grpc_method,grpc_code},
+//    dpq_debit_duration_seconds), kept in a prometheus-cpp registry, and dpq_build_info;
+//  * ledger figures (dpq_budget_remaining, dpq_budget_limit, dpq_budget_accountant_info,
+//    dpq_epsilon_spent_total, dpq_delta_spent_total, dpq_epsilon_spent_recent{window},
+//    dpq_audit_rows_total, dpq_analyst_{epsilon,delta}_cap and their _remaining), read from the
 //    database at scrape time through a snapshot function, so every replica reports the same truth;
+//  * the last audit verification this process ran per dataset (dpq_audit_verify_ok,
+//    dpq_audit_verify_timestamp_seconds), from the VerifyAudit RPC and dpqd's periodic check;
 //  * this process's database connection pool (dpq_db_connections_opened_total,
 //    dpq_db_connections_closed_total{reason}, dpq_db_connect_failures_total,
 //    dpq_db_connections{state}), read from memory at scrape time, so they are there even when the
 //    database is not: a restart or a run of errors shows as sessions closed and opened again.
+//
+// HTTP (Serve): GET /metrics is the text exposition; GET / and /status is the status page
+// (status_page.h), rendered from the same collection as a scrape, so it shows nothing /metrics
+// does not. No authentication: see docs/threat-model.md ("The metrics port").
 #ifndef DPQ_SERVER_METRICS_METRICS_H_
 #define DPQ_SERVER_METRICS_METRICS_H_
 
@@ -21,25 +31,52 @@
 
 namespace prometheus {
 class Registry;
-class Exposer;
 template <typename T> class Family;
 class Counter;
+class Gauge;
 class Histogram;
+struct MetricFamily;
 }  // namespace prometheus
 
 namespace dpq::metrics {
 
+// The windows of dpq_epsilon_spent_recent, in seconds, and their label values.
+struct RecentWindow {
+  int64_t seconds;
+  const char* label;
+};
+inline constexpr RecentWindow kRecentWindows[] = {
+    {3600, "1h"}, {6 * 3600, "6h"}, {86400, "1d"}, {7 * 86400, "7d"}, {30 * 86400, "30d"}};
+inline constexpr int kRecentWindowCount = sizeof(kRecentWindows) / sizeof(kRecentWindows[0]);
+
 struct LedgerFigures {
   struct Budget {
     std::string dataset;
+    std::string accountant = "basic";
     double epsilon_total = 0, epsilon_remaining = 0, delta_total = 0, delta_remaining = 0;
   };
   struct Spent {
     std::string dataset, analyst;
     double epsilon = 0, delta = 0;
   };
+  // Per dataset: audit rows so far, and the nominal epsilon charged in each of kRecentWindows.
+  struct History {
+    std::string dataset;
+    int64_t audit_rows = 0;
+    double epsilon_recent[kRecentWindowCount] = {};
+  };
+  // A grant with a cap on epsilon, delta or both (grants.*_cap_units) and the grant's spend.
+  struct Cap {
+    std::string dataset, analyst;
+    bool has_epsilon_cap = false;
+    double epsilon_cap = 0, epsilon_spent = 0;
+    bool has_delta_cap = false;
+    double delta_cap = 0, delta_spent = 0;
+  };
   std::vector<Budget> budgets;
   std::vector<Spent> spent;
+  std::vector<History> history;
+  std::vector<Cap> caps;
 };
 using LedgerSnapshot = std::function<absl::StatusOr<LedgerFigures>()>;
 
@@ -50,10 +87,14 @@ struct PoolFigures {
 };
 using PoolSnapshot = std::function<PoolFigures()>;
 
+struct BuildInfo {
+  std::string version, git_sha;
+};
+
 class Metrics {
  public:
   // `pool` may be empty: then no dpq_db_* series are exported.
-  explicit Metrics(LedgerSnapshot snapshot, PoolSnapshot pool = nullptr);
+  explicit Metrics(LedgerSnapshot snapshot, PoolSnapshot pool = nullptr, BuildInfo build = {});
   ~Metrics();
 
   // outcome: "ok", "replayed", or the lower-case gRPC code name ("resource_exhausted", ...).
@@ -61,22 +102,42 @@ class Metrics {
   void RecordQuery(absl::string_view dataset, absl::string_view aggregate, absl::string_view outcome,
                    double seconds);
 
-  // Serves /metrics on `listen` ("host:port"). UNAVAILABLE if the port cannot be bound.
+  // One finished gRPC call. `full_method` is the gRPC path "/package.Service/Method"; anything
+  // else is counted as service "unknown", method "unknown" (bounded cardinality). `code` is the
+  // upper-case canonical code name ("OK", "RESOURCE_EXHAUSTED").
+  void RecordRpc(absl::string_view full_method, absl::string_view code);
+
+  // Wall time of one ledger debit as its caller saw it (group-commit wait included).
+  void RecordDebit(double seconds);
+
+  // The result of an audit verification of `dataset` finished at `unix_seconds`.
+  void RecordAuditVerify(absl::string_view dataset, bool ok, double unix_seconds);
+
+  // Everything one scrape shows, in exposition order (registry, ledger, pool).
+  std::vector<prometheus::MetricFamily> Collect() const;
+
+  // Serves /metrics and the status page (/ and /status) on `listen` ("host:port").
+  // UNAVAILABLE if the port cannot be bound.
   absl::Status Serve(const std::string& listen);
-  // Stops serving /metrics and waits for any scrape in progress: after it, no scrape reads the
-  // ledger or the pool any more, so the database may be closed (dpqd's shutdown order).
+  // Stops serving and waits for any request in progress: after it, no scrape reads the ledger or
+  // the pool any more, so the database may be closed (dpqd's shutdown order).
   void StopServing();
 
  private:
   class LedgerCollector;
   class PoolCollector;
+  class HttpServer;
   std::shared_ptr<prometheus::Registry> registry_;
   std::shared_ptr<LedgerCollector> ledger_;
   std::shared_ptr<PoolCollector> pool_;  // null without a pool snapshot
   prometheus::Family<prometheus::Counter>* queries_;
   prometheus::Family<prometheus::Counter>* rejections_;
   prometheus::Family<prometheus::Histogram>* duration_;
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  prometheus::Family<prometheus::Counter>* rpcs_;
+  prometheus::Family<prometheus::Histogram>* debit_duration_;
+  prometheus::Family<prometheus::Gauge>* verify_ok_;
+  prometheus::Family<prometheus::Gauge>* verify_time_;
+  std::unique_ptr<HttpServer> http_;
 };
 
 }  // namespace dpq::metrics

@@ -11,6 +11,7 @@
 #include <pqxx/pqxx>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "absl/strings/str_format.h"
 #include "absl/types/span.h"
 #include "server/base/sha256.h"
@@ -606,9 +607,12 @@ absl::StatusOr<absl::optional<Allocation>> BudgetLedger::FindAllocation(int64_t 
 }
 
 absl::StatusOr<DebitResult> BudgetLedger::Debit(int64_t dataset_id, Allocation allocation) {
-  return DebitBatcher::Shared().Submit(
+  const absl::Time start = absl::Now();
+  absl::StatusOr<DebitResult> result = DebitBatcher::Shared().Submit(
       db_, dataset_id, std::move(allocation),
       [this, dataset_id](DebitBatcher::Group& group) { CommitDebitGroup(db_, dataset_id, group); });
+  if (debit_observer_) debit_observer_(absl::ToDoubleSeconds(absl::Now() - start));
+  return result;
 }
 
 absl::StatusOr<Allocation> BudgetLedger::StoreRelease(int64_t dataset_id, int64_t seq,

@@ -18,6 +18,7 @@
 #define DPQ_SERVER_STORE_BUDGET_LEDGER_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,12 @@ absl::Status BudgetExhausted(const BudgetState& budget, int64_t epsilon_units, i
 class BudgetLedger {
  public:
   explicit BudgetLedger(Database* db) : db_(db) {}
+
+  // Called after every Debit with its wall time in seconds (group-commit wait included), whatever
+  // the outcome; for dpq_debit_duration_seconds. Set before the first Debit, not concurrently.
+  void SetDebitObserver(std::function<void(double seconds)> observer) {
+    debit_observer_ = std::move(observer);
+  }
 
   // NOT_FOUND for an unknown dataset id.
   absl::StatusOr<BudgetState> Get(int64_t dataset_id);
@@ -120,6 +127,7 @@ class BudgetLedger {
 
  private:
   Database* db_;
+  std::function<void(double)> debit_observer_;
 };
 
 }  // namespace dpq::store

@@ -30,6 +30,15 @@ struct AnalystSpend {
   double epsilon = 0, delta = 0;
 };
 
+// A dataset's audit chain over time, for the metrics scrape and the status page.
+struct DatasetHistory {
+  std::string dataset;
+  int64_t audit_rows = 0;
+  // Nominal epsilon charged in each window ending at the database's clock of the last Refresh;
+  // minute resolution: a minute that overlaps the window counts whole.
+  std::vector<double> epsilon_recent;
+};
+
 class SpendTally {
  public:
   explicit SpendTally(Database* db) : db_(db) {}
@@ -41,6 +50,13 @@ class SpendTally {
   // Audit rows folded in so far (tests: the incremental reads).
   int64_t rows_folded() const;
 
+  // As of the last successful Refresh, per dataset name (ordered): its audit rows and the nominal
+  // epsilon of the rows created within each of `windows_seconds` (each at most kMaxWindowSeconds).
+  // Kept incrementally like the sums: per dataset, epsilon units per minute of created_at over
+  // the last kMaxWindowSeconds (at most 43,200 buckets per dataset).
+  static constexpr int64_t kMaxWindowSeconds = 30 * 86400;
+  std::vector<DatasetHistory> History(const std::vector<int64_t>& windows_seconds) const;
+
  private:
   struct Units {
     int64_t epsilon = 0, delta = 0;
@@ -50,6 +66,10 @@ class SpendTally {
   std::map<int64_t, int64_t> last_seq_ ABSL_GUARDED_BY(mu_);  // dataset id -> last seq folded in
   std::map<std::pair<int64_t, std::string>, Units> units_ ABSL_GUARDED_BY(mu_);
   int64_t rows_folded_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<int64_t, std::string> names_ ABSL_GUARDED_BY(mu_);       // dataset id -> name
+  std::map<int64_t, int64_t> audit_rows_ ABSL_GUARDED_BY(mu_);      // dataset id -> rows
+  std::map<int64_t, std::map<int64_t, int64_t>> minutes_ ABSL_GUARDED_BY(mu_);  // id -> minute -> units
+  int64_t now_seconds_ ABSL_GUARDED_BY(mu_) = 0;  // the database's clock at the last Refresh
 };
 
 }  // namespace dpq::store

@@ -635,5 +635,34 @@ TEST_F(BudgetLedgerTest, SpendTallyAndListBudgetsSummariseEveryDataset) {
   EXPECT_EQ(budgets[1].delta_spent(), 1e-7);
 }
 
+TEST_F(BudgetLedgerTest, SpendTallyHistoryCountsRowsAndEpsilonPerWindow) {
+  const int64_t ds = NewDataset("hist", 10, 1e-6);
+  ASSERT_THAT(ledger_->Debit(ds, Alloc("1", 1)), IsOk());
+  ASSERT_THAT(ledger_->Debit(ds, Alloc("2", 0.5)), IsOk());
+  ASSERT_THAT(ledger_->Debit(ds, Alloc("3", 0.25)), IsOk());
+  // Backdate the first two rows by 2 hours and 3 days; only a test may (append-only trigger off).
+  Sql(absl::StrCat("ALTER TABLE audit DISABLE TRIGGER audit_append_only; "
+                   "UPDATE audit SET created_at = now() - interval '2 hours' WHERE dataset_id = ", ds,
+                   " AND seq = 1; UPDATE audit SET created_at = now() - interval '3 days' "
+                   "WHERE dataset_id = ", ds, " AND seq = 2; "
+                   "ALTER TABLE audit ENABLE TRIGGER audit_append_only"));
+  const std::vector<int64_t> windows = {3600, 86400, 7 * 86400};
+  SpendTally tally(db());
+  ASSERT_THAT(tally.Refresh().status(), IsOk());
+  std::vector<DatasetHistory> h = tally.History(windows);
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h[0].dataset, "hist");
+  EXPECT_EQ(h[0].audit_rows, 3);
+  EXPECT_EQ(h[0].epsilon_recent, (std::vector<double>{0.25, 1.25, 1.75}));
+
+  // Incremental: the next refresh folds in only the new row.
+  ASSERT_THAT(ledger_->Debit(ds, Alloc("4", 0.125)), IsOk());
+  ASSERT_THAT(tally.Refresh().status(), IsOk());
+  EXPECT_EQ(tally.rows_folded(), 4);
+  h = tally.History(windows);
+  EXPECT_EQ(h[0].audit_rows, 4);
+  EXPECT_EQ(h[0].epsilon_recent, (std::vector<double>{0.375, 1.375, 1.875}));
+}
+
 }  // namespace
 }  // namespace dpq::store

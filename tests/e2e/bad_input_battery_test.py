@@ -107,15 +107,14 @@ class BadInputBatteryTest(harness.DpqdTestCase):
         cls.create_slid(cls.dpqd)
         ctl("budget", "set", "slid", "--epsilon", 100, "--delta", 1e-6)
         # A small dataset with a declared category column, for keys, group-by and loads.
-        code, created = harness.grpc_call(cls.channel, "AdminService", "CreateDataset", [
-            dpq_pb2.CreateDatasetRequest(header=dpq_pb2.DatasetHeader(
+        code, created = harness.grpc_call(cls.channel, "AdminService", "CreateDataset", cls.upload(
+            dpq_pb2.DatasetHeader(
                 name="tiny", privacy_unit="person_id", columns=[
                     dpq_pb2.Column(name="person_id", type=dpq_pb2.COLUMN_TYPE_INTEGER),
                     dpq_pb2.Column(name="x", type=dpq_pb2.COLUMN_TYPE_DOUBLE, lower=0, upper=10),
                     dpq_pb2.Column(name="grp", type=dpq_pb2.COLUMN_TYPE_TEXT,
-                                   categories=["a", "b"])])),
-            dpq_pb2.CreateDatasetRequest(csv_chunk=b"person_id,x,grp\n1,2.5,a\n2,3.5,b\n3,,a\n")],
-            harness.ADMIN_TOKEN)
+                                   categories=["a", "b"])]),
+            b"person_id,x,grp\n1,2.5,a\n2,3.5,b\n3,,a\n"), harness.ADMIN_TOKEN)
         assert code == "OK", created
         ctl("budget", "set", "tiny", "--epsilon", 10, "--delta", 1e-6, "--accountant", "rdp")
         cls.tokens = {"admin": harness.ADMIN_TOKEN}

@@ -141,15 +141,18 @@ class ShutdownTest(harness.DpqdTestCase):
         dpqd.extra_args += ["--shutdown-grace-seconds", "120"]
         dpqd.start()
         self.create_slid(dpqd)
+        for _ in range(2):  # 3 x 7425 rows: each of the batch's scans takes milliseconds
+            dpqd.ctl("dataset", "load", "slid", "--csv", harness.data_file("slid.csv"))
         dpqd.ctl("budget", "set", "slid", "--epsilon", 100, "--delta", 1e-6)
         token = self.create_analyst(dpqd, "alice")
         dpqd.ctl("grant", "alice", "slid")
-        # 500 scans of 7425 rows: seconds of work, so SIGTERM arrives while it runs.
+        # 1000 scans, charged once before the first (pay before you look): SIGTERM comes right
+        # after the debit, while the scans run.
         batch = dpq_pb2.QueryBatchRequest(
             dataset="slid", request_id="drained-1",
             queries=[dpq_pb2.QueryRequest(aggregate=dpq_pb2.AGGREGATE_SUM, column="wages",
                                           epsilon=0.001, lower=0, upper=100 - i * 1e-3)
-                     for i in range(500)])
+                     for i in range(1000)])
         outcome = {}
         channel = grpc.insecure_channel(dpqd.address)
         self.addCleanup(channel.close)
@@ -161,11 +164,14 @@ class ShutdownTest(harness.DpqdTestCase):
             except grpc.RpcError as e:
                 outcome["answer"] = e
 
+        def debits():
+            return sum(harness.metric_values(dpqd.metrics(), "dpq_debit_duration_seconds_count"))
+
         started = time.monotonic()
         thread = threading.Thread(target=run)
         thread.start()
-        harness.wait_until(lambda: '"rpc":"dpq.v1.AnalystService/QueryBatch"' not in dpqd.log_text()
-                           and time.monotonic() - started > 0.5, 10, "the batch to be in flight")
+        harness.wait_until(lambda: debits() >= 1, 60, "the batch's debit", interval_s=0.01)
+        answered_before_sigterm = '"rpc":"dpq.v1.AnalystService/QueryBatch"' in dpqd.log_text()
         dpqd.proc.send_signal(signal.SIGTERM)
         thread.join(timeout=300)
         elapsed = time.monotonic() - started
@@ -176,7 +182,8 @@ class ShutdownTest(harness.DpqdTestCase):
         answer = outcome["answer"]
         self.assertIsInstance(answer, dpq_pb2.QueryBatchResponse,
                               "the batch in flight was cut off: %r (after %.1f s)" % (answer, elapsed))
-        self.assertEqual(len(answer.answers), 500)
+        self.assertEqual(len(answer.answers), 1000)
+        self.assertFalse(answered_before_sigterm, "the batch ended before SIGTERM: make it longer")
         # Its log line came before "dpqd stopped": the answer left before the process ended.
         self.assertLess(log.index('"rpc":"dpq.v1.AnalystService/QueryBatch"'), log.index("dpqd stopped"))
         dpqd.proc = None

@@ -6,10 +6,10 @@ what dpqd really exports.
   (alerts_test.yml, which must show every alert both firing and not firing), and
   `promtool check config` on deploy/prometheus/prometheus.yml.
 - Every metric named by the PromQL of deploy/grafana/dpq.json and of alerts.yml is exported by a
-  live dpqd that has answered, refused and rejected a few queries. The only exceptions are the
-  series Prometheus makes itself (`up`, `ALERTS`) and the audit-verification metrics that dpqd
-  does not export yet (PENDING_SERVER_METRICS): the test asserts that they are exactly the missing
-  ones, so it fails as soon as one is exported (remove it from the set then) or another goes.
+  live dpqd that has answered, refused and rejected a few queries and verified an audit chain.
+  The only exceptions are the series Prometheus makes itself (`up`, `ALERTS`) and
+  PENDING_SERVER_METRICS (empty now that dpqd exports the audit-verification metrics): the test
+  asserts that they are exactly the missing ones, so a rule naming a metric dpqd lacks fails.
 - A real Prometheus loads alerts.yml, scrapes that dpqd, evaluates every rule without error, raises
   the budget and rejection alerts for the dataset that deserves them and for no other, answers every
   dashboard query with data, and raises DpqdDown once dpqd stops.
@@ -61,10 +61,9 @@ PROMETHEUS_WAIT_S = 60
 
 # Series that Prometheus itself creates: the scrape health of each target and the alert states.
 PROMETHEUS_SERIES = {"up", "ALERTS"}
-# Metrics the alerts use that dpqd does not export yet (the server must add them):
-#   dpq_audit_verify_ok{dataset}                 1 if the last audit verification passed, 0 if not
-#   dpq_audit_verify_timestamp_seconds{dataset}  Unix time of that verification
-PENDING_SERVER_METRICS = {"dpq_audit_verify_ok", "dpq_audit_verify_timestamp_seconds"}
+# Metrics the alerts use that dpqd does not export yet (none: dpq_audit_verify_ok and
+# dpq_audit_verify_timestamp_seconds come from the VerifyAudit RPC and dpqd's periodic check).
+PENDING_SERVER_METRICS = set()
 # What the dashboard must show (issue 13): a metric of each.
 DASHBOARD_MUST_USE = {
     "budget remaining per dataset": {"dpq_budget_remaining"},
@@ -761,6 +760,9 @@ def populate(test_case, dpqd):
     test_case.assert_error(invalid, "INVALID_ARGUMENT")
     budget = dpqd.ctl("budget", "show", "slid")
     test_case.assertAlmostEqual(budget["epsilon_remaining"], 0.05, delta=1e-9)
+    # The verification metrics (dpq_audit_verify_ok, ..._timestamp_seconds) of both datasets.
+    dpqd.ctl("audit", "verify", "slid")
+    dpqd.ctl("audit", "verify", "salaries")
     return alice, bob
 
 
@@ -780,16 +782,17 @@ class LiveMetricsTest(harness.DpqdTestCase):
         self.assertEqual(missing, set(),
                          "the dashboard queries metrics dpqd does not export: %s" % sorted(missing))
 
-    def test_alert_metrics_are_exported_except_the_pending_audit_verify_ones(self):
+    def test_alert_metrics_are_exported(self):
         used = alerts_metric_names(load_yaml(ALERTS))
         self.assertLessEqual(PENDING_SERVER_METRICS, used)
         missing = used - self.exported - PROMETHEUS_SERIES
-        # Exactly the two audit-verification metrics are missing: when dpqd exports one, this
-        # fails and PENDING_SERVER_METRICS must shrink; any other missing name is a wrong rule.
+        # Exactly PENDING_SERVER_METRICS (now none) is missing; any other missing name is a
+        # wrong rule or a metric dpqd stopped exporting.
         self.assertEqual(missing, PENDING_SERVER_METRICS,
                          "alert metrics not exported: %s" % sorted(missing))
-        sys.stderr.write("\npending (the server must add them): %s\n" %
-                         ", ".join(sorted(PENDING_SERVER_METRICS)))
+        samples = harness.parse_metrics(self.text)
+        self.assertEqual(harness.metric_values(samples, "dpq_audit_verify_ok", dataset="slid"),
+                         [1.0])
 
     def test_labelled_series_the_panels_group_by_exist(self):
         samples = harness.parse_metrics(self.text)

@@ -1,0 +1,57 @@
+#include "server/api/audit_verifier.h"
+
+#include <map>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "server/base/logging.h"
+
+namespace dpq::api {
+
+AuditVerifier::AuditVerifier(store::BudgetLedger* ledger, metrics::Metrics* metrics,
+                             absl::Duration interval)
+    : ledger_(ledger), metrics_(metrics), interval_(interval) {}
+
+AuditVerifier::~AuditVerifier() { Stop(); }
+
+void AuditVerifier::Start() {
+  thread_ = std::thread([this] {
+    do {
+      VerifyAll();
+    } while (!stop_.WaitForNotificationWithTimeout(interval_));
+  });
+}
+
+void AuditVerifier::Stop() {
+  if (!stop_.HasBeenNotified()) stop_.Notify();
+  if (thread_.joinable()) thread_.join();
+}
+
+void AuditVerifier::VerifyAll() {
+  absl::StatusOr<std::vector<store::BudgetState>> budgets = ledger_->ListBudgets();
+  if (!budgets.ok()) {
+    LogWarning(absl::StrCat("audit verification: cannot list the ledgers: ", budgets.status().ToString()));
+    return;
+  }
+  std::map<std::string, bool> ok_by_name;
+  for (const store::BudgetState& b : *budgets) {
+    if (stop_.HasBeenNotified()) return;
+    absl::StatusOr<store::BudgetLedger::Verification> v = ledger_->Verify(b.dataset_id);
+    if (!v.ok()) {
+      LogWarning(absl::StrCat("audit verification of ", b.dataset, ": ", v.status().ToString()));
+      ok_by_name.erase(b.dataset);
+      continue;
+    }
+    if (!v->ok) {
+      LogError(absl::StrCat("audit verification of ", b.dataset, " FAILED at seq ", v->first_broken_seq,
+                            ": ", v->reason));
+    }
+    auto [it, inserted] = ok_by_name.emplace(b.dataset, v->ok);
+    if (!inserted) it->second = it->second && v->ok;
+  }
+  const double now = absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch());
+  for (const auto& [name, ok] : ok_by_name) metrics_->RecordAuditVerify(name, ok, now);
+}
+
+}  // namespace dpq::api

@@ -1,0 +1,31 @@
+// The status page served on the metrics port (GET / and /status): what an operator opens first,
+// before any Grafana exists. Plain HTML with inline SVG and inline CSS; no script, nothing loaded
+// from anywhere (the server also sends a Content-Security-Policy of default-src 'none').
+//
+// It is rendered from the metric families of one collection, the very vector a /metrics scrape
+// serialises, so by construction it shows nothing /metrics does not: per dataset the budget bars
+// (spent = limit - remaining, remaining, limit of epsilon and delta; the accountant), nominal
+// epsilon spent over time (dpq_epsilon_spent_total minus dpq_epsilon_spent_recent{window}), audit
+// rows and the last verification, spend per analyst with caps where a grant has one, and the
+// database's health (ledger read, connection pool).
+//
+// DOM contract (tests rely on it): each dataset is <section class="dataset" data-dataset=NAME
+// data-accountant=A>; each figure is an element with data-field="epsilon-spent" (etc.) and
+// data-value holding the exact value (%.17g); visible text is rounded to 6 significant digits.
+#ifndef DPQ_SERVER_METRICS_STATUS_PAGE_H_
+#define DPQ_SERVER_METRICS_STATUS_PAGE_H_
+
+#include <string>
+#include <vector>
+
+#include <prometheus/metric_family.h>
+
+#include "absl/time/time.h"
+
+namespace dpq::metrics {
+
+std::string RenderStatusPage(const std::vector<prometheus::MetricFamily>& families, absl::Time now);
+
+}  // namespace dpq::metrics
+
+#endif  // DPQ_SERVER_METRICS_STATUS_PAGE_H_

@@ -1,0 +1,105 @@
+#include "server/metrics/status_page.h"
+
+#include <prometheus/metric_family.h>
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/metrics/metrics.h"
+
+namespace dpq::metrics {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// A Metrics object whose ledger snapshot returns `figures`: the page is rendered from its
+// collection, as the HTTP handler does.
+std::string Render(const LedgerFigures& figures, bool ledger_ok = true) {
+  Metrics m(
+      [&]() -> absl::StatusOr<LedgerFigures> {
+        if (!ledger_ok) return absl::UnavailableError("down");
+        return figures;
+      },
+      []() { return PoolFigures{3, 1, 0, 2, 1, 2}; }, BuildInfo{"0.1.0", "abc123"});
+  return RenderStatusPage(m.Collect(), absl::FromUnixSeconds(1700000000));
+}
+
+LedgerFigures TwoDatasets() {
+  LedgerFigures f;
+  f.budgets.push_back({"salaries", "basic", 3, 2.5, 1e-6, 1e-6});
+  f.budgets.push_back({"slid", "rdp", 1, 0.05, 1e-6, 9e-7});
+  f.spent.push_back({"slid", "alice", 0.95, 1e-7});
+  f.spent.push_back({"salaries", "bob", 0.25, 0});
+  f.spent.push_back({"salaries", "alice", 0.25, 0});
+  LedgerFigures::History h{"slid", 3, {0.7, 0.85, 0.95, 0.95, 0.95}};
+  f.history.push_back(h);
+  f.history.push_back({"salaries", 2, {0, 0.25, 0.5, 0.5, 0.5}});
+  f.caps.push_back({"salaries", "bob", true, 1, 0.25, false, 0, 0});
+  f.caps.push_back({"salaries", "carol", true, 0.5, 0, false, 0, 0});
+  return f;
+}
+
+TEST(StatusPageTest, ShowsEveryDatasetsBudgetFromTheScrape) {
+  const std::string html = Render(TwoDatasets());
+  EXPECT_THAT(html, HasSubstr("data-dataset=\"slid\" data-accountant=\"rdp\""));
+  EXPECT_THAT(html, HasSubstr("data-dataset=\"salaries\" data-accountant=\"basic\""));
+  // spent = limit - remaining, exact in data-value, 6 digits in the text.
+  EXPECT_THAT(html, HasSubstr("data-field=\"epsilon-spent\" data-value=\"0.5\">0.5<"));
+  EXPECT_THAT(html, HasSubstr("data-field=\"epsilon-remaining\" data-value=\"0.050000000000000003\">0.05<"));
+  EXPECT_THAT(html, HasSubstr("data-field=\"delta-total\" data-value=\"9.9999999999999995e-07\">1e-06<"));
+  EXPECT_THAT(html, HasSubstr("id=\"version\">0.1.0<"));
+  EXPECT_THAT(html, HasSubstr("id=\"git-sha\">abc123<"));
+}
+
+TEST(StatusPageTest, SpentOverTimeIsTheTotalMinusEachWindow) {
+  const std::string html = Render(TwoDatasets());
+  // salaries: nominal 0.5 now; 0.25 spent in the last 6 h, none in the last hour.
+  EXPECT_THAT(html, HasSubstr("data-at=\"−30d\" data-value=\"0\">0<"));
+  EXPECT_THAT(html, HasSubstr("data-at=\"−6h\" data-value=\"0.25\">0.25<"));
+  EXPECT_THAT(html, HasSubstr("data-at=\"now\" data-value=\"0.5\">0.5<"));
+  EXPECT_THAT(html, HasSubstr("<svg class=\"chart\""));
+}
+
+TEST(StatusPageTest, AnalystsWithCapsAndWithout) {
+  const std::string html = Render(TwoDatasets());
+  EXPECT_THAT(html, HasSubstr("data-analyst=\"bob\""));
+  EXPECT_THAT(html, HasSubstr("data-field=\"analyst-epsilon-cap-remaining\" data-value=\"0.75\">0.75<"));
+  EXPECT_THAT(html, HasSubstr("data-analyst=\"carol\""));  // capped, nothing spent yet
+  EXPECT_THAT(html, HasSubstr("data-field=\"analyst-epsilon-cap\" data-value=\"none\">no cap<"));
+}
+
+TEST(StatusPageTest, DatabaseHealthAndAnUnreadableLedger) {
+  EXPECT_THAT(Render(TwoDatasets()), HasSubstr("data-ledger-ok=\"1\""));
+  const std::string down = Render(TwoDatasets(), /*ledger_ok=*/false);
+  EXPECT_THAT(down, HasSubstr("data-ledger-ok=\"0\""));
+  EXPECT_THAT(down, HasSubstr("UNREADABLE"));
+  EXPECT_THAT(down, Not(HasSubstr("class=\"dataset\"")));
+  EXPECT_THAT(down, HasSubstr("data-field=\"db-closed-server\" data-value=\"2\""));
+}
+
+TEST(StatusPageTest, NoScriptAndEscapedNames) {
+  LedgerFigures f;
+  f.budgets.push_back({"a<b>&\"c", "basic", 1, 1, 0, 0});
+  const std::string html = Render(f);
+  EXPECT_THAT(html, HasSubstr("a&lt;b&gt;&amp;&quot;c"));
+  EXPECT_THAT(html, Not(HasSubstr("<b>")));
+  EXPECT_THAT(html, Not(HasSubstr("<script")));
+}
+
+TEST(StatusPageTest, AuditVerificationShown) {
+  LedgerFigures f = TwoDatasets();
+  Metrics m([&]() -> absl::StatusOr<LedgerFigures> { return f; });
+  m.RecordAuditVerify("slid", false, 1700000000);
+  m.RecordAuditVerify("salaries", true, 1700000000);
+  const std::string html = RenderStatusPage(m.Collect(), absl::FromUnixSeconds(1700000100));
+  EXPECT_THAT(html, HasSubstr("data-field=\"audit-verify\" data-value=\"broken\""));
+  EXPECT_THAT(html, HasSubstr("data-field=\"audit-verify\" data-value=\"ok\""));
+  EXPECT_THAT(html, HasSubstr("2023-11-14 22:13:20 UTC"));
+  EXPECT_THAT(html, HasSubstr("data-field=\"audit-rows\" data-value=\"3\""));
+}
+
+}  // namespace
+}  // namespace dpq::metrics

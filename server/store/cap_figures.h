@@ -1,0 +1,29 @@
+// Per-analyst caps (grants.*_cap_units, migration 0003) and what each analyst has spent against
+// them, for the metrics scrape (dpq_analyst_epsilon_cap and _remaining).
+#ifndef DPQ_SERVER_STORE_CAP_FIGURES_H_
+#define DPQ_SERVER_STORE_CAP_FIGURES_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "server/store/database.h"
+
+namespace dpq::store {
+
+struct AnalystCap {
+  std::string dataset, analyst;
+  bool has_epsilon_cap = false, has_delta_cap = false;
+  // Units of server/query/privacy_units.h; spent is the grant's spend against its caps (it
+  // survives a revoke and grant again, so a cap cannot be reset that way).
+  int64_t epsilon_cap_units = 0, epsilon_spent_units = 0, delta_cap_units = 0, delta_spent_units = 0;
+};
+
+// Every live grant with a cap (grant, analyst and dataset not revoked or dropped), ordered by
+// dataset, then analyst. One read-only statement.
+absl::StatusOr<std::vector<AnalystCap>> ListAnalystCaps(Database* db);
+
+}  // namespace dpq::store
+
+#endif  // DPQ_SERVER_STORE_CAP_FIGURES_H_
