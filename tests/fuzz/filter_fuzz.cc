@@ -3,7 +3,8 @@
 // Invariants beyond "no crash, no sanitizer report":
 //   - every refusal is INVALID_ARGUMENT with a short message (parser.h: an excerpt of ~20 bytes);
 //   - an accepted filter's canonical text is itself accepted and canonical (it is the fingerprint
-//     of the question: CanonicalText(Parse(CanonicalText(f))) == CanonicalText(f));
+//     of the question: CanonicalText(Parse(CanonicalText(f))) == CanonicalText(f)), when it fits
+//     the whole-input limit;
 //   - the rendered SQL has one bound parameter per value, numbered from the first placeholder,
 //     and holds none of the literals' text.
 #include <cstddef>
@@ -86,13 +87,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   DPQ_FUZZ_CHECK(typed->value_count == CountValues(typed->root), "value_count %d, tree has %d",
                  typed->value_count, CountValues(typed->root));
 
+  // The whole-input limit (kMaxFilterBytes) bounds what an analyst sends; the canonical spelling
+  // of a filter near it is longer (parentheses, spaces), so only shorter ones are re-parsed.
   const std::string canonical = filter::CanonicalText(*typed);
-  absl::StatusOr<filter::TypedFilter> again = filter::ParseAndCheckFilter(canonical, Schema());
-  DPQ_FUZZ_CHECK(again.ok(), "canonical text refused: %s -> %s", canonical.c_str(),
-                 again.status().ToString().c_str());
-  const std::string canonical_again = filter::CanonicalText(*again);
-  DPQ_FUZZ_CHECK(canonical_again == canonical, "canonical text not a fixed point: %s -> %s",
-                 canonical.c_str(), canonical_again.c_str());
+  if (canonical.size() <= filter::kMaxFilterBytes) {
+    absl::StatusOr<filter::TypedFilter> again = filter::ParseAndCheckFilter(canonical, Schema());
+    DPQ_FUZZ_CHECK(again.ok(), "canonical text refused: %s -> %s", canonical.c_str(),
+                   again.status().ToString().c_str());
+    const std::string canonical_again = filter::CanonicalText(*again);
+    DPQ_FUZZ_CHECK(canonical_again == canonical, "canonical text not a fixed point: %s -> %s",
+                   canonical.c_str(), canonical_again.c_str());
+  }
 
   // The store numbers the filter's placeholders after its own parameters; any start works.
   constexpr int kFirstParam = 3;
