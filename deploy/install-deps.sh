@@ -18,6 +18,9 @@ PACKAGES=(
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-grpcio python3-yaml curl jq
   openssl  # the TLS test makes its certificates
+  # the sanitizer and fuzzing stage (deploy/sanitize.sh): clang and its runtimes (ASan, UBSan, TSan,
+  # libFuzzer), which --no-install-recommends would otherwise leave out
+  clang-14 libclang-rt-14-dev
   # runtime: the embedded database and a Prometheus server for the scrape test
   postgresql-15 postgresql-contrib prometheus
   chromium  # the status-page test loads the page headless

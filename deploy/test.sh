@@ -2,11 +2,13 @@
 # One command from a fresh Debian 12 machine to the whole test suite:
 #   sudo bash deploy/test.sh        (as root: bash deploy/test.sh)
 # Checks the layering, installs the packages (deploy/install-deps.sh), configures and builds
-# everything, then runs every ctest label (unit, stochastic, db, e2e). The db and e2e tests start
-# their own throwaway PostgreSQL clusters; nothing else needs to be running. Exit status non-zero
-# on any failure. .ci/run calls exactly this script.
+# everything, then runs every ctest label (unit, stochastic, db, e2e), then the sanitizer stage
+# (deploy/sanitize.sh: the unit and db suites under ASan+UBSan in build-san, and each fuzz target
+# for a bounded time). The db and e2e tests start their own throwaway PostgreSQL clusters; nothing
+# else needs to be running. Exit status non-zero on any failure. .ci/run calls exactly this script.
 #
-# Environment: DPQ_BUILD_DIR (default build), DPQ_CTEST_ARGS (extra ctest arguments, e.g. "-L unit").
+# Environment: DPQ_BUILD_DIR (default build), DPQ_CTEST_ARGS (extra ctest arguments, e.g. "-L unit"),
+# DPQ_SANITIZE_STAGE (default 1; 0 skips the sanitizer stage), and sanitize.sh's own variables.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -72,12 +74,30 @@ status=${PIPESTATUS[0]}
 set -e
 TEST_SECONDS=$((SECONDS - t0))
 
-# One line: verdict, ctest's count line, tests per label, times.
+# --- 5. sanitizers and fuzzing (deploy/sanitize.sh) -----------------------------------------
+san_line="sanitizers skipped (DPQ_SANITIZE_STAGE=0)"
+SAN_SECONDS=0
+if [ "${DPQ_SANITIZE_STAGE:-1}" != 0 ]; then
+  step "sanitizer stage (deploy/sanitize.sh)"
+  t0=$SECONDS
+  SAN_LOG="$BUILD_DIR/sanitize-summary.log"
+  set +e
+  bash "$ROOT/deploy/sanitize.sh" </dev/null 2>&1 | tee "$SAN_LOG"
+  san_status=${PIPESTATUS[0]}
+  set -e
+  SAN_SECONDS=$((SECONDS - t0))
+  san_line="$(grep -E '^sanitize\.sh: ' "$SAN_LOG" | tail -n 1 | sed -E 's/^sanitize\.sh: //; s/; build .*//')"
+  [ -n "$san_line" ] || san_line="FAIL — sanitize.sh ended without a summary"
+  [ "$san_status" -eq 0 ] || status=1
+  san_line="sanitizers ${san_line}"
+fi
+
+# One line: verdict, ctest's count line, tests per label, the sanitizer stage, times.
 counts="$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$LOG" | tail -n 1 || true)"
 labels="$(sed -n '/^Label Time Summary:/,/^$/p' "$LOG" \
   | sed -nE 's/^[[:space:]]*([A-Za-z0-9_-]+)[[:space:]]*=.*\(([0-9]+) tests?\).*/\1 \2/p' | paste -sd, - || true)"
 verdict=PASS
 [ "$status" -eq 0 ] || verdict=FAIL
 echo
-echo "test.sh: $verdict — ${counts:-no ctest summary} [${labels:-no labels}]; build ${BUILD_SECONDS}s, tests ${TEST_SECONDS}s, total $((SECONDS - START))s"
+echo "test.sh: $verdict — ${counts:-no ctest summary} [${labels:-no labels}]; ${san_line}; build ${BUILD_SECONDS}s, tests ${TEST_SECONDS}s, sanitizers ${SAN_SECONDS}s, total $((SECONDS - START))s"
 exit "$status"

@@ -132,6 +132,13 @@ absl::StatusOr<TypedValue> ConvertLiteral(const Literal& literal, const ColumnSc
   v.kind = TypedValue::Kind::kDecimal;
   v.text = absl::StrCat(d.negative ? "-" : "", d.digits);
   if (d.exponent != 0) absl::StrAppend(&v.text, "e", d.exponent);
+  // The canonical spelling (digits, then exponent) can be longer than the literal as written
+  // ("-.1444...572" with 97 digits becomes "-1444...572e-97"), and the canonical text must parse
+  // again like any filter, so it obeys the parser's length limit too.
+  if (v.text.size() > kMaxNumberChars) {
+    return FilterError(literal.position,
+                       absl::StrCat("number ", Excerpt(literal.text), " has too many significant digits"));
+  }
   return v;
 }
 

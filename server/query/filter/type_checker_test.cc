@@ -111,5 +111,18 @@ TEST(FilterTypeCheckerTest, RefusesIntegerComparisonsBeyondTheDoubleRange) {
   EXPECT_EQ(Canonical("age > 1e300"), Canonical("age > 1E+300"));  // finite: accepted, exact
 }
 
+// Found by tests/fuzz/filter_fuzz: a 99-character decimal compared with an integer column was
+// accepted, but its canonical text "-1444...4572e-97" (102 characters) was refused by the parser,
+// so the canonical text of an accepted filter did not parse again.
+TEST(FilterTypeCheckerTest, RefusesDecimalsWhoseCanonicalTextExceedsTheNumberLimit) {
+  // 99 characters as written, 97 significant digits: canonical "-1444...4572e-97" has 102.
+  const std::string too_long = "-.1" + std::string(93, '4') + "572";
+  EXPECT_THAT(ErrorOf("age > " + too_long), HasSubstr("at position 7: number '-.1444"));
+  EXPECT_THAT(ErrorOf("age > " + too_long), HasSubstr("has too many significant digits"));
+  // 91 significant digits: canonical "-444...41e-91" has 96 characters, and parses again.
+  const std::string canonical = Canonical("age > -." + std::string(90, '4') + "1");
+  EXPECT_EQ(Canonical(canonical), canonical);
+}
+
 }  // namespace
 }  // namespace dpq::query::filter
