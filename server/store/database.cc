@@ -56,11 +56,14 @@ void InhibitReactivation(pqxx::connection& conn) {
 // keys compared as text in the bounding window and in the grouping agree); dates and times in ISO
 // and UTC; unqualified names resolve in public only; backslashes in literals are literal; no
 // statement, lock or idle timeout but the ones a caller sets with SET LOCAL (the scan's deadline).
+// The timeouts come first: PostgreSQL applies statement_timeout to each statement of this string
+// in turn, so a tiny timeout from the URL could otherwise cancel the pinning itself (it did, under
+// ASan, with statement_timeout = 1 ms).
 constexpr char kPinnedSessionSettings[] =
+    "SET statement_timeout = 0; SET lock_timeout = 0; SET idle_in_transaction_session_timeout = 0; "
     "SET extra_float_digits = 3; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'postgres'; "
     "SET TimeZone = 'UTC'; SET search_path = public; SET standard_conforming_strings = on; "
-    "SET client_encoding = 'UTF8'; SET bytea_output = 'hex'; SET statement_timeout = 0; "
-    "SET lock_timeout = 0; SET idle_in_transaction_session_timeout = 0";
+    "SET client_encoding = 'UTF8'; SET bytea_output = 'hex'";
 
 void PinSessionSettings(pqxx::connection& conn) {
   pqxx::nontransaction tx(conn);
