@@ -24,6 +24,7 @@ PACKAGES=(
   # runtime: the embedded database and a Prometheus server for the scrape test
   postgresql-15 postgresql-contrib prometheus
   chromium  # the status-page test loads the page headless
+  pgbouncer  # the connection-pooler db test runs dpq's store through it
 )
 
 # The packages owning every shared library dpqd and dpqctl link directly (their own dependencies

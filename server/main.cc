@@ -50,6 +50,7 @@
 #include "server/store/postgres/embedded_postgres.h"
 #include "server/store/postgres/migrator.h"
 #include "server/store/principal_store.h"
+#include "server/store/scan_router.h"
 #include "server/store/spend_tally.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:7777", "gRPC listen address host:port");
@@ -62,6 +63,13 @@ ABSL_FLAG(std::string, admin_token_file, "",
 ABSL_FLAG(std::string, migrations_dir, "",
           "directory of NNNN_*.sql migrations; empty: the migrations built into dpqd");
 ABSL_FLAG(int, db_pool_size, 8, "database connections per dpqd process");
+ABSL_FLAG(std::string, read_database_url, "",
+          "libpq URL of a streaming-replication hot standby of --database-url: aggregate scans run "
+          "there once it has replayed the dataset, every write stays on the primary (docs/"
+          "scaling.md); add connect_timeout=2 to a TCP URL so a dead host costs little");
+ABSL_FLAG(int, read_lag_wait_ms, 500,
+          "how long a scan waits for the read standby to replay a dataset loaded moments ago "
+          "before it runs on the primary instead");
 ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain; with --tls-key enables TLS");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key for --tls-cert");
 ABSL_FLAG(std::string, tls_client_ca, "",
@@ -170,9 +178,18 @@ absl::StatusOr<Limits> LimitFlags() {
   return l;
 }
 
+// The flags Serve needs beyond the plain ones, validated once by CheckFlags.
+struct ServeFlags {
+  Limits limits;
+  double audit_verify_seconds = 0;
+  std::string read_database_url;
+  store::ScanRouterOptions scan_routing;
+};
+
 // Every flag that can be wrong on its own, checked before anything starts (the embedded database
 // among it), so a bad flag is the error reported, whatever else is wrong.
-absl::StatusOr<Limits> CheckFlags() {
+absl::StatusOr<ServeFlags> CheckFlags() {
+  ServeFlags f;
   const double health_seconds = absl::GetFlag(FLAGS_health_check_seconds);
   if (!(health_seconds > 0 && health_seconds <= 3600)) {
     return absl::InvalidArgumentError("--health-check-seconds must lie in (0, 3600]");
@@ -183,11 +200,23 @@ absl::StatusOr<Limits> CheckFlags() {
   }
   const int pool = absl::GetFlag(FLAGS_db_pool_size);
   if (pool < 1 || pool > 1000) return absl::InvalidArgumentError("--db-pool-size must lie in [1, 1000]");
-  const double verify_seconds = absl::GetFlag(FLAGS_audit_verify_seconds);
-  if (!(verify_seconds >= 0 && verify_seconds <= 7 * 86400)) {
+  f.audit_verify_seconds = absl::GetFlag(FLAGS_audit_verify_seconds);
+  if (!(f.audit_verify_seconds >= 0 && f.audit_verify_seconds <= 7 * 86400)) {
     return absl::InvalidArgumentError("--audit-verify-seconds must lie in [0, 604800] (0: off)");
   }
-  return LimitFlags();
+  f.read_database_url = absl::GetFlag(FLAGS_read_database_url);
+  if (!f.read_database_url.empty() && absl::GetFlag(FLAGS_database_url).empty()) {
+    return absl::InvalidArgumentError(
+        "--read-database-url needs --database-url: the standby replicates a primary that dpqd "
+        "reaches by URL, not the embedded cluster");
+  }
+  const int lag_wait_ms = absl::GetFlag(FLAGS_read_lag_wait_ms);
+  if (lag_wait_ms < 0 || lag_wait_ms > 60000) {
+    return absl::InvalidArgumentError("--read-lag-wait-ms must lie in [0, 60000]");
+  }
+  f.scan_routing.max_lag_wait = absl::Milliseconds(lag_wait_ms);
+  ASSIGN_OR_RETURN(f.limits, LimitFlags());
+  return f;
 }
 
 // `dpqd --check-config`: what a deployment checks before it switches traffic (a Kubernetes init
@@ -228,12 +257,24 @@ absl::Status CheckConfig() {
   }
   ok(absl::StrCat("database reachable, schema version ", version, " (this dpqd: ", binary_version,
                   version < binary_version ? "; dpqd migrates it at start" : "", ")"));
+  const std::string read_url = absl::GetFlag(FLAGS_read_database_url);
+  if (!read_url.empty()) {
+    // Unlike at start-up, where a standby that is down only sends scans to the primary, a check
+    // asks for everything configured to answer.
+    ASSIGN_OR_RETURN(auto standby, store::Database::Open(read_url, 1));
+    ASSIGN_OR_RETURN(bool in_recovery, store::InRecovery(*standby));
+    ASSIGN_OR_RETURN(int64_t standby_version, store::PrincipalStore(standby.get()).SchemaVersion());
+    ok(absl::StrCat("read standby reachable, ",
+                    in_recovery ? "in recovery (a hot standby)"
+                                : "NOT in recovery (a primary: scans still run there)",
+                    ", schema version ", standby_version));
+  }
   return absl::OkStatus();
 }
 
 absl::Status Serve() {
-  ASSIGN_OR_RETURN(const Limits limits, CheckFlags());
-  const double verify_seconds = absl::GetFlag(FLAGS_audit_verify_seconds);
+  ASSIGN_OR_RETURN(ServeFlags flags, CheckFlags());
+  const Limits& limits = flags.limits;
   ASSIGN_OR_RETURN(auto credentials, Credentials());
   // Block the shutdown signals in every thread; the main thread waits for them with sigwait.
   sigset_t signals;
@@ -263,7 +304,20 @@ absl::Status Serve() {
   store::DatasetStore datasets(db.get());
   store::PrincipalStore principals(db.get());
   store::BudgetLedger ledger(db.get());
-  store::AggregateScanner scanner(db.get());
+  // Scans on the read standby when there is one (store/scan_router.h); it may be down now: the
+  // primary serves the scans until it answers.
+  auto scan_router =
+      flags.read_database_url.empty()
+          ? std::make_unique<store::ScanRouter>(db.get())
+          : std::make_unique<store::ScanRouter>(
+                db.get(),
+                store::Database::OpenDeferred(flags.read_database_url,
+                                              absl::GetFlag(FLAGS_db_pool_size)),
+                flags.scan_routing);
+  if (!flags.read_database_url.empty()) {
+    absl::StrAppend(&database_desc, "; aggregate scans on the read standby at --read-database-url");
+  }
+  store::AggregateScanner scanner(scan_router.get());
   store::ResultCache cache(db.get());
 
   ASSIGN_OR_RETURN(std::string token, BootstrapToken());
@@ -299,10 +353,13 @@ absl::Status Serve() {
                         query::DeltaFromUnits(c.delta_spent_units)});
     }
     return f;
-  }, [&db]() {
+  }, [&db, &scan_router]() {
     const store::PoolStats s = db->Stats();
-    return metrics::PoolFigures{s.opened, s.connect_failures, s.closed_after_error,
-                                s.closed_by_server, s.in_use, s.idle};
+    const store::ScanRouteStats r = scan_router->Stats();
+    return metrics::PoolFigures{s.opened,           s.connect_failures,     s.closed_after_error,
+                                s.closed_by_server, s.in_use,               s.idle,
+                                r.scans_on_primary, r.scans_on_standby,     r.has_standby,
+                                r.standby_up,       r.fallbacks_lagging,    r.fallbacks_unavailable};
   }, metrics::BuildInfo{BuildVersion(), BuildGitSha()});
   ledger.SetDebitObserver([&metrics](double seconds) { metrics.RecordDebit(seconds); });
   RETURN_IF_ERROR(metrics.Serve(absl::GetFlag(FLAGS_metrics_listen)));
@@ -358,8 +415,9 @@ absl::Status Serve() {
                              dpq::v1::AccountingService::service_full_name()});
   health.Start();
   std::unique_ptr<api::AuditVerifier> verifier;
-  if (verify_seconds > 0) {
-    verifier = std::make_unique<api::AuditVerifier>(&ledger, &metrics, absl::Seconds(verify_seconds));
+  if (flags.audit_verify_seconds > 0) {
+    verifier = std::make_unique<api::AuditVerifier>(&ledger, &metrics,
+                                                     absl::Seconds(flags.audit_verify_seconds));
     verifier->Start();
   }
   LogInfo(absl::StrCat("dpqd listening on ", absl::GetFlag(FLAGS_listen),

@@ -169,7 +169,35 @@ class Metrics::PoolCollector : public prometheus::Collectable {
                                       kGauge, {}};
     sessions.metric.push_back(Sample({{"state", "in_use"}}, f.in_use, kGauge));
     sessions.metric.push_back(Sample({{"state", "idle"}}, f.idle, kGauge));
-    return {opened, failures, closed, sessions};
+    prometheus::MetricFamily scans{
+        "dpq_scans_total",
+        "Aggregate scans of raw rows by where they ran (target: primary, or the read standby of "
+        "--read-database-url)",
+        kCounter, {}};
+    scans.metric.push_back(
+        Sample({{"target", "primary"}}, static_cast<double>(f.scans_on_primary), kCounter));
+    scans.metric.push_back(
+        Sample({{"target", "standby"}}, static_cast<double>(f.scans_on_standby), kCounter));
+    std::vector<prometheus::MetricFamily> out = {opened, failures, closed, sessions, scans};
+    if (f.has_standby) {
+      prometheus::MetricFamily up{"dpq_read_standby_up",
+                                  "1 if the last attempt to use the read standby reached it",
+                                  kGauge, {}};
+      up.metric.push_back(Sample({}, f.standby_up ? 1 : 0, kGauge));
+      prometheus::MetricFamily fallbacks{
+          "dpq_read_standby_fallbacks_total",
+          "Scans meant for the read standby that ran on the primary (reason: lagging = it had not "
+          "replayed the dataset within --read-lag-wait-ms; unavailable = unreachable or failed)",
+          kCounter, {}};
+      fallbacks.metric.push_back(Sample({{"reason", "lagging"}},
+                                        static_cast<double>(f.standby_fallbacks_lagging), kCounter));
+      fallbacks.metric.push_back(Sample({{"reason", "unavailable"}},
+                                        static_cast<double>(f.standby_fallbacks_unavailable),
+                                        kCounter));
+      out.push_back(up);
+      out.push_back(fallbacks);
+    }
+    return out;
   }
 
  private:

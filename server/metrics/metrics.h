@@ -80,10 +80,14 @@ struct LedgerFigures {
 };
 using LedgerSnapshot = std::function<absl::StatusOr<LedgerFigures>()>;
 
-// Mirrors store::PoolStats (this layer knows nothing of the store; dpqd's main copies the fields).
+// Mirrors store::PoolStats and store::ScanRouteStats (this layer knows nothing of the store;
+// dpqd's main copies the fields).
 struct PoolFigures {
   int64_t opened = 0, connect_failures = 0, closed_after_error = 0, closed_by_server = 0;
   int in_use = 0, idle = 0;
+  int64_t scans_on_primary = 0, scans_on_standby = 0;
+  bool has_standby = false, standby_up = false;  // dpq_read_standby_* only with a standby
+  int64_t standby_fallbacks_lagging = 0, standby_fallbacks_unavailable = 0;
 };
 using PoolSnapshot = std::function<PoolFigures()>;
 

@@ -255,6 +255,7 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
   }
 
   plan.scan.dataset_id = schema.id;
+  plan.scan.dataset_version = schema.version;
   plan.scan.unit_column = schema.privacy_unit;
   ASSIGN_OR_RETURN(bool select_keys, PlanGroups(schema, spec, plan));
 

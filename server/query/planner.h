@@ -25,6 +25,9 @@ namespace dpq::query {
 // domain, are dropped before the choice.
 struct ScanPlan {
   int64_t dataset_id = 0;
+  // The dataset version the query was planned on: a read standby must have replayed at least this
+  // version before it may serve the scan (store/scan_router.h).
+  int64_t dataset_version = 0;
   std::string unit_column;
   std::string value_column;  // empty: count rows only
   double clamp_lower = 0;

@@ -62,7 +62,7 @@ absl::StatusOr<ScanResult> AggregateScanner::Scan(const query::ScanPlan& plan, a
   const bool grouped = !plan.group_columns.empty();
   const bool bucketed = !plan.bucket_edges.empty();
   const size_t n_buckets = bucketed ? plan.bucket_edges.size() - 1 : 0;
-  RETURN_IF_ERROR(db_->Run("aggregate scan", [&](pqxx::connection& c) -> absl::Status {
+  const auto scan = [&](pqxx::connection& c) -> absl::Status {
     out = ScanResult{};
     // Least privilege (docs/database-roles.md): the raw rows are read in a READ ONLY transaction
     // under dpq_scan, which can read the dataset tables and nothing else, so even a flaw in the
@@ -209,7 +209,8 @@ absl::StatusOr<ScanResult> AggregateScanner::Scan(const query::ScanPlan& plan, a
     }
     for (auto& [key, stats] : by_key) out.groups.push_back(std::move(stats));
     return absl::OkStatus();
-  }));
+  };
+  RETURN_IF_ERROR(router_->Run("aggregate scan", plan.dataset_id, plan.dataset_version, deadline, scan));
   return out;
 }
 

@@ -4,6 +4,7 @@
 #define DPQ_SERVER_STORE_AGGREGATE_SCANNER_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "server/query/filter/ast.h"
 #include "server/query/planner.h"
 #include "server/store/database.h"
+#include "server/store/scan_router.h"
 
 namespace dpq::store {
 
@@ -37,7 +39,11 @@ struct ScanResult : GroupStats {
 
 class AggregateScanner {
  public:
-  explicit AggregateScanner(Database* db) : db_(db) {}
+  // Every scan on `db`.
+  explicit AggregateScanner(Database* db)
+      : own_router_(std::make_unique<ScanRouter>(db)), router_(own_router_.get()) {}
+  // Scans where `router` sends them: a read standby when it has replayed the dataset.
+  explicit AggregateScanner(ScanRouter* router) : router_(router) {}
 
   // Contribution bounding: each privacy unit keeps at most plan.max_contributions rows, so the
   // bound holds whatever the data: chosen uniformly at random (row_number() over a random order
@@ -58,7 +64,8 @@ class AggregateScanner {
                                   const std::string& partition_seed = "");
 
  private:
-  Database* db_;
+  std::unique_ptr<ScanRouter> own_router_;
+  ScanRouter* router_;
 };
 
 }  // namespace dpq::store

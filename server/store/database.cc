@@ -16,8 +16,12 @@ Database::Database(std::string url, int pool_size) : url_(std::move(url)), pool_
 
 Database::~Database() = default;
 
+std::unique_ptr<Database> Database::OpenDeferred(std::string url, int pool_size) {
+  return std::unique_ptr<Database>(new Database(std::move(url), pool_size < 1 ? 1 : pool_size));
+}
+
 absl::StatusOr<std::unique_ptr<Database>> Database::Open(std::string url, int pool_size) {
-  std::unique_ptr<Database> db(new Database(std::move(url), pool_size < 1 ? 1 : pool_size));
+  std::unique_ptr<Database> db = OpenDeferred(std::move(url), pool_size);
   auto conn = db->Acquire();
   if (!conn.ok()) return conn.status();
   db->Release(*std::move(conn));

@@ -43,6 +43,9 @@ class Database {
   // Connects once eagerly (UNAVAILABLE if the server cannot be reached); further connections are
   // opened on demand up to `pool_size`.
   static absl::StatusOr<std::unique_ptr<Database>> Open(std::string url, int pool_size);
+  // As Open, without the eager connection: for a server that may be down when dpqd starts (a read
+  // standby, store/scan_router.h); the first Run connects, and fails with UNAVAILABLE if it cannot.
+  static std::unique_ptr<Database> OpenDeferred(std::string url, int pool_size);
   ~Database();
 
   // Runs `fn` on a pooled connection. Exceptions thrown inside are mapped to a Status naming

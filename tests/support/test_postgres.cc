@@ -78,6 +78,24 @@ absl::Status TestPostgres::Restart() {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::unique_ptr<TestPostgres>> TestPostgres::StartStandby() const {
+  std::unique_ptr<TestPostgres> standby(new TestPostgres());
+  standby->options_ = options_;
+  ASSIGN_OR_RETURN(standby->dir_, TempDir::Create("dpq-standby-"));
+  // As root the copy is root's; EmbeddedPostgres hands a root-owned cluster directory to the
+  // server's user before starting it. Its dpq.conf (socket directory) is rewritten at start, and
+  // -R puts the primary's socket into primary_conninfo (postgresql.auto.conf), which it keeps.
+  ASSIGN_OR_RETURN(store::ProcessResult r,
+                   store::RunProcess({"/usr/lib/postgresql/15/bin/pg_basebackup", "-D",
+                                      standby->dir_->path() + "/pg", "-R", "-X", "stream", "-c",
+                                      "fast", "--no-sync", "-d", ConnectionUrlFor("postgres")}));
+  if (r.exit_code != 0) {
+    return absl::InternalError(absl::StrCat("pg_basebackup failed (exit ", r.exit_code, "): ", r.output));
+  }
+  ASSIGN_OR_RETURN(standby->server_, store::EmbeddedPostgres::Start(standby->ServerOptions()));
+  return standby;
+}
+
 absl::StatusOr<std::string> TestPostgres::CreateDatabase(const std::string& name) {
   if (name.empty()) return absl::InvalidArgumentError("name must not be empty");
   for (char c : name) {

@@ -63,6 +63,11 @@ class TestPostgres {
   absl::StatusOr<std::string> CreateDatabase(const std::string& name);
   // Stops the cluster (fast, a clean shutdown) and starts it again on the same directory.
   absl::Status Restart();
+  // A streaming-replication hot standby of this cluster in its own directory and socket:
+  // pg_basebackup -R (base copy, WAL streamed during the copy, standby.signal and primary_conninfo
+  // written), then started; it follows this cluster until it is destroyed. Stop() on its server()
+  // and Restart() work as for a primary.
+  absl::StatusOr<std::unique_ptr<TestPostgres>> StartStandby() const;
   // Runs `sql` on the test database through psql; see RunPsql.
   absl::StatusOr<std::string> Query(const std::string& sql) const {
     return RunPsql(connection_url(), sql);
