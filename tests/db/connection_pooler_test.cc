@@ -116,23 +116,14 @@ class PgBouncer {
   bool started_ = false;
 };
 
-class ConnectionPoolerTest : public ::dpq::testing::StoreTest {
- protected:
-  void SetUp() override {
-    StoreTest::SetUp();
-    if (HasFatalFailure()) return;
-    database_ = url().substr(url().find("///") + 3, url().find('?') - url().find("///") - 3);
-  }
-
-  std::string database_;
-};
+class ConnectionPoolerTest : public ::dpq::testing::StoreTest {};
 
 // The whole query path through PgBouncer in session mode, with one server connection for all the
 // pool's clients: dataset load (COPY), grants, a query (plan, debit with its audit row, scan under
 // the scan role, release), its replay, and audit verification.
 TEST_F(ConnectionPoolerTest, SessionModeCarriesTheWholeQueryPath) {
   ASSERT_OK_AND_ASSIGN(auto bouncer, PgBouncer::Start(pg_->server().socket_dir(), "session"));
-  ASSERT_OK_AND_ASSIGN(auto pooled, Database::Open(bouncer->url(database_), 4));
+  ASSERT_OK_AND_ASSIGN(auto pooled, Database::Open(bouncer->url(database()), 4));
   DatasetStore datasets(pooled.get());
   PrincipalStore principals(pooled.get());
   BudgetLedger ledger(pooled.get());
@@ -181,8 +172,8 @@ TEST_F(ConnectionPoolerTest, TransactionModeBreaksPerSessionPreparedStatements) 
   ASSERT_THAT(BudgetLedger(db()).Set(dataset.schema.id, ::dpq::testing::EpsU(10), 0), IsOk());
   ASSERT_OK_AND_ASSIGN(Principal ann, CreatePrincipal("ann"));
   ASSERT_OK_AND_ASSIGN(auto bouncer, PgBouncer::Start(pg_->server().socket_dir(), "transaction"));
-  ASSERT_OK_AND_ASSIGN(auto client_a, Database::Open(bouncer->url(database_), 1));
-  ASSERT_OK_AND_ASSIGN(auto client_b, Database::Open(bouncer->url(database_), 1));
+  ASSERT_OK_AND_ASSIGN(auto client_a, Database::Open(bouncer->url(database()), 1));
+  ASSERT_OK_AND_ASSIGN(auto client_b, Database::Open(bouncer->url(database()), 1));
   BudgetLedger ledger_a(client_a.get()), ledger_b(client_b.get());
   auto first = ledger_a.Debit(dataset.schema.id, ::dpq::testing::SumAllocation(ann, "a-1", 1));
   auto second = ledger_b.Debit(dataset.schema.id, ::dpq::testing::SumAllocation(ann, "b-1", 1));

@@ -47,8 +47,7 @@ class ReadStandbyTest : public ::dpq::testing::StoreTest {
     if (HasFatalFailure()) return;
     ASSERT_NE(standby_, nullptr) << "the standby did not start";
     // This test's database on the standby: same name, the standby's socket.
-    const std::string name = url().substr(url().find("///") + 3, url().find('?') - url().find("///") - 3);
-    standby_url_ = standby_->ConnectionUrlFor(name);
+    standby_url_ = standby_->ConnectionUrlFor(database());
     ASSERT_OK_AND_ASSIGN(CreatedDataset ds, CreateTinyDataset("people", kRows));
     schema_ = ds.schema;
     WaitForReplay();

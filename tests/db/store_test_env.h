@@ -105,7 +105,8 @@ class StoreTest : public ::testing::Test {
   void SetUp() override {
     ASSERT_NE(pg_, nullptr) << "the test cluster did not start";
     static int counter = 0;
-    ASSERT_OK_AND_ASSIGN(url_, pg_->CreateDatabase(absl::StrCat("store_", ++counter)));
+    database_ = absl::StrCat("store_", ++counter);
+    ASSERT_OK_AND_ASSIGN(url_, pg_->CreateDatabase(database_));
     auto report = store::ApplyMigrations(url_, DPQ_TEST_MIGRATIONS_DIR);
     ASSERT_TRUE(report.ok()) << report.status();
     ASSERT_GE(report->applied, 1);
@@ -114,6 +115,8 @@ class StoreTest : public ::testing::Test {
 
   store::Database* db() { return db_.get(); }
   const std::string& url() const { return url_; }
+  // This test's database name (the same on a standby or through a pooler).
+  const std::string& database() const { return database_; }
 
   // Runs SQL through psql on this test's database; a failure is a test failure and returns "".
   std::string Sql(const std::string& sql) {
@@ -185,6 +188,7 @@ class StoreTest : public ::testing::Test {
   }
 
   static TestPostgres* pg_;
+  std::string database_;
   std::string url_;
   std::unique_ptr<store::Database> db_;
 };

@@ -31,6 +31,10 @@ ADMIN_TOKEN = "e2e-admin-token-0123456789abcdef"
 # The declared schema of slid.csv (`dataset create` needs every column's type).
 SLID_TYPES = ("person_id=integer", "wages=double", "education=double", "age=integer",
               "sex=text", "language=text")
+# ... and of salaries.csv.
+SALARIES_TYPES = ("person_id=integer", "rank=text", "discipline=text", "yrs_since_phd=integer",
+                  "yrs_service=integer", "sex=text", "salary=integer")
+PROMTOOL = "/usr/bin/promtool"
 START_TIMEOUT_S = 90.0
 STOP_TIMEOUT_S = 30.0
 CTL_TIMEOUT_S = 60.0
@@ -356,6 +360,15 @@ class Dpqd:
         with urllib.request.urlopen(self.metrics_url, timeout=10) as response:
             return response.read().decode("utf-8")
 
+    def debits_seen(self):
+        """Ledger debits this dpqd has finished (dpq_debit_duration_seconds_count), to wait for a
+        query in flight to have been charged before its scans end."""
+        return sum(metric_values(self.metrics(), "dpq_debit_duration_seconds_count"))
+
+    def wait_for_debits(self, more_than, what="a debit"):
+        """Polls (every 10 ms, at most 60 s) until more than `more_than` debits have finished."""
+        wait_until(lambda: self.debits_seen() > more_than, 60, what, interval_s=0.01)
+
     def metrics(self):
         return parse_metrics(self.scrape())
 
@@ -474,6 +487,23 @@ class DpqdTestCase(unittest.TestCase):
         for b in bounds:
             args += ["--bounds", b]
         return dpqd.ctl(*args)
+
+    @staticmethod
+    def create_salaries(dpqd, name="salaries"):
+        args = ["dataset", "create", name, "--csv", data_file("salaries.csv"),
+                "--privacy-unit", "person_id", "--bounds", "salary=0:300000"]
+        for t in SALARIES_TYPES:
+            args += ["--type", t]
+        return dpqd.ctl(*args)
+
+    def assert_promtool_accepts(self, exposition):
+        """`promtool check metrics` accepts the exposition text (a scrape of /metrics)."""
+        check = subprocess.run([PROMTOOL, "check", "metrics"], input=exposition.encode("utf-8"),
+                               capture_output=True, timeout=60)
+        self.assertEqual(check.returncode, 0,
+                         "promtool check metrics exit %d:\n%s%s" %
+                         (check.returncode, check.stdout.decode(errors="replace"),
+                          check.stderr.decode(errors="replace")))
 
     @staticmethod
     def create_analyst(dpqd, name):

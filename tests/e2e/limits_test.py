@@ -116,15 +116,12 @@ class LimitsTest(harness.DpqdTestCase):
             except grpc.RpcError as e:
                 outcome["batch"] = e
 
-        def debits():
-            return sum(harness.metric_values(self.dpqd.metrics(), "dpq_debit_duration_seconds_count"))
-
-        debits_before = debits()
+        debits_before = self.dpqd.debits_seen()
         thread = threading.Thread(target=run_batch)
         thread.start()
         # The batch is admitted, prepared and charged before its 1000 scans start: once its debit
         # is seen, bob's only slot is taken for the scans' duration.
-        harness.wait_until(lambda: debits() > debits_before, 60, "the batch's debit", interval_s=0.01)
+        self.dpqd.wait_for_debits(debits_before, "the batch's debit")
         code, detail = self.grpc_query("bob", epsilon=0.3)
         still_running = thread.is_alive()
         thread.join()

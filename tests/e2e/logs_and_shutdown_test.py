@@ -164,13 +164,10 @@ class ShutdownTest(harness.DpqdTestCase):
             except grpc.RpcError as e:
                 outcome["answer"] = e
 
-        def debits():
-            return sum(harness.metric_values(dpqd.metrics(), "dpq_debit_duration_seconds_count"))
-
         started = time.monotonic()
         thread = threading.Thread(target=run)
         thread.start()
-        harness.wait_until(lambda: debits() >= 1, 60, "the batch's debit", interval_s=0.01)
+        dpqd.wait_for_debits(0, "the batch's debit")
         answered_before_sigterm = '"rpc":"dpq.v1.AnalystService/QueryBatch"' in dpqd.log_text()
         dpqd.proc.send_signal(signal.SIGTERM)
         thread.join(timeout=300)

@@ -54,7 +54,7 @@ GRAFANA_PROVIDER = os.path.join(REPO, "deploy", "grafana", "provisioning", "dash
 COMPOSE = os.path.join(REPO, "docker-compose.yml")
 YAML_FILES = (ALERTS, ALERTS_TEST, PROM_CONFIG, GRAFANA_DATASOURCE, GRAFANA_PROVIDER, COMPOSE)
 
-PROMTOOL = "/usr/bin/promtool"
+PROMTOOL = harness.PROMTOOL
 PROMETHEUS = "/usr/bin/prometheus"
 PROMTOOL_TIMEOUT_S = 120
 PROMETHEUS_WAIT_S = 60
@@ -78,10 +78,6 @@ DASHBOARD_MUST_USE = {
 REQUIRED_ALERTS = {"DpqDatasetBudgetLow", "DpqBudgetRejectionBurst", "DpqdDown",
                    "DpqLedgerUnreadable", "DpqAuditVerifyFailing", "DpqSlowQueries"}
 
-SLID_TYPES = ("person_id=integer", "wages=double", "education=double", "age=integer", "sex=text",
-              "language=text")
-SALARIES_TYPES = ("person_id=integer", "rank=text", "discipline=text", "yrs_since_phd=integer",
-                  "yrs_service=integer", "sex=text", "salary=integer")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -728,16 +724,8 @@ def populate(test_case, dpqd):
     """Two datasets with typed columns, two analysts, answered, refused and invalid queries:
     every labelled series dpqd exports exists afterwards. slid ends with 5 % of its epsilon
     budget left (low), salaries with 5/6 of it (healthy). Returns the analysts' tokens."""
-    args = ["dataset", "create", "slid", "--csv", harness.data_file("slid.csv"),
-            "--privacy-unit", "person_id", "--bounds", "wages=0:100", "--bounds", "age=0:120"]
-    for t in SLID_TYPES:
-        args += ["--type", t]
-    dpqd.ctl(*args)
-    args = ["dataset", "create", "salaries", "--csv", harness.data_file("salaries.csv"),
-            "--privacy-unit", "person_id", "--bounds", "salary=0:300000"]
-    for t in SALARIES_TYPES:
-        args += ["--type", t]
-    dpqd.ctl(*args)
+    test_case.create_slid(dpqd, bounds=("wages=0:100", "age=0:120"))
+    test_case.create_salaries(dpqd)
     alice = test_case.create_analyst(dpqd, "alice")
     bob = test_case.create_analyst(dpqd, "bob")
     dpqd.ctl("grant", "alice", "slid")
