@@ -397,18 +397,21 @@ def write_plots(series, stem):
     made = []
 
     def plot(suffix, data_lines, script):
-        dat, svg = stem + "-" + suffix + ".dat", stem + "-" + suffix + ".svg"
+        dat = stem + "-" + suffix + ".dat"
         with open(dat, "w") as f:
             f.write("\n".join(data_lines) + "\n")
-        common = ("set terminal svg size 900,420 dynamic font 'sans,11' background '#ffffff'\n"
-                  "set output '%s'\nset key left top\nset grid\n" % svg)
-        subprocess.run(["gnuplot"], input=common + script.replace("DAT", dat), text=True,
-                       check=True, capture_output=True)
+        # SVG for the README, PNG for viewers without SVG support.
+        for ext, terminal in (("svg", "svg size 900,420 dynamic font 'sans,11' background '#ffffff'"),
+                              ("png", "pngcairo size 900,420 font 'sans,10' background '#ffffff'")):
+            out = "%s-%s.%s" % (stem, suffix, ext)
+            common = "set terminal %s\nset output '%s'\nset key left top\nset grid\n" % (terminal, out)
+            subprocess.run(["gnuplot"], input=common + script.replace("DAT", dat), text=True,
+                           check=True, capture_output=True)
+            made.append(os.path.basename(out))
         os.unlink(dat)
-        made.append(os.path.basename(svg))
 
     if series.get("clients"):
-        plot("clients", ["%d %g %g %g %g %g" % r for r in series["clients"]],
+        plot("clients", ["%d %g %g %g %g %g" % tuple(r) for r in series["clients"]],
              "set multiplot layout 1,2\n"
              "set title 'debits/s on one hot dataset'\nset xlabel 'clients'\nset logscale x 2\n"
              "plot 'DAT' u 1:2 w lp t 'dpqd over gRPC', '' u 1:3 w lp t 'pgbench single-statement'\n"
@@ -416,7 +419,7 @@ def write_plots(series, stem):
              "plot 'DAT' u 1:4 w lp t 'dpqd p50', '' u 1:5 w lp t 'dpqd p99', "
              "'' u 1:6 w lp t 'pgbench p50'\nunset multiplot\n")
     if series.get("rows"):
-        plot("rows", ["%d %g %g %g %g %g" % r for r in series["rows"]],
+        plot("rows", ["%d %g %g %g %g %g" % tuple(r) for r in series["rows"]],
              "set multiplot layout 1,2\nset logscale xy\nset xlabel 'rows'\n"
              "set title 'DP sum K=5 (s)'\n"
              "plot 'DAT' u 1:2 w lp t 'dpqd over gRPC', '' u 1:3 w lp t 'same SQL via psql', "
@@ -430,10 +433,10 @@ def write_plots(series, stem):
             rows = [r for r in series["history"] if r[0] == acct]
             if rows:
                 accts.append(acct)
-                lines += ["%d %g %g" % (r[1], r[2], r[3]) for r in rows] + ["", ""]
+                lines += ["%d %g %g" % tuple(r[1:4]) for r in rows] + ["", ""]
         plot("history", lines,
              "set title 'p50 of one debited count query (ms) vs prior allocations'\n"
-             "set xlabel 'allocations already on the ledger'\nset logscale x\n"
+             "set xlabel 'allocations already on the ledger (+1, log scale)'\nset logscale x\n"
              "plot " + ", ".join("'DAT' index %d u ($1+1):2 w lp t '%s'" % (i, a)
                                  for i, a in enumerate(accts)) + "\n")
     return made
