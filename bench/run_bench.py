@@ -311,7 +311,7 @@ class Scenarios(q10.Bench):
                 history_rows.append((acct, reached, p50, base))
                 if h == max(s["history"]):
                     self.scenario("p4_history_%s_%s" % (rows_label(h) if h >= 1000 else h, acct),
-                                  p50, base, "ms", ("<=", 1.1), history=reached,
+                                  p50, base, "ms", ("<=", 1.1), history=reached, history_target=h,
                                   baseline_is="p50 debit on a fresh %s ledger" % acct)
                 if h == s["p7_history"] and acct != "basic":
                     self.scenario("p7_debit_%s_%s_history" % (acct, rows_label(h) if h >= 1000 else h),
