@@ -153,7 +153,7 @@ class Bench:
         self.dpqd_log = os.path.join(self.tmp, "dpqd.log")
         self.proc = subprocess.Popen(
             [self.dpqd, "--data-dir", self.data_dir, "--listen", "127.0.0.1:%d" % self.port,
-             "--metrics-listen", "127.0.0.1:%d" % metrics],
+             "--metrics-listen", "127.0.0.1:%d" % metrics] + list(getattr(self.args, "dpqd_args", [])),
             stdin=subprocess.DEVNULL, stdout=open(self.dpqd_log, "wb"), stderr=subprocess.STDOUT,
             env=env, start_new_session=True)
         deadline = time.monotonic() + 120
@@ -234,6 +234,7 @@ class Bench:
         with open(header_only, "w") as f:
             f.write("unit,amount,kind\n")
         self.start_dpqd()
+        self.log_parameters()
         self.psql("CREATE SCHEMA bench")
         log("cluster: " + self.psql(
             "SELECT string_agg(name || '=' || setting, ' ' ORDER BY name) FROM pg_settings WHERE name IN "
@@ -329,29 +330,47 @@ class Bench:
         self.results["sql"] = sql
         self.report()
 
-    def capture_sql(self, name, ds_id, sum_args, count_args):
+    def log_parameters(self):
+        """dpqd starts its cluster with log_error_verbosity = terse on the command line, which
+        drops the "DETAIL: parameters: ..." lines server_log_of() needs. A database setting
+        outranks the command line for new sessions: set it, then restart dpqd (new pool)."""
+        self.psql("ALTER DATABASE dpq SET log_error_verbosity = 'default'")
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(60)
+        self.proc = None
+        self.start_dpqd()
+
+    def server_log_of(self, action):
+        """Runs action() with every statement logged (their parameters too, after
+        log_parameters()); returns the PostgreSQL log it added."""
         pg_log = os.path.join(self.data_dir, "log", "postgres.log")
         self.psql("ALTER SYSTEM SET log_min_duration_statement = 0")
         self.psql("SELECT pg_reload_conf()")
         time.sleep(0.5)
-        out = {}
         try:
-            for key, args, rank in (("sum_rank", sum_args, True), ("count_rank", count_args, True),
-                                    ("sum_window", sum_args, False)):
-                if not rank:
-                    self.psql("UPDATE datasets SET has_row_rank = false WHERE name = '%s'" % name)
-                start = os.path.getsize(pg_log)
-                self.ctl(*args, "--epsilon", self.next_epsilon(), token=self.analyst_token)
-                if not rank:
-                    self.psql("UPDATE datasets SET has_row_rank = true WHERE name = '%s'" % name)
-                time.sleep(0.3)
-                with open(pg_log, errors="replace") as f:
-                    f.seek(start)
-                    text = f.read()
-                out[key] = extract_scan_sql(text, "dpq_data.ds_%s" % ds_id)
+            start = os.path.getsize(pg_log)
+            action()
+            time.sleep(0.3)
+            with open(pg_log, errors="replace") as f:
+                f.seek(start)
+                return f.read()
         finally:
             self.psql("ALTER SYSTEM RESET log_min_duration_statement")
             self.psql("SELECT pg_reload_conf()")
+
+    def capture_sql(self, name, ds_id, sum_args, count_args):
+        out = {}
+        for key, args, rank in (("sum_rank", sum_args, True), ("count_rank", count_args, True),
+                                ("sum_window", sum_args, False)):
+            if not rank:
+                self.psql("UPDATE datasets SET has_row_rank = false WHERE name = '%s'" % name)
+            try:
+                text = self.server_log_of(lambda: self.ctl(*args, "--epsilon", self.next_epsilon(),
+                                                           token=self.analyst_token))
+            finally:
+                if not rank:
+                    self.psql("UPDATE datasets SET has_row_rank = true WHERE name = '%s'" % name)
+            out[key] = extract_scan_sql(text, "dpq_data.ds_%s" % ds_id)
         for key, text in out.items():
             log("SQL %s: %s" % (key, text))
         assert "_dpq_rank AS rn" in out["sum_rank"] and "random()" in out["sum_window"], out

@@ -17,6 +17,7 @@ PACKAGES=(
   libpqxx-dev libabsl-dev prometheus-cpp-dev libcivetweb-dev libssl-dev libcli11-dev nlohmann-json3-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-grpcio python3-yaml curl jq
+  gnuplot-nox  # bench/run.sh draws its plots (SVG) with it; pgbench comes with postgresql-15
   openssl  # the TLS test makes its certificates
   # the sanitizer and fuzzing stage (deploy/sanitize.sh): clang and its runtimes (ASan, UBSan, TSan,
   # libFuzzer), which --no-install-recommends would otherwise leave out

@@ -2,7 +2,8 @@
 # One command from a fresh Debian 12 machine to the whole test suite:
 #   sudo bash deploy/test.sh        (as root: bash deploy/test.sh)
 # Checks the layering, installs the packages (deploy/install-deps.sh), configures and builds
-# everything, then runs every ctest label (unit, stochastic, db, e2e), then the sanitizer stage
+# everything, then runs every ctest label (unit, stochastic, db, e2e), then `bench/run.sh --quick`
+# (every benchmark tool at tiny sizes, about a minute), then the sanitizer stage
 # (deploy/sanitize.sh: the unit and db suites under ASan+UBSan in build-san, and each fuzz target
 # for a bounded time). The db and e2e tests start their own throwaway PostgreSQL clusters; nothing
 # else needs to be running. Exit status non-zero on any failure. .ci/run calls exactly this script.
@@ -74,6 +75,22 @@ status=${PIPESTATUS[0]}
 set -e
 TEST_SECONDS=$((SECONDS - t0))
 
+# --- 4b. benchmarks, tiny sizes (bench/run.sh --quick): the tools must not rot -----------------
+# Fails the script when a benchmark tool breaks; a missed performance goal is no failure here
+# (the sizes are far too small to measure anything).
+step "bench/run.sh --quick"
+t0=$SECONDS
+set +e
+DPQ_BUILD_DIR="$BUILD_DIR" bash "$ROOT/bench/run.sh" --quick </dev/null 2>&1 | tee "$BUILD_DIR/bench-quick.log"
+bench_status=${PIPESTATUS[0]}
+set -e
+BENCH_SECONDS=$((SECONDS - t0))
+bench_line="bench --quick ok"
+if [ "$bench_status" -ne 0 ]; then
+  bench_line="bench --quick FAILED (exit $bench_status; $BUILD_DIR/bench-quick.log)"
+  status=1
+fi
+
 # --- 5. sanitizers and fuzzing (deploy/sanitize.sh) -----------------------------------------
 san_line="sanitizers skipped (DPQ_SANITIZE_STAGE=0)"
 SAN_SECONDS=0
@@ -99,5 +116,5 @@ labels="$(sed -n '/^Label Time Summary:/,/^$/p' "$LOG" \
 verdict=PASS
 [ "$status" -eq 0 ] || verdict=FAIL
 echo
-echo "test.sh: $verdict — ${counts:-no ctest summary} [${labels:-no labels}]; ${san_line}; build ${BUILD_SECONDS}s, tests ${TEST_SECONDS}s, sanitizers ${SAN_SECONDS}s, total $((SECONDS - START))s"
+echo "test.sh: $verdict — ${counts:-no ctest summary} [${labels:-no labels}]; ${bench_line}; ${san_line}; build ${BUILD_SECONDS}s, tests ${TEST_SECONDS}s, bench ${BENCH_SECONDS}s, sanitizers ${SAN_SECONDS}s, total $((SECONDS - START))s"
 exit "$status"
