@@ -17,6 +17,10 @@ PACKAGES=(
   libpqxx-dev libabsl-dev prometheus-cpp-dev libcivetweb-dev libssl-dev libcli11-dev nlohmann-json3-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-grpcio python3-yaml curl jq
+  # the Python client package (client/python): its runtime, an offline venv install, and what its
+  # examples and to_pandas() use
+  python3-protobuf python3-venv python3-pip python3-setuptools python3-wheel
+  python3-pandas python3-numpy python3-matplotlib
   gnuplot-nox  # bench/run.sh draws its plots (SVG) with it; pgbench comes with postgresql-15
   openssl  # the TLS test makes its certificates
   # the sanitizer and fuzzing stage (deploy/sanitize.sh): clang and its runtimes (ASan, UBSan, TSan,

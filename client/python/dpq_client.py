@@ -1,103 +1,43 @@
-"""A small Python client for dpq's AnalystService and AdminService.
+"""The dict-returning client the older end-to-end tests use, now a thin shim over the dpq
+package (client/python/src/dpq): DpqClient's methods return the responses as dicts (proto field
+names, defaults included) and raise dpq.DpqError, which carries the gRPC code name.
 
-The protobuf/gRPC modules are generated at build time into build/python (target
-`dpq_python_stubs`); put that directory on PYTHONPATH, e.g.
-
-    PYTHONPATH=build/python:client/python python3 -c "
-    from dpq_client import DpqClient
-    c = DpqClient('127.0.0.1:7777', token='...')
-    print(c.query('slid', 'mean', epsilon=0.5, column='age'))"
-
-Only Debian's python3-grpcio and python3-protobuf are needed.
+The package with its generated stubs is assembled in <build>/python by the CMake target
+dpq_python_stubs; put that directory on sys.path (tests/e2e/harness.py does). New code should use
+`dpq.Client`, whose results are typed.
 """
-import grpc
-from google.protobuf import json_format
-
-from dpq.v1 import dpq_pb2, dpq_pb2_grpc
-
-_AGGREGATES = {"count": dpq_pb2.AGGREGATE_COUNT, "sum": dpq_pb2.AGGREGATE_SUM,
-               "mean": dpq_pb2.AGGREGATE_MEAN, "variance": dpq_pb2.AGGREGATE_VARIANCE,
-               "stddev": dpq_pb2.AGGREGATE_STDDEV, "quantile": dpq_pb2.AGGREGATE_QUANTILE,
-               "histogram": dpq_pb2.AGGREGATE_HISTOGRAM}
-_MECHANISMS = {"laplace": dpq_pb2.MECHANISM_LAPLACE, "gaussian": dpq_pb2.MECHANISM_GAUSSIAN}
-
-
-class DpqError(Exception):
-    """An RPC failed; `code` is the gRPC status code name (e.g. 'RESOURCE_EXHAUSTED')."""
-
-    def __init__(self, code, message):
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message
+import dpq
+from dpq import DpqError  # noqa: F401  (re-exported: tests catch dpq_client.DpqError)
 
 
 class DpqClient:
     def __init__(self, target, token, tls_ca_file=None, timeout=30.0):
-        if tls_ca_file:
-            with open(tls_ca_file, "rb") as f:
-                creds = grpc.ssl_channel_credentials(root_certificates=f.read())
-            self._channel = grpc.secure_channel(target, creds)
-        else:
-            self._channel = grpc.insecure_channel(target)
-        self._metadata = (("authorization", f"Bearer {token}"),)
-        self._timeout = timeout
-        self.analyst = dpq_pb2_grpc.AnalystServiceStub(self._channel)
-        self.admin = dpq_pb2_grpc.AdminServiceStub(self._channel)
+        self.client = dpq.Client(target, token, tls_ca=tls_ca_file, timeout=timeout)
+
+    @property
+    def _timeout(self):
+        return self.client.timeout
+
+    @_timeout.setter
+    def _timeout(self, seconds):
+        self.client.timeout = seconds
 
     def close(self):
-        self._channel.close()
-
-    def _call(self, method, request):
-        try:
-            response = method(request, metadata=self._metadata, timeout=self._timeout)
-        except grpc.RpcError as e:
-            raise DpqError(e.code().name, e.details()) from None
-        return json_format.MessageToDict(response, preserving_proto_field_name=True,
-                                         including_default_value_fields=True)
-
-    @staticmethod
-    def _request(dataset, aggregate, epsilon, column="", lower=None, upper=None,
-                 mechanism="laplace", delta=0.0, max_contributions=1, request_id="",
-                 confidence=0.95, where="", quantiles=(), bins=(), group_by=(), keys=(),
-                 max_partitions=1):
-        req = dpq_pb2.QueryRequest(
-            dataset=dataset, aggregate=_AGGREGATES[aggregate], column=column, epsilon=epsilon,
-            delta=delta, mechanism=_MECHANISMS[mechanism], max_contributions=max_contributions,
-            request_id=request_id, confidence=confidence, where=where, quantiles=list(quantiles),
-            bins=list(bins), group_by=list(group_by), keys=list(keys),
-            max_partitions=max_partitions)
-        if lower is not None:
-            req.lower = lower
-        if upper is not None:
-            req.upper = upper
-        return req
+        self.client.close()
 
     def query(self, dataset, aggregate, epsilon, **options):
-        """Runs one DP query; returns the QueryResponse as a dict (all values in `rows`).
-
-        options: column, lower, upper, mechanism, delta, max_contributions, request_id,
-        confidence, where, quantiles, bins, group_by, keys, max_partitions."""
-        return self._call(self.analyst.Query, self._request(dataset, aggregate, epsilon, **options))
+        return self.client.query(dataset, aggregate, epsilon, **options).to_dict()
 
     def query_batch(self, dataset, queries, delta=0.0, request_id=""):
-        """Runs a declared list of queries (dicts of query() arguments without dataset), charged
-        once at their joint price; returns the QueryBatchResponse as a dict."""
-        req = dpq_pb2.QueryBatchRequest(dataset=dataset, delta=delta, request_id=request_id)
-        for q in queries:
-            q = dict(q)
-            req.queries.append(self._request("", q.pop("aggregate"), q.pop("epsilon"), **q))
-        return self._call(self.analyst.QueryBatch, req)
+        return self.client.query_batch(dataset, queries, delta, request_id).to_dict()
 
     def plan(self, dataset, aggregate, epsilon=0.0, target_error=0.0, expected_count=0.0,
              **options):
-        """The error of a query at `epsilon`, or the epsilon meeting `target_error`; charges
-        nothing."""
-        req = dpq_pb2.PlanRequest(query=self._request(dataset, aggregate, epsilon, **options),
-                                  target_error=target_error, expected_count=expected_count)
-        return self._call(self.analyst.Plan, req)
+        return self.client.plan(dataset, aggregate, epsilon, target_error, expected_count,
+                                **options).to_dict()
 
     def budget(self, dataset):
-        return self._call(self.analyst.GetBudget, dpq_pb2.GetBudgetRequest(dataset=dataset))
+        return self.client.budget(dataset).to_dict()
 
     def datasets(self):
-        return self._call(self.analyst.ListDatasets, dpq_pb2.ListDatasetsRequest()).get("datasets", [])
+        return [d.to_dict() for d in self.client.datasets()]
