@@ -132,8 +132,13 @@ class UnaryEncodingTest(BinomialAssertions):
             for j, bit in enumerate(ldp.decode_unary(report.unary_bits, k)):
                 ones[j] += bit
         q = 1 / (math.e + 1)
+        # Each bit, and the k - 1 other bits pooled (independent bits: Binomial(N (k-1), q)),
+        # which resolves q about 3 times finer: Bonferroni over k + 1 counts.
         for j in range(k):
-            self.assert_binomial(ones[j], N, 0.5 if j == value else q, ALPHA / k, "bit %d" % j)
+            self.assert_binomial(ones[j], N, 0.5 if j == value else q, ALPHA / (k + 1),
+                                 "bit %d" % j)
+        self.assert_binomial(sum(ones) - ones[value], N * (k - 1), q, ALPHA / (k + 1),
+                             "other bits pooled")
 
 
 class LocalHashingTest(BinomialAssertions):
