@@ -2,7 +2,7 @@
 """An analyst's session, notebook style: look at a dataset, plan the budget, ask DP questions, and
 plot the answers with their confidence intervals (matplotlib, Agg backend, a PNG file).
 
-    DPQ_SERVER=127.0.0.1:7777 DPQ_TOKEN=... python3 analyst_notebook.py [--dataset slid] [--out FILE]
+    DPQ_SERVER=127.0.0.1:7777 DPQ_TOKEN=... python3 analyst_notebook.py [--dataset D] [--out F]
 
 Needs a dataset with the columns of deploy/demo-data/slid.csv (wages, age, sex) and a budget of
 at least 2 epsilon; spends 1.7.

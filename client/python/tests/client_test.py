@@ -203,6 +203,13 @@ class ClientTest(harness.DpqdTestCase):
         self.assertEqual(loaded.rows_loaded, 1)
         self.assertGreater(self.admin.dataset("slid").version, version)
 
+    def test_health_follows_grpc_health_checking(self):
+        self.assertEqual(self.alice.health(), "SERVING")
+        self.assertEqual(self.alice.health("dpq.v1.AnalystService"), "SERVING")
+        self.assertEqual(self.alice.health(), self.dpqd.ctl_text("health").split()[0])
+        with self.assertRaises(dpq.NotFound):
+            self.alice.health("no.such.Service")
+
     def test_accounting(self):
         epsilon = self.alice.price("laplace:scale=10,count=100", delta=1e-5, accountant="pld")
         self.assertLess(epsilon, 10)  # basic composition would say 100 * 0.1

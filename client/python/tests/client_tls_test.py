@@ -28,7 +28,8 @@ class ClientTlsTest(harness.DpqdTestCase):
 
     def start(self, client_ca):
         dpqd = self.new_dpqd(start=False)
-        dpqd.extra_args = ["--tls-cert", self.pem("server.pem"), "--tls-key", self.pem("server.key")]
+        dpqd.extra_args = ["--tls-cert", self.pem("server.pem"),
+                           "--tls-key", self.pem("server.key")]
         if client_ca:
             dpqd.extra_args += ["--tls-client-ca", self.pem("ca.pem")]
         dpqd.start()

@@ -61,7 +61,8 @@ class BinomialAssertions(unittest.TestCase):
     def assert_binomial(self, count, n, p, alpha=ALPHA, what=""):
         margin = z_two_sided(alpha) * math.sqrt(n * p * (1 - p))
         self.assertLessEqual(abs(count - n * p), margin,
-                             "%s: %d of %d, expected %.1f +- %.1f" % (what, count, n, n * p, margin))
+                             "%s: %d of %d, expected %.1f +- %.1f" %
+                             (what, count, n, n * p, margin))
 
     def assert_categorical(self, counts, probabilities, what=""):
         n = sum(counts)

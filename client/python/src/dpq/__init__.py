@@ -22,5 +22,6 @@ __all__ = [
     "Client", "DpqError", "InvalidArgument", "NotFound", "AlreadyExists", "PermissionDenied",
     "Unauthenticated", "ResourceExhausted", "FailedPrecondition", "Unavailable",
     "DeadlineExceeded", "Unimplemented", "QueryResult", "BatchResult", "Plan", "Budget", "Row",
-    "Interval", "Dataset", "Column", "LoadResult", "Credentials", "Records", "SqlResult", "SqlTable",
+    "Interval", "Dataset", "Column", "LoadResult", "Credentials", "Records", "SqlResult",
+    "SqlTable",
 ]

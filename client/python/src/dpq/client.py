@@ -5,7 +5,7 @@ TrainingService) attaches as a sub-object built in Client.__init__ from the clie
 shares the channel, token, deadline and error mapping: `self.collections = Collections(self._rpc)`
 in a module of its own (collections.py) calling `self._rpc.invoke(stub.Method, request)`.
 """
-from dpq import _rpc, admin, errors, results, sql
+from dpq import _rpc, admin, errors, health, results, sql
 from dpq.request_builder import AGGREGATES, query_request
 from dpq.v1 import dpq_pb2, dpq_pb2_grpc
 
@@ -23,6 +23,7 @@ class Client(admin.AdminMethods):
         self._analyst = dpq_pb2_grpc.AnalystServiceStub(self._rpc.channel)
         self._admin = dpq_pb2_grpc.AdminServiceStub(self._rpc.channel)
         self._accounting = dpq_pb2_grpc.AccountingServiceStub(self._rpc.channel)
+        self._health_check = health.check_stub(self._rpc.channel)
 
     @property
     def timeout(self):
@@ -119,6 +120,13 @@ class Client(admin.AdminMethods):
         m = self._rpc.invoke(self._analyst.WhoAmI, dpq_pb2.WhoAmIRequest())
         return {"name": m.name, "role": results.enum_name(dpq_pb2.Role, m.role, "ROLE_"),
                 "datasets": list(m.datasets)}
+
+    def health(self, service=""):
+        """grpc.health.v1 Check (dpqctl health): 'SERVING' while dpqd's database answers, else
+        'NOT_SERVING'; `service` "" is the server, or e.g. 'dpq.v1.AnalystService'. An unknown
+        service raises NotFound."""
+        return health.status_name(self._rpc.invoke(self._health_check,
+                                                   health.HealthCheckRequest(service=service)))
 
     # -- accounting (no dataset, no ledger) -----------------------------------------------
 

@@ -56,7 +56,7 @@ class DeadlineExceeded(DpqError):
 
 
 class Unimplemented(DpqError):
-    """dpqd (or this package's stubs) does not offer the method, or the SQL is outside the subset."""
+    """dpqd (or this package's stubs) lacks the method, or the SQL is outside the subset."""
 
 
 _BY_CODE = {

@@ -7,7 +7,7 @@ def data_frame(records, columns=None):
     try:
         import pandas  # pylint: disable=import-outside-toplevel
     except ImportError as e:
-        raise ImportError("to_pandas() needs pandas (Debian: apt-get install python3-pandas)") from e
+        raise ImportError("to_pandas() needs pandas (Debian: python3-pandas)") from e
     if not records and columns is not None:
         return pandas.DataFrame(columns=list(columns))
     return pandas.DataFrame.from_records(records)
