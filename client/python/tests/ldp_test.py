@@ -222,7 +222,16 @@ class ReportWireFormatTest(unittest.TestCase):
         return Module
 
     def test_each_report_kind_serializes_to_its_field(self):
-        module = self.ldp_report_module()
+        self.check_wire_bytes(self.ldp_report_module())
+
+    def test_the_generated_collection_module_agrees(self):
+        try:
+            from dpq.v1 import collection_pb2  # pylint: disable=import-outside-toplevel
+        except ImportError:
+            self.skipTest("proto/dpq/v1/collection.proto not in this build")
+        self.check_wire_bytes(collection_pb2)
+
+    def check_wire_bytes(self, module):
         # index = 1 (varint): tag 0x08.
         self.assertEqual(ldp.LdpReport(index=3).to_proto(module).SerializeToString(), b"\x08\x03")
         # Index 0 of a oneof is still sent (the oneof records which field is set).
