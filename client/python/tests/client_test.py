@@ -100,6 +100,13 @@ class ClientTest(harness.DpqdTestCase):
         self.assertEqual(list(frame["label"]), ["q=0.25", "q=0.5", "q=0.75"])
         self.assertIn("rank_error", frame.columns)
 
+    def test_numpy_numbers_are_accepted(self):
+        import numpy  # pylint: disable=import-outside-toplevel
+        answer = self.alice.query("slid", "sum", numpy.float64(0.25), column="age",
+                                  confidence=numpy.float32(0.9))
+        self.assertAlmostEqual(answer.epsilon, 0.25)
+        self.assertAlmostEqual(answer.interval.confidence, 0.9, places=6)
+
     def test_batch_is_charged_once_and_lists_every_answer(self):
         _, _, audit_before = self.ledger()
         batch = self.alice.query_batch("slid", [

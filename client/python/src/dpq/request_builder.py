@@ -1,4 +1,5 @@
 """Query arguments -> dpq.v1.QueryRequest, with the names dpqctl uses ('count', 'laplace')."""
+import numbers
 
 from dpq import errors
 from dpq.v1 import dpq_pb2
@@ -36,14 +37,16 @@ def query_request(dataset, aggregate, epsilon, column="", lower=None, upper=None
     """Builds a QueryRequest. Only names are checked here; every value is validated by the
     server (which refuses NaN, bounds outside the declared ones, ...)."""
     for name, value in (("epsilon", epsilon), ("delta", delta), ("confidence", confidence)):
-        if not isinstance(value, (int, float)) or isinstance(value, bool):
+        # numbers.Real admits numpy scalars too; the server refuses NaN and infinities itself.
+        if not isinstance(value, numbers.Real) or isinstance(value, bool):
             raise errors.invalid_argument("%s must be a number, not %r" % (name, value))
     if isinstance(group_by, str) or isinstance(keys, str) or isinstance(quantiles, (int, float)):
         raise errors.invalid_argument("group_by, keys and quantiles take lists")
     request = dpq_pb2.QueryRequest(
         dataset=dataset, aggregate=lookup(AGGREGATES, aggregate, "aggregate"), column=column or "",
-        epsilon=epsilon, delta=delta, mechanism=lookup(MECHANISMS, mechanism, "mechanism"),
-        max_contributions=max_contributions, request_id=request_id, confidence=confidence,
+        epsilon=float(epsilon), delta=float(delta),
+        mechanism=lookup(MECHANISMS, mechanism, "mechanism"),
+        max_contributions=max_contributions, request_id=request_id, confidence=float(confidence),
         where=where, quantiles=list(quantiles), bins=list(bins), group_by=list(group_by),
         keys=list(keys), max_partitions=max_partitions)
     if lower is not None:
