@@ -1,7 +1,7 @@
 """Typed results of the dpq client, built from the response messages.
 
-Every result keeps its message in `.message` and gives the same dict as `dpqctl --json`-style tools
-(proto field names, defaults included) through `.to_dict()`. Query answers convert to a pandas
+Every result keeps its response message in `.message` and gives it as a dict (proto field names,
+fields at their defaults included) through `.to_dict()`. Query answers convert to a pandas
 DataFrame with `.to_pandas()`: one row per released value, the interval as `lower`/`upper` columns.
 """
 import dataclasses
@@ -22,8 +22,12 @@ def enum_name(enum_type, number, prefix):
 
 
 def message_dict(message):
-    return json_format.MessageToDict(message, preserving_proto_field_name=True,
-                                     including_default_value_fields=True)
+    try:
+        return json_format.MessageToDict(message, preserving_proto_field_name=True,
+                                         including_default_value_fields=True)
+    except TypeError:  # protobuf >= 5.26 renamed the option
+        return json_format.MessageToDict(message, preserving_proto_field_name=True,
+                                         always_print_fields_with_no_presence=True)
 
 
 class _FromMessage:
