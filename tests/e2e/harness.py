@@ -406,8 +406,9 @@ def _new_dpqd(add_cleanup, start):
     return dpqd
 
 
-# The generated gRPC Python stubs (target dpq_python_stubs) and client/python, for tests that speak
-# gRPC directly. ctest passes the stubs' folder in $DPQ_PYTHON_STUBS.
+# The dpq Python package with its generated dpq.v1 stubs (target dpq_python_stubs assembles it in
+# <build>/python) and client/python (dpq_client.py), for tests that speak gRPC directly. ctest
+# passes the package's folder in $DPQ_PYTHON_STUBS.
 STUBS_DIR = os.environ.get("DPQ_PYTHON_STUBS") or os.path.join(REPO_ROOT, "build", "python")
 sys.path.insert(0, STUBS_DIR)
 sys.path.insert(0, os.path.join(REPO_ROOT, "client", "python"))
