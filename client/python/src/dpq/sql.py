@@ -22,6 +22,8 @@ def cell_value(cell, column_type):
         return cell.text
     if column_type.startswith("array"):
         return list(cell.array)
+    if column_type == "int64":  # released counts are integers, as dpqctl prints them
+        return int(cell.number)
     return cell.number
 
 
