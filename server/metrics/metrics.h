@@ -117,6 +117,10 @@ class Metrics {
   // The result of an audit verification of `dataset` finished at `unix_seconds`.
   void RecordAuditVerify(absl::string_view dataset, bool ok, double unix_seconds);
 
+  // One local-DP report submission (dpq_ldp_reports_total): outcome "accepted" or the lower-case
+  // code of the refusal. Callers pass collection "" unless the collection exists (bounded labels).
+  void RecordLdpReport(absl::string_view collection, absl::string_view outcome);
+
   // Everything one scrape shows, in exposition order (registry, ledger, pool).
   std::vector<prometheus::MetricFamily> Collect() const;
 
@@ -141,6 +145,7 @@ class Metrics {
   prometheus::Family<prometheus::Histogram>* debit_duration_;
   prometheus::Family<prometheus::Gauge>* verify_ok_;
   prometheus::Family<prometheus::Gauge>* verify_time_;
+  prometheus::Family<prometheus::Counter>* ldp_reports_ = nullptr;
   std::unique_ptr<HttpServer> http_;
 };
 
