@@ -1,7 +1,6 @@
 #include "server/api/collection_service.h"
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "server/api/admin_actions.h"
 #include "server/api/status_mapping.h"
 #include "server/base/status_macros.h"

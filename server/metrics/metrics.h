@@ -2,7 +2,8 @@
 // Four kinds of series:
 //  * per-process counters of RPC outcomes and latency (dpq_queries_total, dpq_query_duration_seconds,
 //    dpq_budget_rejections_total, dpq_grpc_server_handled_total{grpc_service,grpc_method,grpc_code},
-//    dpq_debit_duration_seconds), kept in a prometheus-cpp registry, and dpq_build_info;
+//    dpq_debit_duration_seconds, dpq_ldp_reports_total{collection,outcome}), kept in a
+//    prometheus-cpp registry, and dpq_build_info;
 //  * ledger figures (dpq_budget_remaining, dpq_budget_limit, dpq_budget_accountant_info,
 //    dpq_epsilon_spent_total, dpq_delta_spent_total, dpq_epsilon_spent_recent{window},
 //    dpq_audit_rows_total, dpq_analyst_{epsilon,delta}_cap and their _remaining), read from the
