@@ -128,6 +128,58 @@ class CollectionTest(harness.DpqdTestCase):
         self.assertEqual(count(collection="survey", outcome="invalid_argument"), 2)
         self.assertEqual(count(collection="survey", outcome="accepted"), sum(TRUE_COUNTS.values()))
 
+    def test_hostile_requests_are_refused_precisely(self):
+        """Empty, oversized and malformed requests straight over gRPC: INVALID_ARGUMENT naming the
+        field, messages that echo at most 64 bytes of a value, and nothing stored or logged."""
+        import grpc  # pylint: disable=import-outside-toplevel
+        c = collection_pb2
+        log_before = len(self.dpqd.ctl("audit", "--admin-log")["entries"])
+        reports_before = self.dpqd.ctl("collection", "show", "survey")["reports"]
+        big = "x" * (1 << 20)
+        cases = [
+            ("CreateCollection", c.CreateCollectionRequest(), "mechanism"),
+            ("CreateCollection", c.CreateCollectionRequest(
+                name=big, domain=["a", "b"], epsilon=1, mechanism=c.LDP_MECHANISM_RR), "name"),
+            ("CreateCollection", c.CreateCollectionRequest(
+                name="huge", domain=["v%d" % i for i in range(2000)], epsilon=1,
+                mechanism=c.LDP_MECHANISM_OUE), "domain"),
+            ("CreateCollection", c.CreateCollectionRequest(
+                name="nul", domain=["a\0b", "c"], epsilon=1, mechanism=c.LDP_MECHANISM_KRR),
+             "domain[0]"),
+            ("CreateCollection", c.CreateCollectionRequest(
+                name="nan", domain=["a", "b"], epsilon=float("nan"), mechanism=c.LDP_MECHANISM_KRR),
+             "epsilon"),
+            ("CreateCollection", c.CreateCollectionRequest(
+                name="neg", domain=["a", "b"], epsilon=1, mechanism=c.LDP_MECHANISM_KRR,
+                reports_per_client=-3), "reports_per_client"),
+            ("GetCollection", c.GetCollectionRequest(), "name"),
+            ("GetCollection", c.GetCollectionRequest(name=big), "name"),
+            ("SubmitReport", c.SubmitReportRequest(), "collection"),
+            ("SubmitReport", c.SubmitReportRequest(collection="survey", client_id=big,
+                                                   report=c.LdpReport(unary_bits=b"\x01")),
+             "client_id"),
+            ("SubmitReport", c.SubmitReportRequest(collection="survey", client_id="a\0b",
+                                                   report=c.LdpReport(unary_bits=b"\x01")),
+             "client_id"),
+            ("SubmitReport", c.SubmitReportRequest(collection="survey", client_id="ok",
+                                                   report=c.LdpReport(unary_bits=b"\x01" * 100000)),
+             "report.unary_bits"),
+            ("Estimate", c.EstimateRequest(), "collection"),
+            ("Estimate", c.EstimateRequest(collection="survey", confidence=1.5), "confidence"),
+            ("Estimate", c.EstimateRequest(collection="survey", confidence=float("nan")),
+             "confidence"),
+        ]
+        with grpc.insecure_channel(self.dpqd.address) as channel:
+            for method, request, field in cases:
+                code, details = harness.grpc_call(channel, "CollectionService", method, request,
+                                                  token=harness.ADMIN_TOKEN)
+                self.assertEqual(code, "INVALID_ARGUMENT", (method, field, details[:200]))
+                self.assertIn(field, details, (method, details[:200]))
+                self.assertLess(len(details), 400, (method, details[:200]))
+                self.assertNotIn("\0", details)
+        self.assertEqual(len(self.dpqd.ctl("audit", "--admin-log")["entries"]), log_before)
+        self.assertEqual(self.dpqd.ctl("collection", "show", "survey")["reports"], reports_before)
+
 
 if __name__ == "__main__":
     unittest.main()
