@@ -11,6 +11,15 @@ namespace {
 
 using dp::ldp::LdpMechanism;
 
+// The call's deadline; gRPC reports "none" as the largest time_point.
+absl::Time Deadline(const grpc::ServerContext& context) {
+  const auto d = context.deadline();
+  if (d >= std::chrono::system_clock::time_point::max() - std::chrono::hours(24 * 365)) {
+    return absl::InfiniteFuture();
+  }
+  return absl::FromChrono(d);
+}
+
 absl::StatusOr<LdpMechanism> MechanismFromProto(v1::LdpMechanism m) {
   switch (m) {
     case v1::LDP_MECHANISM_RR: return LdpMechanism::kRr;
@@ -123,7 +132,8 @@ grpc::Status CollectionService::Estimate(grpc::ServerContext* context,
     RETURN_IF_ERROR(o_.auth->Authenticate(*context).status());
     const double confidence = request->confidence() == 0 ? 0.95 : request->confidence();
     ASSIGN_OR_RETURN(collection::CollectionEstimate e,
-                     o_.collections->Estimate(request->collection(), confidence));
+                     o_.collections->Estimate(request->collection(), confidence,
+                                              Deadline(*context)));
     ToProto(e.collection, response->mutable_collection());
     response->set_reports(e.reports);
     response->set_confidence(e.confidence);

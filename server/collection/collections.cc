@@ -84,7 +84,7 @@ absl::Status Collections::Submit(const std::string& name, const std::string& cli
 }
 
 absl::StatusOr<CollectionEstimate> Collections::Estimate(const std::string& name,
-                                                         double confidence) {
+                                                         double confidence, absl::Time deadline) {
   RETURN_IF_ERROR(ValidateIdentifier(name, "collection"));
   RETURN_IF_ERROR(ValidateInOpenRange(confidence, 0, 1, "confidence"));
   CollectionEstimate out;
@@ -96,7 +96,7 @@ absl::StatusOr<CollectionEstimate> Collections::Estimate(const std::string& name
   ASSIGN_OR_RETURN(out.reports,
                    store_->ForEachReport(out.collection.id, [&](const dp::ldp::LdpReport& r) {
                      oracle.AddSupport(r, support);
-                   }));
+                   }, deadline));
   out.confidence = confidence;
   ASSIGN_OR_RETURN(out.estimates, dp::ldp::EstimateFrequencies(oracle.protocol(), support,
                                                                out.reports, confidence));

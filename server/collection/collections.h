@@ -48,7 +48,9 @@ class Collections {
                       const dp::ldp::LdpReport& report, bool* found = nullptr);
 
   // Frequency estimates with intervals at `confidence` (in (0, 1)) from every report stored.
-  absl::StatusOr<CollectionEstimate> Estimate(const std::string& name, double confidence);
+  // DEADLINE_EXCEEDED when `deadline` passes while the reports are read.
+  absl::StatusOr<CollectionEstimate> Estimate(const std::string& name, double confidence,
+                                              absl::Time deadline = absl::InfiniteFuture());
 
  private:
   store::CollectionStore* store_;

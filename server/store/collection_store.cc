@@ -149,7 +149,8 @@ absl::Status CollectionStore::Submit(const CollectionRecord& collection,
 }
 
 absl::StatusOr<int64_t> CollectionStore::ForEachReport(
-    int64_t collection_id, const std::function<void(const LdpReport&)>& visit) {
+    int64_t collection_id, const std::function<void(const LdpReport&)>& visit,
+    absl::Time deadline) {
   int64_t visited = 0;
   // Never retried: `visit` has side effects a second attempt would repeat.
   RETURN_IF_ERROR(db_->RunOnce("read reports", [&](pqxx::connection& c) {
@@ -157,6 +158,10 @@ absl::StatusOr<int64_t> CollectionStore::ForEachReport(
     pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(c);
     int64_t after = 0;
     while (true) {
+      if (absl::Now() >= deadline) {
+        return absl::DeadlineExceededError(
+            "the call's deadline passed while reading the reports (give a longer --timeout)");
+      }
       pqxx::result page = tx.exec_params(
           "SELECT id, report_index, unary_bits, olh_seed, olh_hashed FROM ldp_reports "
           "WHERE collection_id = $1 AND id > $2 ORDER BY id LIMIT $3",

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "server/dp/ldp/frequency_oracle.h"
 #include "server/store/audit_chain.h"
 #include "server/store/database.h"
@@ -52,9 +54,11 @@ class CollectionStore {
                       const dp::ldp::LdpReport& report);
 
   // Calls `visit` with every report of the collection, in one snapshot (REPEATABLE READ), fetched
-  // in pages so memory stays bounded. Returns the number of reports visited.
+  // in pages so memory stays bounded. Returns the number of reports visited; DEADLINE_EXCEEDED when
+  // `deadline` passes before the last page (checked between pages).
   absl::StatusOr<int64_t> ForEachReport(int64_t collection_id,
-                                        const std::function<void(const dp::ldp::LdpReport&)>& visit);
+                                        const std::function<void(const dp::ldp::LdpReport&)>& visit,
+                                        absl::Time deadline = absl::InfiniteFuture());
 
  private:
   Database* db_;

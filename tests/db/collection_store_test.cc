@@ -201,6 +201,8 @@ TEST_F(CollectionStoreTest, EstimatesComeFromTheStoredReports) {
     EXPECT_GE(e.estimates[v].upper, counts[v]);
   }
   EXPECT_THAT(collections_->Estimate("k", 1.0).status(), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(collections_->Estimate("k", 0.9, absl::InfinitePast()).status(),
+              StatusIs(absl::StatusCode::kDeadlineExceeded));
 }
 
 }  // namespace
