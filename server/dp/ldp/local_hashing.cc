@@ -1,17 +1,40 @@
 #include "server/dp/ldp/local_hashing.h"
 
+#include <openssl/evp.h>
+#include <openssl/sha.h>
+
 #include <algorithm>
 #include <cmath>
-#include <string>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
-#include "server/base/sha256.h"
 #include "server/base/status_macros.h"
 #include "server/base/validation.h"
 #include "server/dp/bernoulli_exp.h"
 #include "server/dp/uniform_int.h"
 
 namespace dpq::dp::ldp {
+namespace {
+
+// SHA-256 through an algorithm fetched once and a digest context kept per thread: about 0.3 us per
+// 12-byte message, against 1 us for the one-shot SHA256(), which fetches the algorithm on every
+// call (OpenSSL 3). An estimate hashes every domain value of every OLH report.
+void Sha256Into(const unsigned char* input, size_t size, unsigned char digest[SHA256_DIGEST_LENGTH]) {
+  static EVP_MD* const md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  struct ContextFree {
+    void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
+  };
+  thread_local std::unique_ptr<EVP_MD_CTX, ContextFree> context(EVP_MD_CTX_new());
+  unsigned int length = 0;
+  if (md != nullptr && context != nullptr && EVP_DigestInit_ex2(context.get(), md, nullptr) == 1 &&
+      EVP_DigestUpdate(context.get(), input, size) == 1 &&
+      EVP_DigestFinal_ex(context.get(), digest, &length) == 1) {
+    return;
+  }
+  SHA256(input, size, digest);  // the slow path, should the cached objects be unavailable
+}
+
+}  // namespace
 
 uint32_t OlhHashRange(double epsilon) {
   // Wang et al. 2017 Eq. (12); e^20 + 1 < 2^32, so the cast cannot overflow below kMaxLdpEpsilon.
@@ -20,12 +43,13 @@ uint32_t OlhHashRange(double epsilon) {
 }
 
 uint32_t OlhHash(uint64_t seed, uint32_t value, uint32_t g) {
-  char input[12];
-  for (int i = 0; i < 8; ++i) input[i] = static_cast<char>(seed >> (56 - 8 * i));
-  for (int i = 0; i < 4; ++i) input[8 + i] = static_cast<char>(value >> (24 - 8 * i));
-  const std::string digest = Sha256(absl::string_view(input, sizeof(input)));
+  unsigned char input[12];
+  for (int i = 0; i < 8; ++i) input[i] = static_cast<unsigned char>(seed >> (56 - 8 * i));
+  for (int i = 0; i < 4; ++i) input[8 + i] = static_cast<unsigned char>(value >> (24 - 8 * i));
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  Sha256Into(input, sizeof(input), digest);
   uint64_t head = 0;
-  for (int i = 0; i < 8; ++i) head = (head << 8) | static_cast<unsigned char>(digest[i]);
+  for (int i = 0; i < 8; ++i) head = (head << 8) | digest[i];
   return static_cast<uint32_t>(head % g);
 }
 
