@@ -106,6 +106,10 @@ class CollectionTest(harness.DpqdTestCase):
         # Straight over gRPC: a report of the wrong kind (a bare index where OUE bits are due,
         # i.e. the raw value), one out of range, and none at all.
         import grpc  # pylint: disable=import-outside-toplevel
+        count = lambda samples, **labels: sum(harness.metric_values(
+            samples, "dpq_ldp_reports_total", **labels))
+        survey_invalid_before = count(self.dpqd.metrics(), collection="survey",
+                                      outcome="invalid_argument")
         with grpc.insecure_channel(self.dpqd.address) as channel:
             for collection, report in (("survey", collection_pb2.LdpReport(index=0)),
                                        ("survey", collection_pb2.LdpReport(unary_bits=b"\xff")),
@@ -120,13 +124,13 @@ class CollectionTest(harness.DpqdTestCase):
                 self.assertIn("report", details)
         self.assertEqual(self.dpqd.ctl("collection", "show", "limited")["reports"], 2)
         samples = self.dpqd.metrics()
-        count = lambda **labels: sum(harness.metric_values(samples, "dpq_ldp_reports_total",
-                                                           **labels))
-        self.assertEqual(count(collection="limited", outcome="accepted"), 2)
-        self.assertEqual(count(collection="limited", outcome="resource_exhausted"), 1)
-        self.assertEqual(count(collection="limited", outcome="invalid_argument"), 2)
-        self.assertEqual(count(collection="survey", outcome="invalid_argument"), 2)
-        self.assertEqual(count(collection="survey", outcome="accepted"), sum(TRUE_COUNTS.values()))
+        self.assertEqual(count(samples, collection="limited", outcome="accepted"), 2)
+        self.assertEqual(count(samples, collection="limited", outcome="resource_exhausted"), 1)
+        self.assertEqual(count(samples, collection="limited", outcome="invalid_argument"), 2)
+        self.assertEqual(count(samples, collection="survey", outcome="invalid_argument"),
+                         survey_invalid_before + 2)
+        self.assertEqual(count(samples, collection="survey", outcome="accepted"),
+                         sum(TRUE_COUNTS.values()))
 
     def test_hostile_requests_are_refused_precisely(self):
         """Empty, oversized and malformed requests straight over gRPC: INVALID_ARGUMENT naming the
