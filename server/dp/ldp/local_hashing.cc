@@ -37,7 +37,7 @@ void Sha256Into(const unsigned char* input, size_t size, unsigned char digest[SH
 }  // namespace
 
 uint32_t OlhHashRange(double epsilon) {
-  // Wang et al. 2017 Eq. (12); e^20 + 1 < 2^32, so the cast cannot overflow below kMaxLdpEpsilon.
+  // Wang et al. 2017 Sec. 4.4; e^20 + 1 < 2^32, so the cast cannot overflow below kMaxLdpEpsilon.
   const double g = std::round(std::exp(std::min(epsilon, kMaxLdpEpsilon)) + 1);
   return static_cast<uint32_t>(std::max(2.0, g));
 }

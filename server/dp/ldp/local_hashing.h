@@ -2,11 +2,11 @@
 // Protocols for Frequency Estimation", USENIX Security, Sec. 4.4).
 //
 // The client draws a uniform 64-bit seed, hashes its value into [0, g) with g = max(2,
-// round(e^eps + 1)) (Wang et al. Eq. (12): the g minimising the variance), and reports (seed, y)
+// round(e^eps + 1)) (Wang et al. Sec. 4.4: the g minimising the variance), and reports (seed, y)
 // where y is k-ary randomized response over [0, g) of the hash with p' = e^eps / (e^eps + g - 1).
 // A report supports v iff H(seed, v) == y: p = p', q = 1/g (Wang et al. Sec. 4.4).
 //
-// H is fixed by the wire format shared with the Python client (docs/decisions.md, "Local DP"):
+// H is fixed by the wire format shared with the Python client (proto/dpq/v1/collection.proto):
 //   H(seed, v) = (first 8 bytes, big-endian, of SHA-256(seed as 8 bytes BE || v as 4 bytes BE)) mod g
 #ifndef DPQ_SERVER_DP_LDP_LOCAL_HASHING_H_
 #define DPQ_SERVER_DP_LDP_LOCAL_HASHING_H_
