@@ -26,6 +26,7 @@
 #include "absl/time/clock.h"
 #include "server/api/audit_verifier.h"
 #include "server/api/auth.h"
+#include "server/api/collection_service.h"
 #include "server/api/grpc_metrics_interceptor.h"
 #include "server/api/health_watcher.h"
 #include "server/api/request_log.h"
@@ -41,6 +42,7 @@
 #include "server/metrics/metrics.h"
 #include "server/query/privacy_units.h"
 #include "server/store/admin_log.h"
+#include "server/store/collection_store.h"
 #include "server/store/aggregate_scanner.h"
 #include "server/store/result_cache.h"
 #include "server/store/budget_ledger.h"
@@ -373,6 +375,9 @@ absl::Status Serve() {
   api::AnalystService analyst_service(options);
   api::AdminService admin_service(options);
   api::AccountingService accounting_service(options);
+  store::CollectionStore collection_store(db.get());
+  collection::Collections collections(&collection_store);
+  api::CollectionService collection_service({&auth, &collections, &metrics});
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -386,6 +391,7 @@ absl::Status Serve() {
   builder.RegisterService(&analyst_service);
   builder.RegisterService(&admin_service);
   builder.RegisterService(&accounting_service);
+  builder.RegisterService(&collection_service);
   // The order matters: a request that did not parse gets its status rewritten first, so that the
   // metrics and the log line record the status the client receives.
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
@@ -394,6 +400,7 @@ absl::Status Serve() {
       &metrics, std::vector<std::string>{dpq::v1::AnalystService::service_full_name(),
                                          dpq::v1::AdminService::service_full_name(),
                                          dpq::v1::AccountingService::service_full_name(),
+                                         dpq::v1::CollectionService::service_full_name(),
                                          "grpc.reflection.v1alpha.ServerReflection"}));
   interceptors.push_back(std::make_unique<api::RequestLogFactory>());
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
@@ -412,7 +419,8 @@ absl::Status Serve() {
                             absl::Seconds(absl::GetFlag(FLAGS_health_check_seconds)),
                             {dpq::v1::AnalystService::service_full_name(),
                              dpq::v1::AdminService::service_full_name(),
-                             dpq::v1::AccountingService::service_full_name()});
+                             dpq::v1::AccountingService::service_full_name(),
+                             dpq::v1::CollectionService::service_full_name()});
   health.Start();
   std::unique_ptr<api::AuditVerifier> verifier;
   if (flags.audit_verify_seconds > 0) {

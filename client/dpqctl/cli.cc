@@ -10,6 +10,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
+#include "absl/strings/str_split.h"
 #include "client/dpqctl/commands.h"
 #include "client/dpqctl/global_options.h"
 #include "client/dpqctl/query_request.h"
@@ -514,6 +515,65 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
       ->required();
   calibrate->callback([&] {
     run = [&](const Output& output) { return RunCalibrate(options, output, calibrate_args); };
+  });
+
+  // collection create | list | show | submit | estimate (local DP)
+  CLI::App* collection = app.add_subcommand(
+      "collection", "local-DP collections: clients randomize, the server estimates frequencies");
+  collection->require_subcommand(1);
+  CollectionCreateArgs collection_args;
+  std::string collection_domain;
+  CLI::App* collection_create = collection->add_subcommand("create", "create a collection (admin)");
+  collection_create->add_option("name", collection_args.name, "collection name")->required();
+  collection_create->add_option("--domain", collection_domain, "the values, comma-separated: a,b,c")
+      ->required();
+  collection_create->add_option("--epsilon", collection_args.epsilon, "epsilon of each report")
+      ->required()
+      ->check(internal::kFinite);
+  collection_create->add_option("--mechanism", collection_args.mechanism, "rr, krr, oue or olh")
+      ->required();
+  collection_create->add_option("--reports-per-client", collection_args.reports_per_client,
+                                "the most reports one client id may submit (default 1)");
+  collection_create->callback([&] {
+    collection_args.domain = absl::StrSplit(collection_domain, ',');
+    run = [&](const Output& output) {
+      return RunCollectionCreate(options, output, collection_args);
+    };
+  });
+  collection->add_subcommand("list", "every collection")->callback([&] {
+    run = [&](const Output& output) { return RunCollectionList(options, output); };
+  });
+  std::string collection_name, collection_client, collection_value;
+  CLI::App* collection_show = collection->add_subcommand("show", "a collection's definition");
+  collection_show->add_option("name", collection_name, "collection name")->required();
+  collection_show->callback([&] {
+    run = [&](const Output& output) { return RunCollectionShow(options, output, collection_name); };
+  });
+  CLI::App* collection_submit = collection->add_subcommand(
+      "submit", "randomize a value here and send only the report");
+  collection_submit->add_option("name", collection_name, "collection name")->required();
+  collection_submit->add_option("--client-id", collection_client, "who reports (limits apply)")
+      ->required();
+  collection_submit->add_option("--value", collection_value, "the true value (never sent)")
+      ->required();
+  collection_submit->callback([&] {
+    run = [&](const Output& output) {
+      return RunCollectionSubmit(options, output, collection_name, collection_client,
+                                 collection_value);
+    };
+  });
+  double collection_confidence = 0.95;
+  CLI::App* collection_estimate = collection->add_subcommand(
+      "estimate", "frequency estimates with intervals (free: post-processing of the reports)");
+  collection_estimate->add_option("name", collection_name, "collection name")->required();
+  collection_estimate->add_option("--confidence", collection_confidence,
+                                  "confidence of each interval, in (0, 1)")
+      ->capture_default_str()
+      ->check(internal::kFinite);
+  collection_estimate->callback([&] {
+    run = [&](const Output& output) {
+      return RunCollectionEstimate(options, output, collection_name, collection_confidence);
+    };
   });
 
   try {

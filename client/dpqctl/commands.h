@@ -147,6 +147,30 @@ struct CalibrateArgs {
 // AccountingService.Calibrate: the smallest DP-SGD noise multiplier meeting the target.
 int RunCalibrate(const GlobalOptions& options, const Output& output, const CalibrateArgs& args);
 
+// --- local-DP collections (commands_collection.cc) ---------------------------------------------
+
+struct CollectionCreateArgs {
+  std::string name;
+  std::vector<std::string> domain;  // the values, in order (--domain a,b,c)
+  double epsilon = 0;               // per report
+  std::string mechanism;            // rr | krr | oue | olh
+  int32_t reports_per_client = 1;
+};
+// CollectionService.CreateCollection (admin).
+int RunCollectionCreate(const GlobalOptions& options, const Output& output,
+                        const CollectionCreateArgs& args);
+// CollectionService.ListCollections.
+int RunCollectionList(const GlobalOptions& options, const Output& output);
+// CollectionService.GetCollection.
+int RunCollectionShow(const GlobalOptions& options, const Output& output, const std::string& name);
+// GetCollection, then randomizes `value` locally (client/ldp) and sends only the report
+// (SubmitReport). A value outside the domain is a usage error: nothing is sent.
+int RunCollectionSubmit(const GlobalOptions& options, const Output& output, const std::string& name,
+                        const std::string& client_id, const std::string& value);
+// CollectionService.Estimate: a table of estimates and intervals at `confidence`.
+int RunCollectionEstimate(const GlobalOptions& options, const Output& output,
+                          const std::string& name, double confidence);
+
 }  // namespace dpqctl
 
 #endif  // DPQ_CLIENT_DPQCTL_COMMANDS_H_

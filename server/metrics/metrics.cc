@@ -290,9 +290,19 @@ Metrics::Metrics(LedgerSnapshot snapshot, PoolSnapshot pool, BuildInfo build)
       .Add({{"version", build.version.empty() ? "unknown" : build.version},
             {"git_sha", build.git_sha.empty() ? "unknown" : build.git_sha}})
       .Set(1);
+  ldp_reports_ = &prometheus::BuildCounter()
+                      .Name("dpq_ldp_reports_total")
+                      .Help("Local-DP reports submitted to this process, by collection and outcome "
+                            "(accepted, or the refusal's code)")
+                      .Register(*registry_);
 }
 
 Metrics::~Metrics() = default;
+
+void Metrics::RecordLdpReport(absl::string_view collection, absl::string_view outcome) {
+  ldp_reports_->Add({{"collection", std::string(collection)}, {"outcome", std::string(outcome)}})
+      .Increment();
+}
 
 void Metrics::RecordQuery(absl::string_view dataset, absl::string_view aggregate,
                           absl::string_view outcome, double seconds) {

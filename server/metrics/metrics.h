@@ -2,7 +2,8 @@
 // Four kinds of series:
 //  * per-process counters of RPC outcomes and latency (dpq_queries_total, dpq_query_duration_seconds,
 //    dpq_budget_rejections_total, dpq_grpc_server_handled_total{grpc_service,grpc_method,grpc_code},
-//    dpq_debit_duration_seconds), kept in a prometheus-cpp registry, and dpq_build_info;
+//    dpq_debit_duration_seconds, dpq_ldp_reports_total{collection,outcome}), kept in a
+//    prometheus-cpp registry, and dpq_build_info;
 //  * ledger figures (dpq_budget_remaining, dpq_budget_limit, dpq_budget_accountant_info,
 //    dpq_epsilon_spent_total, dpq_delta_spent_total, dpq_epsilon_spent_recent{window},
 //    dpq_audit_rows_total, dpq_analyst_{epsilon,delta}_cap and their _remaining), read from the
@@ -117,6 +118,10 @@ class Metrics {
   // The result of an audit verification of `dataset` finished at `unix_seconds`.
   void RecordAuditVerify(absl::string_view dataset, bool ok, double unix_seconds);
 
+  // One local-DP report submission (dpq_ldp_reports_total): outcome "accepted" or the lower-case
+  // code of the refusal. Callers pass collection "" unless the collection exists (bounded labels).
+  void RecordLdpReport(absl::string_view collection, absl::string_view outcome);
+
   // Everything one scrape shows, in exposition order (registry, ledger, pool).
   std::vector<prometheus::MetricFamily> Collect() const;
 
@@ -141,6 +146,7 @@ class Metrics {
   prometheus::Family<prometheus::Histogram>* debit_duration_;
   prometheus::Family<prometheus::Gauge>* verify_ok_;
   prometheus::Family<prometheus::Gauge>* verify_time_;
+  prometheus::Family<prometheus::Counter>* ldp_reports_ = nullptr;
   std::unique_ptr<HttpServer> http_;
 };
 

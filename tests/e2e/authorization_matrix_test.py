@@ -19,7 +19,7 @@ import harness  # noqa: E402
 
 try:
     import grpc  # noqa: E402
-    from dpq.v1 import dpq_pb2, dpq_pb2_grpc  # noqa: E402
+    from dpq.v1 import collection_pb2, dpq_pb2, dpq_pb2_grpc  # noqa: E402
 except ImportError:  # setUpClass reports it (harness.require_grpc_stubs)
     pass
 
@@ -34,7 +34,12 @@ ACCESS = {
                        "QueryBatch": "granted", "Plan": "granted", "GetDataset": "granted",
                        "GetBudget": "granted"},
     "AccountingService": {"Price": "any", "Calibrate": "any"},
+    # Local-DP collections: creating one is an admin action; any valid token may submit reports
+    # (clients are not analysts of a dataset) and read the definitions and the (free) estimates.
+    "CollectionService": {"ListCollections": "any", "GetCollection": "any", "SubmitReport": "any",
+                          "Estimate": "any"},
 }
+COLLECTION = "matrix_survey"
 
 
 class AuthorizationMatrixTest(harness.DpqdTestCase):
@@ -55,6 +60,8 @@ class AuthorizationMatrixTest(harness.DpqdTestCase):
         cls.tokens["rotated away"] = cls.create_analyst(cls.dpqd, "rotated_one")
         cls.dpqd.ctl("grant", "rotated_one", DATASET)
         cls.dpqd.ctl("token", "rotate", "rotated_one")
+        cls.dpqd.ctl("collection", "create", COLLECTION, "--domain", "a,b,c", "--epsilon", 1,
+                     "--mechanism", "krr", "--reports-per-client", 1000)
         cls.channel = grpc.insecure_channel(cls.dpqd.address)
         cls.victims = 0
         cls.tiny_csv = os.path.join(cls.make_class_temp_dir(), "tiny.csv")
@@ -129,6 +136,17 @@ class AuthorizationMatrixTest(harness.DpqdTestCase):
                 dataset=DATASET, epsilon=1000, delta=1e-3),
             ("AdminService", "ListAudit"): lambda: dpq_pb2.ListAuditRequest(dataset=DATASET),
             ("AdminService", "VerifyAudit"): lambda: dpq_pb2.VerifyAuditRequest(dataset=DATASET),
+            ("CollectionService", "CreateCollection"): lambda: collection_pb2.CreateCollectionRequest(
+                name="made_%d" % self.next_id(), domain=["a", "b"], epsilon=1,
+                mechanism=collection_pb2.LDP_MECHANISM_RR),
+            ("CollectionService", "ListCollections"): collection_pb2.ListCollectionsRequest,
+            ("CollectionService", "GetCollection"): lambda: collection_pb2.GetCollectionRequest(
+                name=COLLECTION),
+            ("CollectionService", "SubmitReport"): lambda: collection_pb2.SubmitReportRequest(
+                collection=COLLECTION, client_id="client_%d" % self.next_id(),
+                report=collection_pb2.LdpReport(index=1)),
+            ("CollectionService", "Estimate"): lambda: collection_pb2.EstimateRequest(
+                collection=COLLECTION),
         }
         make = requests.get((service, method))
         if make is None:
@@ -178,11 +196,14 @@ class AuthorizationMatrixTest(harness.DpqdTestCase):
     def test_every_rpc_times_every_caller(self):
         self.dpqd.ctl("analyst", "create", "ungranted_twin")
         before = self.snapshot(self.dpqd, DATASET)
-        services = [s for s in dpq_pb2.DESCRIPTOR.services_by_name]
-        self.assertEqual(set(services), {"AnalystService", "AdminService", "AccountingService"})
+        descriptors = {name: service for module in harness.proto_modules()
+                       for name, service in module.DESCRIPTOR.services_by_name.items()}
+        services = list(descriptors)
+        self.assertEqual(set(services), {"AnalystService", "AdminService", "AccountingService",
+                                         "CollectionService"})
         mismatches, cells, ok_charges = [], 0, 0
         for service in services:
-            for method in dpq_pb2.DESCRIPTOR.services_by_name[service].methods_by_name:
+            for method in descriptors[service].methods_by_name:
                 for caller in CALLERS:
                     want = self.expected(service, method, caller)
                     got, details = self.call(service, method, caller)
@@ -194,7 +215,7 @@ class AuthorizationMatrixTest(harness.DpqdTestCase):
                                                                                   "QueryBatch"):
                         ok_charges += 1
         self.assertEqual(mismatches, [], "\n".join(mismatches))
-        methods = sum(len(dpq_pb2.DESCRIPTOR.services_by_name[s].methods_by_name) for s in services)
+        methods = sum(len(descriptors[s].methods_by_name) for s in services)
         self.assertEqual(cells, methods * len(CALLERS))
         # Only the successful queries were charged: one audit row each, nothing for any refusal.
         eps, delta, rows = self.snapshot(self.dpqd, DATASET)

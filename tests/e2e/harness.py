@@ -427,6 +427,24 @@ def require_grpc_stubs():
         raise unittest.SkipTest(message)
 
 
+# The generated modules of dpq.v1, one per .proto file (dpq.proto first).
+PROTO_MODULES = ("dpq_pb2", "collection_pb2")
+
+
+def proto_modules():
+    """The imported dpq.v1 *_pb2 modules of PROTO_MODULES."""
+    import importlib  # pylint: disable=import-outside-toplevel
+    return [importlib.import_module("dpq.v1." + name) for name in PROTO_MODULES]
+
+
+def proto_module_of(service):
+    """The dpq.v1 *_pb2 module that defines `service` (e.g. "AdminService")."""
+    for module in proto_modules():
+        if service in module.DESCRIPTOR.services_by_name:
+            return module
+    raise KeyError("no dpq.v1 service named %s" % service)
+
+
 def grpc_call(channel, service, method, request, token=None, metadata=None, timeout=60.0):
     """Calls dpq.v1.`service`/`method` on `channel` by its path, from the proto descriptors:
     `request` is a message, or for a client-streaming method an iterable of messages; `bytes`
@@ -435,8 +453,8 @@ def grpc_call(channel, service, method, request, token=None, metadata=None, time
     `authorization: Bearer <token>` unless `metadata` is given. Returns (code name, details):
     ("OK", response) on success."""
     import grpc  # pylint: disable=import-outside-toplevel
-    from dpq.v1 import dpq_pb2  # pylint: disable=import-outside-toplevel
-    service_descriptor = dpq_pb2.DESCRIPTOR.services_by_name[service]
+    module = proto_module_of(service)
+    service_descriptor = module.DESCRIPTOR.services_by_name[service]
     descriptor = service_descriptor.methods_by_name[method]
     path = "/%s/%s" % (service_descriptor.full_name, method)
     first = request
@@ -445,7 +463,7 @@ def grpc_call(channel, service, method, request, token=None, metadata=None, time
         first = request[0] if request else None
     raw = isinstance(first, (bytes, bytearray))
     request_serializer = None if raw else (lambda m: m.SerializeToString())
-    response_cls = getattr(dpq_pb2, descriptor.output_type.name)
+    response_cls = getattr(module, descriptor.output_type.name)
     make = channel.stream_unary if descriptor.client_streaming else channel.unary_unary
     rpc = make(path, request_serializer=request_serializer,
                response_deserializer=response_cls.FromString)
