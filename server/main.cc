@@ -30,6 +30,9 @@
 #include "server/api/health_watcher.h"
 #include "server/api/request_log.h"
 #include "server/api/services.h"
+#include "server/api/training_service.h"
+#include "server/engine/training_engine.h"
+#include "server/store/training_store.h"
 #include "server/api/unparsable_request.h"
 #include "server/base/listen_address.h"
 #include "server/base/tls_files.h"
@@ -373,6 +376,9 @@ absl::Status Serve() {
   api::AnalystService analyst_service(options);
   api::AdminService admin_service(options);
   api::AccountingService accounting_service(options);
+  store::TrainingStore training_runs(db.get());
+  engine::TrainingEngine training(&engine, &ledger, &training_runs, &dp::SecureRandom());
+  api::TrainingService training_service(&auth, &training);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -386,6 +392,7 @@ absl::Status Serve() {
   builder.RegisterService(&analyst_service);
   builder.RegisterService(&admin_service);
   builder.RegisterService(&accounting_service);
+  builder.RegisterService(&training_service);
   // The order matters: a request that did not parse gets its status rewritten first, so that the
   // metrics and the log line record the status the client receives.
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
@@ -394,6 +401,7 @@ absl::Status Serve() {
       &metrics, std::vector<std::string>{dpq::v1::AnalystService::service_full_name(),
                                          dpq::v1::AdminService::service_full_name(),
                                          dpq::v1::AccountingService::service_full_name(),
+                                         dpq::v1::TrainingService::service_full_name(),
                                          "grpc.reflection.v1alpha.ServerReflection"}));
   interceptors.push_back(std::make_unique<api::RequestLogFactory>());
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
@@ -412,7 +420,8 @@ absl::Status Serve() {
                             absl::Seconds(absl::GetFlag(FLAGS_health_check_seconds)),
                             {dpq::v1::AnalystService::service_full_name(),
                              dpq::v1::AdminService::service_full_name(),
-                             dpq::v1::AccountingService::service_full_name()});
+                             dpq::v1::AccountingService::service_full_name(),
+                             dpq::v1::TrainingService::service_full_name()});
   health.Start();
   std::unique_ptr<api::AuditVerifier> verifier;
   if (flags.audit_verify_seconds > 0) {

@@ -101,17 +101,68 @@ absl::StatusOr<double> RunEpsilon(const std::string& ledger_accountant, const Ru
   return TightestSteps(run, steps, delta, &method);
 }
 
+namespace internal {
+
 absl::StatusOr<int64_t> LargestFittingSteps(
-    int64_t max_steps, const std::function<absl::StatusOr<bool>(int64_t)>& fits) {
-  int64_t lo = 0, hi = max_steps;  // fits(lo) holds; find the last k in [lo, hi] that fits
-  ASSIGN_OR_RETURN(bool all, fits(hi));
-  if (all) return hi;
-  while (hi - lo > 1) {  // invariant: fits(lo), !fits(hi)
+    int64_t lo, int64_t max_steps, double rel_precision,
+    const std::function<absl::StatusOr<bool>(int64_t)>& fits) {
+  if (lo >= max_steps) return max_steps;
+  // Doubling: find hi with !fits(hi), keeping fits(lo).
+  int64_t hi = std::max<int64_t>(1, 2 * lo);
+  for (;;) {
+    hi = std::min(hi, max_steps);
+    ASSIGN_OR_RETURN(bool ok, fits(hi));
+    if (!ok) break;
+    lo = hi;
+    if (hi == max_steps) return max_steps;
+    hi *= 2;
+  }
+  while (hi - lo > 1 && static_cast<double>(hi - lo) > rel_precision * static_cast<double>(lo)) {
     const int64_t mid = lo + (hi - lo) / 2;
     ASSIGN_OR_RETURN(bool ok, fits(mid));
     (ok ? lo : hi) = mid;
   }
   return lo;
+}
+
+absl::StatusOr<StepCharge> RdpOnlyCharge(const RunSpec& run, int64_t steps) {
+  StepCharge charge;
+  ASSIGN_OR_RETURN(const double delta, ChargedDelta(run, &charge.delta_units));
+  ASSIGN_OR_RETURN(const double epsilon, PriceSteps("rdp", run, steps, delta));
+  if (!(epsilon <= query::kMaxEpsilonBudget)) return absl::OutOfRangeError("steps: too many");
+  charge.method = "rdp";
+  charge.epsilon_units =
+      std::max<int64_t>(1, static_cast<int64_t>(std::ceil(static_cast<long double>(epsilon) * 1e12L)));
+  charge.events =
+      acc::PrivacyEvent::ApproxDp(query::EpsilonFromUnits(charge.epsilon_units), delta).ToSpec();
+  return charge;
+}
+
+}  // namespace internal
+
+absl::StatusOr<int64_t> StepsLeft(const std::string& ledger_accountant, const RunSpec& run,
+                                  const ChargeFits& fits) {
+  RETURN_IF_ERROR(ValidateLedgerName(ledger_accountant));
+  RETURN_IF_ERROR(ValidateRunSpec(run));
+  // A charge beyond any budget (OUT_OF_RANGE) fits nowhere.
+  const auto probe = [&](auto price) {
+    return [&, price](int64_t k) -> absl::StatusOr<bool> {
+      if (k == 0) return true;
+      absl::StatusOr<StepCharge> c = price(k);
+      if (!c.ok() && c.status().code() == absl::StatusCode::kOutOfRange) return false;
+      if (!c.ok()) return c.status();
+      return fits(*c);
+    };
+  };
+  const auto exact = probe([&](int64_t k) { return PriceStepReport(ledger_accountant, run, k); });
+  if (LedgerComposesSteps(ledger_accountant)) {
+    return internal::LargestFittingSteps(0, kMaxStepsPerReport, 0.0, exact);
+  }
+  ASSIGN_OR_RETURN(int64_t by_rdp,
+                   internal::LargestFittingSteps(
+                       0, kMaxStepsPerReport, 0.0,
+                       probe([&](int64_t k) { return internal::RdpOnlyCharge(run, k); })));
+  return internal::LargestFittingSteps(by_rdp, kMaxStepsPerReport, 0.01, exact);
 }
 
 }  // namespace dpq::training

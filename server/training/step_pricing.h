@@ -51,10 +51,27 @@ absl::StatusOr<StepCharge> PriceStepReport(const std::string& ledger_accountant,
 absl::StatusOr<double> RunEpsilon(const std::string& ledger_accountant, const RunSpec& run,
                                   int64_t steps);
 
-// The largest k in [0, max_steps] with fits(k), for a `fits` that is monotone (true up to some k,
-// false after) and true at 0. Binary search: O(log max_steps) calls. Errors of `fits` propagate.
-absl::StatusOr<int64_t> LargestFittingSteps(int64_t max_steps,
+// Whether a report with this charge would be admitted now (the caller's ledger and cap rule); must
+// be monotone: if a charge fits, every charge with smaller epsilon (same delta) fits.
+using ChargeFits = std::function<absl::StatusOr<bool>(const StepCharge&)>;
+
+// The most steps (up to kMaxStepsPerReport) one report could charge with `fits` holding. Exact on
+// rdp/zcdp ledgers (each probe is an RDP price, microseconds). On pld/basic/advanced ledgers each
+// exact probe is a PLD price (0.02 s to 2 s), so: bisect first with the RDP-only charge (never
+// below the real one, so what fits by it fits), then search above that with real charges to 1 %:
+// the result fits and is at least 0.99 times the exact figure.
+absl::StatusOr<int64_t> StepsLeft(const std::string& ledger_accountant, const RunSpec& run,
+                                  const ChargeFits& fits);
+
+namespace internal {
+// The largest k in [lo, max_steps] with fits(k), given fits(lo) (lo >= 0; fits(0) is taken as
+// true) and fits monotone (true up to some k, false after): doubling from lo, then bisection until
+// hi - lo <= rel_precision * lo (0: exact). Errors of `fits` propagate.
+absl::StatusOr<int64_t> LargestFittingSteps(int64_t lo, int64_t max_steps, double rel_precision,
                                             const std::function<absl::StatusOr<bool>(int64_t)>& fits);
+// The charge of `steps` priced by RDP alone (>= PriceStepReport's on pld/basic/advanced ledgers).
+absl::StatusOr<StepCharge> RdpOnlyCharge(const RunSpec& run, int64_t steps);
+}  // namespace internal
 
 }  // namespace dpq::training
 

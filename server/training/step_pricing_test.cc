@@ -103,15 +103,48 @@ TEST(StepPricingTest, RunNames) {
 }
 
 TEST(StepPricingTest, LargestFittingStepsFindsTheBoundary) {
-  for (int64_t limit : {0, 1, 7, 999, 1000}) {
-    auto k = LargestFittingSteps(1000, [limit](int64_t s) -> absl::StatusOr<bool> { return s <= limit; });
-    ASSERT_TRUE(k.ok());
-    EXPECT_EQ(*k, limit);
+  for (int64_t start : {0, 1, 5}) {
+    for (int64_t limit : {5, 7, 999, 1000}) {
+      int calls = 0;
+      auto k = internal::LargestFittingSteps(start, 1000, 0.0, [&](int64_t s) -> absl::StatusOr<bool> {
+        ++calls;
+        return s <= limit;
+      });
+      ASSERT_TRUE(k.ok());
+      EXPECT_EQ(*k, limit) << start;
+      EXPECT_LE(calls, 25);  // doubling then bisection: O(log 1000)
+    }
   }
-  auto err = LargestFittingSteps(10, [](int64_t) -> absl::StatusOr<bool> {
+  // To 1 %: fits, and within 1 % of the boundary.
+  auto k = internal::LargestFittingSteps(0, 1000000, 0.01, [](int64_t s) -> absl::StatusOr<bool> {
+    return s <= 123456;
+  });
+  ASSERT_TRUE(k.ok());
+  EXPECT_LE(*k, 123456);
+  EXPECT_GE(*k, 123456 * 0.99);
+  auto err = internal::LargestFittingSteps(0, 10, 0.0, [](int64_t) -> absl::StatusOr<bool> {
     return absl::InternalError("x");
   });
   EXPECT_FALSE(err.ok());
+}
+
+// An epsilon budget of 2 at delta 1e-5: steps left is the largest report whose charge is <= 2.
+TEST(StepPricingTest, StepsLeftMatchesTheChargeBoundary) {
+  const ChargeFits fits = [](const StepCharge& c) -> absl::StatusOr<bool> {
+    return c.epsilon_units <= 2'000'000'000'000;
+  };
+  for (const char* ledger : {"rdp", "pld"}) {
+    SCOPED_TRACE(ledger);
+    auto left = StepsLeft(ledger, kRun, fits);
+    ASSERT_TRUE(left.ok()) << left.status();
+    ASSERT_GT(*left, 0);
+    EXPECT_TRUE(*fits(*PriceStepReport(ledger, kRun, *left)));
+    // Exact on rdp; within 1 % on pld.
+    const int64_t over = std::string(ledger) == "rdp" ? *left + 1 : static_cast<int64_t>(*left * 1.011) + 1;
+    EXPECT_FALSE(*fits(*PriceStepReport(ledger, kRun, over)));
+  }
+  // PLD is tighter: more steps fit a pld ledger's budget than an rdp one's.
+  EXPECT_GT(*StepsLeft("pld", kRun, fits), *StepsLeft("rdp", kRun, fits));
 }
 
 }  // namespace
