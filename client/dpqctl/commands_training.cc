@@ -112,7 +112,7 @@ int RunTrainingStep(const GlobalOptions& options, const Output& output, const Tr
                 {"replayed", r.replayed()}};
       },
       [&](std::ostream& out, const dpq::v1::ReportStepsResponse& r) {
-        out << "charged:          epsilon " << Eps(r.epsilon()) << ", delta " << FormatNumber(r.delta())
+        out << "charged:           epsilon " << Eps(r.epsilon()) << ", delta " << FormatNumber(r.delta())
             << " for " << args.steps << " steps (" << r.method() << ", audit row " << r.seq()
             << ", request " << r.request_id() << ')'
             << (r.replayed() ? "; replayed: nothing charged now" : "") << '\n';

@@ -435,7 +435,9 @@ def grpc_call(channel, service, method, request, token=None, metadata=None, time
     ("OK", response) on success."""
     import grpc  # pylint: disable=import-outside-toplevel
     from dpq.v1 import dpq_pb2  # pylint: disable=import-outside-toplevel
-    service_descriptor = dpq_pb2.DESCRIPTOR.services_by_name[service]
+    from dpq.v1 import training_pb2  # pylint: disable=import-outside-toplevel
+    module = training_pb2 if service in training_pb2.DESCRIPTOR.services_by_name else dpq_pb2
+    service_descriptor = module.DESCRIPTOR.services_by_name[service]
     descriptor = service_descriptor.methods_by_name[method]
     path = "/%s/%s" % (service_descriptor.full_name, method)
     first = request
@@ -444,7 +446,7 @@ def grpc_call(channel, service, method, request, token=None, metadata=None, time
         first = request[0] if request else None
     raw = isinstance(first, (bytes, bytearray))
     request_serializer = None if raw else (lambda m: m.SerializeToString())
-    response_cls = getattr(dpq_pb2, descriptor.output_type.name)
+    response_cls = getattr(module, descriptor.output_type.name)
     make = channel.stream_unary if descriptor.client_streaming else channel.unary_unary
     rpc = make(path, request_serializer=request_serializer,
                response_deserializer=response_cls.FromString)
