@@ -1,6 +1,9 @@
 #include "server/api/training_service.h"
 
+#include <chrono>
 #include <utility>
+
+#include "absl/time/time.h"
 
 #include "server/api/status_mapping.h"
 #include "server/base/status_macros.h"
@@ -8,6 +11,15 @@
 
 namespace dpq::api {
 namespace {
+
+// The call's deadline (as analyst_service.cc): gRPC reports "none" as the largest time_point.
+absl::Time Deadline(const grpc::ServerContext& context) {
+  const auto d = context.deadline();
+  if (d >= std::chrono::system_clock::time_point::max() - std::chrono::hours(24 * 365)) {
+    return absl::InfiniteFuture();
+  }
+  return absl::FromChrono(d);
+}
 
 void ToProto(const engine::TrainingRunStatus& s, v1::TrainingRun* out) {
   out->set_dataset(s.dataset);
@@ -44,7 +56,7 @@ grpc::Status TrainingService::StartRun(grpc::ServerContext* context,
     r.delta = request->delta();
     r.target_epsilon = request->target_epsilon();
     r.steps = request->steps();
-    ASSIGN_OR_RETURN(engine::TrainingRunStatus s, engine_->StartRun(principal, r));
+    ASSIGN_OR_RETURN(engine::TrainingRunStatus s, engine_->StartRun(principal, r, Deadline(*context)));
     ToProto(s, response);
     return absl::OkStatus();
   }();
@@ -59,7 +71,8 @@ grpc::Status TrainingService::ReportSteps(grpc::ServerContext* context,
     ASSIGN_OR_RETURN(store::Principal principal, auth_->Authenticate(*context));
     ASSIGN_OR_RETURN(engine::StepReportOutcome out,
                      engine_->ReportSteps(principal, request->dataset(), request->run(),
-                                          request->steps(), request->request_id()));
+                                          request->steps(), request->request_id(),
+                                          Deadline(*context)));
     ToProto(out.status, response->mutable_run());
     response->set_request_id(out.allocation.request_id);
     response->set_seq(out.allocation.seq);
@@ -78,7 +91,7 @@ grpc::Status TrainingService::GetRun(grpc::ServerContext* context, const v1::Get
   absl::Status status = [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal principal, auth_->Authenticate(*context));
     ASSIGN_OR_RETURN(engine::TrainingRunStatus s,
-                     engine_->GetRun(principal, request->dataset(), request->run()));
+                     engine_->GetRun(principal, request->dataset(), request->run(), Deadline(*context)));
     ToProto(s, response);
     return absl::OkStatus();
   }();

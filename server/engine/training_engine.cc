@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "server/base/status_macros.h"
 #include "server/dp/accounting/accountant.h"
 #include "server/query/privacy_units.h"
@@ -56,7 +57,8 @@ training::RunSpec SpecOf(const store::TrainingRunRecord& run) {
 }
 
 absl::StatusOr<TrainingRunStatus> TrainingEngine::StartRun(const store::Principal& principal,
-                                                           const TrainingRunRequest& request) {
+                                                           const TrainingRunRequest& request,
+                                                           absl::Time deadline) {
   ASSIGN_OR_RETURN(query::DatasetSchema schema, queries_->AuthorizedDataset(principal, request.dataset));
   RETURN_IF_ERROR(training::ValidateRunName(request.name));
   ASSIGN_OR_RETURN(store::BudgetState budget, ledger_->Get(schema.id));
@@ -79,6 +81,11 @@ absl::StatusOr<TrainingRunStatus> TrainingEngine::StartRun(const store::Principa
                      dp::accounting::CalibrateNoiseMultiplier(
                          CalibrationAccountant(budget.accountant), request.target_epsilon,
                          query::MechanismDelta(run.delta_units), request.sampling_rate, request.steps));
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(
+          "the call's deadline passed while calibrating the noise multiplier; nothing was "
+          "registered: retry with a longer --timeout");
+    }
     run.noise_multiplier = std::max(run.noise_multiplier, training::kMinNoiseMultiplier);
     run.target_epsilon = request.target_epsilon;
     run.planned_steps = request.steps;
@@ -115,7 +122,8 @@ absl::StatusOr<TrainingEngine::OwnedRun> TrainingEngine::OwnRun(const store::Pri
 absl::StatusOr<StepReportOutcome> TrainingEngine::ReportSteps(const store::Principal& principal,
                                                               const std::string& dataset,
                                                               const std::string& name, int64_t steps,
-                                                              std::string request_id) {
+                                                              std::string request_id,
+                                                              absl::Time deadline) {
   ASSIGN_OR_RETURN(OwnedRun owned, OwnRun(principal, dataset, name));
   const query::DatasetSchema& schema = owned.schema;
   store::TrainingRunRecord& run = owned.run;
@@ -125,8 +133,9 @@ absl::StatusOr<StepReportOutcome> TrainingEngine::ReportSteps(const store::Princ
     request_id = absl::StrFormat("t-%016x%016x", rng_->NextUint64(), rng_->NextUint64());
   }
   // The charge needs the ledger's accountant, a public setting that changes only while nothing is
-  // spent (BudgetLedger::Set); a change between this read and the Debit's lock would make the
-  // events unreadable to the new accountant and the Debit refuse them (INVALID_ARGUMENT).
+  // spent (BudgetLedger::Set). Should it change between this read and the Debit's lock, the charge
+  // is still valid: basic reads the nominal (epsilon, delta) of the K steps, the others compose
+  // either the steps or an (epsilon, delta) event, each a valid bound for the report.
   ASSIGN_OR_RETURN(store::BudgetState before, ledger_->Get(schema.id));
   ASSIGN_OR_RETURN(training::StepCharge charge,
                    training::PriceStepReport(before.accountant, SpecOf(run), steps));
@@ -144,6 +153,11 @@ absl::StatusOr<StepReportOutcome> TrainingEngine::ReportSteps(const store::Princ
   a.noise_scale = run.noise_multiplier;
   a.events = charge.events;
   a.dataset_version = schema.version;
+  if (absl::Now() >= deadline) {
+    return absl::DeadlineExceededError(
+        "the call's deadline passed while pricing the report; nothing was charged: retry (with the "
+        "same request_id) and a longer --timeout");
+  }
   ASSIGN_OR_RETURN(store::DebitResult debit, ledger_->Debit(schema.id, std::move(a)));
   if (debit.replayed && debit.allocation.principal_id != principal.id) {
     return absl::AlreadyExistsError(absl::StrCat(
@@ -160,9 +174,10 @@ absl::StatusOr<StepReportOutcome> TrainingEngine::ReportSteps(const store::Princ
 
 absl::StatusOr<TrainingRunStatus> TrainingEngine::GetRun(const store::Principal& principal,
                                                          const std::string& dataset,
-                                                         const std::string& name) {
+                                                         const std::string& name,
+                                                         absl::Time deadline) {
   ASSIGN_OR_RETURN(OwnedRun owned, OwnRun(principal, dataset, name));
-  return StatusOf(principal, owned.schema, std::move(owned.run), /*with_steps_left=*/true);
+  return StatusOf(principal, owned.schema, std::move(owned.run), /*with_steps_left=*/true, deadline);
 }
 
 absl::StatusOr<std::vector<TrainingRunStatus>> TrainingEngine::ListRuns(
@@ -183,7 +198,8 @@ absl::StatusOr<std::vector<TrainingRunStatus>> TrainingEngine::ListRuns(
 absl::StatusOr<TrainingRunStatus> TrainingEngine::StatusOf(const store::Principal& principal,
                                                            const query::DatasetSchema& schema,
                                                            store::TrainingRunRecord run,
-                                                           bool with_steps_left) {
+                                                           bool with_steps_left,
+                                                           absl::Time deadline) {
   TrainingRunStatus s;
   s.dataset = schema.name;
   ASSIGN_OR_RETURN(s.progress, runs_->Progress(run));
@@ -200,9 +216,15 @@ absl::StatusOr<TrainingRunStatus> TrainingEngine::StatusOf(const store::Principa
   }
   if (with_steps_left) {
     ASSIGN_OR_RETURN(s.steps_left,
-                     training::StepsLeft(s.accountant, spec, [&](const training::StepCharge& c) {
-                       return ChargeFits(ctx, c);
-                     }));
+                     training::StepsLeft(s.accountant, spec,
+                                         [&](const training::StepCharge& c) -> absl::StatusOr<bool> {
+                                           if (absl::Now() >= deadline) {
+                                             return absl::DeadlineExceededError(
+                                                 "the call's deadline passed while searching the "
+                                                 "steps left; retry with a longer --timeout");
+                                           }
+                                           return ChargeFits(ctx, c);
+                                         }));
   } else {
     s.steps_left = -1;
   }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "absl/types/optional.h"
 #include "server/dp/random_source.h"
 #include "server/engine/query_engine.h"
@@ -61,15 +62,22 @@ class TrainingEngine {
   // charged. INVALID_ARGUMENT naming the field; ALREADY_EXISTS for a taken name; OUT_OF_RANGE when
   // no z meets the target.
   absl::StatusOr<TrainingRunStatus> StartRun(const store::Principal& principal,
-                                             const TrainingRunRequest& request);
+                                             const TrainingRunRequest& request,
+                                             absl::Time deadline = absl::InfiniteFuture());
   // Runs are named alone (names are unique service-wide); `dataset` may be empty, or must be the
   // run's. Charges `steps` steps of the caller's run. RESOURCE_EXHAUSTED (nothing charged) when they do
   // not fit the ledger or the caller's cap; PERMISSION_DENIED for another analyst's run.
+  // DEADLINE_EXCEEDED, nothing charged, when `deadline` passes while the report is priced (PLD
+  // pricing takes up to seconds); once the debit starts, its outcome stands (a retry with the same
+  // request id replays it).
   absl::StatusOr<StepReportOutcome> ReportSteps(const store::Principal& principal,
                                                 const std::string& dataset, const std::string& name,
-                                                int64_t steps, std::string request_id);
+                                                int64_t steps, std::string request_id,
+                                                absl::Time deadline = absl::InfiniteFuture());
+  // DEADLINE_EXCEEDED when `deadline` passes during the steps_left search.
   absl::StatusOr<TrainingRunStatus> GetRun(const store::Principal& principal,
-                                           const std::string& dataset, const std::string& name);
+                                           const std::string& dataset, const std::string& name,
+                                           absl::Time deadline = absl::InfiniteFuture());
   // The caller's runs on `dataset` (an admin's: every run), without steps_left.
   absl::StatusOr<std::vector<TrainingRunStatus>> ListRuns(const store::Principal& principal,
                                                           const std::string& dataset);
@@ -85,7 +93,8 @@ class TrainingEngine {
                                   const std::string& name);
   absl::StatusOr<TrainingRunStatus> StatusOf(const store::Principal& principal,
                                              const query::DatasetSchema& schema,
-                                             store::TrainingRunRecord run, bool with_steps_left);
+                                             store::TrainingRunRecord run, bool with_steps_left,
+                                             absl::Time deadline = absl::InfiniteFuture());
 
   QueryEngine* queries_;
   store::BudgetLedger* ledger_;

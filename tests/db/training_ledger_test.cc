@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/dp/accounting/accountant.h"
@@ -244,6 +245,19 @@ TEST_F(TrainingLedgerTest, CalibratedRunMeetsItsTarget) {
   ASSERT_OK_AND_ASSIGN(StepReportOutcome out, training_->ReportSteps(alice_, "", "calibrated", 1000, ""));
   EXPECT_LE(out.status.epsilon, 2.0);
   EXPECT_GT(out.status.epsilon, 1.99);
+}
+
+// A report whose deadline passes while it is priced is refused before the debit: nothing charged.
+TEST_F(TrainingLedgerTest, ReportPastItsDeadlineChargesNothing) {
+  ASSERT_OK(ledger_->Set(ds_, EpsU(5), DelU(1e-5), "pld").status());
+  ASSERT_OK(Start("late", alice_).status());
+  const std::string before = LedgerRow();
+  EXPECT_THAT(training_->ReportSteps(alice_, "", "late", 100, "late-1", absl::Now()),
+              StatusIs(absl::StatusCode::kDeadlineExceeded, HasSubstr("nothing was charged")));
+  EXPECT_EQ(LedgerRow(), before);
+  EXPECT_EQ(AuditRows(), Sql("SELECT 0"));
+  EXPECT_THAT(training_->GetRun(alice_, "", "late", absl::Now()),
+              StatusIs(absl::StatusCode::kDeadlineExceeded));
 }
 
 // Training runs are not readable by the scan role (docs/database-roles.md).
