@@ -128,5 +128,64 @@ class TrainingTest(harness.DpqdTestCase):
         self.assert_error(denied, "PERMISSION_DENIED")
 
 
+    def test_bad_input_over_grpc_is_refused_naming_the_field_and_charges_nothing(self):
+        """What dpqctl refuses itself (NaN, infinities) and other hostile values, straight over
+        gRPC: each a precise code naming the field; no run registered, nothing charged."""
+        harness.require_grpc_stubs()
+        import grpc  # pylint: disable=import-outside-toplevel
+        from dpq.v1 import training_pb2  # pylint: disable=import-outside-toplevel
+        self.dpqd.ctl("budget", "set", "slid", "--epsilon", 5, "--delta", 1e-5, "--accountant", "rdp")
+        self.start_run("good")
+        self.step("good", 10)
+        before = self.snapshot(self.dpqd, "slid")
+        nan, inf = float("nan"), float("inf")
+
+        def start(**kw):
+            fields = dict(dataset="slid", run="hostile", sampling_rate=Q, noise_multiplier=Z,
+                          delta=RUN_DELTA)
+            fields.update(kw)
+            return "StartRun", training_pb2.StartRunRequest(**fields)
+
+        def report(**kw):
+            fields = dict(run="good", steps=1)
+            fields.update(kw)
+            return "ReportSteps", training_pb2.ReportStepsRequest(**fields)
+
+        cases = [
+            (start(sampling_rate=nan), "INVALID_ARGUMENT", "sampling_rate"),
+            (start(sampling_rate=0), "INVALID_ARGUMENT", "sampling_rate"),
+            (start(noise_multiplier=inf), "INVALID_ARGUMENT", "noise_multiplier"),
+            (start(noise_multiplier=-1), "INVALID_ARGUMENT", "noise_multiplier"),
+            (start(delta=nan), "INVALID_ARGUMENT", "delta"),
+            (start(delta=1), "INVALID_ARGUMENT", "delta"),
+            (start(noise_multiplier=0, target_epsilon=nan, steps=10), "INVALID_ARGUMENT",
+             "target_epsilon"),
+            (start(noise_multiplier=0, target_epsilon=1, steps=-5), "INVALID_ARGUMENT", "steps"),
+            (start(run=""), "INVALID_ARGUMENT", "run"),
+            (start(run="x" * 65), "INVALID_ARGUMENT", "run"),
+            (start(run="a'; DROP TABLE audit; --"), "INVALID_ARGUMENT", "run"),
+            (start(dataset="nosuch"), "NOT_FOUND", "nosuch"),
+            (report(steps=0), "INVALID_ARGUMENT", "steps"),
+            (report(steps=-1), "INVALID_ARGUMENT", "steps"),
+            (report(steps=10 ** 12), "INVALID_ARGUMENT", "steps"),
+            (report(request_id="has space"), "INVALID_ARGUMENT", "request_id"),
+            (report(run="nosuch"), "NOT_FOUND", "nosuch"),
+            (report(dataset="other", run="good"), "NOT_FOUND", "dataset"),
+        ]
+        channel = grpc.insecure_channel(self.dpqd.address)
+        try:
+            for (method, request), code, field in cases:
+                got, details = harness.grpc_call(channel, "TrainingService", method, request,
+                                                 token=self.token)
+                self.assertEqual(got, code, "%s %s: %s" % (method, request, details))
+                self.assertIn(field, details, "%s: %r should name %s" % (method, details, field))
+        finally:
+            channel.close()
+        self.assertEqual(self.snapshot(self.dpqd, "slid"), before)
+        listed = self.dpqd.ctl("training", "list", "slid", token=self.token)
+        self.assertEqual([r["run"] for r in listed["runs"]], ["good"])
+        self.assertEqual(listed["runs"][0]["steps"], 10)
+
+
 if __name__ == "__main__":
     unittest.main()
