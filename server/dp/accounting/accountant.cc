@@ -330,13 +330,15 @@ class PldAccountant final : public Accountant {
     if (asymmetric) dirs.push_back(PldDirection::kAdd);
     std::vector<PldPmf> out;
     for (PldDirection dir : dirs) {
-      PldPmf acc = PldPmf::Identity(interval_);
+      std::vector<PldPmf> parts;
+      parts.reserve(events_.size());
       for (const auto& e : events_) {
         ASSIGN_OR_RETURN(PldPmf one, PldForEvent(e, interval_, dir));
         ASSIGN_OR_RETURN(PldPmf many, SelfComposePld(one, e.count));
-        ASSIGN_OR_RETURN(acc, ComposePld(acc, many));
+        parts.push_back(std::move(many));
       }
-      out.push_back(std::move(acc));
+      ASSIGN_OR_RETURN(PldPmf all, ComposeAllPld(std::move(parts), interval_));
+      out.push_back(std::move(all));
     }
     composed_ = std::move(out);
     cache_valid_ = true;

@@ -11,6 +11,11 @@ namespace dpq::dp::accounting::internal {
 // (divide by size afterwards).
 void Fft(std::vector<std::complex<double>>& data, bool inverse);
 
+// Linear convolution of two real sequences (size a + b - 1; empty if either is empty) with one
+// forward and one inverse transform of the next power of two. Rounding leaves entries that should
+// be 0 at about 1e-16 of the largest, possibly negative.
+std::vector<double> ConvolveReal(const std::vector<double>& a, const std::vector<double>& b);
+
 // Smallest power of two >= n (n >= 1).
 size_t NextPowerOfTwo(size_t n);
 

@@ -65,6 +65,13 @@ absl::StatusOr<PldPmf> PldForEvent(const PrivacyEvent& event, double interval, P
 absl::StatusOr<PldPmf> ComposePld(const PldPmf& a, const PldPmf& b,
                                   double tail_mass = kDefaultPldTailMass);
 
+// Composition of many PLDs (all with `interval`; the identity when `parts` is empty), as a
+// balanced tree of pairwise ComposePld: a left fold convolves an ever wider accumulator with each
+// part (n FFTs of the final width), the tree only log2(n) levels of it, so 100 distinct events cost
+// about 7 full-width convolutions instead of 100.
+absl::StatusOr<PldPmf> ComposeAllPld(std::vector<PldPmf> parts, double interval,
+                                     double tail_mass = kDefaultPldTailMass);
+
 // k-fold self-composition: one FFT, pointwise k-th power, inverse FFT, on a window chosen by a
 // Chernoff bound on both tails (each <= tail_mass); the bound on the upper tail left outside the
 // window is added to the infinity mass.
