@@ -158,7 +158,14 @@ absl::StatusOr<StepReportOutcome> TrainingEngine::ReportSteps(const store::Princ
         "the call's deadline passed while pricing the report; nothing was charged: retry (with the "
         "same request_id) and a longer --timeout");
   }
-  ASSIGN_OR_RETURN(store::DebitResult debit, ledger_->Debit(schema.id, std::move(a)));
+  absl::StatusOr<store::DebitResult> debited = ledger_->Debit(schema.id, std::move(a));
+  if (debited.status().code() == absl::StatusCode::kResourceExhausted) {
+    // The ledger's message speaks of queries; the trainer must learn that it has to stop.
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "step report refused, nothing charged: stop training run ", run.name, " (",
+        debited.status().message(), ")"));
+  }
+  ASSIGN_OR_RETURN(store::DebitResult debit, std::move(debited));
   if (debit.replayed && debit.allocation.principal_id != principal.id) {
     return absl::AlreadyExistsError(absl::StrCat(
         "request_id ", request_id, " is already taken by a different query or analyst; use a new id"));

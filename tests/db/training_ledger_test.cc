@@ -134,6 +134,28 @@ TEST_F(TrainingLedgerTest, PldLedgerChargesEachReportAtItsPldPrice) {
   EXPECT_OK(training_->ReportSteps(alice_, "", "cifar", s.steps_left, "").status());
 }
 
+// Every ledger accountant takes reports, and its audit chain and state verify afterwards.
+TEST_F(TrainingLedgerTest, EveryAccountantChargesAndVerifies) {
+  for (const char* accountant : {"basic", "advanced", "rdp", "zcdp", "pld"}) {
+    SCOPED_TRACE(accountant);
+    const std::string dataset = absl::StrCat("ds_", accountant);
+    ASSERT_OK_AND_ASSIGN(auto created, CreateTinyDataset(dataset));
+    // zcdp charges each step as the full Gaussian (no amplification): 40 steps cost ~45.
+    ASSERT_OK(ledger_->Set(created.schema.id, EpsU(200), DelU(1e-4), accountant).status());
+    TrainingRunRequest r{dataset, absl::StrCat("run-", accountant), kQ, kZ, kRunDelta};
+    ASSERT_OK(principals_->Grant("alice", dataset));
+    ASSERT_OK(training_->StartRun(alice_, r).status());
+    ASSERT_OK(training_->ReportSteps(alice_, dataset, r.name, 20, "").status());
+    ASSERT_OK_AND_ASSIGN(StepReportOutcome out, training_->ReportSteps(alice_, "", r.name, 20, ""));
+    EXPECT_EQ(out.status.progress.steps, 40);
+    EXPECT_GT(out.status.epsilon, 0);
+    ASSERT_OK_AND_ASSIGN(store::BudgetState b, ledger_->Get(created.schema.id));
+    EXPECT_GT(b.epsilon_spent_units, 0);
+    ASSERT_OK_AND_ASSIGN(auto v, ledger_->Verify(created.schema.id));
+    EXPECT_TRUE(v.ok) << v.reason;
+  }
+}
+
 TEST_F(TrainingLedgerTest, BasicLedgerAddsTheReportsChargesExactly) {
   ASSERT_OK(ledger_->Set(ds_, EpsU(50), DelU(1e-4)).status());
   ASSERT_OK(Start("basic-run", alice_).status());
