@@ -34,11 +34,12 @@ if [ -n "$pqxx_outside" ]; then
   bad=1
 fi
 if [ -d server/dp ]; then
-  dp_bad="$(sources server/dp | xargs -r grep -nHE \
+  # server/training (DP-SGD pricing) is pure too.
+  dp_bad="$(sources server/dp server/training | xargs -r grep -nHE \
     '#[[:space:]]*include[[:space:]]*[<"](grpc|grpcpp|grpc\+\+|google/protobuf|pqxx|dpq/v1/)|#[[:space:]]*include[[:space:]]*[<"][^>"]*\.pb\.h' \
     || true)"
   if [ -n "$dp_bad" ]; then
-    echo "server/dp includes gRPC, protobuf or libpqxx headers:"
+    echo "server/dp or server/training includes gRPC, protobuf or libpqxx headers:"
     echo "$dp_bad"
     bad=1
   fi

@@ -31,6 +31,9 @@
 #include "server/api/health_watcher.h"
 #include "server/api/request_log.h"
 #include "server/api/services.h"
+#include "server/api/training_service.h"
+#include "server/engine/training_engine.h"
+#include "server/store/training_store.h"
 #include "server/api/unparsable_request.h"
 #include "server/base/listen_address.h"
 #include "server/base/tls_files.h"
@@ -379,6 +382,10 @@ absl::Status Serve() {
   collection::Collections collections(&collection_store);
   api::CollectionService collection_service({&auth, &collections, &metrics});
 
+  store::TrainingStore training_runs(db.get());
+  engine::TrainingEngine training(&engine, &ledger, &training_runs, &dp::SecureRandom());
+  api::TrainingService training_service(&auth, &training);
+
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -392,6 +399,7 @@ absl::Status Serve() {
   builder.RegisterService(&admin_service);
   builder.RegisterService(&accounting_service);
   builder.RegisterService(&collection_service);
+  builder.RegisterService(&training_service);
   // The order matters: a request that did not parse gets its status rewritten first, so that the
   // metrics and the log line record the status the client receives.
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
@@ -401,6 +409,7 @@ absl::Status Serve() {
                                          dpq::v1::AdminService::service_full_name(),
                                          dpq::v1::AccountingService::service_full_name(),
                                          dpq::v1::CollectionService::service_full_name(),
+                                         dpq::v1::TrainingService::service_full_name(),
                                          "grpc.reflection.v1alpha.ServerReflection"}));
   interceptors.push_back(std::make_unique<api::RequestLogFactory>());
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
@@ -420,7 +429,8 @@ absl::Status Serve() {
                             {dpq::v1::AnalystService::service_full_name(),
                              dpq::v1::AdminService::service_full_name(),
                              dpq::v1::AccountingService::service_full_name(),
-                             dpq::v1::CollectionService::service_full_name()});
+                             dpq::v1::CollectionService::service_full_name(),
+                             dpq::v1::TrainingService::service_full_name()});
   health.Start();
   std::unique_ptr<api::AuditVerifier> verifier;
   if (flags.audit_verify_seconds > 0) {

@@ -576,6 +576,67 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
     };
   });
 
+  // training start | step | show | list (DP-SGD runs charged to a dataset's ledger)
+  CLI::App* training = app.add_subcommand("training", "DP-SGD training runs charged to a dataset's budget");
+  training->require_subcommand(1);
+  TrainingStartArgs training_start_args;
+  CLI::App* training_start = training->add_subcommand(
+      "start", "declare a run (sampling rate, noise multiplier, delta); charges nothing");
+  training_start->add_option("dataset", training_start_args.dataset, "dataset the model trains on")
+      ->required();
+  training_start->add_option("--run", training_start_args.run, "run name (unique)")->required();
+  training_start
+      ->add_option("--sampling-rate", training_start_args.sampling_rate,
+                   "Poisson sampling rate q in (0, 1] (expected batch size / units)")
+      ->required()
+      ->check(internal::kFinite);
+  CLI::Option* training_z =
+      training_start
+          ->add_option("--noise-multiplier", training_start_args.noise_multiplier,
+                       "noise multiplier z (noise std / clipping norm)")
+          ->check(internal::kFinite);
+  training_start->add_option("--delta", training_start_args.delta, "delta the run's epsilon is reported at")
+      ->required()
+      ->check(internal::kFinite);
+  CLI::Option* training_target =
+      training_start
+          ->add_option("--target-epsilon", training_start_args.target_epsilon,
+                       "calibrate z so that --steps steps cost at most this epsilon")
+          ->check(internal::kFinite)
+          ->excludes(training_z);
+  training_start->add_option("--steps", training_start_args.steps, "planned steps (with --target-epsilon)")
+      ->needs(training_target);
+  training_start->callback([&] {
+    run = [&](const Output& output) { return RunTrainingStart(options, output, training_start_args); };
+  });
+  TrainingStepArgs training_step_args;
+  CLI::App* training_step = training->add_subcommand(
+      "step", "report (and pay for) steps; refused with nothing charged when over budget: stop");
+  training_step->add_option("dataset", training_step_args.dataset, "the run's dataset (optional)");
+  training_step->add_option("--run", training_step_args.run, "run name")->required();
+  training_step->add_option("--steps", training_step_args.steps, "steps to charge (1..1000000)")->required();
+  training_step->add_option("--request-id", training_step_args.request_id,
+                            "idempotency key: a retried report with the same id is charged once");
+  training_step->callback([&] {
+    run = [&](const Output& output) { return RunTrainingStep(options, output, training_step_args); };
+  });
+  std::string training_show_dataset, training_show_run;
+  CLI::App* training_show =
+      training->add_subcommand("show", "a run's steps, epsilon so far and the steps left in the budget");
+  training_show->add_option("dataset", training_show_dataset, "the run's dataset (optional)");
+  training_show->add_option("--run", training_show_run, "run name")->required();
+  training_show->callback([&] {
+    run = [&](const Output& output) {
+      return RunTrainingShow(options, output, training_show_dataset, training_show_run);
+    };
+  });
+  std::string training_list_dataset;
+  CLI::App* training_list = training->add_subcommand("list", "your runs on a dataset (admin: every run)");
+  training_list->add_option("dataset", training_list_dataset, "dataset name")->required();
+  training_list->callback([&] {
+    run = [&](const Output& output) { return RunTrainingList(options, output, training_list_dataset); };
+  });
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -171,6 +171,34 @@ int RunCollectionSubmit(const GlobalOptions& options, const Output& output, cons
 int RunCollectionEstimate(const GlobalOptions& options, const Output& output,
                           const std::string& name, double confidence);
 
+// --- training (commands_training.cc) ----------------------------------------------------------
+
+struct TrainingStartArgs {
+  std::string dataset;
+  std::string run;
+  double sampling_rate = 0;
+  double noise_multiplier = 0;  // 0: calibrate from target_epsilon and steps
+  double delta = 0;
+  double target_epsilon = 0;
+  int64_t steps = 0;
+};
+// TrainingService.StartRun: registers a DP-SGD run; charges nothing.
+int RunTrainingStart(const GlobalOptions& options, const Output& output, const TrainingStartArgs& args);
+
+struct TrainingStepArgs {
+  std::string dataset;  // optional: the run's dataset
+  std::string run;
+  int64_t steps = 0;
+  std::string request_id;  // reuse when retrying, so the report is charged once
+};
+// TrainingService.ReportSteps: charges the steps; RESOURCE_EXHAUSTED (exit 1) means stop training.
+int RunTrainingStep(const GlobalOptions& options, const Output& output, const TrainingStepArgs& args);
+// TrainingService.GetRun.
+int RunTrainingShow(const GlobalOptions& options, const Output& output, const std::string& dataset,
+                    const std::string& run);
+// TrainingService.ListRuns.
+int RunTrainingList(const GlobalOptions& options, const Output& output, const std::string& dataset);
+
 }  // namespace dpqctl
 
 #endif  // DPQ_CLIENT_DPQCTL_COMMANDS_H_

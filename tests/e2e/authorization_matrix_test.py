@@ -19,7 +19,7 @@ import harness  # noqa: E402
 
 try:
     import grpc  # noqa: E402
-    from dpq.v1 import collection_pb2, dpq_pb2, dpq_pb2_grpc  # noqa: E402
+    from dpq.v1 import collection_pb2, dpq_pb2, dpq_pb2_grpc, training_pb2  # noqa: E402
 except ImportError:  # setUpClass reports it (harness.require_grpc_stubs)
     pass
 
@@ -38,8 +38,12 @@ ACCESS = {
     # (clients are not analysts of a dataset) and read the definitions and the (free) estimates.
     "CollectionService": {"ListCollections": "any", "GetCollection": "any", "SubmitReport": "any",
                           "Estimate": "any"},
+    # Issue 16: a granted analyst on its own runs (RUN is the granted analyst's), the admin on any.
+    "TrainingService": {"StartRun": "granted", "ReportSteps": "granted", "GetRun": "granted",
+                        "ListRuns": "granted"},
 }
 COLLECTION = "matrix_survey"
+RUN = "granted_run"
 
 
 class AuthorizationMatrixTest(harness.DpqdTestCase):
@@ -62,6 +66,9 @@ class AuthorizationMatrixTest(harness.DpqdTestCase):
         cls.dpqd.ctl("token", "rotate", "rotated_one")
         cls.dpqd.ctl("collection", "create", COLLECTION, "--domain", "a,b,c", "--epsilon", 1,
                      "--mechanism", "krr", "--reports-per-client", 1000)
+        cls.dpqd.ctl("training", "start", DATASET, "--run", RUN, "--sampling-rate", 0.01,
+                     "--noise-multiplier", 1.1, "--delta", 1e-6,
+                     token=cls.tokens["analyst with grant"])
         cls.channel = grpc.insecure_channel(cls.dpqd.address)
         cls.victims = 0
         cls.tiny_csv = os.path.join(cls.make_class_temp_dir(), "tiny.csv")
@@ -112,6 +119,13 @@ class AuthorizationMatrixTest(harness.DpqdTestCase):
                 accountant="basic", delta=1e-6, events=["laplace:scale=10,count=2"]),
             ("AccountingService", "Calibrate"): lambda: dpq_pb2.CalibrateRequest(
                 accountant="rdp", target_epsilon=3, delta=1e-5, q=0.01, steps=100),
+            ("TrainingService", "StartRun"): lambda: training_pb2.StartRunRequest(
+                dataset=DATASET, run="run_%d" % self.next_id(), sampling_rate=0.01,
+                noise_multiplier=1.1, delta=1e-6),
+            ("TrainingService", "ReportSteps"): lambda: training_pb2.ReportStepsRequest(
+                run=RUN, steps=1),
+            ("TrainingService", "GetRun"): lambda: training_pb2.GetRunRequest(run=RUN),
+            ("TrainingService", "ListRuns"): lambda: training_pb2.ListRunsRequest(dataset=DATASET),
             ("AdminService", "CreateDataset"): lambda: self.csv_stream(
                 "created_%d" % self.next_id()),
             ("AdminService", "LoadDataset"): lambda: self.csv_stream(
@@ -178,7 +192,7 @@ class AuthorizationMatrixTest(harness.DpqdTestCase):
         code, details = harness.grpc_call(self.channel, service, method,
                                           self.request_for(service, method, caller),
                                           metadata=self.metadata(caller), timeout=60)
-        return code, details if code != "OK" else ""
+        return code, details
 
     @staticmethod
     def expected(service, method, caller):
@@ -200,8 +214,9 @@ class AuthorizationMatrixTest(harness.DpqdTestCase):
                        for name, service in module.DESCRIPTOR.services_by_name.items()}
         services = list(descriptors)
         self.assertEqual(set(services), {"AnalystService", "AdminService", "AccountingService",
-                                         "CollectionService"})
+                                         "CollectionService", "TrainingService"})
         mismatches, cells, ok_charges = [], 0, 0
+        training_eps, training_delta, training_reports = 0.0, 0.0, 0
         for service in services:
             for method in descriptors[service].methods_by_name:
                 for caller in CALLERS:
@@ -214,14 +229,19 @@ class AuthorizationMatrixTest(harness.DpqdTestCase):
                     if got == "OK" and service == "AnalystService" and method in ("Query",
                                                                                   "QueryBatch"):
                         ok_charges += 1
+                    if got == "OK" and (service, method) == ("TrainingService", "ReportSteps"):
+                        training_eps += details.epsilon  # each report is one charged audit row
+                        training_delta += details.delta
+                        training_reports += 1
         self.assertEqual(mismatches, [], "\n".join(mismatches))
         methods = sum(len(descriptors[s].methods_by_name) for s in services)
         self.assertEqual(cells, methods * len(CALLERS))
-        # Only the successful queries were charged: one audit row each, nothing for any refusal.
+        # Only the successful queries and step reports were charged: one audit row each, nothing
+        # for any refusal.
         eps, delta, rows = self.snapshot(self.dpqd, DATASET)
-        self.assertEqual(rows - before[2], ok_charges)
-        self.assertAlmostEqual(eps - before[0], 0.01 * ok_charges, delta=1e-9)
-        self.assertEqual(delta, before[1])
+        self.assertEqual(rows - before[2], ok_charges + training_reports)
+        self.assertAlmostEqual(eps - before[0], 0.01 * ok_charges + training_eps, delta=1e-9)
+        self.assertAlmostEqual(delta, before[1] + training_delta, delta=1e-15)
         self.assertTrue(self.dpqd.ctl("audit", "verify", DATASET)["ok"])
         # Every refused admin call wrote nothing to the admin log; the chain is intact.
         self.assertTrue(self.dpqd.ctl("audit", "verify", "--admin-log")["ok"])

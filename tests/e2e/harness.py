@@ -428,7 +428,7 @@ def require_grpc_stubs():
 
 
 # The generated modules of dpq.v1, one per .proto file (dpq.proto first).
-PROTO_MODULES = ("dpq_pb2", "collection_pb2")
+PROTO_MODULES = ("dpq_pb2", "collection_pb2", "training_pb2")
 
 
 def proto_modules():
