@@ -469,6 +469,11 @@ class Analyzer {
       } else if (!column->lower.has_value()) {
         return Invalid(call.pos, absl::StrCat(f, ": column ", column->name, " has no declared bounds: "
                                               "give ", bounds_name, " => (lower, upper)"));
+      } else {
+        // The declared bounds, written out: the planner resolves them alike (same plan, same
+        // fingerprint), and ExplainSql can show them.
+        spec.lower = column->lower;
+        spec.upper = column->upper;
       }
       if (per_group) {
         spec.pre_aggregate = true;
