@@ -142,6 +142,13 @@ void WriteSqlText(std::ostream& out, const dpq::v1::SqlResponse& r) {
       << FormatNumber(r.budget().delta_remaining()) << "\nrequest id: " << r.request_id() << "\n";
 }
 
+// AVG, VAR_POP, STDDEV_POP: the planned error is that of the noisy sum (the count it is divided
+// by is not known before the query; `dpqctl plan --expected-count` plans the value itself).
+bool ErrorIsOfSum(const dpq::v1::QueryRequest& q) {
+  return q.aggregate() == dpq::v1::AGGREGATE_MEAN || q.aggregate() == dpq::v1::AGGREGATE_VARIANCE ||
+         q.aggregate() == dpq::v1::AGGREGATE_STDDEV;
+}
+
 nlohmann::json ExplainToJson(const dpq::v1::ExplainSqlResponse& r) {
   nlohmann::json parts = nlohmann::json::array();
   for (const dpq::v1::SqlPlanPart& p : r.parts()) {
@@ -160,6 +167,7 @@ nlohmann::json ExplainToJson(const dpq::v1::ExplainSqlResponse& r) {
                            {"noise_scale", p.noise_scale()},
                            {"error", p.error()},
                            {"rank_error", p.rank_error()},
+                           {"error_of_sum", ErrorIsOfSum(q)},
                            {"where", q.where()},
                            {"group_by", std::vector<std::string>(q.group_by().begin(), q.group_by().end())}};
     if (q.has_lower()) part["lower"] = q.lower();
@@ -182,9 +190,10 @@ void WriteExplainText(std::ostream& out, const dpq::v1::ExplainSqlResponse& r) {
     rows.push_back({p.function(), q.column().empty() ? "*" : q.column(), bounds,
                     p.pre_aggregate() ? "per unit" : absl::StrCat(q.max_contributions(), " rows"),
                     absl::StrCat(q.max_partitions()), MechanismWord(p.mechanism()),
-                    FormatSignificant(q.epsilon(), 6), FormatSignificant(q.delta(), 6),
+                    FormatSignificant(q.epsilon(), 6), FormatNumber(q.delta()),
                     FormatSignificant(p.sensitivity(), 4),
-                    absl::StrCat("+-", FormatSignificant(p.error(), 3), p.rank_error() ? " (rank)" : "")});
+                    absl::StrCat("+-", FormatSignificant(p.error(), 3),
+                                 p.rank_error() ? " (rank)" : ErrorIsOfSum(q) ? " (sum)" : "")});
   }
   WriteTable(out,
              {"AGGREGATE", "COLUMN", "BOUNDS", "K", "M", "MECHANISM", "EPSILON", "DELTA",

@@ -101,3 +101,48 @@ class DpqClient:
 
     def datasets(self):
         return self._call(self.analyst.ListDatasets, dpq_pb2.ListDatasetsRequest()).get("datasets", [])
+
+    # -- DP SQL (AnalystService.ExecuteSql / ExplainSql) --------------------------------------
+
+    @staticmethod
+    def _sql_cell(cell):
+        if cell.null:
+            return None
+        if len(cell.array):
+            return list(cell.array)
+        if cell.text:
+            return cell.text
+        return cell.number
+
+    def sql(self, statement, request_id="", confidence=0.0):
+        """Runs a `SELECT WITH DIFFERENTIAL_PRIVACY ...` statement (or several separated by ';',
+        charged jointly). Returns a dict: `columns` (names), `types`, `rows` (lists of values in
+        column order; string columns hold strings), `results` (one such dict per statement),
+        `epsilon`/`delta` charged, `budget`, `cached`, `replayed`, `request_id`, and `frame`, a
+        pandas DataFrame of the first statement's rows when pandas is installed (else None)."""
+        req = dpq_pb2.SqlRequest(statement=statement, request_id=request_id, confidence=confidence)
+        try:
+            resp = self.analyst.ExecuteSql(req, metadata=self._metadata, timeout=self._timeout)
+        except grpc.RpcError as e:
+            raise DpqError(e.code().name, e.details()) from None
+        results = []
+        for rs in resp.results:
+            types = [c.type for c in rs.columns]
+            rows = [[(c.text if t == "string" and not c.null else self._sql_cell(c))
+                     for c, t in zip(r.cells, types)] for r in rs.rows]
+            results.append({"columns": [c.name for c in rs.columns], "types": types, "rows": rows})
+        out = dict(results[0]) if results else {"columns": [], "types": [], "rows": []}
+        out.update(results=results, epsilon=resp.epsilon, delta=resp.delta,
+                   budget=json_format.MessageToDict(resp.budget, preserving_proto_field_name=True),
+                   cached=resp.cached, replayed=resp.replayed, request_id=resp.request_id)
+        try:
+            import pandas  # optional: not a dependency of dpq
+            out["frame"] = pandas.DataFrame(out["rows"], columns=out["columns"])
+        except ImportError:
+            out["frame"] = None
+        return out
+
+    def explain_sql(self, statement, confidence=0.0):
+        """The plan and price of a SQL statement; charges nothing."""
+        return self._call(self.analyst.ExplainSql,
+                          dpq_pb2.SqlRequest(statement=statement, confidence=confidence))

@@ -211,6 +211,21 @@ class SqlTest(harness.DpqdTestCase):
         from_stdin = json.loads(proc.stdout)
         self.assertEqual(from_file["rows"], from_stdin["rows"])
 
+    def test_python_client_sql(self):
+        harness.require_grpc_stubs()
+        from dpq_client import DpqClient, DpqError
+        client = DpqClient(self.dpqd.address, token=self.dpqd.admin_token)
+        self.addCleanup(client.close)
+        out = client.sql(dp() + "COUNT(*) AS n FROM colon")
+        (want,), = self.truth("SELECT count(DISTINCT patient_id) FROM truth.colon")
+        self.assertEqual(out["columns"], ["n"])
+        self.assertEqual(out["rows"], [[int(want)]])
+        plan = client.explain_sql(dp() + "COUNT(*) FROM colon")
+        self.assertEqual(plan["parts"][0]["function"], "COUNT")
+        with self.assertRaises(DpqError) as e:
+            client.sql("SELECT COUNT(*) FROM colon")
+        self.assertEqual(e.exception.code, "UNIMPLEMENTED")
+
     def test_text_output_is_an_aligned_table(self):
         text = self.dpqd.ctl_text("sql", dp() + "COUNT(*) AS n, AVG(age) AS mean_age FROM colon")
         lines = text.splitlines()
