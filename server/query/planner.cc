@@ -317,7 +317,7 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
   if (spec.pre_aggregate) {
     if (agg != AggregateKind::kSum && agg != AggregateKind::kMean) {
       return absl::InvalidArgumentError(
-          "pre_aggregate: per-unit pre-aggregation applies to sum and mean only");
+          "per_unit: per-unit pre-aggregation applies to sum and mean only");
     }
     if (spec.max_contributions != 1) {
       return absl::InvalidArgumentError(absl::StrCat(

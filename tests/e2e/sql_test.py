@@ -66,6 +66,10 @@ class SqlTest(harness.DpqdTestCase):
         self.assert_value(doc["rows"][0][0], float(s))
         self.assert_value(doc["rows"][0][1], float(a))
         self.assertEqual(doc["epsilon"], 1e6)
+        # The flag query with --per-unit is the same bounding.
+        flag = self.dpqd.ctl("query", "colon", "--aggregate", "sum", "--column", "time",
+                             "--lower", 0, "--upper", 4000, "--per-unit", "--epsilon", 1e6)
+        self.assert_value(flag["value"], float(s))
 
     def test_grouped_filtered_ordered_limited_as_in_the_issue(self):
         doc = self.sql(
