@@ -516,8 +516,10 @@ class Analyzer {
 
   // Exact shares in the ledger's units, so the parts' charges add up to the statement's.
   absl::Status SplitBudget() {
-    ASSIGN_OR_RETURN(int64_t eps_units, query::EpsilonToUnits(out_.epsilon, "epsilon",
-                                                                query::kMaxEpsilon));
+    // Out of range (e.g. above the largest epsilon of one query): the message points at OPTIONS.
+    absl::StatusOr<int64_t> eps = query::EpsilonToUnits(out_.epsilon, "epsilon", query::kMaxEpsilon);
+    if (!eps.ok()) return Invalid(st_.options_pos, eps.status().message());
+    const int64_t eps_units = *eps;
     const int64_t n = static_cast<int64_t>(out_.parts.size());
     if (eps_units < n) return Invalid(st_.options_pos, "epsilon is too small to split over the aggregates");
     out_.epsilon = query::EpsilonFromUnits(eps_units);
@@ -525,7 +527,9 @@ class Analyzer {
       out_.parts[i].epsilon = query::EpsilonFromUnits(eps_units / n + (i < eps_units % n ? 1 : 0));
     }
     if (needs_selection_ && !out_.group_by.empty()) {
-      ASSIGN_OR_RETURN(int64_t delta_units, query::DeltaToUnits(out_.delta, "delta"));
+      absl::StatusOr<int64_t> delta = query::DeltaToUnits(out_.delta, "delta");
+      if (!delta.ok()) return Invalid(st_.options_pos, delta.status().message());
+      const int64_t delta_units = *delta;
       if (delta_units < n) return Invalid(st_.options_pos, "delta is too small to split over the aggregates");
       out_.delta = query::DeltaFromUnits(delta_units);
       for (int64_t i = 0; i < n; ++i) {
