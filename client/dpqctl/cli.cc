@@ -137,6 +137,9 @@ void AddQueryFlags(CLI::App* command, QueryFlags* flags) {
   command->add_option("--max-partitions", args.max_partitions,
                       "groups one privacy unit may contribute to (default 1)")
       ->check(CLI::NonNegativeNumber);
+  command->add_flag("--per-unit", args.per_unit,
+                    "sum, mean: clamp each unit's total (mean) per group to --lower/--upper instead "
+                    "of each row (SQL's contribution_bounds_per_group)");
 }
 
 // A parse error can precede the parsing of --json itself, so look for the flag in argv.
@@ -417,6 +420,25 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
                           "idempotency key of the whole batch");
   query_batch->callback([&] {
     run = [&](const Output& output) { return RunQueryBatch(options, output, batch_args); };
+  });
+
+  // sql
+  SqlArgs sql_args;
+  CLI::App* sql = app.add_subcommand(
+      "sql", "ask in SQL: SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = ...) ... (BigQuery's "
+             "DP clause), compiled onto the same planner, ledger and audit as query");
+  sql->add_option("statement", sql_args.statement,
+                  "the statement (several separated by ';' are charged jointly); omit it or give - "
+                  "to read standard input");
+  sql->add_option("--file", sql_args.file, "read the statement from this file");
+  sql->add_flag("--explain", sql_args.explain,
+                "print the plan (aggregates, bounds, K, mechanism, epsilon/delta per part, the total "
+                "charge, the expected error) and charge nothing");
+  sql->add_option("--request-id", sql_args.request_id, "idempotency key");
+  sql->add_option("--confidence", sql_args.confidence, "confidence level of the intervals (default 0.95)")
+      ->check(internal::kFinite);
+  sql->callback([&] {
+    run = [&](const Output& output) { return RunSql(options, output, sql_args, std::cin); };
   });
 
   // plan

@@ -5,6 +5,7 @@
 #define DPQ_CLIENT_DPQCTL_COMMANDS_H_
 
 #include <cstdint>
+#include <istream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -198,6 +199,20 @@ int RunTrainingShow(const GlobalOptions& options, const Output& output, const st
                     const std::string& run);
 // TrainingService.ListRuns.
 int RunTrainingList(const GlobalOptions& options, const Output& output, const std::string& dataset);
+
+// --- sql (commands_sql.cc) --------------------------------------------------------------------
+
+struct SqlArgs {
+  std::string statement;   // empty or "-": read --file, else standard input
+  std::string file;
+  bool explain = false;    // ExplainSql: the plan and its price; nothing is charged
+  std::string request_id;
+  double confidence = 0;   // 0: the server's default, 0.95
+};
+// AnalystService.ExecuteSql (or ExplainSql with explain): a SELECT WITH DIFFERENTIAL_PRIVACY
+// statement (or several, separated by ';'), read from args or `in`.
+int RunSql(const GlobalOptions& options, const Output& output, const SqlArgs& args,
+           std::istream& in);
 
 }  // namespace dpqctl
 

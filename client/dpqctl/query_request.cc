@@ -205,6 +205,7 @@ absl::StatusOr<dpq::v1::QueryRequest> BuildQueryRequest(const QueryArgs& args,
   for (const std::string& column : args.group_by) request.add_group_by(column);
   for (const std::string& key : args.keys) request.add_keys(key);
   request.set_max_partitions(args.max_partitions);
+  request.set_per_unit(args.per_unit);
   return request;
 }
 

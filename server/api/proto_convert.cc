@@ -78,6 +78,7 @@ absl::StatusOr<query::QuerySpec> QuerySpecFromProto(const v1::QueryRequest& r) {
   s.group_by.assign(r.group_by().begin(), r.group_by().end());
   s.keys.assign(r.keys().begin(), r.keys().end());
   s.max_partitions = r.max_partitions() == 0 ? 1 : r.max_partitions();
+  s.pre_aggregate = r.per_unit();
   return s;
 }
 

@@ -51,6 +51,11 @@ class AnalystService final : public v1::AnalystService::Service {
                           v1::Dataset* response) override;
   grpc::Status GetBudget(grpc::ServerContext* context, const v1::GetBudgetRequest* request,
                          v1::Budget* response) override;
+  // DP SQL (analyst_sql.cc).
+  grpc::Status ExecuteSql(grpc::ServerContext* context, const v1::SqlRequest* request,
+                          v1::SqlResponse* response) override;
+  grpc::Status ExplainSql(grpc::ServerContext* context, const v1::SqlRequest* request,
+                          v1::ExplainSqlResponse* response) override;
 
  private:
   ServiceOptions o_;

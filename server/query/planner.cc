@@ -45,7 +45,9 @@ absl::Status ValidatePrivacyParameters(const QuerySpec& spec, bool select_keys) 
 
 // Resolves the clamp range: requested bounds must sit inside the declared ones, so an analyst can
 // narrow but never widen what the data owner declared public.
-absl::Status ResolveBounds(const ColumnSchema& column, QuerySpec& spec) {
+// A pre-aggregated sum (QuerySpec::pre_aggregate) clamps a unit's total, which may lie outside
+// the declared bounds of one row: `per_unit_total` lifts only that containment check.
+absl::Status ResolveBounds(const ColumnSchema& column, QuerySpec& spec, bool per_unit_total = false) {
   if (spec.lower.has_value() != spec.upper.has_value()) {
     return absl::InvalidArgumentError("lower and upper must be given together");
   }
@@ -73,7 +75,7 @@ absl::Status ResolveBounds(const ColumnSchema& column, QuerySpec& spec) {
     return absl::InvalidArgumentError(
         absl::StrCat("lower must be < upper, got lower=", *spec.lower, " upper=", *spec.upper));
   }
-  if (column.lower.has_value() && (*spec.lower < *column.lower || *spec.upper > *column.upper)) {
+  if (!per_unit_total && column.lower.has_value() && (*spec.lower < *column.lower || *spec.upper > *column.upper)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "lower/upper [", *spec.lower, ", ", *spec.upper, "] must lie within the declared bounds [",
         *column.lower, ", ", *column.upper, "] of column ", column.name));
@@ -108,6 +110,7 @@ std::string Fingerprint(const QuerySpec& s, int64_t epsilon_units, int64_t delta
   // part or all of epsilon), so a cached answer of the older release (no intervals) is never served.
   if (!s.quantiles.empty()) absl::StrAppend(&f, "|quantiles=", Doubles(s.quantiles), "|release=2");
   if (!s.bins.empty()) absl::StrAppend(&f, "|bins=", Doubles(s.bins));
+  if (s.pre_aggregate) absl::StrAppend(&f, "|pre_aggregate=1");
   if (!s.group_by.empty()) {
     absl::StrAppend(&f, "|group_by=", Strings(s.group_by), "|keys=", Strings(s.keys),
                     "|m=", s.max_partitions);
@@ -311,6 +314,17 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
     // With a grouped scan the per-unit partition bound applies to (group, category) pairs.
   }
 
+  if (spec.pre_aggregate) {
+    if (agg != AggregateKind::kSum && agg != AggregateKind::kMean) {
+      return absl::InvalidArgumentError(
+          "per_unit: per-unit pre-aggregation applies to sum and mean only");
+    }
+    if (spec.max_contributions != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "max_contributions must be 1 with per-unit pre-aggregation (each unit contributes one "
+          "clamped value per group), got ", spec.max_contributions));
+    }
+  }
   if (!plan.grouped()) spec.max_partitions = 1;  // one group: nothing to bound
   RETURN_IF_ERROR(ValidatePrivacyParameters(spec, select_keys));
   if (agg == AggregateKind::kQuantile && spec.mechanism == MechanismKind::kGaussian) {
@@ -384,8 +398,15 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
       break;
     }
     default: {
-      RETURN_IF_ERROR(ResolveBounds(*column, spec));
+      RETURN_IF_ERROR(
+          ResolveBounds(*column, spec, spec.pre_aggregate && agg == AggregateKind::kSum));
       plan.scan.value_column = column->name;
+      // Pre-aggregated (BigQuery / ZetaSQL contribution_bounds_per_group): each unit's rows of a
+      // group become one value clamped to [L, U], so with K = 1 the sensitivities below are those
+      // of one row per unit and group, whatever the number of rows a unit holds (Wilson et al.
+      // 2020, "Differentially private SQL with bounded user contribution", §3).
+      plan.scan.pre_aggregate = spec.pre_aggregate;
+      plan.scan.pre_aggregate_mean = spec.pre_aggregate && agg == AggregateKind::kMean;
       plan.scan.clamp_lower = *spec.lower;
       plan.scan.clamp_upper = *spec.upper;
       if (agg == AggregateKind::kSum) {
@@ -450,7 +471,7 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
   }
   plan.scan.sum_values = agg == AggregateKind::kSum || agg == AggregateKind::kMean ||
                          agg == AggregateKind::kVariance || agg == AggregateKind::kStddev;
-  plan.scan.bound_by_row_rank = schema.CanBoundByRowRank();
+  plan.scan.bound_by_row_rank = schema.CanBoundByRowRank() && !spec.pre_aggregate;
   plan.fingerprint = Fingerprint(spec, plan.epsilon_units, plan.delta_units, plan.grouped());
   return plan;
 }

@@ -49,6 +49,12 @@ struct ScanPlan {
   // the privacy argument): DatasetSchema::CanBoundByRowRank(value_column). The store still uses
   // the random choice for grouped or filtered scans.
   bool bound_by_row_rank = false;
+  // Per-unit pre-aggregation (QuerySpec::pre_aggregate): the scan first reduces each unit's rows of
+  // a group to one value, sum (pre_aggregate_mean false) or mean (true) of the raw values, and
+  // clamps that value to [clamp_lower, clamp_upper]; the per-unit values are then the rows that
+  // contribution bounding (one per unit and group, M groups per unit) and the sums work on.
+  bool pre_aggregate = false;
+  bool pre_aggregate_mean = false;
 };
 
 // One released noisy statistic (per group, for grouped queries).

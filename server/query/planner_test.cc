@@ -871,5 +871,54 @@ TEST(PlannerTest, ExtendedFieldsJoinTheFingerprint) {
   EXPECT_EQ(PlanOrDie(CountSpec()).fingerprint.find("group_by"), std::string::npos);
 }
 
+// Per-unit pre-aggregation (QuerySpec::pre_aggregate, the SQL front end's SUM and AVG): one
+// clamped value per unit and group, so the sensitivity is that of one row (K = 1) times M, however
+// many rows a unit holds; the per-unit total of a sum may exceed the declared row bounds.
+TEST(PlannerTest, PreAggregatedSumHasOneRowSensitivityAndItsOwnFingerprint) {
+  QuerySpec spec = SumSpec();
+  spec.pre_aggregate = true;
+  spec.lower = 0.0;
+  spec.upper = 500.0;  // a unit's total, above the declared row bound 100
+  absl::StatusOr<QueryPlan> plan = PlanQuery(spec, TestSchema());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->scan.pre_aggregate);
+  EXPECT_FALSE(plan->scan.pre_aggregate_mean);
+  EXPECT_FALSE(plan->scan.bound_by_row_rank);
+  EXPECT_EQ(plan->scan.max_contributions, 1);
+  ASSERT_EQ(plan->components.size(), 1u);
+  EXPECT_EQ(plan->components[0].sensitivity, 500.0);
+  EXPECT_THAT(plan->fingerprint, HasSubstr("|pre_aggregate=1"));
+
+  QuerySpec grouped = spec;
+  grouped.group_by = {"city"};
+  grouped.max_partitions = 3;
+  grouped.delta = 1e-6;
+  absl::StatusOr<QueryPlan> g = PlanQuery(grouped, TestSchema());
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->components[0].sensitivity, 3 * 500.0);  // M groups, one clamped value each
+}
+
+TEST(PlannerTest, PreAggregatedMeanKeepsTheDeclaredBoundsCheck) {
+  QuerySpec spec = MeanSpec();
+  spec.pre_aggregate = true;
+  absl::StatusOr<QueryPlan> plan = PlanQuery(spec, TestSchema());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->scan.pre_aggregate_mean);
+  EXPECT_EQ(plan->components[0].sensitivity, 50.0);  // centred sum: (U - L) / 2, K = 1
+  spec.lower = 0.0;
+  spec.upper = 500.0;  // a mean of rows in [0, 100] cannot leave [0, 100]
+  EXPECT_THAT(PlanQuery(spec, TestSchema()).status().message(), HasSubstr("declared bounds"));
+}
+
+TEST(PlannerTest, PreAggregationRefusesOtherAggregatesAndKAboveOne) {
+  QuerySpec count = CountSpec();
+  count.pre_aggregate = true;
+  EXPECT_THAT(PlanQuery(count, TestSchema()).status().message(), HasSubstr("sum and mean only"));
+  QuerySpec sum = SumSpec();
+  sum.pre_aggregate = true;
+  sum.max_contributions = 2;
+  EXPECT_THAT(PlanQuery(sum, TestSchema()).status().message(), HasSubstr("must be 1"));
+}
+
 }  // namespace
 }  // namespace dpq::query

@@ -84,15 +84,26 @@ absl::StatusOr<ScanResult> AggregateScanner::Scan(const query::ScanPlan& plan, a
     std::vector<std::string> conditions;
     std::vector<std::string> group_refs;  // g0, g1, ... in the outer query
     std::string c_expr = "NULL::float8";
+    std::string lo, hi;
     if (!plan.value_column.empty()) {
       const std::string col = quote(plan.value_column);
-      const std::string lo = params.Add(ExactDouble(plan.clamp_lower), "float8");
-      const std::string hi = params.Add(ExactDouble(plan.clamp_upper), "float8");
+      lo = params.Add(ExactDouble(plan.clamp_lower), "float8");
+      hi = params.Add(ExactDouble(plan.clamp_upper), "float8");
       c_expr = absl::StrCat("least(greatest(", col, "::float8, ", lo, "), ", hi, ")");
       conditions.push_back(absl::StrCat(col, " IS NOT NULL"));
     }
-    inner.push_back(absl::StrCat(c_expr, " AS c"));
+    // Per-unit pre-aggregation (planner.h): the rows are first reduced to one value per unit and
+    // group, so `u` and `gi` are referenced by name above that reduction.
+    const bool pre = plan.pre_aggregate;
+    const std::string unit_ref = pre ? "u" : unit;
+    if (pre) {
+      inner = {absl::StrCat(unit, " AS u"),
+               absl::StrCat(quote(plan.value_column), "::float8 AS v")};
+    } else {
+      inner.push_back(absl::StrCat(c_expr, " AS c"));
+    }
     std::vector<std::string> partition_by = {unit};
+    std::vector<std::string> texts;  // the group values as text, as the ranking sees them
     for (size_t i = 0; i < plan.group_columns.size(); ++i) {
       const std::string g = quote(plan.group_columns[i]);
       const std::string ref = absl::StrCat("g", i);
@@ -101,6 +112,7 @@ absl::StatusOr<ScanResult> AggregateScanner::Scan(const query::ScanPlan& plan, a
       // released group whatever the column's type (typed and text equality differ for -0 and 0,
       // and for distinct doubles printed alike on a session with extra_float_digits <= 0).
       partition_by.push_back(absl::StrCat(g, "::text"));
+      texts.push_back(pre ? ref : absl::StrCat(g, "::text"));
       group_refs.push_back(ref);
       conditions.push_back(absl::StrCat(g, " IS NOT NULL"));
       if (i < plan.group_domains.size() && !plan.group_domains[i].empty()) {
@@ -108,14 +120,20 @@ absl::StatusOr<ScanResult> AggregateScanner::Scan(const query::ScanPlan& plan, a
             g, "::text = ANY(", params.Add(TextArrayLiteral(plan.group_domains[i]), "text[]"), ")"));
       }
     }
-    // rn: the stored per-unit rank when it applies, else a random order (bounding_sql.h says why
-    // both keep at most K rows per unit and stay private).
-    inner.push_back(RowRankSelect(plan, filter != nullptr, partition_by));
+    // The reduction's select list: one clamped value per unit and group, ranked 1 (it is the
+    // unit's only row of that group, so K = 1 keeps it).
+    std::vector<std::string> reduced;
+    if (pre) {
+      reduced = {"u", absl::StrCat("least(greatest(", plan.pre_aggregate_mean ? "avg(v)" : "sum(v)",
+                                   ", ", lo, "), ", hi, ") AS c")};
+      for (const std::string& ref : group_refs) reduced.push_back(ref);
+      reduced.push_back("1 AS rn");
+    } else {
+      // rn: the stored per-unit rank when it applies, else a random order (bounding_sql.h says why
+      // both keep at most K rows per unit and stay private).
+      inner.push_back(RowRankSelect(plan, filter != nullptr, partition_by));
+    }
     if (grouped) {
-      std::vector<std::string> texts;
-      for (size_t i = 0; i < plan.group_columns.size(); ++i) {
-        texts.push_back(absl::StrCat(quote(plan.group_columns[i]), "::text"));
-      }
       const std::string seed = params.Add(partition_seed, "text");
       // md5 over the unit and the length-prefixed values: a keyed, per-query random order of a
       // unit's groups; the values themselves break ties, so distinct groups get distinct ranks.
@@ -124,13 +142,14 @@ absl::StatusOr<ScanResult> AggregateScanner::Scan(const query::ScanPlan& plan, a
       // groups {a, b} would keep the same one of them (all of a's units or none). The choice
       // still depends only on the unit's own rows and the seed, so the bound holds as before.
       // A NULL unit (all NULL-unit rows form one unit) hashes as "-": real ids print as "n:...".
-      std::string hashed = absl::StrCat(seed, " || coalesce(length(", unit, "::text)::text || ':' || ",
-                                        unit, "::text, '-')");
+      std::string hashed = absl::StrCat(seed, " || coalesce(length(", unit_ref, "::text)::text || ':' || ",
+                                        unit_ref, "::text, '-')");
       for (const std::string& t : texts) {
         absl::StrAppend(&hashed, " || length(", t, ")::text || ':' || ", t);
       }
-      inner.push_back(absl::StrCat("dense_rank() OVER (PARTITION BY ", unit, " ORDER BY md5(", hashed,
-                                   "), ", absl::StrJoin(texts, ", "), ") AS pn"));
+      (pre ? reduced : inner)
+          .push_back(absl::StrCat("dense_rank() OVER (PARTITION BY ", unit_ref, " ORDER BY md5(",
+                                  hashed, "), ", absl::StrJoin(texts, ", "), ") AS pn"));
     }
     const std::string k_param = params.Add(absl::StrCat(plan.max_contributions), "int");
     std::string kept_condition = absl::StrCat("rn <= ", k_param);
@@ -179,11 +198,18 @@ absl::StatusOr<ScanResult> AggregateScanner::Scan(const query::ScanPlan& plan, a
     } else if (grouped) {
       group_clause = absl::StrCat(" GROUP BY ", groups);
     }
+    std::string ranked = absl::StrCat(
+        "SELECT ", absl::StrJoin(inner, ", "), " FROM ", DataTableName(plan.dataset_id),
+        conditions.empty() ? "" : absl::StrCat(" WHERE ", absl::StrJoin(conditions, " AND ")));
+    if (pre) {
+      std::vector<std::string> by = {"u"};
+      by.insert(by.end(), group_refs.begin(), group_refs.end());
+      ranked = absl::StrCat("SELECT ", absl::StrJoin(reduced, ", "), " FROM (", ranked,
+                            ") unit_rows GROUP BY ", absl::StrJoin(by, ", "));
+    }
     const std::string sql = absl::StrCat(
-        "SELECT ", absl::StrJoin(select, ", "), " FROM (SELECT *, ", bucket_expr, " AS b FROM (SELECT ",
-        absl::StrJoin(inner, ", "), " FROM ", DataTableName(plan.dataset_id),
-        conditions.empty() ? "" : absl::StrCat(" WHERE ", absl::StrJoin(conditions, " AND ")),
-        ") ranked WHERE ", kept_condition, ") kept", group_clause);
+        "SELECT ", absl::StrJoin(select, ", "), " FROM (SELECT *, ", bucket_expr, " AS b FROM (",
+        ranked, ") ranked WHERE ", kept_condition, ") kept", group_clause);
 
     std::map<std::vector<std::string>, GroupStats> by_key;
     for (const pqxx::row& r : tx.exec_params(sql, pqxx::prepare::make_dynamic_params(params.values()))) {

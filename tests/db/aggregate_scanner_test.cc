@@ -213,5 +213,48 @@ TEST_F(AggregateScannerTest, UnknownDatasetTableIsAnError) {
   EXPECT_THAT(scanner.Scan(p), ::testing::Not(IsOk()));
 }
 
+// Per-unit pre-aggregation (ScanPlan::pre_aggregate, the SQL front end's SUM and AVG): each
+// patient's non-NULL values of a group are summed (averaged) first and that one value is clamped;
+// each patient is then one row of the group.
+TEST_F(AggregateScannerTest, PreAggregatedSumAndMeanClampEachUnitsTotal) {
+  Load(::dpq::testing::ColonDemoSchema(), "colon.csv");
+  if (IsSkipped() || HasFatalFailure()) return;
+  const std::string per_unit = absl::StrCat(
+      "(SELECT patient_id, rx, sum(nodes) s, avg(nodes::float8) m FROM ", table_,
+      " WHERE nodes IS NOT NULL GROUP BY 1, 2) u");
+  const double want_sum = SqlNumber(absl::StrCat("SELECT sum(least(greatest(s, 0), 15)) FROM ", per_unit));
+  const double want_mean_sum =
+      SqlNumber(absl::StrCat("SELECT sum(least(greatest(m, 0), 15)) FROM ", per_unit));
+  const std::string units = Sql(absl::StrCat("SELECT count(*) FROM ", per_unit));
+  // The totals of two rows exceed 15 where one row does not: pre-aggregation is not a row clamp.
+  ASSERT_GT(SqlNumber(absl::StrCat("SELECT sum(least(greatest(nodes, 0), 15)) FROM ", table_)),
+            want_sum);
+
+  ScanPlan sum = Plan("patient_id", "nodes", 0, 15, 1);
+  sum.pre_aggregate = true;
+  ScanResult r = Scan(sum);
+  EXPECT_EQ(r.count, std::stoll(units));
+  EXPECT_DOUBLE_EQ(r.sum, want_sum);
+
+  ScanPlan mean = sum;
+  mean.pre_aggregate_mean = true;
+  mean.center = 7.5;
+  ScanResult m = Scan(mean);
+  EXPECT_EQ(m.count, std::stoll(units));
+  EXPECT_NEAR(m.sum, want_mean_sum - 7.5 * m.count, 1e-6);
+
+  // Grouped by rx (one rx per patient, so M = 1 keeps every patient): per group the same.
+  ScanPlan grouped = sum;
+  grouped.group_columns = {"rx"};
+  grouped.group_domains = {{}};
+  ScanResult g = Scan(grouped);
+  ASSERT_EQ(g.groups.size(), 3u);
+  for (const GroupStats& group : g.groups) {
+    EXPECT_DOUBLE_EQ(group.sum, SqlNumber(absl::StrCat("SELECT sum(least(greatest(s, 0), 15)) FROM ",
+                                                        per_unit, " WHERE rx = '", group.key[0], "'")))
+        << group.key[0];
+  }
+}
+
 }  // namespace
 }  // namespace dpq::store

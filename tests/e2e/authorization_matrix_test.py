@@ -24,6 +24,8 @@ except ImportError:  # setUpClass reports it (harness.require_grpc_stubs)
     pass
 
 DATASET = "slid"
+SQL = ("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 0.01) COUNT(*), SUM(age) FROM %s"
+       % DATASET)
 UNAUTHENTICATED_KINDS = ("no token", "malformed", "unknown token", "revoked", "rotated away")
 CALLERS = UNAUTHENTICATED_KINDS + ("analyst without grant", "analyst with grant", "admin")
 
@@ -32,7 +34,7 @@ CALLERS = UNAUTHENTICATED_KINDS + ("analyst without grant", "analyst with grant"
 ACCESS = {
     "AnalystService": {"WhoAmI": "any", "ListDatasets": "any", "Query": "granted",
                        "QueryBatch": "granted", "Plan": "granted", "GetDataset": "granted",
-                       "GetBudget": "granted"},
+                       "GetBudget": "granted", "ExecuteSql": "granted", "ExplainSql": "granted"},
     "AccountingService": {"Price": "any", "Calibrate": "any"},
     # Local-DP collections: creating one is an admin action; any valid token may submit reports
     # (clients are not analysts of a dataset) and read the definitions and the (free) estimates.
@@ -115,6 +117,9 @@ class AuthorizationMatrixTest(harness.DpqdTestCase):
             ("AnalystService", "Plan"): lambda: dpq_pb2.PlanRequest(query=count),
             ("AnalystService", "GetDataset"): lambda: dpq_pb2.GetDatasetRequest(name=DATASET),
             ("AnalystService", "GetBudget"): lambda: dpq_pb2.GetBudgetRequest(dataset=DATASET),
+            # Two aggregates: a batch, never served from the result cache, so each OK call charges.
+            ("AnalystService", "ExecuteSql"): lambda: dpq_pb2.SqlRequest(statement=SQL),
+            ("AnalystService", "ExplainSql"): lambda: dpq_pb2.SqlRequest(statement=SQL),
             ("AccountingService", "Price"): lambda: dpq_pb2.PriceRequest(
                 accountant="basic", delta=1e-6, events=["laplace:scale=10,count=2"]),
             ("AccountingService", "Calibrate"): lambda: dpq_pb2.CalibrateRequest(
@@ -227,7 +232,8 @@ class AuthorizationMatrixTest(harness.DpqdTestCase):
                         mismatches.append("%s.%s as %s: want %s, got %s (%s)" %
                                           (service, method, caller, want, got, details))
                     if got == "OK" and service == "AnalystService" and method in ("Query",
-                                                                                  "QueryBatch"):
+                                                                                  "QueryBatch",
+                                                                                  "ExecuteSql"):
                         ok_charges += 1
                     if got == "OK" and (service, method) == ("TrainingService", "ReportSteps"):
                         training_eps += details.epsilon  # each report is one charged audit row

@@ -1,0 +1,60 @@
+// AnalystService.ExecuteSql and ExplainSql: thin handlers over engine/sql_execution.h.
+#include "absl/time/clock.h"
+#include "server/api/services.h"
+#include "server/api/sql_convert.h"
+#include "server/api/status_mapping.h"
+#include "server/base/status_macros.h"
+#include "server/engine/sql_execution.h"
+
+namespace dpq::api {
+namespace {
+
+absl::Time CallDeadline(const grpc::ServerContext& context) {
+  const auto d = context.deadline();
+  if (d >= std::chrono::system_clock::time_point::max() - std::chrono::hours(24 * 365)) {
+    return absl::InfiniteFuture();
+  }
+  return absl::FromChrono(d);
+}
+
+}  // namespace
+
+grpc::Status AnalystService::ExecuteSql(grpc::ServerContext* context, const v1::SqlRequest* request,
+                                        v1::SqlResponse* response) {
+  const absl::Time start = absl::Now();
+  bool admitted = false;
+  absl::Status status = [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(store::Principal principal, o_.auth->Authenticate(*context));
+    ASSIGN_OR_RETURN(QueryAdmission::Ticket ticket, o_.admission->Admit(principal.id, start));
+    admitted = true;
+    ASSIGN_OR_RETURN(engine::SqlOutcome outcome,
+                     engine::ExecuteSql(*o_.engine, principal, request->statement(),
+                                        request->request_id(), request->confidence(),
+                                        CallDeadline(*context)));
+    ToProto(outcome, response);
+    return absl::OkStatus();
+  }();
+  // As Query's metric: the dataset label only once it is known to exist (a successful call).
+  const std::string outcome = status.ok() ? (response->replayed() ? "replayed"
+                                             : response->cached() ? "cached"
+                                                                  : "ok")
+                                          : OutcomeLabel(status);
+  o_.metrics->RecordQuery(admitted && status.ok() ? response->dataset() : "", "sql", outcome,
+                          absl::ToDoubleSeconds(absl::Now() - start));
+  if (!status.ok()) response->Clear();
+  return ToGrpcStatus(status);
+}
+
+grpc::Status AnalystService::ExplainSql(grpc::ServerContext* context, const v1::SqlRequest* request,
+                                        v1::ExplainSqlResponse* response) {
+  return ToGrpcStatus([&]() -> absl::Status {
+    ASSIGN_OR_RETURN(store::Principal principal, o_.auth->Authenticate(*context));
+    ASSIGN_OR_RETURN(engine::SqlExplanation e,
+                     engine::ExplainSql(*o_.engine, principal, request->statement(),
+                                        request->confidence()));
+    ToProto(e, response);
+    return absl::OkStatus();
+  }());
+}
+
+}  // namespace dpq::api

@@ -1,0 +1,259 @@
+#include "server/engine/sql_execution.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "server/base/status_macros.h"
+#include "server/sql/parser.h"
+
+namespace dpq::engine {
+namespace {
+
+struct CompiledScript {
+  std::string dataset;
+  std::vector<sql::CompiledStatement> statements;
+  std::vector<query::QuerySpec> specs;  // every statement's parts, in order
+  double epsilon = 0;
+  double delta = 0;
+};
+
+// Parse errors come first (they depend on the text alone), then the dataset's authorisation
+// (NOT_FOUND / PERMISSION_DENIED as for flag queries), then the analysis against its schema.
+absl::StatusOr<CompiledScript> Compile(QueryEngine& engine, const store::Principal& principal,
+                                       const std::string& text, double confidence) {
+  ASSIGN_OR_RETURN(sql::Script script, sql::Parse(text));
+  CompiledScript out;
+  ASSIGN_OR_RETURN(out.dataset, sql::DatasetOf(script));
+  ASSIGN_OR_RETURN(query::DatasetSchema schema, engine.AuthorizedDataset(principal, out.dataset));
+  for (const sql::Statement& s : script.statements) {
+    ASSIGN_OR_RETURN(sql::CompiledStatement c, sql::Analyze(s, schema));
+    for (query::QuerySpec spec : c.parts) {
+      spec.confidence = confidence;
+      out.specs.push_back(std::move(spec));
+    }
+    out.epsilon += c.epsilon;
+    out.delta += c.delta;
+    out.statements.push_back(std::move(c));
+  }
+  if (out.specs.size() > 1000) {
+    return absl::InvalidArgumentError("sql: a script may hold at most 1000 aggregates in all");
+  }
+  return out;
+}
+
+absl::StatusOr<double> ConfidenceOrDefault(double confidence) {
+  if (confidence == 0) return kDefaultSqlConfidence;
+  if (!(confidence > 0 && confidence < 1)) {
+    return absl::InvalidArgumentError("confidence must lie in (0, 1)");
+  }
+  return confidence;
+}
+
+// One part's released rows by group key, in release order.
+struct PartRows {
+  std::map<std::vector<std::string>, std::vector<const ReleasedRow*>> by_key;
+  std::vector<std::vector<std::string>> order;
+};
+
+PartRows IndexRows(const QueryOutcome& answer) {
+  PartRows p;
+  for (const ReleasedRow& r : answer.rows) {
+    auto [it, fresh] = p.by_key.try_emplace(r.key);
+    if (fresh) p.order.push_back(r.key);
+    it->second.push_back(&r);
+  }
+  return p;
+}
+
+SqlCell Number(double v) {
+  SqlCell c;
+  c.kind = std::isfinite(v) ? SqlCell::Kind::kNumber : SqlCell::Kind::kNull;
+  c.number = v;
+  return c;
+}
+
+class Shaper {
+ public:
+  Shaper(const sql::CompiledStatement& st, std::vector<PartRows> parts)
+      : st_(st), parts_(std::move(parts)) {}
+
+  SqlResultSet Shape() {
+    SqlResultSet out;
+    out.columns = st_.columns;
+    // A group is released when every aggregate of the statement released it (each part selects
+    // its groups on its own when the keys are not declared; with declared keys all agree).
+    for (const auto& key : parts_[0].order) {
+      bool everywhere = true;
+      for (const PartRows& p : parts_) everywhere = everywhere && p.by_key.count(key) > 0;
+      if (!everywhere) continue;
+      std::vector<SqlCell> row;
+      for (const sql::OutputColumn& c : st_.columns) row.push_back(Eval(c.expr, key));
+      out.rows.push_back(std::move(row));
+    }
+    if (!st_.order_by.empty()) {
+      std::stable_sort(out.rows.begin(), out.rows.end(),
+                       [this](const std::vector<SqlCell>& a, const std::vector<SqlCell>& b) {
+                         for (const sql::OrderKey& k : st_.order_by) {
+                           const int c = Compare(a[k.column], b[k.column]);
+                           if (c != 0) return k.descending ? c > 0 : c < 0;
+                         }
+                         return false;
+                       });
+    }
+    if (st_.limit.has_value() && out.rows.size() > static_cast<size_t>(*st_.limit)) {
+      out.rows.resize(static_cast<size_t>(*st_.limit));
+    }
+    return out;
+  }
+
+ private:
+  // NULL sorts first, then numbers, then text (BigQuery's ascending order puts NULLs first).
+  static int Compare(const SqlCell& a, const SqlCell& b) {
+    const auto rank = [](const SqlCell& c) {
+      return c.kind == SqlCell::Kind::kNull ? 0 : c.kind == SqlCell::Kind::kNumber ? 1 : 2;
+    };
+    if (rank(a) != rank(b)) return rank(a) < rank(b) ? -1 : 1;
+    if (a.kind == SqlCell::Kind::kNumber) return a.number < b.number ? -1 : a.number > b.number ? 1 : 0;
+    if (a.kind == SqlCell::Kind::kText) return a.text.compare(b.text);
+    return 0;
+  }
+
+  SqlCell Eval(const sql::OutputExpr& e, const std::vector<std::string>& key) const {
+    using K = sql::OutputExpr::Kind;
+    switch (e.kind) {
+      case K::kPart: {
+        const std::vector<const ReleasedRow*>& rows = parts_[e.index].by_key.at(key);
+        const sql::PartInfo& info = st_.part_info[e.index];
+        if (info.array) {
+          SqlCell c;
+          c.kind = SqlCell::Kind::kArray;
+          for (const ReleasedRow* r : rows) c.array.push_back(r->value);
+          return c;
+        }
+        const ReleasedRow& r = *rows.front();
+        // COUNT answers a whole number of rows (rounding is post-processing of the noisy count).
+        SqlCell c = Number(info.function == "COUNT" ? std::round(r.value) : r.value);
+        c.released = true;
+        c.noise_scale = r.noise_scale;
+        c.ci_lower = r.has_interval ? r.ci_lower : r.value;
+        c.ci_upper = r.has_interval ? r.ci_upper : r.value;
+        return c;
+      }
+      case K::kKey: {
+        const std::string& v = key[e.index];
+        SqlCell c;
+        if (st_.group_types[e.index] == query::ColumnType::kText) {
+          c.kind = SqlCell::Kind::kText;
+          c.text = v;
+          return c;
+        }
+        return Number(std::strtod(v.c_str(), nullptr));
+      }
+      case K::kNumber:
+        return Number(e.number);
+      case K::kString: {
+        SqlCell c;
+        c.kind = SqlCell::Kind::kText;
+        c.text = e.text;
+        return c;
+      }
+      case K::kNull:
+        return SqlCell{};
+      case K::kNegate: {
+        SqlCell inner = Eval(e.children[0], key);
+        if (inner.kind != SqlCell::Kind::kNumber) return SqlCell{};
+        return Number(-inner.number);
+      }
+      case K::kBinary: {
+        const SqlCell a = Eval(e.children[0], key);
+        const SqlCell b = Eval(e.children[1], key);
+        if (a.kind != SqlCell::Kind::kNumber || b.kind != SqlCell::Kind::kNumber) return SqlCell{};
+        switch (e.op) {
+          case '+':
+            return Number(a.number + b.number);
+          case '-':
+            return Number(a.number - b.number);
+          case '*':
+            return Number(a.number * b.number);
+          default:
+            // Division by a zero noisy value is NULL, never an error: the release is paid already.
+            return b.number == 0 ? SqlCell{} : Number(a.number / b.number);
+        }
+      }
+    }
+    return SqlCell{};
+  }
+
+  const sql::CompiledStatement& st_;
+  std::vector<PartRows> parts_;
+};
+
+}  // namespace
+
+absl::StatusOr<SqlOutcome> ExecuteSql(QueryEngine& engine, const store::Principal& principal,
+                                      const std::string& statement, std::string request_id,
+                                      double confidence_in, absl::Time deadline) {
+  ASSIGN_OR_RETURN(const double confidence, ConfidenceOrDefault(confidence_in));
+  ASSIGN_OR_RETURN(CompiledScript script, Compile(engine, principal, statement, confidence));
+  SqlOutcome out;
+  out.dataset = script.dataset;
+  out.confidence = confidence;
+  std::vector<QueryOutcome> answers;
+  if (script.specs.size() == 1) {
+    ASSIGN_OR_RETURN(QueryOutcome one, engine.Run(principal, script.specs[0], request_id, deadline));
+    out.request_id = one.allocation.request_id;
+    out.cached = one.cached;
+    out.replayed = one.replayed;
+    out.epsilon = one.cached ? 0 : one.allocation.epsilon();
+    out.delta = one.cached ? 0 : one.allocation.delta();
+    out.budget = one.budget;
+    answers.push_back(std::move(one));
+  } else {
+    ASSIGN_OR_RETURN(BatchOutcome batch,
+                     engine.RunBatch(principal, script.dataset, script.specs, /*delta=*/0,
+                                     request_id, deadline));
+    out.request_id = batch.allocation.request_id;
+    out.replayed = batch.replayed;
+    out.epsilon = batch.allocation.epsilon();
+    out.delta = batch.allocation.delta();
+    out.budget = batch.budget;
+    answers = std::move(batch.answers);
+  }
+  size_t next = 0;
+  for (const sql::CompiledStatement& st : script.statements) {
+    std::vector<PartRows> parts;
+    for (size_t i = 0; i < st.parts.size(); ++i) parts.push_back(IndexRows(answers[next++]));
+    out.results.push_back(Shaper(st, std::move(parts)).Shape());
+  }
+  return out;
+}
+
+absl::StatusOr<SqlExplanation> ExplainSql(QueryEngine& engine, const store::Principal& principal,
+                                          const std::string& statement, double confidence_in) {
+  ASSIGN_OR_RETURN(const double confidence, ConfidenceOrDefault(confidence_in));
+  ASSIGN_OR_RETURN(CompiledScript script, Compile(engine, principal, statement, confidence));
+  SqlExplanation out;
+  out.dataset = script.dataset;
+  out.epsilon = script.epsilon;
+  out.delta = script.delta;
+  out.confidence = confidence;
+  for (size_t s = 0; s < script.statements.size(); ++s) {
+    const sql::CompiledStatement& st = script.statements[s];
+    for (size_t i = 0; i < st.parts.size(); ++i) {
+      SqlPlanPart part;
+      part.statement = static_cast<int>(s);
+      part.function = st.part_info[i].function;
+      part.spec = st.parts[i];
+      part.spec.confidence = confidence;
+      // The same planning and calibration a run does (every refusal a run could give), no scan.
+      ASSIGN_OR_RETURN(part.accuracy, engine.PlanAccuracy(principal, part.spec, 0, 0));
+      out.parts.push_back(std::move(part));
+    }
+  }
+  return out;
+}
+
+}  // namespace dpq::engine

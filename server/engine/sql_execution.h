@@ -1,0 +1,82 @@
+// Runs a DP SQL script (server/sql) through the query engine: parse, authorise, compile onto
+// QuerySpecs, then one engine call for the whole script, so every aggregate of every statement is
+// priced, charged and audited together (one allocation, one audit row) exactly as the flag queries
+// it compiles to. A script of one aggregate runs as that one flag query (QueryEngine::Run: its
+// result cache and request-id replay); larger ones as a batch (QueryEngine::RunBatch: request-id
+// replay). The released rows are then shaped as the SELECT asks (post-processing only: arithmetic,
+// ORDER BY, LIMIT on released rows). No gRPC here.
+#ifndef DPQ_SERVER_ENGINE_SQL_EXECUTION_H_
+#define DPQ_SERVER_ENGINE_SQL_EXECUTION_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "server/engine/query_engine.h"
+#include "server/sql/analyzer.h"
+
+namespace dpq::engine {
+
+// One output value. Released aggregates carry their noise scale and interval (an interval only
+// for a bare aggregate column; arithmetic over them has none).
+struct SqlCell {
+  enum class Kind { kNull, kNumber, kText, kArray };
+  Kind kind = Kind::kNull;
+  double number = 0;
+  std::string text;
+  std::vector<double> array;
+  bool released = false;  // a bare released aggregate: noise_scale and interval below hold
+  double noise_scale = 0;
+  double ci_lower = 0;
+  double ci_upper = 0;
+};
+
+struct SqlResultSet {
+  std::vector<sql::OutputColumn> columns;  // name and type (expr unused by callers)
+  std::vector<std::vector<SqlCell>> rows;
+};
+
+struct SqlOutcome {
+  std::string dataset;
+  std::string request_id;
+  std::vector<SqlResultSet> results;  // one per statement
+  double epsilon = 0;  // charged (0 when cached)
+  double delta = 0;
+  double confidence = 0.95;
+  store::BudgetState budget;
+  bool cached = false;
+  bool replayed = false;
+};
+
+// One aggregate's plan, as ExplainSql reports it.
+struct SqlPlanPart {
+  int statement = 0;
+  std::string function;  // "COUNT", "AVG", ...
+  query::QuerySpec spec;
+  AccuracyPlan accuracy;
+};
+
+struct SqlExplanation {
+  std::string dataset;
+  std::vector<SqlPlanPart> parts;
+  double epsilon = 0;  // the script's total charge
+  double delta = 0;
+  double confidence = 0.95;
+};
+
+inline constexpr double kDefaultSqlConfidence = 0.95;
+
+// `confidence` 0 means 0.95. Errors: the parser's and analyser's (INVALID_ARGUMENT /
+// UNIMPLEMENTED with line and column), then those of QueryEngine::Run / RunBatch; none charges.
+absl::StatusOr<SqlOutcome> ExecuteSql(QueryEngine& engine, const store::Principal& principal,
+                                      const std::string& statement, std::string request_id,
+                                      double confidence, absl::Time deadline);
+
+// Everything ExecuteSql would check and charge, without charging or reading any row.
+absl::StatusOr<SqlExplanation> ExplainSql(QueryEngine& engine, const store::Principal& principal,
+                                          const std::string& statement, double confidence);
+
+}  // namespace dpq::engine
+
+#endif  // DPQ_SERVER_ENGINE_SQL_EXECUTION_H_

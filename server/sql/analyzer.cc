@@ -1,0 +1,623 @@
+#include "server/sql/analyzer.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
+#include "server/base/status_macros.h"
+#include "server/query/filter/type_checker.h"
+#include "server/query/privacy_units.h"
+
+namespace dpq::sql {
+namespace {
+
+using query::AggregateKind;
+using query::ColumnSchema;
+using query::DatasetSchema;
+using query::QuerySpec;
+
+absl::Status Invalid(Position p, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("sql: ", FormatPosition(p), ": ", what));
+}
+absl::Status Unsupported(Position p, absl::string_view what) {
+  return absl::UnimplementedError(absl::StrCat("sql: ", FormatPosition(p), ": ", what));
+}
+
+// A numeric literal, optionally signed: 1e6, 1e+06 and 1000000.0 are the same value.
+absl::optional<double> NumberOf(const Expr& e) {
+  if (e.kind == Expr::Kind::kUnary && (e.op == "-" || e.op == "+") && e.children.size() == 1) {
+    absl::optional<double> inner = NumberOf(e.children[0]);
+    if (!inner) return absl::nullopt;
+    return e.op == "-" ? -*inner : *inner;
+  }
+  if (e.kind != Expr::Kind::kNumber) return absl::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(e.text.c_str(), &end);
+  if (end == nullptr || *end != '\0' || !std::isfinite(v)) return absl::nullopt;
+  return v;
+}
+
+// The literal's text as the filter language spells it (sign folded into the number).
+absl::optional<std::string> FilterLiteral(const Expr& e) {
+  if (e.kind == Expr::Kind::kString) {
+    std::string out = "'";
+    for (char c : e.text) {
+      out.push_back(c);
+      if (c == '\'') out.push_back('\'');
+    }
+    out.push_back('\'');
+    return out;
+  }
+  if (e.kind == Expr::Kind::kNumber) return e.text;
+  if (e.kind == Expr::Kind::kUnary && (e.op == "-" || e.op == "+") &&
+      e.children[0].kind == Expr::Kind::kNumber) {
+    return absl::StrCat(e.op == "-" ? "-" : "", e.children[0].text);
+  }
+  return absl::nullopt;
+}
+
+std::string OutputTypeOf(query::ColumnType t) {
+  switch (t) {
+    case query::ColumnType::kInteger:
+      return "int64";
+    case query::ColumnType::kDouble:
+      return "float64";
+    case query::ColumnType::kText:
+      return "string";
+  }
+  return "string";
+}
+
+class Analyzer {
+ public:
+  Analyzer(const Statement& st, const DatasetSchema& schema) : st_(st), schema_(schema) {}
+
+  absl::StatusOr<CompiledStatement> Run() {
+    out_.dataset = schema_.name;
+    RETURN_IF_ERROR(Options());
+    RETURN_IF_ERROR(GroupBy());
+    if (st_.has_where) {
+      ASSIGN_OR_RETURN(where_, RenderWhere(st_.where));
+    }
+    int unnamed = 0;
+    for (const SelectItem& item : st_.select) {
+      OutputColumn column;
+      if (item.expr.kind == Expr::Kind::kStar) {
+        return Unsupported(item.pos, "SELECT * is not supported: name the group keys and aggregates");
+      }
+      ASSIGN_OR_RETURN(column.expr, Output(item.expr));
+      column.name = !item.alias.empty() ? item.alias
+                    : item.expr.kind == Expr::Kind::kColumn ? item.expr.name
+                                                            : absl::StrCat("f", unnamed++, "_");
+      column.type = TypeOf(column.expr);
+      out_.columns.push_back(std::move(column));
+    }
+    if (out_.parts.empty()) {
+      return Invalid(st_.pos, "a DP SELECT needs at least one aggregate (COUNT, SUM, AVG, VAR_POP, "
+                              "STDDEV_POP, PERCENTILE_CONT, APPROX_QUANTILES)");
+    }
+    RETURN_IF_ERROR(SplitBudget());
+    RETURN_IF_ERROR(OrderBy());
+    if (st_.has_limit) out_.limit = st_.limit;
+    return std::move(out_);
+  }
+
+ private:
+  // ---- OPTIONS ----
+  absl::Status Options() {
+    std::set<std::string> seen;
+    bool has_epsilon = false;
+    for (const DpOption& o : st_.options) {
+      if (!seen.insert(o.name).second) {
+        return Invalid(o.pos, absl::StrCat("option ", o.name, " is given twice"));
+      }
+      if (o.name == "epsilon" || o.name == "delta" || o.name == "max_groups_contributed") {
+        absl::optional<double> v = NumberOf(o.value);
+        if (!v) return Invalid(o.value.pos, absl::StrCat("option ", o.name, " must be a number"));
+        if (o.name == "epsilon") {
+          if (!(*v > 0)) return Invalid(o.value.pos, "epsilon must be > 0");
+          out_.epsilon = *v;
+          has_epsilon = true;
+        } else if (o.name == "delta") {
+          if (!(*v >= 0 && *v < 1)) return Invalid(o.value.pos, "delta must lie in [0, 1)");
+          out_.delta = *v;
+        } else {
+          if (*v != std::floor(*v) || *v < 1 || *v > 10000) {
+            return Invalid(o.value.pos, "max_groups_contributed must be a whole number in [1, 10000]");
+          }
+          max_groups_ = static_cast<int>(*v);
+        }
+      } else if (o.name == "privacy_unit_column") {
+        std::string name;
+        if (o.value.kind == Expr::Kind::kColumn && o.value.qualifier.empty()) {
+          name = o.value.name;
+        } else if (o.value.kind == Expr::Kind::kString) {
+          name = o.value.text;
+        } else {
+          return Invalid(o.value.pos, "privacy_unit_column must name a column");
+        }
+        if (name != schema_.privacy_unit) {
+          return Invalid(o.value.pos,
+                         absl::StrCat("privacy_unit_column ", name, " is not the privacy unit of ",
+                                      schema_.name, ", which is ", schema_.privacy_unit,
+                                      " (declared with the dataset)"));
+        }
+      } else {
+        return Invalid(o.pos, absl::StrCat(
+                                  "option ", o.name,
+                                  " is not supported: the options are epsilon, delta, "
+                                  "max_groups_contributed and privacy_unit_column"));
+      }
+    }
+    if (!has_epsilon) {
+      return Invalid(st_.options_pos, "OPTIONS must give epsilon, e.g. OPTIONS (epsilon = 1)");
+    }
+    return absl::OkStatus();
+  }
+
+  // ---- names ----
+  absl::StatusOr<const ColumnSchema*> Column(const Expr& e) {
+    if (!e.qualifier.empty() && e.qualifier != st_.table && e.qualifier != st_.table_alias) {
+      return Invalid(e.pos, absl::StrCat("unknown table ", e.qualifier, ": FROM names ",
+                                         st_.table_alias.empty() ? st_.table : st_.table_alias));
+    }
+    const ColumnSchema* c = schema_.FindColumn(e.name);
+    if (c == nullptr) {
+      return Invalid(e.pos, absl::StrCat("column ", e.name, " does not exist in dataset ", schema_.name));
+    }
+    return c;
+  }
+
+  // ---- GROUP BY ----
+  absl::Status GroupBy() {
+    for (const Expr& g : st_.group_by) {
+      if (g.kind != Expr::Kind::kColumn) {
+        return Unsupported(g.pos, "GROUP BY lists columns only, not expressions");
+      }
+      ASSIGN_OR_RETURN(const ColumnSchema* c, Column(g));
+      if (c->name == schema_.privacy_unit) {
+        return Invalid(g.pos, "GROUP BY the privacy unit column would make every group one unit");
+      }
+      if (std::find(out_.group_by.begin(), out_.group_by.end(), c->name) != out_.group_by.end()) {
+        return Invalid(g.pos, absl::StrCat("GROUP BY lists ", c->name, " twice"));
+      }
+      if (out_.group_by.size() == 3) return Invalid(g.pos, "GROUP BY takes at most 3 columns");
+      out_.group_by.push_back(c->name);
+      key_types_.push_back(c->type);
+      out_.group_types.push_back(c->type);
+      if (c->categories.empty()) needs_selection_ = true;
+    }
+    return absl::OkStatus();
+  }
+
+  // ---- WHERE: the filter language of --where, in SQL syntax ----
+  absl::StatusOr<std::string> RenderWhere(const Expr& e) {
+    switch (e.kind) {
+      case Expr::Kind::kBinary: {
+        if (e.op == "AND" || e.op == "OR") {
+          ASSIGN_OR_RETURN(std::string l, RenderWhere(e.children[0]));
+          ASSIGN_OR_RETURN(std::string r, RenderWhere(e.children[1]));
+          return absl::StrCat("(", l, " ", e.op, " ", r, ")");
+        }
+        static const std::map<std::string, std::string> kFlip = {
+            {"=", "="}, {"<>", "<>"}, {"<", ">"}, {"<=", ">="}, {">", "<"}, {">=", "<="}};
+        auto flip = kFlip.find(e.op);
+        if (flip == kFlip.end()) break;
+        const Expr* col = &e.children[0];
+        const Expr* lit = &e.children[1];
+        std::string op = e.op;
+        if (col->kind != Expr::Kind::kColumn) {
+          std::swap(col, lit);
+          op = flip->second;
+        }
+        if (col->kind != Expr::Kind::kColumn) {
+          return Unsupported(e.pos, "WHERE compares a column with a literal");
+        }
+        ASSIGN_OR_RETURN(const ColumnSchema* c, Column(*col));
+        if (lit->kind == Expr::Kind::kNull) {
+          return Invalid(lit->pos, "a comparison with NULL is never true: write IS NULL or IS NOT NULL");
+        }
+        absl::optional<std::string> l = FilterLiteral(*lit);
+        if (!l) return Unsupported(lit->pos, "WHERE compares a column with a literal (a number or a 'string')");
+        return absl::StrCat(c->name, " ", op, " ", *l);
+      }
+      case Expr::Kind::kUnary:
+        if (e.op == "NOT") {
+          ASSIGN_OR_RETURN(std::string inner, RenderWhere(e.children[0]));
+          return absl::StrCat("NOT (", inner, ")");
+        }
+        break;
+      case Expr::Kind::kIn:
+      case Expr::Kind::kBetween: {
+        if (e.children[0].kind != Expr::Kind::kColumn) {
+          return Unsupported(e.children[0].pos, "IN and BETWEEN test a column");
+        }
+        ASSIGN_OR_RETURN(const ColumnSchema* c, Column(e.children[0]));
+        std::vector<std::string> lits;
+        for (size_t i = 1; i < e.children.size(); ++i) {
+          absl::optional<std::string> l = FilterLiteral(e.children[i]);
+          if (!l) return Unsupported(e.children[i].pos, "expected a literal (a number or a 'string')");
+          lits.push_back(*l);
+        }
+        if (e.kind == Expr::Kind::kIn) {
+          return absl::StrCat(c->name, e.negated ? " NOT IN (" : " IN (", absl::StrJoin(lits, ", "), ")");
+        }
+        return absl::StrCat(c->name, e.negated ? " NOT BETWEEN " : " BETWEEN ", lits[0], " AND ", lits[1]);
+      }
+      case Expr::Kind::kIsNull: {
+        if (e.children[0].kind != Expr::Kind::kColumn) {
+          return Unsupported(e.children[0].pos, "IS NULL tests a column");
+        }
+        ASSIGN_OR_RETURN(const ColumnSchema* c, Column(e.children[0]));
+        return absl::StrCat(c->name, e.negated ? " IS NOT NULL" : " IS NULL");
+      }
+      case Expr::Kind::kCall:
+        return Unsupported(e.pos, "WHERE cannot call functions or aggregates");
+      default:
+        break;
+    }
+    return Unsupported(e.pos, "WHERE supports comparisons of a column with a literal, IN, BETWEEN, "
+                              "IS [NOT] NULL, AND, OR and NOT");
+  }
+
+  // ---- select list ----
+  absl::StatusOr<OutputExpr> Output(const Expr& e) {
+    OutputExpr o;
+    switch (e.kind) {
+      case Expr::Kind::kCall:
+        return Aggregate(e);
+      case Expr::Kind::kColumn: {
+        ASSIGN_OR_RETURN(const ColumnSchema* c, Column(e));
+        auto it = std::find(out_.group_by.begin(), out_.group_by.end(), c->name);
+        if (it == out_.group_by.end()) {
+          return Invalid(e.pos, absl::StrCat("column ", c->name,
+                                             " must be in GROUP BY or inside an aggregate"));
+        }
+        o.kind = OutputExpr::Kind::kKey;
+        o.index = static_cast<int>(it - out_.group_by.begin());
+        return o;
+      }
+      case Expr::Kind::kNumber: {
+        absl::optional<double> v = NumberOf(e);
+        if (!v) return Invalid(e.pos, "a number out of range");
+        o.kind = OutputExpr::Kind::kNumber;
+        o.number = *v;
+        o.text = e.text;
+        return o;
+      }
+      case Expr::Kind::kString:
+        o.kind = OutputExpr::Kind::kString;
+        o.text = e.text;
+        return o;
+      case Expr::Kind::kNull:
+        o.kind = OutputExpr::Kind::kNull;
+        return o;
+      case Expr::Kind::kUnary:
+        if (e.op == "-" || e.op == "+") {
+          ASSIGN_OR_RETURN(OutputExpr inner, Output(e.children[0]));
+          RETURN_IF_ERROR(Numeric(inner, e.children[0].pos));
+          if (e.op == "+") return inner;
+          o.kind = OutputExpr::Kind::kNegate;
+          o.children.push_back(std::move(inner));
+          return o;
+        }
+        break;
+      case Expr::Kind::kBinary:
+        if (e.op == "+" || e.op == "-" || e.op == "*" || e.op == "/") {
+          o.kind = OutputExpr::Kind::kBinary;
+          o.op = e.op[0];
+          for (const Expr& child : e.children) {
+            ASSIGN_OR_RETURN(OutputExpr c, Output(child));
+            RETURN_IF_ERROR(Numeric(c, child.pos));
+            o.children.push_back(std::move(c));
+          }
+          return o;
+        }
+        break;
+      default:
+        break;
+    }
+    return Unsupported(e.pos, "the select list holds group keys, aggregates, literals and + - * / "
+                              "over them");
+  }
+
+  absl::Status Numeric(const OutputExpr& o, Position p) {
+    const std::string t = TypeOf(o);
+    if (t == "string" || t == "array<float64>") {
+      return Invalid(p, absl::StrCat("arithmetic needs numbers, not a ", t));
+    }
+    return absl::OkStatus();
+  }
+
+  std::string TypeOf(const OutputExpr& o) const {
+    switch (o.kind) {
+      case OutputExpr::Kind::kPart: {
+        const PartInfo& info = out_.part_info[o.index];
+        if (info.array) return "array<float64>";
+        return info.function == "COUNT" ? "int64" : "float64";
+      }
+      case OutputExpr::Kind::kKey:
+        return OutputTypeOf(key_types_[o.index]);
+      case OutputExpr::Kind::kString:
+        return "string";
+      case OutputExpr::Kind::kNumber:
+        return o.text.find_first_not_of("0123456789") == std::string::npos ? "int64" : "float64";
+      case OutputExpr::Kind::kNull:
+        return "float64";
+      default:
+        return "float64";
+    }
+  }
+
+  struct Bounds {
+    double lower = 0;
+    double upper = 0;
+    Position pos;
+  };
+
+  absl::StatusOr<Bounds> BoundsOf(const Expr& named) {
+    const Expr& v = named.children[0];
+    if (v.kind != Expr::Kind::kTuple || v.children.size() != 2) {
+      return Invalid(v.pos, absl::StrCat(named.name, " takes two numbers: (lower, upper)"));
+    }
+    absl::optional<double> lo = NumberOf(v.children[0]);
+    absl::optional<double> hi = NumberOf(v.children[1]);
+    if (!lo || !hi) return Invalid(v.pos, absl::StrCat(named.name, " takes two number literals"));
+    if (!(*lo < *hi)) {
+      return Invalid(v.pos, absl::StrCat(named.name, ": lower must be < upper"));
+    }
+    return Bounds{*lo, *hi, v.pos};
+  }
+
+  absl::StatusOr<OutputExpr> Aggregate(const Expr& call) {
+    static const std::map<std::string, AggregateKind> kKinds = {
+        {"COUNT", AggregateKind::kCount},       {"SUM", AggregateKind::kSum},
+        {"AVG", AggregateKind::kMean},          {"VAR_POP", AggregateKind::kVariance},
+        {"STDDEV_POP", AggregateKind::kStddev}, {"PERCENTILE_CONT", AggregateKind::kQuantile},
+        {"APPROX_QUANTILES", AggregateKind::kQuantile}};
+    const std::string& f = call.name;
+    if (in_aggregate_) return Invalid(call.pos, "aggregates cannot be nested");
+    auto kind = kKinds.find(f);
+    if (kind == kKinds.end()) {
+      if (f == "MIN" || f == "MAX") {
+        return Unsupported(call.pos, absl::StrCat(f, " is not supported: a DP minimum or maximum is "
+                                                     "dominated by one unit; use PERCENTILE_CONT(col, ",
+                                                  f == "MIN" ? "0" : "1", ")"));
+      }
+      return Unsupported(call.pos, absl::StrCat("function ", f, " is not supported: the aggregates "
+                                                "are COUNT, SUM, AVG, VAR_POP, STDDEV_POP, "
+                                                "PERCENTILE_CONT and APPROX_QUANTILES"));
+    }
+    if (out_.parts.size() == kMaxAggregatesPerStatement) {
+      return Invalid(call.pos, absl::StrCat("at most ", kMaxAggregatesPerStatement,
+                                            " aggregates per statement"));
+    }
+    const bool per_group = f == "COUNT" || f == "SUM" || f == "AVG";
+    const std::string bounds_name = per_group ? "contribution_bounds_per_group" : "contribution_bounds_per_row";
+    std::vector<const Expr*> positional;
+    absl::optional<Bounds> bounds;
+    for (const Expr& arg : call.children) {
+      if (arg.kind == Expr::Kind::kNamedArg) {
+        if (arg.name != bounds_name) {
+          return Invalid(arg.pos, absl::StrCat("named argument ", arg.name, " is not supported by ",
+                                               f, ": it takes ", bounds_name, " => (lower, upper)"));
+        }
+        if (bounds) return Invalid(arg.pos, absl::StrCat(bounds_name, " is given twice"));
+        ASSIGN_OR_RETURN(Bounds b, BoundsOf(arg));
+        bounds = b;
+      } else {
+        if (bounds) return Invalid(arg.pos, "positional arguments come before named ones");
+        positional.push_back(&arg);
+      }
+    }
+    const size_t want = (f == "PERCENTILE_CONT" || f == "APPROX_QUANTILES") ? 2 : 1;
+    if (positional.size() != want) {
+      return Invalid(call.pos, absl::StrCat(f, " takes ", want == 2 ? "a column and a number" : "one column",
+                                            ", got ", positional.size(), " arguments"));
+    }
+    QuerySpec spec;
+    spec.dataset = schema_.name;
+    spec.aggregate = kind->second;
+    spec.max_partitions = max_groups_;
+    spec.group_by = out_.group_by;
+    std::string where = where_;
+    const Expr& arg = *positional[0];
+    const ColumnSchema* column = nullptr;
+    if (arg.kind == Expr::Kind::kStar) {
+      if (f != "COUNT") return Invalid(arg.pos, absl::StrCat(f, "(*) is not defined: name a column"));
+    } else if (arg.kind == Expr::Kind::kColumn) {
+      ASSIGN_OR_RETURN(column, Column(arg));
+      if (f != "COUNT" && !column->is_numeric()) {
+        return Invalid(arg.pos, absl::StrCat(f, " needs a numeric column; ", column->name, " is text"));
+      }
+    } else {
+      in_aggregate_ = true;
+      absl::Status nested = Output(arg).status();
+      in_aggregate_ = false;
+      if (!nested.ok() && absl::StrContains(nested.message(), "nested")) return nested;
+      return Unsupported(arg.pos, absl::StrCat(f, " of an expression is not supported: aggregate a "
+                                               "column (filter rows with WHERE)"));
+    }
+    if (f == "COUNT") {
+      // A unit's row count in the group clamped to [0, U] is exactly the count of the rows kept
+      // with at most K = U rows per unit and group; without bounds U = 1, each unit counted once.
+      spec.max_contributions = 1;
+      if (bounds) {
+        if (bounds->lower != 0) {
+          return Unsupported(bounds->pos, "COUNT's contribution_bounds_per_group must start at 0 "
+                                          "(a per-unit count clamped from below is not supported)");
+        }
+        if (bounds->upper != std::floor(bounds->upper) || bounds->upper > 1000000) {
+          return Invalid(bounds->pos, "COUNT's upper bound is a whole number of rows in [1, 1000000]");
+        }
+        spec.max_contributions = static_cast<int>(bounds->upper);
+      }
+      if (column != nullptr) {
+        const std::string not_null = absl::StrCat(column->name, " IS NOT NULL");
+        where = where.empty() ? not_null : absl::StrCat("(", where, ") AND ", not_null);
+      }
+    } else {
+      spec.column = column->name;
+      if (bounds) {
+        spec.lower = bounds->lower;
+        spec.upper = bounds->upper;
+      } else if (!column->lower.has_value()) {
+        return Invalid(call.pos, absl::StrCat(f, ": column ", column->name, " has no declared bounds: "
+                                              "give ", bounds_name, " => (lower, upper)"));
+      } else {
+        // The declared bounds, written out: the planner resolves them alike (same plan, same
+        // fingerprint), and ExplainSql can show them.
+        spec.lower = column->lower;
+        spec.upper = column->upper;
+      }
+      if (per_group) {
+        spec.pre_aggregate = true;
+        spec.max_contributions = 1;
+      } else {
+        spec.max_contributions = kRowClampedMaxContributions;
+      }
+      if (spec.aggregate == AggregateKind::kQuantile) {
+        absl::optional<double> n = NumberOf(*positional[1]);
+        if (!n) return Invalid(positional[1]->pos, absl::StrCat(f, ": the second argument is a number"));
+        if (f == "PERCENTILE_CONT") {
+          if (!(*n >= 0 && *n <= 1)) {
+            return Invalid(positional[1]->pos, "PERCENTILE_CONT's percentile lies in [0, 1]");
+          }
+          spec.quantiles = {*n};
+        } else {
+          if (*n != std::floor(*n) || *n < 1 || *n > 99) {
+            return Invalid(positional[1]->pos,
+                           "APPROX_QUANTILES takes a whole number of quantiles in [1, 99]");
+          }
+          const int count = static_cast<int>(*n);
+          for (int i = 0; i <= count; ++i) spec.quantiles.push_back(static_cast<double>(i) / count);
+        }
+      }
+    }
+    spec.where = where;
+    if (!out_.group_by.empty() && needs_selection_ && !(out_.delta > 0)) {
+      return Invalid(st_.group_by_pos,
+                     absl::StrCat("GROUP BY ", absl::StrJoin(out_.group_by, ", "),
+                                  ": a column without declared categories, so the groups are chosen "
+                                  "by DP partition selection, which needs delta > 0 in OPTIONS"));
+    }
+    out_.parts.push_back(std::move(spec));
+    out_.part_info.push_back({f, f == "APPROX_QUANTILES", call.pos});
+    OutputExpr o;
+    o.kind = OutputExpr::Kind::kPart;
+    o.index = static_cast<int>(out_.parts.size() - 1);
+    return o;
+  }
+
+  // Exact shares in the ledger's units, so the parts' charges add up to the statement's.
+  absl::Status SplitBudget() {
+    // Out of range (e.g. above the largest epsilon of one query): the message points at OPTIONS.
+    absl::StatusOr<int64_t> eps = query::EpsilonToUnits(out_.epsilon, "epsilon", query::kMaxEpsilon);
+    if (!eps.ok()) return Invalid(st_.options_pos, eps.status().message());
+    const int64_t eps_units = *eps;
+    const int64_t n = static_cast<int64_t>(out_.parts.size());
+    if (eps_units < n) return Invalid(st_.options_pos, "epsilon is too small to split over the aggregates");
+    out_.epsilon = query::EpsilonFromUnits(eps_units);
+    for (int64_t i = 0; i < n; ++i) {
+      out_.parts[i].epsilon = query::EpsilonFromUnits(eps_units / n + (i < eps_units % n ? 1 : 0));
+    }
+    if (needs_selection_ && !out_.group_by.empty()) {
+      absl::StatusOr<int64_t> delta = query::DeltaToUnits(out_.delta, "delta");
+      if (!delta.ok()) return Invalid(st_.options_pos, delta.status().message());
+      const int64_t delta_units = *delta;
+      if (delta_units < n) return Invalid(st_.options_pos, "delta is too small to split over the aggregates");
+      out_.delta = query::DeltaFromUnits(delta_units);
+      for (int64_t i = 0; i < n; ++i) {
+        out_.parts[i].delta = query::DeltaFromUnits(delta_units / n + (i < delta_units % n ? 1 : 0));
+      }
+    } else {
+      // Nothing needs delta: pure epsilon-DP (Laplace), nothing of delta is charged.
+      out_.delta = 0;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status OrderBy() {
+    for (const OrderItem& item : st_.order_by) {
+      int found = -1;
+      if (item.expr.kind == Expr::Kind::kNumber) {
+        absl::optional<double> v = NumberOf(item.expr);
+        if (!v || *v != std::floor(*v) || *v < 1 || *v > static_cast<double>(out_.columns.size())) {
+          return Invalid(item.pos, absl::StrCat("ORDER BY position must lie in [1, ",
+                                                out_.columns.size(), "]"));
+        }
+        found = static_cast<int>(*v) - 1;
+      } else if (item.expr.kind == Expr::Kind::kColumn && item.expr.qualifier.empty()) {
+        for (size_t i = 0; i < out_.columns.size(); ++i) {
+          if (out_.columns[i].name != item.expr.name) continue;
+          if (found >= 0) {
+            return Invalid(item.pos, absl::StrCat("ORDER BY ", item.expr.name, " is ambiguous"));
+          }
+          found = static_cast<int>(i);
+        }
+      }
+      if (found < 0) {
+        return Unsupported(item.pos, "ORDER BY names an output column (its alias or name) or its "
+                                     "position: it acts on the released rows only");
+      }
+      if (out_.columns[found].type == "array<float64>") {
+        return Invalid(item.pos, "ORDER BY cannot sort by an array");
+      }
+      out_.order_by.push_back({found, item.descending});
+    }
+    return absl::OkStatus();
+  }
+
+  const Statement& st_;
+  const DatasetSchema& schema_;
+  CompiledStatement out_;
+  int max_groups_ = 1;
+  bool needs_selection_ = false;
+  bool in_aggregate_ = false;
+  std::vector<query::ColumnType> key_types_;
+  std::string where_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::string> DatasetOf(const Script& script) {
+  if (script.statements.empty()) return absl::InvalidArgumentError("sql: the script is empty");
+  const std::string& first = script.statements[0].table;
+  for (const Statement& s : script.statements) {
+    if (s.table != first) {
+      return Invalid(s.table_pos, absl::StrCat("every statement of a script reads one dataset (",
+                                               first, "); this one reads ", s.table));
+    }
+  }
+  return first;
+}
+
+absl::StatusOr<CompiledStatement> Analyze(const Statement& statement, const DatasetSchema& schema) {
+  Analyzer a(statement, schema);
+  ASSIGN_OR_RETURN(CompiledStatement out, a.Run());
+  // The WHERE clause must type-check as the --where language does (column types, literal kinds);
+  // its errors point at the WHERE clause.
+  for (const QuerySpec& part : out.parts) {
+    if (part.where.empty()) continue;
+    absl::StatusOr<query::filter::TypedFilter> typed =
+        query::filter::ParseAndCheckFilter(part.where, schema);
+    if (!typed.ok()) {
+      std::string message(typed.status().message());
+      // "where: at position N: what" names a position in the compiled filter, not in the SQL.
+      const size_t cut = message.find(": ", message.find("position"));
+      if (message.rfind("where: at position", 0) == 0 && cut != std::string::npos) {
+        message = message.substr(cut + 2);
+      }
+      return absl::Status(typed.status().code(),
+                          absl::StrCat("sql: ", FormatPosition(statement.where.pos), ": WHERE: ", message));
+    }
+  }
+  return out;
+}
+
+}  // namespace dpq::sql

@@ -1,0 +1,96 @@
+// Compiles a parsed DP SELECT (parser.h) onto the planner's QuerySpecs (server/query), so a SQL
+// statement gets exactly the validation, sensitivity, bounding, noise, charge and audit of the
+// equivalent flag queries. One part (QuerySpec) per aggregate call; the engine runs a statement's
+// parts as one batch (one charge, one audit row). Pure: no data, no I/O.
+//
+// Semantics (BigQuery / ZetaSQL's differential-privacy clause; docs/decisions.md "DP SQL"):
+//  - OPTIONS: epsilon (required), delta (default 0), max_groups_contributed (M, default 1),
+//    privacy_unit_column (must name the dataset's privacy unit). epsilon is split evenly over the
+//    parts in the ledger's exact units (they add up to it); delta over the parts that need DP
+//    partition selection (grouped by a column without declared categories).
+//  - COUNT(*) / COUNT(col) [contribution_bounds_per_group => (0, U)]: a unit's row count in a
+//    group clamped to [0, U] (U a whole number, default 1), which is the flag count with K = U;
+//    COUNT(col) counts rows where col IS NOT NULL.
+//  - SUM / AVG (col [, contribution_bounds_per_group => (L, U)]): per-unit pre-aggregation
+//    (QuerySpec::pre_aggregate): each unit's sum / mean in the group, clamped to [L, U].
+//  - VAR_POP, STDDEV_POP, PERCENTILE_CONT(col, q), APPROX_QUANTILES(col, n) with
+//    contribution_bounds_per_row => (L, U): rows clamped, K = 5 rows per unit and group.
+//  - Omitted bounds: the column's declared bounds; none declared: refused.
+//  - Arithmetic over aggregates and group keys in the select list is post-processing.
+// Refusals are INVALID_ARGUMENT or UNIMPLEMENTED, "sql: line L, column C: ..." at the offending
+// clause, before anything is planned or charged.
+#ifndef DPQ_SERVER_SQL_ANALYZER_H_
+#define DPQ_SERVER_SQL_ANALYZER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/optional.h"
+#include "server/query/dataset_schema.h"
+#include "server/query/query_spec.h"
+#include "server/sql/ast.h"
+
+namespace dpq::sql {
+
+// ZetaSQL's per-unit limit of kept values per group for the row-clamped aggregates.
+inline constexpr int kRowClampedMaxContributions = 5;
+inline constexpr int kMaxAggregatesPerStatement = 20;
+
+// A select-list value computed from the released parts (post-processing only).
+struct OutputExpr {
+  enum class Kind { kPart, kKey, kNumber, kString, kNull, kNegate, kBinary };
+  Kind kind = Kind::kNumber;
+  int index = 0;       // kPart: index into CompiledStatement::parts; kKey: into group_by
+  double number = 0;   // kNumber
+  std::string text;    // kString
+  char op = '+';       // kBinary: + - * /
+  std::vector<OutputExpr> children;
+};
+
+// Output types: "int64" (COUNT and integer keys, rounded), "float64", "string",
+// "array<float64>" (APPROX_QUANTILES).
+struct OutputColumn {
+  std::string name;
+  std::string type;
+  OutputExpr expr;
+};
+
+// How one aggregate call reads its part's released rows.
+struct PartInfo {
+  std::string function;     // "COUNT", "SUM", "AVG", ...
+  bool array = false;       // APPROX_QUANTILES: every level's value, in order
+  Position pos;
+};
+
+struct OrderKey {
+  int column = 0;  // index into columns
+  bool descending = false;
+};
+
+struct CompiledStatement {
+  std::string dataset;
+  double epsilon = 0;  // the statement's charge (the parts' charges add up to it)
+  double delta = 0;
+  std::vector<std::string> group_by;  // key columns, in GROUP BY order
+  std::vector<query::ColumnType> group_types;  // their declared types
+  std::vector<query::QuerySpec> parts;
+  std::vector<PartInfo> part_info;
+  std::vector<OutputColumn> columns;
+  std::vector<OrderKey> order_by;
+  absl::optional<int64_t> limit;
+};
+
+// The dataset a script reads: every statement's FROM must name the same one (INVALID_ARGUMENT at
+// the second FROM otherwise; a batch is charged to one ledger).
+absl::StatusOr<std::string> DatasetOf(const Script& script);
+
+// Compiles `statement` against `schema` (the dataset FROM names). Every part's spec is complete
+// (dataset, epsilon, delta, bounds when given, K, M, where) and still planned by the engine.
+absl::StatusOr<CompiledStatement> Analyze(const Statement& statement,
+                                          const query::DatasetSchema& schema);
+
+}  // namespace dpq::sql
+
+#endif  // DPQ_SERVER_SQL_ANALYZER_H_

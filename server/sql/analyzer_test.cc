@@ -1,0 +1,333 @@
+#include "server/sql/analyzer.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/query/planner.h"
+#include "server/sql/parser.h"
+
+namespace dpq::sql {
+namespace {
+
+using ::testing::HasSubstr;
+using query::AggregateKind;
+using query::ColumnType;
+
+query::DatasetSchema Slid() {
+  query::DatasetSchema s;
+  s.id = 7;
+  s.name = "slid";
+  s.privacy_unit = "person_id";
+  s.columns = {
+      {"person_id", ColumnType::kInteger, absl::nullopt, absl::nullopt, {}},
+      {"wages", ColumnType::kDouble, 0.0, 100.0, {}},
+      {"education", ColumnType::kDouble, absl::nullopt, absl::nullopt, {}},
+      {"age", ColumnType::kInteger, 0.0, 120.0, {}},
+      {"sex", ColumnType::kText, absl::nullopt, absl::nullopt, {"Female", "Male"}},
+      {"language", ColumnType::kText, absl::nullopt, absl::nullopt, {}},
+  };
+  return s;
+}
+
+absl::StatusOr<CompiledStatement> Compile(absl::string_view sql) {
+  absl::StatusOr<Script> script = Parse(sql);
+  if (!script.ok()) return script.status();
+  return Analyze(script->statements[0], Slid());
+}
+
+CompiledStatement Compiled(absl::string_view sql) {
+  absl::StatusOr<CompiledStatement> c = Compile(sql);
+  EXPECT_TRUE(c.ok()) << sql << ": " << c.status();
+  return c.ok() ? *c : CompiledStatement{};
+}
+
+#define DP "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1) "
+
+TEST(SqlAnalyzerTest, CompilesTheIssueExample) {
+  CompiledStatement c = Compiled(
+      "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1.0, delta = 1e-6, "
+      "max_groups_contributed = 2, privacy_unit_column = person_id) "
+      "language, COUNT(*) AS n, AVG(wages, contribution_bounds_per_group => (0, 50)) AS mean_wage "
+      "FROM slid WHERE age >= 30 GROUP BY language ORDER BY n DESC LIMIT 10");
+  ASSERT_EQ(c.parts.size(), 2u);
+  EXPECT_EQ(c.parts[0].aggregate, AggregateKind::kCount);
+  EXPECT_EQ(c.parts[0].max_contributions, 1);
+  EXPECT_EQ(c.parts[0].max_partitions, 2);
+  EXPECT_EQ(c.parts[0].where, "age >= 30");
+  EXPECT_EQ(c.parts[0].epsilon, 0.5);
+  EXPECT_EQ(c.parts[0].delta, 5e-7);
+  EXPECT_EQ(c.parts[1].aggregate, AggregateKind::kMean);
+  EXPECT_TRUE(c.parts[1].pre_aggregate);
+  EXPECT_EQ(*c.parts[1].lower, 0);
+  EXPECT_EQ(*c.parts[1].upper, 50);
+  ASSERT_EQ(c.columns.size(), 3u);
+  EXPECT_EQ(c.columns[0].name, "language");
+  EXPECT_EQ(c.columns[0].type, "string");
+  EXPECT_EQ(c.columns[1].name, "n");
+  EXPECT_EQ(c.columns[1].type, "int64");
+  EXPECT_EQ(c.columns[2].name, "mean_wage");
+  ASSERT_EQ(c.order_by.size(), 1u);
+  EXPECT_EQ(c.order_by[0].column, 1);
+  EXPECT_TRUE(c.order_by[0].descending);
+  EXPECT_EQ(*c.limit, 10);
+  EXPECT_EQ(c.epsilon, 1.0);
+  EXPECT_EQ(c.delta, 1e-6);
+}
+
+TEST(SqlAnalyzerTest, SameLiteralSpelledThreeWays) {
+  for (const char* eps : {"1e6", "1e+06", "1000000.0"}) {
+    CompiledStatement c = Compiled(std::string("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = ") +
+                                   eps + ") COUNT(*) FROM slid");
+    EXPECT_EQ(c.epsilon, 1e6) << eps;
+  }
+}
+
+TEST(SqlAnalyzerTest, EpsilonSplitsExactlyOverTheAggregates) {
+  CompiledStatement c = Compiled(
+      "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1) COUNT(*), SUM(wages), AVG(age) FROM slid");
+  ASSERT_EQ(c.parts.size(), 3u);
+  // 1e12 units over 3: 333333333334 + 333333333333 + 333333333333.
+  EXPECT_EQ(c.parts[0].epsilon, 0.333333333334);
+  EXPECT_EQ(c.parts[1].epsilon, 0.333333333333);
+  EXPECT_EQ(c.parts[2].epsilon, 0.333333333333);
+  EXPECT_EQ(c.delta, 0);
+}
+
+TEST(SqlAnalyzerTest, CountMapsItsUpperBoundToK) {
+  CompiledStatement c = Compiled(DP "COUNT(*, contribution_bounds_per_group => (0, 5)) FROM slid");
+  EXPECT_EQ(c.parts[0].max_contributions, 5);
+  EXPECT_FALSE(c.parts[0].pre_aggregate);
+}
+
+TEST(SqlAnalyzerTest, CountOfAColumnCountsItsNonNullRows) {
+  CompiledStatement c = Compiled(DP "COUNT(wages) FROM slid WHERE age > 3");
+  EXPECT_EQ(c.parts[0].where, "(age > 3) AND wages IS NOT NULL");
+  EXPECT_TRUE(c.parts[0].column.empty());
+}
+
+TEST(SqlAnalyzerTest, RowClampedAggregatesKeepFiveRows) {
+  CompiledStatement c = Compiled(
+      DP "VAR_POP(wages), STDDEV_POP(wages, contribution_bounds_per_row => (0, 10)), "
+         "PERCENTILE_CONT(wages, 0.5), APPROX_QUANTILES(age, 4) FROM slid");
+  ASSERT_EQ(c.parts.size(), 4u);
+  for (const auto& p : c.parts) EXPECT_EQ(p.max_contributions, 5);
+  EXPECT_EQ(c.parts[0].aggregate, AggregateKind::kVariance);
+  EXPECT_EQ(c.parts[1].aggregate, AggregateKind::kStddev);
+  EXPECT_EQ(*c.parts[1].upper, 10);
+  EXPECT_THAT(c.parts[2].quantiles, ::testing::ElementsAre(0.5));
+  EXPECT_THAT(c.parts[3].quantiles, ::testing::ElementsAre(0, 0.25, 0.5, 0.75, 1));
+  EXPECT_EQ(c.columns[3].type, "array<float64>");
+}
+
+TEST(SqlAnalyzerTest, AliasQualifiedColumnsAndPostProcessing) {
+  CompiledStatement c = Compiled(
+      DP "s.sex, 2 * COUNT(*) + 1 AS twice, SUM(s.wages) / COUNT(*) AS ratio FROM slid AS s "
+         "WHERE s.sex IN ('Female') AND NOT s.age BETWEEN 1 AND 2 OR 30 < s.age GROUP BY s.sex "
+         "ORDER BY 1, ratio");
+  ASSERT_EQ(c.parts.size(), 3u);
+  EXPECT_EQ(c.parts[0].where,
+            "((sex IN ('Female') AND NOT (age BETWEEN 1 AND 2)) OR age > 30)");
+  EXPECT_EQ(c.columns[1].expr.kind, OutputExpr::Kind::kBinary);
+  EXPECT_EQ(c.columns[0].name, "sex");
+  EXPECT_EQ(c.order_by[1].column, 2);
+  EXPECT_EQ(c.delta, 0);  // sex has declared categories: no selection
+}
+
+TEST(SqlAnalyzerTest, DatasetOfRefusesTwoDatasets) {
+  absl::StatusOr<Script> s = Parse(DP "COUNT(*) FROM slid; " DP "COUNT(*) FROM pbc");
+  ASSERT_TRUE(s.ok());
+  absl::StatusOr<std::string> d = DatasetOf(*s);
+  EXPECT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(d.status().message()), HasSubstr("line 1, column 145"));
+}
+
+struct Refusal {
+  const char* sql;
+  absl::StatusCode code;
+  const char* message;
+  int line;
+  int column;
+};
+
+class SqlAnalyzerRefusalTest : public ::testing::TestWithParam<Refusal> {};
+
+TEST_P(SqlAnalyzerRefusalTest, NamesTheClauseAndItsPosition) {
+  const Refusal& r = GetParam();
+  absl::StatusOr<CompiledStatement> c = Compile(r.sql);
+  ASSERT_FALSE(c.ok()) << r.sql;
+  EXPECT_EQ(c.status().code(), r.code) << c.status();
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr(r.message));
+  EXPECT_THAT(std::string(c.status().message()),
+              HasSubstr("sql: line " + std::to_string(r.line) + ", column " +
+                        std::to_string(r.column) + ":"));
+}
+
+constexpr auto kUnimpl = absl::StatusCode::kUnimplemented;
+constexpr auto kInvalid = absl::StatusCode::kInvalidArgument;
+#define W "SELECT WITH DIFFERENTIAL_PRIVACY "
+
+INSTANTIATE_TEST_SUITE_P(
+    Refusals, SqlAnalyzerRefusalTest,
+    ::testing::Values(
+        Refusal{W "COUNT(*) FROM slid", kInvalid, "OPTIONS must give epsilon", 1, 34},
+        Refusal{W "OPTIONS (delta = 0.1) COUNT(*) FROM slid", kInvalid, "must give epsilon", 1, 34},
+        Refusal{W "OPTIONS (epsilon = 1, report_format = 'x') COUNT(*) FROM slid", kInvalid,
+                "option report_format is not supported", 1, 56},
+        Refusal{W "OPTIONS (epsilon = 1, group_selection_strategy = 'x') COUNT(*) FROM slid", kInvalid,
+                "option group_selection_strategy", 1, 56},
+        Refusal{W "OPTIONS (epsilon = 1, min_privacy_units_per_group = 5) COUNT(*) FROM slid",
+                kInvalid, "option min_privacy_units_per_group", 1, 56},
+        Refusal{W "OPTIONS (epsilon = 1, epsilon = 2) COUNT(*) FROM slid", kInvalid, "given twice", 1, 56},
+        Refusal{W "OPTIONS (epsilon = -1) COUNT(*) FROM slid", kInvalid, "epsilon must be > 0", 1, 53},
+        Refusal{W "OPTIONS (epsilon = 'a') COUNT(*) FROM slid", kInvalid, "must be a number", 1, 53},
+        Refusal{W "OPTIONS (epsilon = 2e6) COUNT(*) FROM slid", kInvalid, "epsilon", 1, 34},
+        Refusal{W "OPTIONS (epsilon = 1, delta = 1e-30) COUNT(*) FROM slid GROUP BY language", kInvalid,
+                "delta", 1, 34},
+        Refusal{W "OPTIONS (epsilon = 1, delta = 1) COUNT(*) FROM slid", kInvalid, "delta must lie", 1, 64},
+        Refusal{W "OPTIONS (epsilon = 1, max_groups_contributed = 0.5) COUNT(*) FROM slid", kInvalid,
+                "max_groups_contributed must be", 1, 81},
+        Refusal{W "OPTIONS (epsilon = 1, privacy_unit_column = age) COUNT(*) FROM slid", kInvalid,
+                "is not the privacy unit of slid, which is person_id", 1, 78},
+        Refusal{DP "COUNT(*, epsilon => 0.5) FROM slid", kInvalid,
+                "named argument epsilon is not supported by COUNT", 1, 65},
+        Refusal{DP "SUM(wages, contribution_bounds_per_row => (0, 1)) FROM slid", kInvalid,
+                "it takes contribution_bounds_per_group", 1, 67},
+        Refusal{DP "VAR_POP(wages, contribution_bounds_per_group => (0, 1)) FROM slid", kInvalid,
+                "it takes contribution_bounds_per_row", 1, 71},
+        Refusal{DP "SUM(education) FROM slid", kInvalid, "education has no declared bounds", 1, 56},
+        Refusal{DP "SUM(wages * 2, contribution_bounds_per_group => (0, 1)) FROM slid", kUnimpl,
+                "SUM of an expression is not supported", 1, 60},
+        Refusal{DP "SUM(COUNT(*)) FROM slid", kInvalid, "aggregates cannot be nested", 1, 60},
+        Refusal{DP "MIN(wages) FROM slid", kUnimpl, "MIN is not supported", 1, 56},
+        Refusal{DP "MAX(wages) FROM slid", kUnimpl, "MAX is not supported", 1, 56},
+        Refusal{DP "ABS(wages) FROM slid", kUnimpl, "function ABS is not supported", 1, 56},
+        Refusal{DP "SUM(sex) FROM slid", kInvalid, "SUM needs a numeric column; sex is text", 1, 60},
+        Refusal{DP "SUM(nope) FROM slid", kInvalid, "column nope does not exist in dataset slid", 1, 60},
+        Refusal{DP "SUM(t.wages) FROM slid", kInvalid, "unknown table t", 1, 60},
+        Refusal{DP "age, COUNT(*) FROM slid", kInvalid, "age must be in GROUP BY", 1, 56},
+        Refusal{DP "sex FROM slid GROUP BY sex", kInvalid, "needs at least one aggregate", 1, 1},
+        Refusal{DP "* FROM slid", kUnimpl, "SELECT * is not supported", 1, 56},
+        Refusal{DP "COUNT(*) FROM slid GROUP BY age + 1", kUnimpl, "GROUP BY lists columns only", 1, 84},
+        Refusal{DP "COUNT(*) FROM slid GROUP BY person_id", kInvalid, "privacy unit", 1, 84},
+        Refusal{DP "COUNT(*) FROM slid GROUP BY sex, sex", kInvalid, "lists sex twice", 1, 89},
+        Refusal{DP "language, COUNT(*) FROM slid GROUP BY language", kInvalid,
+                "DP partition selection, which needs delta > 0", 1, 85},
+        Refusal{DP "COUNT(*) FROM slid WHERE wages = NULL", kInvalid, "IS NULL", 1, 89},
+        Refusal{DP "COUNT(*) FROM slid WHERE wages = age", kUnimpl, "with a literal (a number", 1, 89},
+        Refusal{DP "COUNT(*) FROM slid WHERE wages + 1 > 2", kUnimpl, "compares a column", 1, 81},
+        Refusal{DP "COUNT(*) FROM slid WHERE COUNT(*) > 2", kUnimpl, "compares a column", 1, 81},
+        Refusal{DP "COUNT(*) FROM slid WHERE sex = 3", kInvalid, "WHERE:", 1, 81},
+        Refusal{DP "COUNT(*) FROM slid WHERE nope = 3", kInvalid, "column nope does not exist", 1, 81},
+        Refusal{DP "COUNT(*) AS n FROM slid ORDER BY wages", kUnimpl, "ORDER BY names an output column", 1, 89},
+        Refusal{DP "COUNT(*) AS n FROM slid ORDER BY 2", kInvalid, "ORDER BY position", 1, 89},
+        Refusal{DP "APPROX_QUANTILES(wages, 3) AS q FROM slid ORDER BY q", kInvalid, "array", 1, 107},
+        Refusal{DP "PERCENTILE_CONT(wages, 1.5) FROM slid", kInvalid, "lies in [0, 1]", 1, 79},
+        Refusal{DP "APPROX_QUANTILES(wages, 0) FROM slid", kInvalid, "in [1, 99]", 1, 80},
+        Refusal{DP "PERCENTILE_CONT(wages) FROM slid", kInvalid, "takes a column and a number", 1, 56},
+        Refusal{DP "COUNT(*, contribution_bounds_per_group => (1, 5)) FROM slid", kUnimpl,
+                "must start at 0", 1, 98},
+        Refusal{DP "COUNT(*, contribution_bounds_per_group => (0, 2.5)) FROM slid", kInvalid,
+                "whole number of rows", 1, 98},
+        Refusal{DP "SUM(wages, contribution_bounds_per_group => (5, 1)) FROM slid", kInvalid,
+                "lower must be < upper", 1, 100},
+        Refusal{DP "SUM(*) FROM slid", kInvalid, "SUM(*) is not defined", 1, 60},
+        Refusal{DP "sex || 'x', COUNT(*) FROM slid GROUP BY sex", kInvalid, "unexpected character '|'", 1, 60},
+        Refusal{DP "sex + 1, COUNT(*) FROM slid GROUP BY sex", kInvalid, "arithmetic needs numbers", 1, 56},
+        Refusal{DP "COUNT(*) > 1 FROM slid", kUnimpl, "the select list holds", 1, 56}));
+
+// Where a flag query and a SQL statement mean the same thing, both give the same plan: the same
+// sensitivity, K, M, noise components (each epsilon, delta and sensitivity), the same charge in
+// ledger units and the same bounding of the scan.
+struct Equivalence {
+  const char* sql;
+  query::QuerySpec flags;
+};
+
+query::QuerySpec Flags(AggregateKind agg, const char* column, int k, double eps,
+                       absl::optional<double> lo = absl::nullopt,
+                       absl::optional<double> hi = absl::nullopt) {
+  query::QuerySpec s;
+  s.dataset = "slid";
+  s.aggregate = agg;
+  s.column = column;
+  s.max_contributions = k;
+  s.epsilon = eps;
+  s.lower = lo;
+  s.upper = hi;
+  return s;
+}
+
+class FlagSqlPlanTest : public ::testing::TestWithParam<Equivalence> {};
+
+TEST_P(FlagSqlPlanTest, SamePlan) {
+  const Equivalence& e = GetParam();
+  CompiledStatement c = Compiled(e.sql);
+  ASSERT_EQ(c.parts.size(), 1u);
+  absl::StatusOr<query::QueryPlan> sql = query::PlanQuery(c.parts[0], Slid());
+  absl::StatusOr<query::QueryPlan> flag = query::PlanQuery(e.flags, Slid());
+  ASSERT_TRUE(sql.ok()) << sql.status();
+  ASSERT_TRUE(flag.ok()) << flag.status();
+  EXPECT_EQ(sql->epsilon_units, flag->epsilon_units);
+  EXPECT_EQ(sql->delta_units, flag->delta_units);
+  EXPECT_EQ(sql->scan.max_contributions, flag->scan.max_contributions);
+  EXPECT_EQ(sql->scan.max_partitions, flag->scan.max_partitions);
+  EXPECT_EQ(sql->scan.clamp_lower, flag->scan.clamp_lower);
+  EXPECT_EQ(sql->scan.clamp_upper, flag->scan.clamp_upper);
+  EXPECT_EQ(sql->selection.needed, flag->selection.needed);
+  EXPECT_EQ(sql->selection.epsilon, flag->selection.epsilon);
+  EXPECT_EQ(sql->quantile_epsilon, flag->quantile_epsilon);
+  ASSERT_EQ(sql->components.size(), flag->components.size());
+  for (size_t i = 0; i < sql->components.size(); ++i) {
+    EXPECT_EQ(sql->components[i].statistic, flag->components[i].statistic);
+    EXPECT_EQ(sql->components[i].epsilon, flag->components[i].epsilon);
+    EXPECT_EQ(sql->components[i].delta, flag->components[i].delta);
+    EXPECT_EQ(sql->components[i].sensitivity, flag->components[i].sensitivity);
+  }
+  // The fingerprints differ only by the SQL-only per-unit pre-aggregation marker (never for the
+  // row-level aggregates), so a flag answer and its SQL twin share the result cache.
+  if (!c.parts[0].pre_aggregate) EXPECT_EQ(sql->fingerprint, flag->fingerprint);
+}
+
+query::QuerySpec Grouped(query::QuerySpec s, std::vector<std::string> by, int m, double delta = 0) {
+  s.group_by = std::move(by);
+  s.max_partitions = m;
+  s.delta = delta;
+  return s;
+}
+
+query::QuerySpec Quantiles(query::QuerySpec s, std::vector<double> q) {
+  s.quantiles = std::move(q);
+  return s;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, FlagSqlPlanTest,
+    ::testing::Values(
+        Equivalence{DP "COUNT(*) FROM slid", Flags(AggregateKind::kCount, "", 1, 1)},
+        Equivalence{DP "COUNT(*, contribution_bounds_per_group => (0, 5)) FROM slid",
+                    Flags(AggregateKind::kCount, "", 5, 1)},
+        Equivalence{DP "VAR_POP(wages) FROM slid", Flags(AggregateKind::kVariance, "wages", 5, 1)},
+        Equivalence{DP "STDDEV_POP(wages, contribution_bounds_per_row => (10, 20)) FROM slid",
+                    Flags(AggregateKind::kStddev, "wages", 5, 1, 10.0, 20.0)},
+        Equivalence{DP "PERCENTILE_CONT(age, 0.5) FROM slid",
+                    Quantiles(Flags(AggregateKind::kQuantile, "age", 5, 1), {0.5})},
+        Equivalence{DP "APPROX_QUANTILES(age, 2) FROM slid",
+                    Quantiles(Flags(AggregateKind::kQuantile, "age", 5, 1), {0, 0.5, 1})},
+        // One row per unit and group: a pre-aggregated sum / mean is the row-level one with K = 1.
+        Equivalence{DP "SUM(wages) FROM slid", Flags(AggregateKind::kSum, "wages", 1, 1)},
+        Equivalence{DP "AVG(wages, contribution_bounds_per_group => (0, 50)) FROM slid",
+                    Flags(AggregateKind::kMean, "wages", 1, 1, 0.0, 50.0)},
+        Equivalence{"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 2, max_groups_contributed = 2) "
+                    "sex, COUNT(*) FROM slid GROUP BY sex",
+                    Grouped(Flags(AggregateKind::kCount, "", 1, 2), {"sex"}, 2)},
+        Equivalence{"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6) "
+                    "language, COUNT(*, contribution_bounds_per_group => (0, 3)) FROM slid "
+                    "GROUP BY language",
+                    Grouped(Flags(AggregateKind::kCount, "", 3, 1), {"language"}, 1, 1e-6)},
+        Equivalence{"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, "
+                    "max_groups_contributed = 3) language, VAR_POP(wages) FROM slid GROUP BY language",
+                    Grouped(Flags(AggregateKind::kVariance, "wages", 5, 1), {"language"}, 3, 1e-6)}));
+
+}  // namespace
+}  // namespace dpq::sql

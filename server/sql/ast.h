@@ -1,0 +1,91 @@
+// Syntax tree of dpq's SQL front end: the BigQuery / ZetaSQL differential-privacy SELECT
+// (grammar.ebnf in this folder is the reviewable grammar; parser.h builds this tree). Pure data.
+#ifndef DPQ_SERVER_SQL_AST_H_
+#define DPQ_SERVER_SQL_AST_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dpq::sql {
+
+// 1-based line and column (in bytes) of a token's first character.
+struct Position {
+  int line = 1;
+  int column = 1;
+};
+
+struct Expr {
+  enum class Kind {
+    kColumn,     // [qualifier '.'] name
+    kNumber,     // text as written
+    kString,     // text unquoted
+    kNull,
+    kStar,       // '*' as the argument of COUNT(*)
+    kCall,       // name '(' args ')': function (name upper-cased)
+    kNamedArg,   // name '=>' children[0] (only as a call argument)
+    kTuple,      // '(' e, e {, e} ')'
+    kUnary,      // op '-', '+' or "NOT" on children[0]
+    kBinary,     // op on children[0], children[1]: + - * / = <> < <= > >= AND OR
+    kIn,         // children[0] [NOT] IN (children[1..])
+    kBetween,    // children[0] [NOT] BETWEEN children[1] AND children[2]
+    kIsNull,     // children[0] IS [NOT] NULL
+  };
+  Kind kind = Kind::kColumn;
+  Position pos;
+  std::string qualifier;  // kColumn: the table alias or name, when written
+  std::string name;       // kColumn: column (lower-cased); kCall: function (upper-cased);
+                          // kNamedArg: the argument's name (lower-cased)
+  std::string text;       // kNumber, kString
+  std::string op;         // kUnary, kBinary
+  bool negated = false;   // kIn, kBetween, kIsNull
+  std::vector<Expr> children;  // kCall: the arguments
+};
+
+struct SelectItem {
+  Expr expr;
+  std::string alias;  // empty: none written
+  Position pos;
+};
+
+struct OrderItem {
+  Expr expr;
+  bool descending = false;
+  Position pos;
+};
+
+struct DpOption {
+  std::string name;  // lower-cased
+  Expr value;
+  Position pos;
+};
+
+// One `SELECT WITH DIFFERENTIAL_PRIVACY ...` statement.
+struct Statement {
+  Position pos;  // of SELECT
+  Position options_pos;
+  std::vector<DpOption> options;
+  std::vector<SelectItem> select;
+  std::string table;  // FROM
+  std::string table_alias;
+  Position table_pos;
+  bool has_where = false;
+  Expr where;
+  std::vector<Expr> group_by;
+  Position group_by_pos;
+  std::vector<OrderItem> order_by;
+  bool has_limit = false;
+  long long limit = 0;
+  Position limit_pos;
+};
+
+// A script: one statement, or several separated by ';' (a batch, charged jointly).
+struct Script {
+  std::vector<Statement> statements;
+};
+
+std::string FormatPosition(Position p);  // "line 1, column 8"
+
+}  // namespace dpq::sql
+
+#endif  // DPQ_SERVER_SQL_AST_H_

@@ -1,0 +1,548 @@
+#include "server/sql/parser.h"
+
+#include <cstdlib>
+#include <set>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "server/base/status_macros.h"
+#include "server/sql/lexer.h"
+
+namespace dpq::sql {
+namespace {
+
+// Words that end a select item or clause, so they can never be an alias written without AS.
+const std::set<std::string>& ReservedWords() {
+  static const auto* words = new std::set<std::string>{
+      "ALL",    "AND",    "AS",        "ASC",    "BETWEEN", "BY",     "CASE",   "CROSS",
+      "CUBE",   "DESC",   "DISTINCT",  "ELSE",   "END",     "EXCEPT", "EXISTS", "FALSE",
+      "FROM",   "FULL",   "GROUP",     "GROUPING", "HAVING", "IN",    "INNER",  "INTERSECT",
+      "IS",     "JOIN",   "LEFT",      "LIMIT",  "NOT",     "NULL",   "OFFSET", "ON",
+      "OR",     "ORDER",  "OUTER",     "OVER",   "QUALIFY", "RIGHT",  "ROLLUP", "SELECT",
+      "THEN",   "TRUE",   "UNION",     "USING",  "WHEN",    "WHERE",  "WINDOW", "WITH"};
+  return *words;
+}
+
+const std::set<std::string>& DmlDdlWords() {
+  static const auto* words = new std::set<std::string>{
+      "INSERT", "UPDATE", "DELETE", "MERGE",  "CREATE", "DROP",    "ALTER", "TRUNCATE",
+      "GRANT",  "REVOKE", "COPY",   "CALL",   "EXECUTE", "BEGIN",  "COMMIT", "ROLLBACK",
+      "SET",    "VACUUM", "ANALYZE", "EXPLAIN", "DECLARE", "DO",    "LOCK",  "VALUES", "TABLE"};
+  return *words;
+}
+
+class Parser {
+ public:
+  explicit Parser(std::vector<Token> tokens) : t_(std::move(tokens)) {}
+
+  absl::StatusOr<Script> ParseScript() {
+    Script script;
+    if (Peek().kind == Token::Kind::kEnd) {
+      return Error(Peek(), "the statement is empty: write SELECT WITH DIFFERENTIAL_PRIVACY ...");
+    }
+    while (true) {
+      if (script.statements.size() == kMaxStatements) {
+        return Error(Peek(), absl::StrCat("more than ", kMaxStatements, " statements in one script"));
+      }
+      ASSIGN_OR_RETURN(Statement s, ParseStatement());
+      script.statements.push_back(std::move(s));
+      if (IsSymbol(";")) {
+        Next();
+        if (Peek().kind == Token::Kind::kEnd) break;
+        continue;
+      }
+      if (Peek().kind == Token::Kind::kEnd) break;
+      return UnexpectedAfterStatement();
+    }
+    return script;
+  }
+
+ private:
+  // ---- token helpers ----
+  const Token& Peek(size_t ahead = 0) const {
+    const size_t i = std::min(i_ + ahead, t_.size() - 1);
+    return t_[i];
+  }
+  const Token& Next() {
+    const Token& t = t_[i_];
+    if (i_ + 1 < t_.size()) ++i_;
+    return t;
+  }
+  bool IsKeyword(absl::string_view kw, size_t ahead = 0) const {
+    const Token& t = Peek(ahead);
+    return t.kind == Token::Kind::kIdent && t.upper == kw;
+  }
+  bool IsSymbol(absl::string_view s, size_t ahead = 0) const {
+    const Token& t = Peek(ahead);
+    return t.kind == Token::Kind::kSymbol && t.text == s;
+  }
+  static std::string Describe(const Token& t) {
+    switch (t.kind) {
+      case Token::Kind::kEnd:
+        return "the end of the statement";
+      case Token::Kind::kString:
+        return "a string";
+      case Token::Kind::kNumber:
+        return absl::StrCat("the number ", t.text.substr(0, 20));
+      default:
+        return absl::StrCat("'", t.text.substr(0, 20), "'");
+    }
+  }
+  static absl::Status Error(const Token& t, absl::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat("sql: ", FormatPosition(t.pos), ": ", what));
+  }
+  static absl::Status Unsupported(Position p, absl::string_view what) {
+    return absl::UnimplementedError(absl::StrCat("sql: ", FormatPosition(p), ": ", what));
+  }
+  absl::Status Expected(absl::string_view what) const {
+    return Error(Peek(), absl::StrCat("expected ", what, ", found ", Describe(Peek())));
+  }
+  absl::Status ExpectKeyword(absl::string_view kw) {
+    if (!IsKeyword(kw)) return Expected(kw);
+    Next();
+    return absl::OkStatus();
+  }
+  absl::Status ExpectSymbol(absl::string_view s) {
+    if (!IsSymbol(s)) return Expected(absl::StrCat("'", s, "'"));
+    Next();
+    return absl::OkStatus();
+  }
+  // A name: an identifier that is not reserved, or a `quoted` one. Lower-cased when unquoted.
+  absl::StatusOr<std::string> ParseName(absl::string_view what) {
+    const Token& t = Peek();
+    if (t.kind == Token::Kind::kQuotedIdent) {
+      Next();
+      return t.text;
+    }
+    if (t.kind != Token::Kind::kIdent || ReservedWords().count(t.upper)) return Expected(what);
+    if (t.text.size() > kMaxIdentifierBytes) {
+      return Error(t, absl::StrCat("a name longer than ", kMaxIdentifierBytes, " characters"));
+    }
+    Next();
+    return absl::AsciiStrToLower(t.text);
+  }
+
+  absl::Status UnexpectedAfterStatement() const {
+    const Token& t = Peek();
+    if (t.kind == Token::Kind::kIdent) {
+      if (t.upper == "UNION" || t.upper == "INTERSECT" || t.upper == "EXCEPT") {
+        return Unsupported(t.pos, absl::StrCat("set operations (", t.upper,
+                                               ") are not supported: run each SELECT on its own"));
+      }
+      if (t.upper == "HAVING") {
+        return Unsupported(t.pos,
+                           "HAVING is not supported: it would filter groups on their noisy values "
+                           "inside the query; filter the released rows yourself");
+      }
+      if (t.upper == "OFFSET") return Unsupported(t.pos, "OFFSET is not supported: use LIMIT only");
+      if (t.upper == "WINDOW" || t.upper == "QUALIFY") {
+        return Unsupported(t.pos, "window functions are not supported");
+      }
+      if (t.upper == "JOIN" || t.upper == "INNER" || t.upper == "LEFT" || t.upper == "RIGHT" ||
+          t.upper == "FULL" || t.upper == "CROSS") {
+        return Unsupported(t.pos, "JOINs are not supported: FROM names exactly one dataset");
+      }
+    }
+    if (t.kind == Token::Kind::kSymbol && t.text == ",") {
+      return Unsupported(t.pos, "several tables are not supported: FROM names exactly one dataset");
+    }
+    return Error(t, absl::StrCat("unexpected ", Describe(t),
+                                 ": expected WHERE, GROUP BY, ORDER BY, LIMIT, ';' or the end"));
+  }
+
+  // ---- statement ----
+  absl::StatusOr<Statement> ParseStatement() {
+    Statement s;
+    const Token& first = Peek();
+    s.pos = first.pos;
+    if (IsKeyword("WITH")) {
+      return Unsupported(first.pos, "WITH (common table expressions) is not supported: write one "
+                                    "SELECT WITH DIFFERENTIAL_PRIVACY on a dataset");
+    }
+    if (first.kind == Token::Kind::kIdent && DmlDdlWords().count(first.upper)) {
+      return Unsupported(first.pos, absl::StrCat(first.upper, " is not supported: only SELECT WITH "
+                                                 "DIFFERENTIAL_PRIVACY statements are accepted"));
+    }
+    if (IsSymbol("(")) {
+      return Unsupported(first.pos, "a parenthesised query is not supported: write SELECT WITH "
+                                    "DIFFERENTIAL_PRIVACY ...");
+    }
+    RETURN_IF_ERROR(ExpectKeyword("SELECT"));
+    if (!IsKeyword("WITH")) {
+      if (IsKeyword("DISTINCT")) {
+        return Unsupported(Peek().pos, "SELECT DISTINCT is not supported: write SELECT WITH "
+                                       "DIFFERENTIAL_PRIVACY OPTIONS(...) ... GROUP BY");
+      }
+      return Unsupported(first.pos,
+                         "a SELECT without WITH DIFFERENTIAL_PRIVACY would release exact values: "
+                         "write SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = ...) ...");
+    }
+    Next();
+    if (!IsKeyword("DIFFERENTIAL_PRIVACY")) {
+      return Expected("DIFFERENTIAL_PRIVACY after SELECT WITH");
+    }
+    Next();
+    s.options_pos = Peek().pos;
+    if (IsKeyword("OPTIONS")) {
+      Next();
+      RETURN_IF_ERROR(ExpectSymbol("("));
+      if (!IsSymbol(")")) {
+        while (true) {
+          DpOption o;
+          o.pos = Peek().pos;
+          ASSIGN_OR_RETURN(o.name, ParseName("an option name"));
+          RETURN_IF_ERROR(ExpectSymbol("="));
+          ASSIGN_OR_RETURN(o.value, ParseExpr(0));
+          s.options.push_back(std::move(o));
+          if (!IsSymbol(",")) break;
+          Next();
+        }
+      }
+      RETURN_IF_ERROR(ExpectSymbol(")"));
+    }
+    // Select list.
+    while (true) {
+      SelectItem item;
+      item.pos = Peek().pos;
+      if (IsKeyword("FROM")) return Expected("a select-list item");
+      ASSIGN_OR_RETURN(item.expr, ParseExpr(0));
+      if (IsKeyword("AS")) {
+        Next();
+        ASSIGN_OR_RETURN(item.alias, ParseName("an alias after AS"));
+      } else if ((Peek().kind == Token::Kind::kIdent && !ReservedWords().count(Peek().upper)) ||
+                 Peek().kind == Token::Kind::kQuotedIdent) {
+        ASSIGN_OR_RETURN(item.alias, ParseName("an alias"));
+      }
+      s.select.push_back(std::move(item));
+      if (!IsSymbol(",")) break;
+      Next();
+    }
+    if (!IsKeyword("FROM")) return Expected("',' or FROM");
+    Next();
+    s.table_pos = Peek().pos;
+    if (IsSymbol("(")) {
+      return Unsupported(Peek().pos, "subqueries are not supported: FROM names exactly one dataset");
+    }
+    ASSIGN_OR_RETURN(s.table, ParseName("a dataset name after FROM"));
+    if (IsSymbol(".")) {
+      return Unsupported(Peek().pos, "qualified dataset names are not supported: FROM names a dpq "
+                                     "dataset");
+    }
+    if (IsKeyword("AS")) {
+      Next();
+      ASSIGN_OR_RETURN(s.table_alias, ParseName("an alias after AS"));
+    } else if ((Peek().kind == Token::Kind::kIdent && !ReservedWords().count(Peek().upper)) ||
+               Peek().kind == Token::Kind::kQuotedIdent) {
+      ASSIGN_OR_RETURN(s.table_alias, ParseName("an alias"));
+    }
+    if (IsKeyword("WHERE")) {
+      Next();
+      s.has_where = true;
+      ASSIGN_OR_RETURN(s.where, ParseExpr(0));
+    }
+    if (IsKeyword("GROUP")) {
+      s.group_by_pos = Peek().pos;
+      Next();
+      RETURN_IF_ERROR(ExpectKeyword("BY"));
+      if (IsKeyword("ROLLUP") || IsKeyword("CUBE") || IsKeyword("GROUPING")) {
+        return Unsupported(Peek().pos, absl::StrCat(Peek().upper, " is not supported: GROUP BY "
+                                                    "lists columns only"));
+      }
+      while (true) {
+        ASSIGN_OR_RETURN(Expr e, ParseExpr(0));
+        s.group_by.push_back(std::move(e));
+        if (!IsSymbol(",")) break;
+        Next();
+      }
+    }
+    if (IsKeyword("HAVING")) return UnexpectedAfterStatement();
+    if (IsKeyword("ORDER")) {
+      Next();
+      RETURN_IF_ERROR(ExpectKeyword("BY"));
+      while (true) {
+        OrderItem o;
+        o.pos = Peek().pos;
+        ASSIGN_OR_RETURN(o.expr, ParseExpr(0));
+        if (IsKeyword("DESC")) {
+          o.descending = true;
+          Next();
+        } else if (IsKeyword("ASC")) {
+          Next();
+        }
+        s.order_by.push_back(std::move(o));
+        if (!IsSymbol(",")) break;
+        Next();
+      }
+    }
+    if (IsKeyword("LIMIT")) {
+      Next();
+      s.limit_pos = Peek().pos;
+      const Token& n = Peek();
+      if (n.kind != Token::Kind::kNumber || n.text.find_first_not_of("0123456789") != std::string::npos ||
+          n.text.size() > 9) {
+        return Expected("a whole number of rows after LIMIT (at most 999999999)");
+      }
+      Next();
+      s.has_limit = true;
+      s.limit = std::atoll(n.text.c_str());
+    }
+    return s;
+  }
+
+  // ---- expressions (precedence climbing) ----
+  // Levels: 0 OR, 1 AND, 2 NOT, 3 predicate (comparison, IN, BETWEEN, IS), 4 + -, 5 * /, 6 unary.
+  absl::StatusOr<Expr> ParseExpr(int level) {
+    if (++depth_ > kMaxExprDepth) {
+      return Error(Peek(), absl::StrCat("expression nested deeper than ", kMaxExprDepth));
+    }
+    absl::StatusOr<Expr> e = ParseLevel(level);
+    --depth_;
+    return e;
+  }
+
+  absl::StatusOr<Expr> Binary(std::string op, Expr lhs, Expr rhs) {
+    Expr e;
+    e.kind = Expr::Kind::kBinary;
+    e.pos = lhs.pos;
+    e.op = std::move(op);
+    e.children.push_back(std::move(lhs));
+    e.children.push_back(std::move(rhs));
+    return e;
+  }
+
+  absl::StatusOr<Expr> ParseLevel(int level) {
+    switch (level) {
+      case 0:
+      case 1: {
+        const char* kw = level == 0 ? "OR" : "AND";
+        ASSIGN_OR_RETURN(Expr lhs, ParseExpr(level + 1));
+        while (IsKeyword(kw)) {
+          Next();
+          ASSIGN_OR_RETURN(Expr rhs, ParseExpr(level + 1));
+          ASSIGN_OR_RETURN(lhs, Binary(kw, std::move(lhs), std::move(rhs)));
+        }
+        return lhs;
+      }
+      case 2: {
+        if (IsKeyword("NOT")) {
+          Expr e;
+          e.kind = Expr::Kind::kUnary;
+          e.pos = Next().pos;
+          e.op = "NOT";
+          ASSIGN_OR_RETURN(Expr inner, ParseExpr(2));
+          e.children.push_back(std::move(inner));
+          return e;
+        }
+        return ParseExpr(3);
+      }
+      case 3:
+        return ParsePredicate();
+      case 4:
+      case 5: {
+        ASSIGN_OR_RETURN(Expr lhs, ParseExpr(level + 1));
+        while (level == 4 ? (IsSymbol("+") || IsSymbol("-")) : (IsSymbol("*") || IsSymbol("/"))) {
+          std::string op = Next().text;
+          ASSIGN_OR_RETURN(Expr rhs, ParseExpr(level + 1));
+          ASSIGN_OR_RETURN(lhs, Binary(op, std::move(lhs), std::move(rhs)));
+        }
+        return lhs;
+      }
+      default: {
+        if (IsSymbol("-") || IsSymbol("+")) {
+          Expr e;
+          e.kind = Expr::Kind::kUnary;
+          e.pos = Peek().pos;
+          e.op = Next().text;
+          ASSIGN_OR_RETURN(Expr inner, ParseExpr(6));
+          e.children.push_back(std::move(inner));
+          return e;
+        }
+        return ParsePrimary();
+      }
+    }
+  }
+
+  absl::StatusOr<Expr> ParsePredicate() {
+    ASSIGN_OR_RETURN(Expr lhs, ParseExpr(4));
+    static constexpr absl::string_view kCompare[] = {"=", "<>", "!=", "<", "<=", ">", ">="};
+    for (absl::string_view op : kCompare) {
+      if (IsSymbol(op)) {
+        Next();
+        ASSIGN_OR_RETURN(Expr rhs, ParseExpr(4));
+        return Binary(op == "!=" ? "<>" : std::string(op), std::move(lhs), std::move(rhs));
+      }
+    }
+    bool negated = false;
+    if (IsKeyword("NOT") && (IsKeyword("IN", 1) || IsKeyword("BETWEEN", 1))) {
+      Next();
+      negated = true;
+    }
+    if (IsKeyword("IN")) {
+      Expr e;
+      e.kind = Expr::Kind::kIn;
+      e.pos = lhs.pos;
+      e.negated = negated;
+      Next();
+      if (IsSymbol("(") && IsKeyword("SELECT", 1)) {
+        return Unsupported(Peek(1).pos, "subqueries are not supported");
+      }
+      RETURN_IF_ERROR(ExpectSymbol("("));
+      e.children.push_back(std::move(lhs));
+      while (true) {
+        ASSIGN_OR_RETURN(Expr item, ParseExpr(4));
+        e.children.push_back(std::move(item));
+        if (!IsSymbol(",")) break;
+        Next();
+      }
+      RETURN_IF_ERROR(ExpectSymbol(")"));
+      return e;
+    }
+    if (IsKeyword("BETWEEN")) {
+      Expr e;
+      e.kind = Expr::Kind::kBetween;
+      e.pos = lhs.pos;
+      e.negated = negated;
+      Next();
+      e.children.push_back(std::move(lhs));
+      ASSIGN_OR_RETURN(Expr low, ParseExpr(4));
+      RETURN_IF_ERROR(ExpectKeyword("AND"));
+      ASSIGN_OR_RETURN(Expr high, ParseExpr(4));
+      e.children.push_back(std::move(low));
+      e.children.push_back(std::move(high));
+      return e;
+    }
+    if (IsKeyword("IS")) {
+      Expr e;
+      e.kind = Expr::Kind::kIsNull;
+      e.pos = lhs.pos;
+      Next();
+      if (IsKeyword("NOT")) {
+        Next();
+        e.negated = true;
+      }
+      RETURN_IF_ERROR(ExpectKeyword("NULL"));
+      e.children.push_back(std::move(lhs));
+      return e;
+    }
+    return lhs;
+  }
+
+  absl::StatusOr<Expr> ParsePrimary() {
+    const Token& t = Peek();
+    Expr e;
+    e.pos = t.pos;
+    switch (t.kind) {
+      case Token::Kind::kNumber:
+        e.kind = Expr::Kind::kNumber;
+        e.text = Next().text;
+        return e;
+      case Token::Kind::kString:
+        e.kind = Expr::Kind::kString;
+        e.text = Next().text;
+        return e;
+      case Token::Kind::kEnd:
+        return Expected("an expression");
+      case Token::Kind::kSymbol:
+        if (t.text == "*") {
+          Next();
+          e.kind = Expr::Kind::kStar;
+          return e;
+        }
+        if (t.text == "(") {
+          Next();
+          if (IsKeyword("SELECT") || IsKeyword("WITH")) {
+            return Unsupported(Peek().pos, "subqueries are not supported");
+          }
+          ASSIGN_OR_RETURN(Expr first, ParseExpr(0));
+          if (!IsSymbol(",")) {
+            RETURN_IF_ERROR(ExpectSymbol(")"));
+            return first;
+          }
+          e.kind = Expr::Kind::kTuple;
+          e.children.push_back(std::move(first));
+          while (IsSymbol(",")) {
+            Next();
+            ASSIGN_OR_RETURN(Expr item, ParseExpr(0));
+            e.children.push_back(std::move(item));
+          }
+          RETURN_IF_ERROR(ExpectSymbol(")"));
+          return e;
+        }
+        return Expected("an expression");
+      case Token::Kind::kIdent:
+      case Token::Kind::kQuotedIdent:
+        break;
+    }
+    if (t.kind == Token::Kind::kIdent) {
+      if (t.upper == "NULL") {
+        Next();
+        e.kind = Expr::Kind::kNull;
+        return e;
+      }
+      if (t.upper == "CASE") return Unsupported(t.pos, "CASE is not supported");
+      if (t.upper == "EXISTS") return Unsupported(t.pos, "subqueries (EXISTS) are not supported");
+      if (t.upper == "SELECT") return Unsupported(t.pos, "subqueries are not supported");
+      if (IsSymbol("(", 1)) return ParseCall();
+    }
+    ASSIGN_OR_RETURN(std::string name, ParseName("an expression"));
+    e.kind = Expr::Kind::kColumn;
+    if (IsSymbol(".")) {
+      Next();
+      e.qualifier = std::move(name);
+      ASSIGN_OR_RETURN(name, ParseName("a column name after '.'"));
+    }
+    e.name = std::move(name);
+    return e;
+  }
+
+  absl::StatusOr<Expr> ParseCall() {
+    Expr e;
+    e.kind = Expr::Kind::kCall;
+    e.pos = Peek().pos;
+    e.name = Next().upper;
+    RETURN_IF_ERROR(ExpectSymbol("("));
+    if (IsKeyword("DISTINCT")) {
+      return Unsupported(Peek().pos, absl::StrCat("DISTINCT aggregates are not supported (", e.name,
+                                                  "(DISTINCT ...)): each unit's contribution is "
+                                                  "bounded by its rows"));
+    }
+    if (!IsSymbol(")")) {
+      while (true) {
+        if (Peek().kind == Token::Kind::kIdent && IsSymbol("=>", 1)) {
+          Expr named;
+          named.kind = Expr::Kind::kNamedArg;
+          named.pos = Peek().pos;
+          named.name = absl::AsciiStrToLower(Next().text);
+          Next();
+          ASSIGN_OR_RETURN(Expr value, ParseExpr(0));
+          named.children.push_back(std::move(value));
+          e.children.push_back(std::move(named));
+        } else {
+          ASSIGN_OR_RETURN(Expr arg, ParseExpr(0));
+          e.children.push_back(std::move(arg));
+        }
+        if (!IsSymbol(",")) break;
+        Next();
+      }
+    }
+    RETURN_IF_ERROR(ExpectSymbol(")"));
+    if (IsKeyword("OVER")) {
+      return Unsupported(Peek().pos, "window functions (OVER) are not supported");
+    }
+    return e;
+  }
+
+  std::vector<Token> t_;
+  size_t i_ = 0;
+  int depth_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<Script> Parse(absl::string_view text) {
+  ASSIGN_OR_RETURN(std::vector<Token> tokens, Tokenize(text));
+  Parser p(std::move(tokens));
+  return p.ParseScript();
+}
+
+}  // namespace dpq::sql

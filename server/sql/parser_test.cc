@@ -1,0 +1,189 @@
+#include "server/sql/parser.h"
+#include "server/sql/lexer.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace dpq::sql {
+namespace {
+
+using ::testing::HasSubstr;
+
+Script Parsed(absl::string_view text) {
+  absl::StatusOr<Script> r = Parse(text);
+  EXPECT_TRUE(r.ok()) << text << ": " << r.status();
+  return r.ok() ? *r : Script{};
+}
+
+constexpr char kIssueExample[] = R"sql(SELECT WITH DIFFERENTIAL_PRIVACY
+  OPTIONS (epsilon = 1.0, delta = 1e-6, max_groups_contributed = 2, privacy_unit_column = person_id)
+  language, COUNT(*) AS n, AVG(wages, contribution_bounds_per_group => (0, 50)) AS mean_wage
+FROM slid
+WHERE age >= 30
+GROUP BY language
+ORDER BY n DESC
+LIMIT 10)sql";
+
+TEST(SqlParserTest, ParsesTheIssueExample) {
+  Script s = Parsed(kIssueExample);
+  ASSERT_EQ(s.statements.size(), 1u);
+  const Statement& st = s.statements[0];
+  ASSERT_EQ(st.options.size(), 4u);
+  EXPECT_EQ(st.options[0].name, "epsilon");
+  EXPECT_EQ(st.options[0].value.text, "1.0");
+  EXPECT_EQ(st.options[3].name, "privacy_unit_column");
+  EXPECT_EQ(st.options[3].value.kind, Expr::Kind::kColumn);
+  EXPECT_EQ(st.options[3].value.name, "person_id");
+  ASSERT_EQ(st.select.size(), 3u);
+  EXPECT_EQ(st.select[0].expr.kind, Expr::Kind::kColumn);
+  EXPECT_EQ(st.select[1].expr.kind, Expr::Kind::kCall);
+  EXPECT_EQ(st.select[1].expr.name, "COUNT");
+  EXPECT_EQ(st.select[1].expr.children[0].kind, Expr::Kind::kStar);
+  EXPECT_EQ(st.select[1].alias, "n");
+  const Expr& avg = st.select[2].expr;
+  ASSERT_EQ(avg.children.size(), 2u);
+  EXPECT_EQ(avg.children[1].kind, Expr::Kind::kNamedArg);
+  EXPECT_EQ(avg.children[1].name, "contribution_bounds_per_group");
+  EXPECT_EQ(avg.children[1].children[0].kind, Expr::Kind::kTuple);
+  EXPECT_EQ(avg.pos.line, 3);
+  EXPECT_EQ(avg.pos.column, 28);
+  EXPECT_EQ(st.table, "slid");
+  EXPECT_TRUE(st.has_where);
+  EXPECT_EQ(st.where.op, ">=");
+  ASSERT_EQ(st.group_by.size(), 1u);
+  ASSERT_EQ(st.order_by.size(), 1u);
+  EXPECT_TRUE(st.order_by[0].descending);
+  EXPECT_TRUE(st.has_limit);
+  EXPECT_EQ(st.limit, 10);
+}
+
+TEST(SqlParserTest, KeywordsAreCaseInsensitiveAndCommentsAreWhitespace) {
+  Script s = Parsed(
+      "select with differential_privacy options(epsilon=1) -- a comment ; DROP TABLE x\n"
+      "count(*) /* ; DELETE FROM y */ from slid s where s.age between 1 and 2;");
+  ASSERT_EQ(s.statements.size(), 1u);
+  EXPECT_EQ(s.statements[0].table_alias, "s");
+  EXPECT_EQ(s.statements[0].where.kind, Expr::Kind::kBetween);
+  EXPECT_EQ(s.statements[0].where.children[0].qualifier, "s");
+}
+
+TEST(SqlParserTest, SeveralStatementsFormAScript) {
+  Script s = Parsed(
+      "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon=1) COUNT(*) FROM a;"
+      "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon=1) SUM(x) FROM a;");
+  EXPECT_EQ(s.statements.size(), 2u);
+}
+
+TEST(SqlParserTest, PrecedenceOfArithmeticAndLogic) {
+  Script s = Parsed(
+      "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon=1) 1 + 2 * COUNT(*) AS x FROM t "
+      "WHERE a = 1 OR b = 2 AND NOT c IN ('x', 'y') AND d IS NOT NULL");
+  const Expr& x = s.statements[0].select[0].expr;
+  EXPECT_EQ(x.op, "+");
+  EXPECT_EQ(x.children[1].op, "*");
+  const Expr& w = s.statements[0].where;
+  EXPECT_EQ(w.op, "OR");
+  EXPECT_EQ(w.children[1].op, "AND");
+  EXPECT_EQ(w.children[1].children[0].op, "AND");
+  EXPECT_EQ(w.children[1].children[0].children[1].op, "NOT");
+  EXPECT_EQ(w.children[1].children[1].kind, Expr::Kind::kIsNull);
+  EXPECT_TRUE(w.children[1].children[1].negated);
+}
+
+TEST(SqlParserTest, NumbersKeepTheirSpelling) {
+  Script s = Parsed("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon=1e+06, delta=.5) COUNT(*) FROM t");
+  EXPECT_EQ(s.statements[0].options[0].value.text, "1e+06");
+  EXPECT_EQ(s.statements[0].options[1].value.text, ".5");
+}
+
+struct Refusal {
+  const char* sql;
+  absl::StatusCode code;
+  const char* message;  // a substring of the message
+  int line;
+  int column;
+};
+
+class SqlParserRefusalTest : public ::testing::TestWithParam<Refusal> {};
+
+TEST_P(SqlParserRefusalTest, NamesTheClauseAndItsPosition) {
+  const Refusal& r = GetParam();
+  absl::StatusOr<Script> s = Parse(r.sql);
+  ASSERT_FALSE(s.ok()) << r.sql;
+  EXPECT_EQ(s.status().code(), r.code) << s.status();
+  EXPECT_THAT(std::string(s.status().message()), HasSubstr(r.message));
+  EXPECT_THAT(std::string(s.status().message()),
+              HasSubstr("sql: line " + std::to_string(r.line) + ", column " +
+                        std::to_string(r.column) + ":"));
+}
+
+constexpr auto kUnimpl = absl::StatusCode::kUnimplemented;
+constexpr auto kInvalid = absl::StatusCode::kInvalidArgument;
+#define DP "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon=1) "
+
+INSTANTIATE_TEST_SUITE_P(
+    Refusals, SqlParserRefusalTest,
+    ::testing::Values(
+        Refusal{"", kInvalid, "the statement is empty", 1, 1},
+        Refusal{"   -- nothing", kInvalid, "the statement is empty", 1, 14},
+        Refusal{"SELECT COUNT(*) FROM t", kUnimpl, "without WITH DIFFERENTIAL_PRIVACY", 1, 1},
+        Refusal{"SELECT DISTINCT a FROM t", kUnimpl, "SELECT DISTINCT", 1, 8},
+        Refusal{"WITH x AS (SELECT 1) SELECT * FROM x", kUnimpl, "WITH (common table", 1, 1},
+        Refusal{"DROP TABLE t", kUnimpl, "DROP is not supported", 1, 1},
+        Refusal{"insert into t values (1)", kUnimpl, "INSERT is not supported", 1, 1},
+        Refusal{DP "COUNT(*) FROM t; DELETE FROM t", kUnimpl, "DELETE is not supported", 1, 70},
+        Refusal{DP "COUNT(*) FROM t /* x */; UPDATE t SET a = 1", kUnimpl, "UPDATE", 1, 78},
+        Refusal{DP "COUNT(*) FROM t JOIN u ON t.a = u.a", kUnimpl, "JOINs", 1, 69},
+        Refusal{DP "COUNT(*) FROM t LEFT JOIN u ON t.a = u.a", kUnimpl, "JOINs", 1, 69},
+        Refusal{DP "COUNT(*) FROM t, u", kUnimpl, "several tables", 1, 68},
+        Refusal{DP "COUNT(*) FROM (SELECT * FROM t)", kUnimpl, "subqueries", 1, 67},
+        Refusal{DP "COUNT(*) FROM t WHERE a IN (SELECT a FROM u)", kUnimpl, "subqueries", 1, 81},
+        Refusal{DP "COUNT(*) FROM t WHERE EXISTS (SELECT 1)", kUnimpl, "EXISTS", 1, 75},
+        Refusal{DP "COUNT(*) FROM t WHERE a = (SELECT 1)", kUnimpl, "subqueries", 1, 80},
+        Refusal{DP "COUNT(*) FROM t UNION ALL SELECT 1", kUnimpl, "set operations (UNION)", 1, 69},
+        Refusal{DP "COUNT(*) FROM t EXCEPT SELECT 1", kUnimpl, "set operations (EXCEPT)", 1, 69},
+        Refusal{DP "COUNT(*) OVER () FROM t", kUnimpl, "window functions", 1, 62},
+        Refusal{DP "COUNT(DISTINCT a) FROM t", kUnimpl, "DISTINCT aggregates", 1, 59},
+        Refusal{DP "a, COUNT(*) FROM t GROUP BY ROLLUP(a)", kUnimpl, "ROLLUP", 1, 81},
+        Refusal{DP "a, COUNT(*) FROM t GROUP BY CUBE(a)", kUnimpl, "CUBE", 1, 81},
+        Refusal{DP "a, COUNT(*) FROM t GROUP BY a HAVING COUNT(*) > 1", kUnimpl, "HAVING", 1, 83},
+        Refusal{DP "COUNT(*) FROM t LIMIT 1 OFFSET 2", kUnimpl, "OFFSET", 1, 77},
+        Refusal{DP "CASE WHEN a THEN 1 END FROM t", kUnimpl, "CASE", 1, 53},
+        Refusal{DP "COUNT(*) FROM t LIMIT -1", kInvalid, "a whole number of rows after LIMIT", 1, 75},
+        Refusal{DP "COUNT(*) FROM t LIMIT 1.5", kInvalid, "after LIMIT", 1, 75},
+        Refusal{DP "COUNT(*) FROM t WHERE", kInvalid, "expected an expression", 1, 74},
+        Refusal{DP "COUNT(*) t", kInvalid, "expected ',' or FROM", 1, 63},
+        Refusal{DP "FROM t", kInvalid, "expected a select-list item", 1, 53},
+        Refusal{"SELECT WITH PRIVACY COUNT(*) FROM t", kInvalid, "DIFFERENTIAL_PRIVACY", 1, 13},
+        Refusal{DP "COUNT(*) FROM t WHERE a = 'x", kInvalid, "unterminated string", 1, 79},
+        Refusal{DP "COUNT(*) FROM t WHERE a = \"x\"", kInvalid, "double quotes", 1, 79},
+        Refusal{DP "COUNT(*) FROM t /* open", kInvalid, "unterminated comment", 1, 69},
+        Refusal{DP "COUNT(*) FROM t WHERE a = 1 ? 2", kInvalid, "unexpected character '?'", 1, 81},
+        Refusal{DP "COUNT(*)\nFROM t\nWHERE (a = 1", kInvalid, "expected ')'", 3, 13},
+        Refusal{DP "COUNT(*) FROM t WHERE a = 12abc", kInvalid, "run into a name", 1, 81},
+        Refusal{DP "COUNT(*) FROM t GROUP a", kInvalid, "expected BY", 1, 75},
+        Refusal{DP "COUNT(*) FROM t ORDER a", kInvalid, "expected BY", 1, 75},
+        Refusal{DP "COUNT(*) FROM db.t", kUnimpl, "qualified dataset names", 1, 69},
+        Refusal{"(SELECT 1)", kUnimpl, "parenthesised query", 1, 1},
+        Refusal{"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon 1) COUNT(*) FROM t", kInvalid,
+                "expected '='", 1, 50}));
+
+TEST(SqlParserTest, RefusesDeepNesting) {
+  std::string deep = DP "COUNT(*) FROM t WHERE ";
+  for (int i = 0; i < 200; ++i) deep += "(";
+  deep += "a = 1";
+  for (int i = 0; i < 200; ++i) deep += ")";
+  absl::StatusOr<Script> s = Parse(deep);
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.status().message()), HasSubstr("nested deeper than 64"));
+}
+
+TEST(SqlParserTest, RefusesOversizedInput) {
+  std::string big(kMaxStatementBytes + 1, ' ');
+  EXPECT_EQ(Parse(big).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace dpq::sql

@@ -1,0 +1,243 @@
+#!/usr/bin/python3
+"""End-to-end: `dpqctl sql` (AnalystService.ExecuteSql / ExplainSql) through dpqd.
+
+At epsilon 1e6 the noise is far below the tolerances used here, so each released value must
+equal PostgreSQL's exact SQL answer on the same clamped, bounded rows (computed in the same
+embedded cluster on a plain copy of the CSV). Refusals and --explain charge nothing; a repeated
+request id replays; an identical single-aggregate question is answered from the result cache.
+"""
+
+import os
+import sys
+import tempfile
+import subprocess
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+import sql_support  # noqa: E402
+
+DP = "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1e6%s) "
+
+
+def dp(extra=""):
+    return DP % extra
+
+
+@sql_support.needs_psql
+class SqlTest(harness.DpqdTestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dpqd = cls.new_class_dpqd()
+        sql_support.create_datasets(cls.dpqd)
+        sql_support.load_truth(cls.dpqd)
+
+    def sql(self, statement, *args, check=True):
+        return self.dpqd.ctl("sql", statement, *args, check=check)
+
+    def truth(self, sql):
+        return sql_support.truth_rows(self.dpqd, sql)
+
+    def assert_value(self, got, want, noise=None):
+        # epsilon 1e6: Laplace scale ~ sensitivity * 1e-6; a deviation of 1e-3 * max(1, |want|)
+        # is more than 100 scales for every sensitivity below 10 (tail exp(-100)).
+        self.assertAlmostEqual(got, want, delta=1e-3 * max(1.0, abs(want)), msg=noise)
+
+    def test_count_star_counts_each_unit_once_by_default(self):
+        doc = self.sql(dp() + "COUNT(*) AS n FROM colon")
+        self.assertEqual(doc["columns"], [{"name": "n", "type": "int64"}])
+        (want,), = self.truth("SELECT count(DISTINCT patient_id) FROM truth.colon")
+        self.assertEqual(doc["rows"], [[int(want)]])
+
+    def test_count_bounds_per_group_clamp_each_units_count(self):
+        doc = self.sql(dp() + "COUNT(*, contribution_bounds_per_group => (0, 2)) FROM colon")
+        (want,), = self.truth("SELECT sum(least(c, 2)) FROM (SELECT patient_id, count(*) c "
+                              "FROM truth.colon GROUP BY 1) u")
+        self.assertEqual(doc["rows"][0][0], int(want))
+        self.assertEqual(doc["columns"][0]["name"], "f0_")
+
+    def test_sum_and_avg_pre_aggregate_per_unit(self):
+        doc = self.sql(dp() + "SUM(time, contribution_bounds_per_group => (0, 4000)) AS s, "
+                       "AVG(time, contribution_bounds_per_group => (500, 3000)) AS a FROM colon")
+        (s, a), = self.truth(
+            "SELECT sum(least(greatest(s, 0), 4000)), avg(least(greatest(m, 500), 3000)) FROM "
+            "(SELECT patient_id, sum(time) s, avg(time) m FROM truth.colon WHERE time IS NOT NULL "
+            "GROUP BY 1) u")
+        self.assert_value(doc["rows"][0][0], float(s))
+        self.assert_value(doc["rows"][0][1], float(a))
+        self.assertEqual(doc["epsilon"], 1e6)
+        # The flag query with --per-unit is the same bounding.
+        flag = self.dpqd.ctl("query", "colon", "--aggregate", "sum", "--column", "time",
+                             "--lower", 0, "--upper", 4000, "--per-unit", "--epsilon", 1e6)
+        self.assert_value(flag["value"], float(s))
+
+    def test_grouped_filtered_ordered_limited_as_in_the_issue(self):
+        doc = self.sql(
+            "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1e6, delta = 1e-3, "
+            "max_groups_contributed = 1, privacy_unit_column = person_id) "
+            "language, COUNT(*) AS n, AVG(wages, contribution_bounds_per_group => (0, 50)) AS "
+            "mean_wage FROM slid WHERE age >= 30 GROUP BY language ORDER BY n DESC LIMIT 2")
+        want = self.truth(
+            "SELECT language, count(DISTINCT person_id) n, "
+            "avg(least(greatest(w, 0), 50)) FILTER (WHERE w IS NOT NULL) FROM (SELECT person_id, "
+            "language, avg(wages) w FROM truth.slid WHERE age >= 30 AND language IS NOT NULL "
+            "GROUP BY 1, 2) u GROUP BY 1 ORDER BY n DESC LIMIT 2")
+        self.assertEqual([c["name"] for c in doc["columns"]], ["language", "n", "mean_wage"])
+        self.assertEqual(len(doc["rows"]), 2)
+        for got, w in zip(doc["rows"], want):
+            self.assertEqual(got[0], w[0])
+            self.assertEqual(got[1], int(w[1]))
+            self.assert_value(got[2], float(w[2]))
+        self.assertEqual(doc["delta"], 1e-3)
+
+    def test_row_clamped_aggregates_keep_five_rows_per_unit(self):
+        doc = self.sql(dp() + "VAR_POP(time, contribution_bounds_per_row => (0, 3000)) AS v, "
+                       "STDDEV_POP(time) AS s FROM colon")
+        (v, s), = self.truth("SELECT var_pop(least(greatest(time, 0), 3000)), "
+                             "stddev_pop(least(greatest(time, 0), 5000)) FROM truth.colon "
+                             "WHERE time IS NOT NULL")
+        # colon has two rows per patient: K = 5 keeps all of them.
+        self.assertAlmostEqual(doc["rows"][0][0], float(v), delta=1e-3 * float(v))
+        self.assertAlmostEqual(doc["rows"][0][1], float(s), delta=1e-3 * float(s))
+
+    def test_quantiles_within_one_bucket(self):
+        doc = self.sql(dp() + "PERCENTILE_CONT(wages, 0.5) AS median, "
+                       "APPROX_QUANTILES(age, 4) AS q FROM slid")
+        (median,), = self.truth("SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY "
+                                "least(greatest(wages, 0), 100)) FROM truth.slid "
+                                "WHERE wages IS NOT NULL")
+        q = self.truth("SELECT percentile_disc(x) WITHIN GROUP (ORDER BY age) FROM truth.slid, "
+                       "unnest(ARRAY[0, 0.25, 0.5, 0.75, 1]) x GROUP BY x ORDER BY x")
+        # (GREATEST ignores NULLs, hence the explicit IS NOT NULL.) The DP quantile answers within a histogram bucket of (U - L) / 1000 of the exact order
+        # statistic (planner.cc, kQuantileBuckets): two buckets of slack.
+        self.assertAlmostEqual(doc["rows"][0][0], float(median), delta=2 * 100 / 1000)
+        self.assertEqual(doc["columns"][1]["type"], "array<float64>")
+        self.assertEqual(len(doc["rows"][0][1]), 5)
+        got = doc["rows"][0][1]
+        bucket = 120 / 1000
+        # The extremes are order statistics of rank 0 and n: every bucket below the minimum (above
+        # the maximum) has the same rank, so only the side is pinned.
+        self.assertLessEqual(got[0], float(q[0][0]) + 2 * bucket)
+        self.assertGreaterEqual(got[4], float(q[4][0]) - 2 * bucket)
+        for g, (want,) in zip(got[1:4], q[1:4]):
+            self.assertAlmostEqual(g, float(want), delta=2 * bucket)
+
+    def test_post_processing_arithmetic_and_where(self):
+        doc = self.sql(dp() + "2 * COUNT(*) + 1 AS twice, SUM(s.wages) / COUNT(*) AS ratio "
+                       "FROM slid AS s WHERE s.sex IN ('Female') AND s.age BETWEEN 20 AND 40 "
+                       "AND s.wages IS NOT NULL")
+        (n, total), = self.truth(
+            "SELECT count(DISTINCT person_id), sum(least(greatest(wages, 0), 100)) FROM truth.slid "
+            "WHERE sex IN ('Female') AND age BETWEEN 20 AND 40 AND wages IS NOT NULL")
+        self.assertEqual(doc["rows"][0][0], 2 * int(n) + 1)
+        self.assert_value(doc["rows"][0][1], float(total) / int(n))
+
+    def test_refusals_charge_nothing(self):
+        before = self.snapshot(self.dpqd, "slid")
+        cases = [
+            ("SELECT COUNT(*) FROM slid", "UNIMPLEMENTED", "line 1, column 1"),
+            (dp() + "COUNT(*) FROM slid; DROP TABLE slid", "UNIMPLEMENTED", "DROP"),
+            (dp() + "COUNT(*) FROM slid /* x */; DELETE FROM slid", "UNIMPLEMENTED", "DELETE"),
+            (dp() + "MIN(wages) FROM slid", "UNIMPLEMENTED", "MIN"),
+            (dp(", report_format = 'x'") + "COUNT(*) FROM slid", "INVALID_ARGUMENT", "report_format"),
+            (dp() + "language, COUNT(*) FROM slid GROUP BY language", "INVALID_ARGUMENT", "delta"),
+            (dp() + "SUM(education) FROM slid WHERE x = 1", "INVALID_ARGUMENT", "column x"),
+            (dp() + "COUNT(*) FROM nosuch", "NOT_FOUND", None),
+            (dp() + "COUNT(*) FROM slid WHERE sex = 1", "INVALID_ARGUMENT", "WHERE"),
+        ]
+        for statement, code, words in cases:
+            with self.subTest(statement=statement):
+                self.assert_error(self.sql(statement, check=False), code, words)
+        self.assertEqual(self.snapshot(self.dpqd, "slid"), before)
+
+    def test_explain_charges_nothing_and_shows_the_plan(self):
+        before = self.snapshot(self.dpqd, "slid")
+        doc = self.sql("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 2) COUNT(*), "
+                       "AVG(wages) FROM slid", "--explain")
+        self.assertEqual(self.snapshot(self.dpqd, "slid"), before)
+        self.assertEqual(doc["epsilon"], 2)
+        self.assertEqual([p["function"] for p in doc["parts"]], ["COUNT", "AVG"])
+        self.assertEqual([p["epsilon"] for p in doc["parts"]], [1, 1])
+        self.assertEqual(doc["parts"][1]["lower"], 0)
+        self.assertEqual(doc["parts"][1]["upper"], 100)
+        self.assertTrue(doc["parts"][1]["pre_aggregate"])
+        self.assertEqual(doc["parts"][0]["sensitivity"], 1)
+        self.assertGreater(doc["parts"][0]["error"], 0)
+
+    def test_request_id_replays_and_a_statement_is_one_audit_row(self):
+        before = self.snapshot(self.dpqd, "slid")
+        statement = "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 0.5) COUNT(*), SUM(age) FROM slid"
+        first = self.sql(statement, "--request-id", "sql-replay-1")
+        self.assertFalse(first["replayed"])
+        after = self.snapshot(self.dpqd, "slid")
+        self.assertAlmostEqual(after[0] - before[0], 0.5, delta=1e-12)
+        self.assertEqual(after[2], before[2] + 1, "one statement, one audit row")
+        again = self.sql(statement, "--request-id", "sql-replay-1")
+        self.assertTrue(again["replayed"])
+        self.assertEqual(again["rows"], first["rows"])
+        self.assertEqual(self.snapshot(self.dpqd, "slid"), after)
+        other = self.sql(statement.replace("0.5", "0.25"), "--request-id", "sql-replay-1", check=False)
+        self.assert_error(other, "ALREADY_EXISTS")
+
+    def test_identical_question_is_cached_and_shared_with_the_flag_query(self):
+        statement = "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 0.125) COUNT(*) FROM slid"
+        first = self.sql(statement)
+        self.assertFalse(first["cached"])
+        before = self.snapshot(self.dpqd, "slid")
+        second = self.sql(statement)
+        self.assertTrue(second["cached"])
+        self.assertEqual(second["epsilon"], 0)
+        self.assertEqual(second["rows"], first["rows"])
+        flag = self.dpqd.ctl("query", "slid", "--aggregate", "count", "--epsilon", 0.125)
+        self.assertTrue(flag["cached"], "the flag query and its SQL twin are one question")
+        self.assertEqual(self.snapshot(self.dpqd, "slid"), before)
+
+    def test_a_script_of_statements_is_charged_jointly(self):
+        before = self.snapshot(self.dpqd, "colon")
+        doc = self.sql("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 0.25) COUNT(*) FROM colon; "
+                       "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 0.5) AVG(age) FROM colon;")
+        self.assertEqual(len(doc["results"]), 2)
+        after = self.snapshot(self.dpqd, "colon")
+        self.assertAlmostEqual(after[0] - before[0], 0.75, delta=1e-12)
+        self.assertEqual(after[2], before[2] + 1)
+
+    def test_reads_the_statement_from_a_file_and_from_stdin(self):
+        statement = dp() + "COUNT(*) AS n FROM colon"
+        with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
+            f.write(statement)
+        self.addCleanup(os.unlink, f.name)
+        from_file = self.dpqd.ctl("sql", "--file", f.name)
+        argv = [harness.dpqctl_path(), "--server", self.dpqd.address, "--json", "--token",
+                self.dpqd.admin_token, "sql"]
+        proc = subprocess.run(argv, input=statement.encode(), capture_output=True, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        import json
+        from_stdin = json.loads(proc.stdout)
+        self.assertEqual(from_file["rows"], from_stdin["rows"])
+
+    def test_python_client_sql(self):
+        harness.require_grpc_stubs()
+        import dpq  # the package of client/python, assembled in <build>/python
+        client = dpq.Client(self.dpqd.address, self.dpqd.admin_token)
+        self.addCleanup(client.close)
+        out = client.sql(dp() + "COUNT(*) AS n FROM colon")
+        (want,), = self.truth("SELECT count(DISTINCT patient_id) FROM truth.colon")
+        self.assertEqual(out.columns, ["n"])
+        self.assertEqual(out.rows, [[int(want)]])
+        plan = client.explain_sql(dp() + "COUNT(*) FROM colon")
+        self.assertEqual(plan["parts"][0]["function"], "COUNT")
+        with self.assertRaises(dpq.DpqError) as e:
+            client.sql("SELECT COUNT(*) FROM colon")
+        self.assertEqual(e.exception.code, "UNIMPLEMENTED")
+
+    def test_text_output_is_an_aligned_table(self):
+        text = self.dpqd.ctl_text("sql", dp() + "COUNT(*) AS n, AVG(age) AS mean_age FROM colon")
+        lines = text.splitlines()
+        self.assertTrue(lines[0].startswith("n"), text)
+        self.assertIn("mean_age", lines[0])
+        self.assertIn("charged: epsilon 1000000", text)
+        self.assertTrue(text.endswith("\n"))
+
+
+if __name__ == "__main__":
+    unittest.main()
