@@ -12,7 +12,9 @@ from dpq.client import Client
 from dpq.errors import (AlreadyExists, DeadlineExceeded, DpqError, FailedPrecondition,
                         InvalidArgument, NotFound, PermissionDenied, ResourceExhausted,
                         Unauthenticated, Unavailable, Unimplemented)
+from dpq.collections import Collection, Estimate, FrequencyEstimate
 from dpq.sql import SqlResult, SqlTable
+from dpq.training import StepReport, TrainingRun, TrainingRuns
 from dpq.results import (BatchResult, Budget, Column, Credentials, Dataset, Interval, LoadResult,
                          Plan, QueryResult, Records, Row)
 
@@ -23,5 +25,6 @@ __all__ = [
     "Unauthenticated", "ResourceExhausted", "FailedPrecondition", "Unavailable",
     "DeadlineExceeded", "Unimplemented", "QueryResult", "BatchResult", "Plan", "Budget", "Row",
     "Interval", "Dataset", "Column", "LoadResult", "Credentials", "Records", "SqlResult",
-    "SqlTable",
+    "SqlTable", "Collection", "Estimate", "FrequencyEstimate", "TrainingRun", "StepReport",
+    "TrainingRuns",
 ]

@@ -5,7 +5,7 @@ TrainingService) attaches as a sub-object built in Client.__init__ from the clie
 shares the channel, token, deadline and error mapping: `self.collections = Collections(self._rpc)`
 in a module of its own (collections.py) calling `self._rpc.invoke(stub.Method, request)`.
 """
-from dpq import _rpc, admin, errors, health, results, sql
+from dpq import _rpc, admin, collections, errors, health, results, sql, training
 from dpq.request_builder import AGGREGATES, query_request
 from dpq.v1 import dpq_pb2, dpq_pb2_grpc
 
@@ -24,6 +24,8 @@ class Client(admin.AdminMethods):
         self._admin = dpq_pb2_grpc.AdminServiceStub(self._rpc.channel)
         self._accounting = dpq_pb2_grpc.AccountingServiceStub(self._rpc.channel)
         self._health_check = health.check_stub(self._rpc.channel)
+        self.collections = collections.Collections(self._rpc)
+        self.training = training.Training(self._rpc)
 
     @property
     def timeout(self):
