@@ -3,6 +3,7 @@
 /usr/bin/python3 with the package on PYTHONPATH), and checks what it leaves behind."""
 import os
 import subprocess
+import time
 import unittest
 
 import _paths
@@ -15,7 +16,7 @@ class ExamplesTest(harness.DpqdTestCase):
 
     def run_example(self, name, env, *args):
         path = os.path.join(_paths.EXAMPLES_DIR, name)
-        proc = subprocess.run(["/usr/bin/python3", path] + list(args), env=env,
+        proc = subprocess.run(["/usr/bin/python3", path] + [str(a) for a in args], env=env,
                               capture_output=True, timeout=EXAMPLE_TIMEOUT_S,
                               stdin=subprocess.DEVNULL)
         stdout = proc.stdout.decode(errors="replace")
@@ -46,6 +47,40 @@ class ExamplesTest(harness.DpqdTestCase):
         self.assertGreater(spent, 1.2)
         self.assertLessEqual(spent, 1.7 + 1e-9)
         self.assertIn("epsilon spent now %.3g" % spent, stdout)
+
+    def test_dp_sgd_trains_until_dpq_refuses_within_the_budget(self):
+        dpqd = self.new_dpqd()
+        self.create_slid(dpqd)
+        budget, delta = 1.0, 1e-5
+        dpqd.ctl("budget", "set", "slid", "--epsilon", budget, "--delta", delta,
+                 "--accountant", "rdp")
+        token = self.create_analyst(dpqd, "trainer")
+        dpqd.ctl("grant", "trainer", "slid")
+        env = dict(os.environ, DPQ_SERVER=dpqd.address, DPQ_TOKEN=token,
+                   PYTHONPATH=_paths.PACKAGE_DIR)
+        started = time.monotonic()
+        stdout = self.run_example("dp_sgd_logistic_regression.py", env,
+                                  "--csv", harness.data_file("slid.csv"), "--target-epsilon",
+                                  budget, "--delta", delta, "--epochs", 4, "--seed", 1)
+        self.assertLess(time.monotonic() - started, 20)
+        # Planned for 4 epochs at the whole budget: the 5th is refused, nothing charged for it.
+        self.assertIn("dpq refused epoch 5", stdout)
+        shown = dpqd.ctl("training", "show", "--run", "logreg")
+        self.assertEqual(shown["reports"], 4)
+        self.assertLessEqual(shown["epsilon"], budget + 1e-9)
+        spent, _, entries = self.snapshot(dpqd, "slid")
+        self.assertEqual(entries, 4)
+        # The run's delta is the ledger's: the rdp ledger's spend is the run's epsilon.
+        self.assert_close(spent, shown["epsilon"], tol=1e-9)
+        self.assertIn("epsilon %.4f at delta" % shown["epsilon"], stdout)
+        epochs = [line.split() for line in stdout.splitlines()
+                  if line.strip() and line.split()[0].isdigit()]
+        self.assertEqual([int(e[0]) for e in epochs], [1, 2, 3, 4])
+        # Better than always answering the majority class: the model learned something.
+        final = stdout.rsplit("final:", 1)[1]
+        trained = float(final.split("accuracy ")[1].split()[0])
+        majority = float(final.split("majority class ")[1].rstrip(")\n "))
+        self.assertGreater(trained, majority + 0.02, stdout)
 
 
 if __name__ == "__main__":
