@@ -94,8 +94,10 @@ class CollectionsTest(harness.DpqdTestCase):
         with self.assertRaises(dpq.ResourceExhausted):
             self.alice.collections.submit("taken", "once", "b")
         self.assertEqual(self.alice.collections.get("taken").reports, 1)
+        stranger = dpq.Client(self.dpqd.address, "wrong-token")
+        self.addCleanup(stranger.close)
         with self.assertRaises(dpq.Unauthenticated):
-            dpq.Client(self.dpqd.address, "wrong-token").collections.list()
+            stranger.collections.list()
 
 
 class TrainingTest(harness.DpqdTestCase):

@@ -7,7 +7,7 @@ Alg. 1 and the moments accountant, Sec. 3.1). A report that does not fit the bud
 dpq.ResourceExhausted and charges nothing: the trainer must stop before running those steps.
 """
 import dataclasses
-from typing import List, Optional
+from typing import Optional
 
 from dpq import errors, tables
 from dpq.results import _FromMessage, message_dict
