@@ -14,7 +14,9 @@ dpq refuses them (RESOURCE_EXHAUSTED, the dataset's budget is spent) the trainin
 touched the data only in steps that were paid for. The trainer reads the rows itself (dpq prices
 the steps from q, z, delta and their number only); dpq's dataset is the ledger they are charged to.
 The accuracy printed is measured on the training rows themselves, for illustration: it is not
-private, a real trainer would report it on public or held-out data.
+private, a real trainer would report it on public or held-out data. Sampling and noise come from
+numpy's default generator, enough for a demonstration; a deployment draws them from a
+cryptographically secure source.
 """
 import argparse
 import csv
