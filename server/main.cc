@@ -395,22 +395,27 @@ absl::Status Serve() {
   // gRPC enables SO_REUSEPORT by default on Linux: a second dpqd on the same port would silently
   // share it instead of failing. Refuse that.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.RegisterService(&analyst_service);
-  builder.RegisterService(&admin_service);
-  builder.RegisterService(&accounting_service);
-  builder.RegisterService(&collection_service);
-  builder.RegisterService(&training_service);
+  // dpq's services: registered, counted per method by the metrics interceptor, and reported by
+  // gRPC health, from this one list.
+  const std::vector<grpc::Service*> services = {&analyst_service, &admin_service,
+                                                &accounting_service, &collection_service,
+                                                &training_service};
+  const std::vector<std::string> service_names = {
+      dpq::v1::AnalystService::service_full_name(), dpq::v1::AdminService::service_full_name(),
+      dpq::v1::AccountingService::service_full_name(),
+      dpq::v1::CollectionService::service_full_name(),
+      dpq::v1::TrainingService::service_full_name()};
+  for (grpc::Service* service : services) builder.RegisterService(service);
   // The order matters: a request that did not parse gets its status rewritten first, so that the
   // metrics and the log line record the status the client receives.
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(std::make_unique<api::UnparsableRequestInterceptorFactory>());
   interceptors.push_back(std::make_unique<api::RpcMetricsInterceptorFactory>(
-      &metrics, std::vector<std::string>{dpq::v1::AnalystService::service_full_name(),
-                                         dpq::v1::AdminService::service_full_name(),
-                                         dpq::v1::AccountingService::service_full_name(),
-                                         dpq::v1::CollectionService::service_full_name(),
-                                         dpq::v1::TrainingService::service_full_name(),
-                                         "grpc.reflection.v1alpha.ServerReflection"}));
+      &metrics, [&service_names] {
+        std::vector<std::string> counted = service_names;
+        counted.push_back("grpc.reflection.v1alpha.ServerReflection");
+        return counted;
+      }()));
   interceptors.push_back(std::make_unique<api::RequestLogFactory>());
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
@@ -426,11 +431,7 @@ absl::Status Serve() {
   }
   api::HealthWatcher health(server->GetHealthCheckService(), &principals, migrations.binary_version,
                             absl::Seconds(absl::GetFlag(FLAGS_health_check_seconds)),
-                            {dpq::v1::AnalystService::service_full_name(),
-                             dpq::v1::AdminService::service_full_name(),
-                             dpq::v1::AccountingService::service_full_name(),
-                             dpq::v1::CollectionService::service_full_name(),
-                             dpq::v1::TrainingService::service_full_name()});
+                            service_names);
   health.Start();
   std::unique_ptr<api::AuditVerifier> verifier;
   if (flags.audit_verify_seconds > 0) {
