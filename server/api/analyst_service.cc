@@ -1,3 +1,4 @@
+#include "server/api/call_deadline.h"
 #include "server/api/proto_convert.h"
 #include "server/api/services.h"
 #include "server/api/status_mapping.h"
@@ -11,15 +12,6 @@
 
 namespace dpq::api {
 namespace {
-
-// The call's deadline; gRPC reports "none" as the largest time_point.
-absl::Time Deadline(const grpc::ServerContext& context) {
-  const auto d = context.deadline();
-  if (d >= std::chrono::system_clock::time_point::max() - std::chrono::hours(24 * 365)) {
-    return absl::InfiniteFuture();
-  }
-  return absl::FromChrono(d);
-}
 
 // Records the query metric and returns the call's status; a failed call's response is cleared, so
 // nothing of it leaves the server.
@@ -68,7 +60,7 @@ grpc::Status AnalystService::Query(grpc::ServerContext* context, const v1::Query
     ASSIGN_OR_RETURN(query::QuerySpec spec, QuerySpecFromProto(*request));
     aggregate = std::string(query::AggregateName(spec.aggregate));
     ASSIGN_OR_RETURN(engine::QueryOutcome outcome,
-                     o_.engine->Run(principal, spec, request->request_id(), Deadline(*context)));
+                     o_.engine->Run(principal, spec, request->request_id(), CallDeadline(*context)));
     ToProto(outcome, response);
     return absl::OkStatus();
   }();
@@ -100,7 +92,7 @@ grpc::Status AnalystService::QueryBatch(grpc::ServerContext* context,
     }
     ASSIGN_OR_RETURN(engine::BatchOutcome outcome,
                      o_.engine->RunBatch(principal, request->dataset(), std::move(specs),
-                                         request->delta(), request->request_id(), Deadline(*context)));
+                                         request->delta(), request->request_id(), CallDeadline(*context)));
     ToProto(outcome, response);
     return absl::OkStatus();
   }();

@@ -1,5 +1,6 @@
 // AnalystService.ExecuteSql and ExplainSql: thin handlers over engine/sql_execution.h.
 #include "absl/time/clock.h"
+#include "server/api/call_deadline.h"
 #include "server/api/services.h"
 #include "server/api/sql_convert.h"
 #include "server/api/status_mapping.h"
@@ -7,18 +8,6 @@
 #include "server/engine/sql_execution.h"
 
 namespace dpq::api {
-namespace {
-
-absl::Time CallDeadline(const grpc::ServerContext& context) {
-  const auto d = context.deadline();
-  if (d >= std::chrono::system_clock::time_point::max() - std::chrono::hours(24 * 365)) {
-    return absl::InfiniteFuture();
-  }
-  return absl::FromChrono(d);
-}
-
-}  // namespace
-
 grpc::Status AnalystService::ExecuteSql(grpc::ServerContext* context, const v1::SqlRequest* request,
                                         v1::SqlResponse* response) {
   const absl::Time start = absl::Now();

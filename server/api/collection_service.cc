@@ -1,3 +1,4 @@
+#include "server/api/call_deadline.h"
 #include "server/api/collection_service.h"
 
 #include "absl/strings/str_cat.h"
@@ -10,15 +11,6 @@ namespace dpq::api {
 namespace {
 
 using dp::ldp::LdpMechanism;
-
-// The call's deadline; gRPC reports "none" as the largest time_point.
-absl::Time Deadline(const grpc::ServerContext& context) {
-  const auto d = context.deadline();
-  if (d >= std::chrono::system_clock::time_point::max() - std::chrono::hours(24 * 365)) {
-    return absl::InfiniteFuture();
-  }
-  return absl::FromChrono(d);
-}
 
 absl::StatusOr<LdpMechanism> MechanismFromProto(v1::LdpMechanism m) {
   switch (m) {
@@ -133,7 +125,7 @@ grpc::Status CollectionService::Estimate(grpc::ServerContext* context,
     const double confidence = request->confidence() == 0 ? 0.95 : request->confidence();
     ASSIGN_OR_RETURN(collection::CollectionEstimate e,
                      o_.collections->Estimate(request->collection(), confidence,
-                                              Deadline(*context)));
+                                              CallDeadline(*context)));
     ToProto(e.collection, response->mutable_collection());
     response->set_reports(e.reports);
     response->set_confidence(e.confidence);

@@ -1,3 +1,4 @@
+#include "server/api/call_deadline.h"
 #include "server/api/training_service.h"
 
 #include <chrono>
@@ -11,15 +12,6 @@
 
 namespace dpq::api {
 namespace {
-
-// The call's deadline (as analyst_service.cc): gRPC reports "none" as the largest time_point.
-absl::Time Deadline(const grpc::ServerContext& context) {
-  const auto d = context.deadline();
-  if (d >= std::chrono::system_clock::time_point::max() - std::chrono::hours(24 * 365)) {
-    return absl::InfiniteFuture();
-  }
-  return absl::FromChrono(d);
-}
 
 void ToProto(const engine::TrainingRunStatus& s, v1::TrainingRun* out) {
   out->set_dataset(s.dataset);
@@ -56,7 +48,7 @@ grpc::Status TrainingService::StartRun(grpc::ServerContext* context,
     r.delta = request->delta();
     r.target_epsilon = request->target_epsilon();
     r.steps = request->steps();
-    ASSIGN_OR_RETURN(engine::TrainingRunStatus s, engine_->StartRun(principal, r, Deadline(*context)));
+    ASSIGN_OR_RETURN(engine::TrainingRunStatus s, engine_->StartRun(principal, r, CallDeadline(*context)));
     ToProto(s, response);
     return absl::OkStatus();
   }();
@@ -72,7 +64,7 @@ grpc::Status TrainingService::ReportSteps(grpc::ServerContext* context,
     ASSIGN_OR_RETURN(engine::StepReportOutcome out,
                      engine_->ReportSteps(principal, request->dataset(), request->run(),
                                           request->steps(), request->request_id(),
-                                          Deadline(*context)));
+                                          CallDeadline(*context)));
     ToProto(out.status, response->mutable_run());
     response->set_request_id(out.allocation.request_id);
     response->set_seq(out.allocation.seq);
@@ -91,7 +83,7 @@ grpc::Status TrainingService::GetRun(grpc::ServerContext* context, const v1::Get
   absl::Status status = [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal principal, auth_->Authenticate(*context));
     ASSIGN_OR_RETURN(engine::TrainingRunStatus s,
-                     engine_->GetRun(principal, request->dataset(), request->run(), Deadline(*context)));
+                     engine_->GetRun(principal, request->dataset(), request->run(), CallDeadline(*context)));
     ToProto(s, response);
     return absl::OkStatus();
   }();
