@@ -87,4 +87,18 @@ absl::Status ValidateAnalystName(absl::string_view value, absl::string_view name
   return ValidateName(value, name, ".-", "^[a-z_][a-z0-9_.-]{0,62}$");
 }
 
+absl::Status ValidateRequestId(absl::string_view id) {
+  constexpr size_t kMaxRequestIdLength = 128;
+  if (id.size() > kMaxRequestIdLength) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("request_id must be at most ", kMaxRequestIdLength, " characters"));
+  }
+  for (char c : id) {
+    if (c < 0x21 || c > 0x7e) {
+      return absl::InvalidArgumentError("request_id must be printable ASCII without spaces");
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace dpq

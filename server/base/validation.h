@@ -34,6 +34,10 @@ absl::Status ValidateIdentifier(absl::string_view value, absl::string_view name)
 // Analyst names: like identifiers, plus '.' and '-' (e.g. "jane.doe"): ^[a-z_][a-z0-9_.-]{0,62}$.
 absl::Status ValidateAnalystName(absl::string_view value, absl::string_view name);
 
+// A client-chosen request id (queries, batches, SQL, training step reports): empty ("assign one")
+// or printable ASCII without spaces, at most 128 characters. INVALID_ARGUMENT naming request_id.
+absl::Status ValidateRequestId(absl::string_view id);
+
 }  // namespace dpq
 
 #endif  // DPQ_SERVER_BASE_VALIDATION_H_

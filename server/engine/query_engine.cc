@@ -14,6 +14,7 @@
 #include "server/base/limit_error.h"
 #include "server/base/logging.h"
 #include "server/base/status_macros.h"
+#include "server/base/validation.h"
 #include "server/engine/noisy_release.h"
 #include "server/engine/release_codec.h"
 #include "server/base/sha256.h"
@@ -25,21 +26,6 @@
 
 namespace dpq::engine {
 namespace {
-
-constexpr size_t kMaxRequestIdLength = 128;
-
-absl::Status ValidateRequestId(const std::string& id) {
-  if (id.size() > kMaxRequestIdLength) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("request_id must be at most ", kMaxRequestIdLength, " characters"));
-  }
-  for (char c : id) {
-    if (c < 0x21 || c > 0x7e) {
-      return absl::InvalidArgumentError("request_id must be printable ASCII without spaces");
-    }
-  }
-  return absl::OkStatus();
-}
 
 // 128 random bits: ids assigned by the server never collide in practice.
 std::string NewRequestId(dp::RandomSource& rng) {

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "server/base/status_macros.h"
+#include "server/base/validation.h"
 #include "server/dp/accounting/accountant.h"
 #include "server/query/privacy_units.h"
 #include "server/store/ledger_accounting.h"
@@ -14,17 +15,6 @@
 
 namespace dpq::engine {
 namespace {
-
-// The rule of QueryEngine's request ids (query_engine.cc): printable ASCII, at most 128 characters.
-absl::Status ValidateReportRequestId(const std::string& id) {
-  if (id.size() > 128) return absl::InvalidArgumentError("request_id must be at most 128 characters");
-  for (char c : id) {
-    if (c < 0x21 || c > 0x7e) {
-      return absl::InvalidArgumentError("request_id must be printable ASCII without spaces");
-    }
-  }
-  return absl::OkStatus();
-}
 
 // The accountant z is calibrated with, so that ONE report of all the planned steps costs at most
 // the target on this ledger: its own accountant for rdp/zcdp, PLD for the others (a report there is
@@ -128,7 +118,7 @@ absl::StatusOr<StepReportOutcome> TrainingEngine::ReportSteps(const store::Princ
   const query::DatasetSchema& schema = owned.schema;
   store::TrainingRunRecord& run = owned.run;
   RETURN_IF_ERROR(training::ValidateReportSteps(steps));
-  RETURN_IF_ERROR(ValidateReportRequestId(request_id));
+  RETURN_IF_ERROR(ValidateRequestId(request_id));
   if (request_id.empty()) {
     request_id = absl::StrFormat("t-%016x%016x", rng_->NextUint64(), rng_->NextUint64());
   }
