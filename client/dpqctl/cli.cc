@@ -437,6 +437,10 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   sql->add_option("--request-id", sql_args.request_id, "idempotency key");
   sql->add_option("--confidence", sql_args.confidence, "confidence level of the intervals (default 0.95)")
       ->check(internal::kFinite);
+  sql->add_option("--joint-delta", sql_args.joint_delta,
+                  "delta of the joint (RDP/PLD) price of a script of several aggregates, in [0, 1), "
+                  "as query-batch --delta; 0 (default): the parts' charges add up")
+      ->check(internal::kFinite);
   sql->callback([&] {
     run = [&](const Output& output) { return RunSql(options, output, sql_args, std::cin); };
   });

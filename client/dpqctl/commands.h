@@ -208,6 +208,7 @@ struct SqlArgs {
   bool explain = false;    // ExplainSql: the plan and its price; nothing is charged
   std::string request_id;
   double confidence = 0;   // 0: the server's default, 0.95
+  double joint_delta = 0;  // SqlRequest.joint_delta: 0, the parts' charges add up
 };
 // AnalystService.ExecuteSql (or ExplainSql with explain): a SELECT WITH DIFFERENTIAL_PRIVACY
 // statement (or several, separated by ';'), read from args or `in`.

@@ -97,6 +97,8 @@ nlohmann::json SqlResponseToJson(const dpq::v1::SqlResponse& r) {
   out["dataset"] = r.dataset();
   out["epsilon"] = r.epsilon();
   out["delta"] = r.delta();
+  out["epsilon_sum"] = r.epsilon_sum();
+  out["delta_sum"] = r.delta_sum();
   out["budget"] = BudgetToJson(r.budget());
   out["request_id"] = r.request_id();
   out["cached"] = r.cached();
@@ -135,6 +137,10 @@ void WriteSqlText(std::ostream& out, const dpq::v1::SqlResponse& r) {
     out << "(" << set.rows_size() << (set.rows_size() == 1 ? " row" : " rows") << ")\n";
   }
   out << "charged: epsilon " << FormatNumber(r.epsilon()) << ", delta " << FormatNumber(r.delta());
+  if (r.epsilon_sum() != r.epsilon()) {
+    out << " jointly (the parts one by one: epsilon " << FormatNumber(r.epsilon_sum()) << ", delta "
+        << FormatNumber(r.delta_sum()) << ")";
+  }
   if (r.cached()) out << " (cached answer)";
   if (r.replayed()) out << " (replayed answer)";
   out << "\nbudget of " << r.budget().dataset() << " left: epsilon "
@@ -178,6 +184,7 @@ nlohmann::json ExplainToJson(const dpq::v1::ExplainSqlResponse& r) {
     parts.push_back(std::move(part));
   }
   return {{"dataset", r.dataset()}, {"epsilon", r.epsilon()}, {"delta", r.delta()},
+          {"epsilon_sum", r.epsilon_sum()}, {"delta_sum", r.delta_sum()},
           {"confidence", r.confidence()}, {"parts", parts}};
 }
 
@@ -199,8 +206,12 @@ void WriteExplainText(std::ostream& out, const dpq::v1::ExplainSqlResponse& r) {
              {"AGGREGATE", "COLUMN", "BOUNDS", "K", "M", "MECHANISM", "EPSILON", "DELTA",
               "SENSITIVITY", absl::StrCat("ERROR (", FormatSignificant(r.confidence() * 100, 3), " %)")},
              rows);
-  out << "total charge: epsilon " << FormatNumber(r.epsilon()) << ", delta " << FormatNumber(r.delta())
-      << " (nothing charged by explain)\n";
+  out << "total charge: epsilon " << FormatNumber(r.epsilon()) << ", delta " << FormatNumber(r.delta());
+  if (r.epsilon_sum() != r.epsilon()) {
+    out << " jointly (the parts one by one: epsilon " << FormatNumber(r.epsilon_sum()) << ", delta "
+        << FormatNumber(r.delta_sum()) << ")";
+  }
+  out << " (nothing charged by explain)\n";
 }
 
 }  // namespace
@@ -212,6 +223,7 @@ int RunSql(const GlobalOptions& options, const Output& output, const SqlArgs& ar
   request.set_statement(*statement);
   request.set_request_id(args.request_id);
   request.set_confidence(args.confidence);
+  request.set_joint_delta(args.joint_delta);
   if (args.explain) {
     return RunRpc<dpq::v1::ExplainSqlResponse>(
         options, output, kDefaultTimeoutSeconds,

@@ -8,6 +8,17 @@
 #include "server/engine/sql_execution.h"
 
 namespace dpq::api {
+namespace {
+
+engine::SqlOptions OptionsOf(const v1::SqlRequest& request) {
+  engine::SqlOptions options;
+  options.confidence = request.confidence();
+  options.joint_delta = request.joint_delta();
+  return options;
+}
+
+}  // namespace
+
 grpc::Status AnalystService::ExecuteSql(grpc::ServerContext* context, const v1::SqlRequest* request,
                                         v1::SqlResponse* response) {
   const absl::Time start = absl::Now();
@@ -18,7 +29,7 @@ grpc::Status AnalystService::ExecuteSql(grpc::ServerContext* context, const v1::
     admitted = true;
     ASSIGN_OR_RETURN(engine::SqlOutcome outcome,
                      engine::ExecuteSql(*o_.engine, principal, request->statement(),
-                                        request->request_id(), request->confidence(),
+                                        request->request_id(), OptionsOf(*request),
                                         CallDeadline(*context)));
     ToProto(outcome, response);
     return absl::OkStatus();
@@ -40,7 +51,7 @@ grpc::Status AnalystService::ExplainSql(grpc::ServerContext* context, const v1::
     ASSIGN_OR_RETURN(store::Principal principal, o_.auth->Authenticate(*context));
     ASSIGN_OR_RETURN(engine::SqlExplanation e,
                      engine::ExplainSql(*o_.engine, principal, request->statement(),
-                                        request->confidence()));
+                                        OptionsOf(*request)));
     ToProto(e, response);
     return absl::OkStatus();
   }());

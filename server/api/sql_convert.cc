@@ -43,6 +43,8 @@ void ToProto(const engine::SqlOutcome& o, v1::SqlResponse* out) {
   out->set_dataset(o.dataset);
   out->set_epsilon(o.epsilon);
   out->set_delta(o.delta);
+  out->set_epsilon_sum(o.epsilon_sum);
+  out->set_delta_sum(o.delta_sum);
   ToProto(o.budget, out->mutable_budget());
   out->set_cached(o.cached);
   out->set_replayed(o.replayed);
@@ -82,6 +84,8 @@ void ToProto(const engine::SqlExplanation& e, v1::ExplainSqlResponse* out) {
   out->set_dataset(e.dataset);
   out->set_epsilon(e.epsilon);
   out->set_delta(e.delta);
+  out->set_epsilon_sum(e.epsilon_sum);
+  out->set_delta_sum(e.delta_sum);
   out->set_confidence(e.confidence);
   for (const engine::SqlPlanPart& p : e.parts) {
     v1::SqlPlanPart* pp = out->add_parts();

@@ -384,19 +384,17 @@ absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
   return with_warnings(std::move(out));
 }
 
-absl::StatusOr<BatchOutcome> QueryEngine::RunBatch(const store::Principal& principal,
-                                                   const std::string& dataset,
-                                                   std::vector<query::QuerySpec> specs, double delta,
-                                                   std::string request_id, absl::Time deadline) {
+absl::StatusOr<QueryEngine::PreparedBatch> QueryEngine::PrepareBatch(
+    const store::Principal& principal, const std::string& dataset,
+    std::vector<query::QuerySpec> specs, double delta) {
   if (specs.empty() || specs.size() > kMaxBatchQueries) {
     return absl::InvalidArgumentError(
         absl::StrCat("queries: a batch holds 1..", kMaxBatchQueries, " queries, got ", specs.size()));
   }
-  ASSIGN_OR_RETURN(query::DatasetSchema schema, AuthorizedDataset(principal, dataset));
-  ASSIGN_OR_RETURN(int64_t batch_delta_units, query::DeltaToUnits(delta, "delta"));
-  std::vector<Prepared> prepared;
+  PreparedBatch b;
+  ASSIGN_OR_RETURN(b.schema, AuthorizedDataset(principal, dataset));
+  ASSIGN_OR_RETURN(b.delta_units, query::DeltaToUnits(delta, "delta"));
   std::string fingerprints;
-  int64_t eps_sum = 0, delta_sum = 0;
   for (size_t i = 0; i < specs.size(); ++i) {
     const auto in_query = [i](const absl::Status& s) {
       absl::Status out(s.code(), absl::StrCat("queries[", i, "]: ", s.message()));
@@ -405,30 +403,67 @@ absl::StatusOr<BatchOutcome> QueryEngine::RunBatch(const store::Principal& princ
       });
       return out;
     };
-    if (!specs[i].dataset.empty() && specs[i].dataset != schema.name) {
+    if (!specs[i].dataset.empty() && specs[i].dataset != b.schema.name) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "queries[", i, "]: dataset must be empty or ", schema.name, " (one dataset per batch)"));
+          "queries[", i, "]: dataset must be empty or ", b.schema.name, " (one dataset per batch)"));
     }
-    specs[i].dataset = schema.name;
-    absl::StatusOr<Prepared> q = Prepare(specs[i], schema);
+    specs[i].dataset = b.schema.name;
+    absl::StatusOr<Prepared> q = Prepare(specs[i], b.schema);
     if (!q.ok()) return in_query(q.status());
     // Each charge is at most 1e18 units; the sum must stay a chargeable budget (and an int64).
-    if (q->plan.epsilon_units > kMaxBudgetUnits - eps_sum) {
+    if (q->plan.epsilon_units > kMaxBudgetUnits - b.epsilon_sum_units) {
       return absl::InvalidArgumentError(absl::StrCat(
           "queries: their epsilons add up to more than the largest budget, ", query::kMaxEpsilonBudget));
     }
-    eps_sum += q->plan.epsilon_units;
-    delta_sum += q->plan.delta_units;  // each < 1e18, checked below after each addition
-    if (delta_sum >= kDeltaUnitsPerOne) {
+    b.epsilon_sum_units += q->plan.epsilon_units;
+    b.delta_sum_units += q->plan.delta_units;  // each < 1e18, checked below after each addition
+    if (b.delta_sum_units >= kDeltaUnitsPerOne) {
       return absl::InvalidArgumentError("queries: their deltas add up to 1 or more");
     }
     absl::StrAppend(&fingerprints, q->plan.fingerprint.size(), ":", q->plan.fingerprint, ";");
-    prepared.push_back(*std::move(q));
+    b.prepared.push_back(*std::move(q));
   }
+  b.fingerprint = absl::StrCat("batch-v1|delta=", b.delta_units, "e-18|sha256=",
+                               absl::BytesToHexString(Sha256(fingerprints)));
+  return b;
+}
+
+absl::StatusOr<BatchPrice> QueryEngine::PriceOf(const PreparedBatch& b) {
+  // Priced from the prepared events alone (no data).
+  std::vector<std::string> events;
+  for (const Prepared& q : b.prepared) {
+    events.insert(events.end(), q.release.events.begin(), q.release.events.end());
+  }
+  ASSIGN_OR_RETURN(JointCharge charge,
+                   PriceJointly(events, b.epsilon_sum_units, b.delta_sum_units, b.delta_units));
+  BatchPrice out;
+  out.epsilon_units = charge.epsilon_units;
+  out.delta_units = charge.delta_units;
+  out.epsilon_sum_units = b.epsilon_sum_units;
+  out.delta_sum_units = b.delta_sum_units;
+  out.events = std::move(charge.events);
+  return out;
+}
+
+absl::StatusOr<BatchPrice> QueryEngine::PriceBatch(const store::Principal& principal,
+                                                   const std::string& dataset,
+                                                   std::vector<query::QuerySpec> specs,
+                                                   double delta) {
+  ASSIGN_OR_RETURN(PreparedBatch b, PrepareBatch(principal, dataset, std::move(specs), delta));
+  return PriceOf(b);
+}
+
+absl::StatusOr<BatchOutcome> QueryEngine::RunBatch(const store::Principal& principal,
+                                                   const std::string& dataset,
+                                                   std::vector<query::QuerySpec> specs, double delta,
+                                                   std::string request_id, absl::Time deadline,
+                                                   BatchCache cache) {
+  ASSIGN_OR_RETURN(PreparedBatch batch, PrepareBatch(principal, dataset, std::move(specs), delta));
+  const query::DatasetSchema& schema = batch.schema;
+  const std::vector<Prepared>& prepared = batch.prepared;
+  const std::string& fingerprint = batch.fingerprint;
   RETURN_IF_ERROR(ValidateRequestId(request_id));
   if (request_id.empty()) request_id = NewRequestId(*rng_);
-  const std::string fingerprint = absl::StrCat("batch-v1|delta=", batch_delta_units, "e-18|sha256=",
-                                               absl::BytesToHexString(Sha256(fingerprints)));
 
   const auto from_stored = [&](store::Allocation a, store::BudgetState budget,
                                bool replayed) -> absl::StatusOr<BatchOutcome> {
@@ -443,8 +478,8 @@ absl::StatusOr<BatchOutcome> QueryEngine::RunBatch(const store::Principal& princ
     out.allocation = std::move(a);
     out.budget = std::move(budget);
     out.replayed = replayed;
-    out.epsilon_sum_units = eps_sum;
-    out.delta_sum_units = delta_sum;
+    out.epsilon_sum_units = batch.epsilon_sum_units;
+    out.delta_sum_units = batch.delta_sum_units;
     return out;
   };
   // Runs every query of the paid batch and stores its answers once (as Run's Answer).
@@ -491,13 +526,29 @@ absl::StatusOr<BatchOutcome> QueryEngine::RunBatch(const store::Principal& princ
     return answer(*prior, std::move(budget), /*replayed=*/true);
   }
 
-  // The charge, priced from the prepared events (no data), committed before any scan.
-  std::vector<std::string> events;
-  for (const Prepared& q : prepared) {
-    events.insert(events.end(), q.release.events.begin(), q.release.events.end());
+  // The same analyst asked the same batch on the same data before: that release, for free (as
+  // Run's step 3; result_cache.h says why the cache is per analyst).
+  absl::optional<std::string> cached_id;
+  if (cache == BatchCache::kUse) {
+    ASSIGN_OR_RETURN(cached_id,
+                     s_.cache->FindRequestId(schema.id, fingerprint, schema.version, principal.id));
   }
-  ASSIGN_OR_RETURN(JointCharge charge,
-                   PriceJointly(events, eps_sum, delta_sum, batch_delta_units));
+  if (cached_id.has_value()) {
+    ASSIGN_OR_RETURN(absl::optional<store::Allocation> hit,
+                     s_.ledger->FindAllocation(schema.id, *cached_id));
+    if (hit.has_value()) {
+      ASSIGN_OR_RETURN(store::BudgetState budget, s_.ledger->Get(schema.id));
+      ASSIGN_OR_RETURN(BatchOutcome out, from_stored(*std::move(hit), std::move(budget),
+                                                     /*replayed=*/false));
+      out.cached = true;
+      out.allocation.request_id = request_id;  // the caller's own id, not the earlier one
+      for (QueryOutcome& a : out.answers) a.cached = true;
+      return out;
+    }
+  }
+
+  // The charge, priced from the prepared events (no data), committed before any scan.
+  ASSIGN_OR_RETURN(BatchPrice charge, PriceOf(batch));
   store::Allocation a;
   a.request_id = request_id;
   a.principal_id = principal.id;

@@ -44,8 +44,18 @@ struct BatchOutcome {
   store::Allocation allocation;  // the batch's audit row: the joint charge
   store::BudgetState budget;
   bool replayed = false;
+  bool cached = false;  // the same analyst's identical batch on this dataset version: nothing charged
   int64_t epsilon_sum_units = 0;  // the queries' own charges added up (basic composition)
   int64_t delta_sum_units = 0;
+};
+
+// What a batch would be charged (QueryBatchRequest in the proto for the rule), without charging.
+struct BatchPrice {
+  int64_t epsilon_units = 0;  // the charge: the joint price when it is below the sum
+  int64_t delta_units = 0;
+  int64_t epsilon_sum_units = 0;  // the queries' own charges added up (basic composition)
+  int64_t delta_sum_units = 0;
+  std::string events;  // what the ledger's accountant composes
 };
 
 // Accuracy planning (no scan, no charge).
@@ -84,12 +94,22 @@ class QueryEngine {
                                    std::string request_id, absl::Time deadline = absl::InfiniteFuture());
 
   // Runs a declared list of queries on `dataset` and charges them once (see QueryBatchRequest in
-  // the proto for the pricing rule). `delta` 0 disables joint pricing. INVALID_ARGUMENT names
-  // "queries[i]" for a bad query; the rest as Run.
+  // the proto for the pricing rule). `delta` 0 disables joint pricing. With BatchCache::kUse the
+  // same analyst's identical batch on the same dataset version is answered from its stored release
+  // at no charge (cached), as Run does for one query: SQL scripts are one question and use it.
+  // query-batch does not (kBypass): it is the way to ask for fresh releases of a repeated list
+  // (docs/decisions.md). INVALID_ARGUMENT names "queries[i]" for a bad query; the rest as Run.
+  enum class BatchCache { kBypass, kUse };
   absl::StatusOr<BatchOutcome> RunBatch(const store::Principal& principal, const std::string& dataset,
                                         std::vector<query::QuerySpec> specs, double delta,
                                         std::string request_id,
-                                        absl::Time deadline = absl::InfiniteFuture());
+                                        absl::Time deadline = absl::InfiniteFuture(),
+                                        BatchCache cache = BatchCache::kBypass);
+
+  // The charge RunBatch would make for this batch: every check it makes before charging, no scan,
+  // nothing charged.
+  absl::StatusOr<BatchPrice> PriceBatch(const store::Principal& principal, const std::string& dataset,
+                                        std::vector<query::QuerySpec> specs, double delta);
 
   // With spec.epsilon > 0: the error of that query. With spec.epsilon == 0 and target_error > 0:
   // the smallest epsilon (to 1e-12 relative, then rounded up to the ledger's units) whose error is
@@ -109,6 +129,19 @@ class QueryEngine {
   // calibrates its mechanisms: every check that can refuse the query, before any data is read.
   absl::StatusOr<Prepared> Prepare(const query::QuerySpec& spec, const query::DatasetSchema& schema,
                                    bool with_release = true);
+  struct PreparedBatch {
+    query::DatasetSchema schema;
+    std::vector<Prepared> prepared;
+    int64_t delta_units = 0;  // of the joint price; 0: none
+    int64_t epsilon_sum_units = 0;
+    int64_t delta_sum_units = 0;
+    std::string fingerprint;  // of the whole batch: its request-id replay and cache key
+  };
+  // Authorises, then prepares every query of a batch (INVALID_ARGUMENT names "queries[i]").
+  absl::StatusOr<PreparedBatch> PrepareBatch(const store::Principal& principal,
+                                             const std::string& dataset,
+                                             std::vector<query::QuerySpec> specs, double delta);
+  static absl::StatusOr<BatchPrice> PriceOf(const PreparedBatch& batch);
   // Scans and adds noise: the released values (they must not leave before they are stored).
   absl::StatusOr<NoisyRelease> Execute(const Prepared& q, absl::Time deadline);
   // For `paid` (a committed, deferred allocation of `q`): scan, noise, store the release once, and

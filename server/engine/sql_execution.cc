@@ -52,6 +52,15 @@ absl::StatusOr<double> ConfidenceOrDefault(double confidence) {
   return confidence;
 }
 
+// Checked before the script is parsed, so a bad value is refused whatever the statement.
+absl::Status CheckJointDelta(double joint_delta) {
+  if (!(joint_delta >= 0 && joint_delta < 1)) {
+    return absl::InvalidArgumentError(
+        "joint_delta must lie in [0, 1): the delta of the joint price (0: the parts' charges add up)");
+  }
+  return absl::OkStatus();
+}
+
 // One part's released rows by group key, in release order.
 struct PartRows {
   std::map<std::vector<std::string>, std::vector<const ReleasedRow*>> by_key;
@@ -195,8 +204,9 @@ class Shaper {
 
 absl::StatusOr<SqlOutcome> ExecuteSql(QueryEngine& engine, const store::Principal& principal,
                                       const std::string& statement, std::string request_id,
-                                      double confidence_in, absl::Time deadline) {
-  ASSIGN_OR_RETURN(const double confidence, ConfidenceOrDefault(confidence_in));
+                                      const SqlOptions& options, absl::Time deadline) {
+  ASSIGN_OR_RETURN(const double confidence, ConfidenceOrDefault(options.confidence));
+  RETURN_IF_ERROR(CheckJointDelta(options.joint_delta));
   ASSIGN_OR_RETURN(CompiledScript script, Compile(engine, principal, statement, confidence));
   SqlOutcome out;
   out.dataset = script.dataset;
@@ -209,16 +219,21 @@ absl::StatusOr<SqlOutcome> ExecuteSql(QueryEngine& engine, const store::Principa
     out.replayed = one.replayed;
     out.epsilon = one.cached ? 0 : one.allocation.epsilon();
     out.delta = one.cached ? 0 : one.allocation.delta();
+    out.epsilon_sum = out.epsilon;
+    out.delta_sum = out.delta;
     out.budget = one.budget;
     answers.push_back(std::move(one));
   } else {
     ASSIGN_OR_RETURN(BatchOutcome batch,
-                     engine.RunBatch(principal, script.dataset, script.specs, /*delta=*/0,
-                                     request_id, deadline));
+                     engine.RunBatch(principal, script.dataset, script.specs, options.joint_delta,
+                                     request_id, deadline, QueryEngine::BatchCache::kUse));
     out.request_id = batch.allocation.request_id;
     out.replayed = batch.replayed;
-    out.epsilon = batch.allocation.epsilon();
-    out.delta = batch.allocation.delta();
+    out.cached = batch.cached;
+    out.epsilon = batch.cached ? 0 : batch.allocation.epsilon();
+    out.delta = batch.cached ? 0 : batch.allocation.delta();
+    out.epsilon_sum = batch.cached ? 0 : query::EpsilonFromUnits(batch.epsilon_sum_units);
+    out.delta_sum = batch.cached ? 0 : query::DeltaFromUnits(batch.delta_sum_units);
     out.budget = batch.budget;
     answers = std::move(batch.answers);
   }
@@ -232,13 +247,14 @@ absl::StatusOr<SqlOutcome> ExecuteSql(QueryEngine& engine, const store::Principa
 }
 
 absl::StatusOr<SqlExplanation> ExplainSql(QueryEngine& engine, const store::Principal& principal,
-                                          const std::string& statement, double confidence_in) {
-  ASSIGN_OR_RETURN(const double confidence, ConfidenceOrDefault(confidence_in));
+                                          const std::string& statement, const SqlOptions& options) {
+  ASSIGN_OR_RETURN(const double confidence, ConfidenceOrDefault(options.confidence));
+  RETURN_IF_ERROR(CheckJointDelta(options.joint_delta));
   ASSIGN_OR_RETURN(CompiledScript script, Compile(engine, principal, statement, confidence));
   SqlExplanation out;
   out.dataset = script.dataset;
-  out.epsilon = script.epsilon;
-  out.delta = script.delta;
+  out.epsilon = out.epsilon_sum = script.epsilon;
+  out.delta = out.delta_sum = script.delta;
   out.confidence = confidence;
   for (size_t s = 0; s < script.statements.size(); ++s) {
     const sql::CompiledStatement& st = script.statements[s];
@@ -252,6 +268,15 @@ absl::StatusOr<SqlExplanation> ExplainSql(QueryEngine& engine, const store::Prin
       ASSIGN_OR_RETURN(part.accuracy, engine.PlanAccuracy(principal, part.spec, 0, 0));
       out.parts.push_back(std::move(part));
     }
+  }
+  if (script.specs.size() > 1) {
+    // The price RunBatch would charge, from the same prepared parts (no scan).
+    ASSIGN_OR_RETURN(BatchPrice price, engine.PriceBatch(principal, script.dataset, script.specs,
+                                                         options.joint_delta));
+    out.epsilon = query::EpsilonFromUnits(price.epsilon_units);
+    out.delta = query::DeltaFromUnits(price.delta_units);
+    out.epsilon_sum = query::EpsilonFromUnits(price.epsilon_sum_units);
+    out.delta_sum = query::DeltaFromUnits(price.delta_sum_units);
   }
   return out;
 }

@@ -43,6 +43,8 @@ struct SqlOutcome {
   std::vector<SqlResultSet> results;  // one per statement
   double epsilon = 0;  // charged (0 when cached)
   double delta = 0;
+  double epsilon_sum = 0;  // the parts' own charges added up (what joint pricing is compared with)
+  double delta_sum = 0;
   double confidence = 0.95;
   store::BudgetState budget;
   bool cached = false;
@@ -60,22 +62,33 @@ struct SqlPlanPart {
 struct SqlExplanation {
   std::string dataset;
   std::vector<SqlPlanPart> parts;
-  double epsilon = 0;  // the script's total charge
+  double epsilon = 0;  // what running the script would charge (the joint price when it is lower)
   double delta = 0;
+  double epsilon_sum = 0;  // the parts' own charges added up
+  double delta_sum = 0;
   double confidence = 0.95;
 };
 
 inline constexpr double kDefaultSqlConfidence = 0.95;
 
-// `confidence` 0 means 0.95. Errors: the parser's and analyser's (INVALID_ARGUMENT /
-// UNIMPLEMENTED with line and column), then those of QueryEngine::Run / RunBatch; none charges.
+// How a script is run: the interval level and the joint price's delta.
+struct SqlOptions {
+  double confidence = 0;   // 0 means 0.95
+  // Delta of the joint (RDP/PLD) price of a script of several aggregates, as QueryBatchRequest's
+  // delta: the script is charged the smaller of that price and the parts' charges added up.
+  // 0: the parts' charges add up. A script of one aggregate is charged its own price.
+  double joint_delta = 0;
+};
+
+// Errors: the parser's and analyser's (INVALID_ARGUMENT / UNIMPLEMENTED with line and column),
+// then those of QueryEngine::Run / RunBatch; none charges.
 absl::StatusOr<SqlOutcome> ExecuteSql(QueryEngine& engine, const store::Principal& principal,
                                       const std::string& statement, std::string request_id,
-                                      double confidence, absl::Time deadline);
+                                      const SqlOptions& options, absl::Time deadline);
 
 // Everything ExecuteSql would check and charge, without charging or reading any row.
 absl::StatusOr<SqlExplanation> ExplainSql(QueryEngine& engine, const store::Principal& principal,
-                                          const std::string& statement, double confidence);
+                                          const std::string& statement, const SqlOptions& options);
 
 }  // namespace dpq::engine
 

@@ -229,6 +229,54 @@ TEST_F(QueryBatchTest, RdpLedgerComposesTheBatchAndVerifyRecomputesIt) {
   EXPECT_EQ(Budget().epsilon_spent_units, b2.epsilon_spent_units);
 }
 
+TEST_F(QueryBatchTest, PriceBatchIsExactlyWhatRunBatchChargesAndChargesNothing) {
+  ASSERT_OK(ledger_->Set(ds_id_, EpsU(10), DelU(1e-3)));
+  ASSERT_OK_AND_ASSIGN(BatchPrice price, engine_->PriceBatch(analyst_, "people", HundredQueries(), 1e-5));
+  EXPECT_EQ(Budget().epsilon_spent_units, 0);
+  EXPECT_EQ(AuditRows(), 0);
+  EXPECT_EQ(price.epsilon_sum_units, EpsU(10));
+  EXPECT_LT(price.epsilon_units, price.epsilon_sum_units);
+  ASSERT_OK_AND_ASSIGN(BatchOutcome out,
+                       engine_->RunBatch(analyst_, "people", HundredQueries(), 1e-5, "priced-1"));
+  EXPECT_EQ(out.allocation.epsilon_units, price.epsilon_units);
+  EXPECT_EQ(out.allocation.delta_units, price.delta_units);
+  EXPECT_EQ(out.allocation.events, price.events);
+  // A refusal RunBatch would give, PriceBatch gives too (queries[i] named).
+  std::vector<query::QuerySpec> bad = HundredQueries();
+  bad[7].epsilon = -1;
+  EXPECT_THAT(engine_->PriceBatch(analyst_, "people", bad, 1e-5),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("queries[7]")));
+}
+
+TEST_F(QueryBatchTest, WithTheCacheAnIdenticalBatchIsAnsweredAgainForFree) {
+  ASSERT_OK(ledger_->Set(ds_id_, EpsU(10), DelU(1e-3)));
+  using Cache = QueryEngine::BatchCache;
+  const absl::Time never = absl::InfiniteFuture();
+  ASSERT_OK_AND_ASSIGN(BatchOutcome first, engine_->RunBatch(analyst_, "people", HundredQueries(),
+                                                             1e-5, "cache-1", never, Cache::kUse));
+  EXPECT_FALSE(first.cached);
+  const store::BudgetState spent = Budget();
+  ASSERT_OK_AND_ASSIGN(BatchOutcome hit, engine_->RunBatch(analyst_, "people", HundredQueries(),
+                                                           1e-5, "cache-2", never, Cache::kUse));
+  EXPECT_TRUE(hit.cached);
+  EXPECT_FALSE(hit.replayed);
+  EXPECT_EQ(hit.allocation.request_id, "cache-2");  // the caller's own id
+  ASSERT_EQ(hit.answers.size(), first.answers.size());
+  for (size_t i = 0; i < hit.answers.size(); ++i) {
+    EXPECT_TRUE(hit.answers[i].cached);
+    EXPECT_EQ(hit.answers[i].rows[0].value, first.answers[i].rows[0].value) << i;
+  }
+  EXPECT_EQ(Budget().epsilon_spent_units, spent.epsilon_spent_units);
+  EXPECT_EQ(AuditRows(), 1);
+  // Without the cache (query-batch) the same batch is charged and answered afresh.
+  ASSERT_OK_AND_ASSIGN(BatchOutcome fresh, engine_->RunBatch(analyst_, "people", HundredQueries(),
+                                                             1e-5, "cache-3", never, Cache::kBypass));
+  EXPECT_FALSE(fresh.cached);
+  EXPECT_GT(Budget().epsilon_spent_units, spent.epsilon_spent_units);
+  EXPECT_EQ(AuditRows(), 2);
+  ExpectVerified();
+}
+
 // ---------------------------------------------------------------------------------------------
 // PlanAccuracy.
 

@@ -82,17 +82,18 @@ class Client(admin.AdminMethods):
                                       target_error=target_error, expected_count=expected_count)
         return results.Plan.from_message(self._rpc.invoke(self._analyst.Plan, request))
 
-    def sql(self, statement, request_id="", confidence=0.95):
-        """Runs a SELECT WITH DIFFERENTIAL_PRIVACY script (several statements: charged jointly);
+    def sql(self, statement, request_id="", confidence=0.95, joint_delta=0.0):
+        """Runs a SELECT WITH DIFFERENTIAL_PRIVACY script (several aggregates or statements are
+        charged as one batch; joint_delta > 0 prices them jointly, as query_batch's delta);
         returns a SqlResult (`.columns`, `.rows`, `.to_pandas()` with each released column's
-        interval as <column>_lower/_upper, `.budget`)."""
-        request = sql.sql_request(statement, request_id, confidence)
+        interval as <column>_lower/_upper, `.budget`, `.epsilon` and `.epsilon_sum`)."""
+        request = sql.sql_request(statement, request_id, confidence, joint_delta)
         return sql.SqlResult.from_message(self._rpc.invoke(self._analyst.ExecuteSql, request))
 
-    def explain_sql(self, statement, confidence=0.95):
-        """The plan of a SQL script (parts, bounds, mechanism, epsilon, expected errors) as a dict;
-        charges nothing."""
-        request = sql.sql_request(statement, "", confidence)
+    def explain_sql(self, statement, confidence=0.95, joint_delta=0.0):
+        """The plan of a SQL script (parts, bounds, mechanism, epsilon, expected errors, and the
+        charge with the given joint_delta) as a dict; charges nothing."""
+        request = sql.sql_request(statement, "", confidence, joint_delta)
         return sql.explain_dict(self._rpc.invoke(self._analyst.ExplainSql, request))
 
     @staticmethod

@@ -70,12 +70,15 @@ class SqlResult(_FromMessage):
     request_id: str
     cached: bool
     replayed: bool
+    epsilon_sum: float = 0.0  # the parts' charges added up (epsilon is lower when priced jointly)
+    delta_sum: float = 0.0
     message: object = dataclasses.field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_message(cls, m):
         return cls([SqlTable.from_message(r) for r in m.results], m.epsilon, m.delta,
-                   Budget.from_message(m.budget), m.dataset, m.request_id, m.cached, m.replayed, m)
+                   Budget.from_message(m.budget), m.dataset, m.request_id, m.cached, m.replayed,
+                   m.epsilon_sum, m.delta_sum, m)
 
     @property
     def columns(self):
@@ -91,11 +94,12 @@ class SqlResult(_FromMessage):
         return self.results[0].to_pandas() if self.results else tables.data_frame([])
 
 
-def sql_request(statement, request_id="", confidence=0.95):
+def sql_request(statement, request_id="", confidence=0.95, joint_delta=0.0):
     require_sql()
     if not isinstance(statement, str) or not statement.strip():
         raise errors.invalid_argument("statement must be a non-empty string")
-    return dpq_pb2.SqlRequest(statement=statement, request_id=request_id, confidence=confidence)
+    return dpq_pb2.SqlRequest(statement=statement, request_id=request_id, confidence=confidence,
+                              joint_delta=joint_delta)
 
 
 def explain_dict(message):
