@@ -56,7 +56,7 @@ SIZES = {
                  clients=[1, 8, 32, 64], p2_seconds=5, random_datasets=100, random_clients=32,
                  p3_rows=10_000, p3_seconds=4, p3_pairs=2,
                  history=[0, 10_000, 100_000], p7_history=10_000, p4_seconds=3, p4_pairs=2,
-                 prefill_clients=64, prefill_max_seconds=150, price_reps=5, hot_rows=1_000),
+                 prefill_clients=64, prefill_max_seconds=900, price_reps=5, hot_rows=1_000),
     "quick": dict(p1_rows=[20_000], p1_ingest_reps=1, p1_reps=1, p1_warmup=0,
                   clients=[1, 4], p2_seconds=1, random_datasets=3, random_clients=4,
                   p3_rows=1_000, p3_seconds=1, p3_pairs=1,

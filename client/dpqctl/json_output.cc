@@ -194,6 +194,7 @@ nlohmann::json AuditEntryToJson(const dpq::v1::AuditEntry& entry) {
       {"request_id", entry.request_id()},
       {"analyst", entry.analyst()},
       {"created_at", entry.created_at()},
+      {"kind", entry.kind()},
       {"aggregate", AggregateWord(entry.aggregate())},
       {"mechanism", MechanismWord(entry.mechanism())},
       {"column", entry.column()},

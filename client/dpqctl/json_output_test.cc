@@ -305,8 +305,10 @@ TEST(AuditEntryToJsonTest, HasEveryFieldWithEnumWords) {
   entry.set_mechanism(dpq::v1::MECHANISM_LAPLACE);
   entry.set_column("income");
   entry.set_rows(3);
+  entry.set_kind("query");
   const nlohmann::json json = AuditEntryToJson(entry);
-  EXPECT_EQ(json.size(), 12u);
+  EXPECT_EQ(json.size(), 13u);
+  EXPECT_EQ(json.at("kind"), "query");
   EXPECT_EQ(json.at("rows"), 3);
   EXPECT_EQ(json.at("seq"), 7);
   EXPECT_EQ(json.at("aggregate"), "sum");

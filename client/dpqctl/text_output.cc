@@ -415,9 +415,12 @@ void WriteListAuditText(std::ostream& out, const dpq::v1::ListAuditResponse& res
   }
   std::vector<std::vector<std::string>> rows;
   for (const dpq::v1::AuditEntry& entry : response.entries()) {
+    // A batch or a training report has no one aggregate or mechanism: its kind stands there.
+    const bool whole = entry.kind() == "batch" || entry.kind() == "training";
     rows.push_back({absl::StrCat(entry.seq()), entry.created_at(), entry.analyst(),
-                    AggregateWord(entry.aggregate()), entry.column().empty() ? "-" : entry.column(),
-                    MechanismWord(entry.mechanism()), FormatNumber(entry.epsilon()),
+                    whole ? entry.kind() : AggregateWord(entry.aggregate()),
+                    entry.column().empty() ? "-" : entry.column(),
+                    whole ? "-" : MechanismWord(entry.mechanism()), FormatNumber(entry.epsilon()),
                     FormatNumber(entry.delta()), AuditValueCell(entry), entry.request_id()});
   }
   WriteTable(out,

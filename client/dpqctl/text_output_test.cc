@@ -12,6 +12,7 @@ namespace dpqctl {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(FormatNumberTest, PrintsShortestRoundTrippingDecimal) {
   EXPECT_EQ(FormatNumber(0.1), "0.1");
@@ -61,6 +62,23 @@ TEST(WriteListAuditTextTest, MultiRowReleasesShowTheirRowCountNotZero) {
   EXPECT_THAT(out.str(), HasSubstr("41.5"));
   EXPECT_THAT(out.str(), HasSubstr("(5 rows)"));
   EXPECT_THAT(out.str(), HasSubstr("(not released)"));
+}
+
+TEST(WriteListAuditTextTest, BatchesAndTrainingReportsShowTheirKindNotUnspecified) {
+  dpq::v1::ListAuditResponse response;
+  dpq::v1::AuditEntry* batch = response.add_entries();
+  batch->set_kind("batch");
+  batch->set_rows(3);
+  dpq::v1::AuditEntry* training = response.add_entries();
+  training->set_kind("training");
+  training->set_column("run-7");
+  training->set_rows(1);
+  std::ostringstream out;
+  WriteListAuditText(out, response);
+  EXPECT_THAT(out.str(), Not(HasSubstr("unspecified")));
+  EXPECT_THAT(out.str(), HasSubstr("batch"));
+  EXPECT_THAT(out.str(), HasSubstr("training"));
+  EXPECT_THAT(out.str(), HasSubstr("run-7"));
 }
 
 TEST(WriteTableTest, PadsColumnsToWidestCell) {

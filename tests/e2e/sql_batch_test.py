@@ -52,6 +52,9 @@ class SqlBatchTest(harness.DpqdTestCase):
         self.assertAlmostEqual(after[1] - before[1], 1e-5, delta=1e-15)
         self.assertEqual(after[2], before[2] + 1, "one script, one audit row")
         self.assertEqual(len(doc["results"]), 5)
+        entry = self.dpqd.ctl("audit", "slid")["entries"][-1]
+        self.assertEqual((entry["kind"], entry["rows"]), ("batch", 100))
+        self.assertIn("batch", self.dpqd.ctl_text("audit", "slid").splitlines()[-1])
 
     def test_without_joint_delta_the_parts_add_up(self):
         text = script(1, 4, 0.5)

@@ -86,6 +86,9 @@ class TrainingTest(harness.DpqdTestCase):
         verify = self.dpqd.ctl("audit", "verify", "slid")
         self.assertTrue(verify["ok"], dict(verify))
         self.assertEqual(verify["entries"], 5)
+        # Each report is an audit row of kind "training" naming its run.
+        entries = self.dpqd.ctl("audit", "slid")["entries"]
+        self.assertEqual({(e["kind"], e["column"]) for e in entries}, {("training", "mnist")})
 
     def test_overspending_report_is_refused_and_charges_nothing(self):
         self.dpqd.ctl("budget", "set", "slid", "--epsilon", 1, "--delta", 1e-5, "--accountant", "rdp")
