@@ -34,8 +34,11 @@
 
 namespace dpq::sql {
 
-// ZetaSQL's per-unit limit of kept values per group for the row-clamped aggregates.
+// ZetaSQL's per-unit limit of kept values per group for the row-clamped aggregates (the default
+// of OPTIONS max_rows_per_group), and the largest K that option takes (the flag
+// --max-contributions' limit, planner.cc).
 inline constexpr int kRowClampedMaxContributions = 5;
+inline constexpr int kMaxRowsPerGroup = 1000000;
 inline constexpr int kMaxAggregatesPerStatement = 20;
 
 // A select-list value computed from the released parts (post-processing only).
