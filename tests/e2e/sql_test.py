@@ -336,6 +336,14 @@ class SqlFlagParityTest(harness.DpqdTestCase):
         self.assertIn("/ N", text)
         self.assertIn("n/a (needs N)", text)
         self.assertTrue(text.endswith("\n"))
+        harness.require_grpc_stubs()
+        import dpq  # the package of client/python, assembled in <build>/python
+        client = dpq.Client(self.dpqd.address, self.dpqd.admin_token)
+        self.addCleanup(client.close)
+        from_python = client.explain_sql(statement)
+        self.assertEqual([p["error_basis"] for p in from_python["parts"]],
+                         ["value", "value", "per_count", "not_stated", "rank"])
+        self.assertIsNone(from_python["parts"][3]["error"])
         self.assertEqual(self.snapshot(self.dpqd, "slid"), before)
 
     def test_extension_refusals_charge_nothing(self):
