@@ -337,7 +337,6 @@ TEST(SqlAnalyzerTest, GaussianMechanismSplitsDeltaOverEveryPart) {
   EXPECT_TRUE(plan->selection.needed);
   EXPECT_EQ(plan->components[0].delta, plan->selection.delta);
   // laplace, said explicitly, is the default.
-  c = Compiled(DP "COUNT(*) FROM slid");
   CompiledStatement l = Compiled("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, "
                                  "mechanism = 'laplace') COUNT(*) FROM slid");
   EXPECT_EQ(l.parts[0].mechanism, query::MechanismKind::kLaplace);
