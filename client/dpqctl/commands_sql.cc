@@ -148,11 +148,18 @@ void WriteSqlText(std::ostream& out, const dpq::v1::SqlResponse& r) {
       << FormatNumber(r.budget().delta_remaining()) << "\nrequest id: " << r.request_id() << "\n";
 }
 
-// AVG, VAR_POP, STDDEV_POP: the planned error is that of the noisy sum (the count it is divided
-// by is not known before the query; `dpqctl plan --expected-count` plans the value itself).
-bool ErrorIsOfSum(const dpq::v1::QueryRequest& q) {
-  return q.aggregate() == dpq::v1::AGGREGATE_MEAN || q.aggregate() == dpq::v1::AGGREGATE_VARIANCE ||
-         q.aggregate() == dpq::v1::AGGREGATE_STDDEV;
+// What the server says a part's error measures (SqlPlanPart.error_basis): AVG's is its noisy
+// sum's, the mean's being about that / N for a group of N (not known before the query; `dpqctl
+// plan --expected-count` plans the value itself); VAR_POP / STDDEV_POP state none.
+bool ErrorIsPerCount(const dpq::v1::SqlPlanPart& p) { return p.error_basis() == "per_count"; }
+bool ErrorNotStated(const dpq::v1::SqlPlanPart& p) { return p.error_basis() == "not_stated"; }
+
+std::string ErrorCell(const dpq::v1::SqlPlanPart& p) {
+  if (ErrorNotStated(p)) return "n/a (needs N)";
+  const std::string e = absl::StrCat("+-", FormatSignificant(p.error(), 3));
+  if (p.rank_error()) return absl::StrCat(e, " (rank)");
+  if (ErrorIsPerCount(p)) return absl::StrCat(e, " / N");
+  return e;
 }
 
 nlohmann::json ExplainToJson(const dpq::v1::ExplainSqlResponse& r) {
@@ -171,9 +178,10 @@ nlohmann::json ExplainToJson(const dpq::v1::ExplainSqlResponse& r) {
                            {"delta", q.delta()},
                            {"sensitivity", p.sensitivity()},
                            {"noise_scale", p.noise_scale()},
-                           {"error", p.error()},
+                           {"error", ErrorNotStated(p) ? nlohmann::json(nullptr) : nlohmann::json(p.error())},
+                           {"error_basis", p.error_basis()},
                            {"rank_error", p.rank_error()},
-                           {"error_of_sum", ErrorIsOfSum(q)},
+                           {"error_of_sum", ErrorIsPerCount(p)},
                            {"where", q.where()},
                            {"group_by", std::vector<std::string>(q.group_by().begin(), q.group_by().end())}};
     if (q.has_lower()) part["lower"] = q.lower();
@@ -198,14 +206,22 @@ void WriteExplainText(std::ostream& out, const dpq::v1::ExplainSqlResponse& r) {
                     p.pre_aggregate() ? "per unit" : absl::StrCat(q.max_contributions(), " rows"),
                     absl::StrCat(q.max_partitions()), MechanismWord(p.mechanism()),
                     FormatSignificant(q.epsilon(), 6), FormatNumber(q.delta()),
-                    FormatSignificant(p.sensitivity(), 4),
-                    absl::StrCat("+-", FormatSignificant(p.error(), 3),
-                                 p.rank_error() ? " (rank)" : ErrorIsOfSum(q) ? " (sum)" : "")});
+                    FormatSignificant(p.sensitivity(), 4), ErrorCell(p)});
   }
   WriteTable(out,
              {"AGGREGATE", "COLUMN", "BOUNDS", "K", "M", "MECHANISM", "EPSILON", "DELTA",
               "SENSITIVITY", absl::StrCat("ERROR (", FormatSignificant(r.confidence() * 100, 3), " %)")},
              rows);
+  bool per_count = false, not_stated = false;
+  for (const dpq::v1::SqlPlanPart& p : r.parts()) {
+    per_count = per_count || ErrorIsPerCount(p);
+    not_stated = not_stated || ErrorNotStated(p);
+  }
+  if (per_count) {
+    out << "/ N: a mean's error is its noisy sum's divided by the group's count N (units, or kept "
+           "rows), unknown before the query, plus the noisy count's share\n";
+  }
+  if (not_stated) out << "n/a: a variance's error depends on N and the data's moments\n";
   out << "total charge: epsilon " << FormatNumber(r.epsilon()) << ", delta " << FormatNumber(r.delta());
   if (r.epsilon_sum() != r.epsilon()) {
     out << " jointly (the parts one by one: epsilon " << FormatNumber(r.epsilon_sum()) << ", delta "

@@ -104,6 +104,7 @@ void ToProto(const engine::SqlExplanation& e, v1::ExplainSqlResponse* out) {
     pp->set_noise_scale(p.accuracy.noise_scale);
     pp->set_error(p.accuracy.error);
     pp->set_rank_error(p.accuracy.rank_error);
+    pp->set_error_basis(std::string(engine::ErrorBasisName(p.error_basis)));
   }
 }
 

@@ -200,7 +200,37 @@ class Shaper {
   std::vector<PartRows> parts_;
 };
 
+// A mean's or variance's error cannot be stated before the scan (it divides by the group's
+// count): say what `error` measures rather than report the sum's as the value's (issue 14).
+ErrorBasis ErrorBasisOf(const query::QuerySpec& spec) {
+  switch (spec.aggregate) {
+    case query::AggregateKind::kQuantile:
+      return ErrorBasis::kRank;
+    case query::AggregateKind::kMean:
+      return ErrorBasis::kPerCount;
+    case query::AggregateKind::kVariance:
+    case query::AggregateKind::kStddev:
+      return ErrorBasis::kNotStated;
+    default:
+      return ErrorBasis::kValue;
+  }
+}
+
 }  // namespace
+
+absl::string_view ErrorBasisName(ErrorBasis basis) {
+  switch (basis) {
+    case ErrorBasis::kValue:
+      return "value";
+    case ErrorBasis::kRank:
+      return "rank";
+    case ErrorBasis::kPerCount:
+      return "per_count";
+    case ErrorBasis::kNotStated:
+      return "not_stated";
+  }
+  return "value";
+}
 
 absl::StatusOr<SqlOutcome> ExecuteSql(QueryEngine& engine, const store::Principal& principal,
                                       const std::string& statement, std::string request_id,
@@ -266,6 +296,8 @@ absl::StatusOr<SqlExplanation> ExplainSql(QueryEngine& engine, const store::Prin
       part.spec.confidence = confidence;
       // The same planning and calibration a run does (every refusal a run could give), no scan.
       ASSIGN_OR_RETURN(part.accuracy, engine.PlanAccuracy(principal, part.spec, 0, 0));
+      part.error_basis = ErrorBasisOf(part.spec);
+      if (part.error_basis == ErrorBasis::kNotStated) part.accuracy.error = 0;
       out.parts.push_back(std::move(part));
     }
   }

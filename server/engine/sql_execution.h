@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "server/engine/query_engine.h"
 #include "server/sql/analyzer.h"
@@ -51,12 +52,24 @@ struct SqlOutcome {
   bool replayed = false;
 };
 
+// What an explained part's `accuracy.error` measures.
+//  kValue: the released value's interval half-width (COUNT, SUM).
+//  kRank: a quantile's rank error, in rows (PERCENTILE_CONT, APPROX_QUANTILES).
+//  kPerCount: AVG's noisy (centred) sum's half-width; the mean's error is about error / N for a
+//    group of N (units with per-unit bounds, kept rows with row bounds), N unknown before the scan,
+//    and the noisy count divided by adds its own share (`dpqctl plan --expected-count` plans it).
+//  kNotStated: VAR_POP / STDDEV_POP: no single number without the group's count and the data's
+//    moments; error is 0 and means nothing.
+enum class ErrorBasis { kValue, kRank, kPerCount, kNotStated };
+absl::string_view ErrorBasisName(ErrorBasis basis);  // "value", "rank", "per_count", "not_stated"
+
 // One aggregate's plan, as ExplainSql reports it.
 struct SqlPlanPart {
   int statement = 0;
   std::string function;  // "COUNT", "AVG", ...
   query::QuerySpec spec;
   AccuracyPlan accuracy;
+  ErrorBasis error_basis = ErrorBasis::kValue;
 };
 
 struct SqlExplanation {

@@ -1,16 +1,19 @@
 #include "server/sql/analyzer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <map>
 #include <set>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "server/base/status_macros.h"
 #include "server/query/filter/type_checker.h"
+#include "server/query/planner.h"
 #include "server/query/privacy_units.h"
 
 namespace dpq::sql {
@@ -83,6 +86,7 @@ class Analyzer {
     RETURN_IF_ERROR(GroupBy());
     if (st_.has_where) {
       ASSIGN_OR_RETURN(where_, RenderWhere(st_.where));
+      RETURN_IF_ERROR(DeclaredKeys());
     }
     int unnamed = 0;
     for (const SelectItem& item : st_.select) {
@@ -132,6 +136,10 @@ class Analyzer {
           }
           max_groups_ = static_cast<int>(*v);
         }
+      } else if (o.name == "mechanism") {
+        RETURN_IF_ERROR(MechanismOption(o));
+      } else if (o.name == "max_rows_per_group") {
+        RETURN_IF_ERROR(MaxRowsOption(o));
       } else if (o.name == "privacy_unit_column") {
         std::string name;
         if (o.value.kind == Expr::Kind::kColumn && o.value.qualifier.empty()) {
@@ -151,12 +159,50 @@ class Analyzer {
         return Invalid(o.pos, absl::StrCat(
                                   "option ", o.name,
                                   " is not supported: the options are epsilon, delta, "
-                                  "max_groups_contributed and privacy_unit_column"));
+                                  "max_groups_contributed, privacy_unit_column and dpq's "
+                                  "mechanism and max_rows_per_group"));
       }
     }
     if (!has_epsilon) {
       return Invalid(st_.options_pos, "OPTIONS must give epsilon, e.g. OPTIONS (epsilon = 1)");
     }
+    if (mechanism_ == query::MechanismKind::kGaussian && !(out_.delta > 0)) {
+      return Invalid(mechanism_pos_, "mechanism 'gaussian' needs delta > 0 in OPTIONS (it is "
+                                     "(epsilon, delta)-DP); use 'laplace' for delta = 0");
+    }
+    return absl::OkStatus();
+  }
+
+  // dpq extension: mechanism = 'laplace' (default) | 'gaussian', a string or a bare word, as the
+  // flag --mechanism.
+  absl::Status MechanismOption(const DpOption& o) {
+    std::string word;
+    if (o.value.kind == Expr::Kind::kColumn && o.value.qualifier.empty()) {
+      word = o.value.name;
+    } else if (o.value.kind == Expr::Kind::kString) {
+      word = absl::AsciiStrToLower(o.value.text);
+    }
+    if (word == "laplace") {
+      mechanism_ = query::MechanismKind::kLaplace;
+    } else if (word == "gaussian") {
+      mechanism_ = query::MechanismKind::kGaussian;
+    } else {
+      return Invalid(o.value.pos, "mechanism must be 'laplace' or 'gaussian'");
+    }
+    mechanism_pos_ = o.pos;
+    return absl::OkStatus();
+  }
+
+  // dpq extension: K, the rows kept per unit and group by the row-clamped aggregates (VAR_POP,
+  // STDDEV_POP, PERCENTILE_CONT, APPROX_QUANTILES, SUM/AVG with contribution_bounds_per_row);
+  // the range of the flag --max-contributions. No effect on COUNT or per-unit SUM/AVG.
+  absl::Status MaxRowsOption(const DpOption& o) {
+    absl::optional<double> v = NumberOf(o.value);
+    if (!v || *v != std::floor(*v) || *v < 1 || *v > kMaxRowsPerGroup) {
+      return Invalid(o.value.pos, absl::StrCat("max_rows_per_group must be a whole number in [1, ",
+                                               kMaxRowsPerGroup, "]"));
+    }
+    max_rows_ = static_cast<int>(*v);
     return absl::OkStatus();
   }
 
@@ -193,6 +239,101 @@ class Analyzer {
       if (c->categories.empty()) needs_selection_ = true;
     }
     return absl::OkStatus();
+  }
+
+  // ---- Declared keys from WHERE (dpq extension; the flag --keys) ----
+  // Grouped by one column, a top-level AND-conjunct `col IN (literals)` or `col = literal` on that
+  // column states the public key domain: every listed key is released (an empty one too), no
+  // partition selection, no delta for it. The list is the query text's, never the data's. Several
+  // such conjuncts: their intersection (the only keys a row can have). Text columns take 'string'
+  // literals, integer columns whole numbers (the scan compares keys as text, so they are written
+  // as PostgreSQL prints an integer); a float column, or any other form, states no key list.
+  absl::Status DeclaredKeys() {
+    if (out_.group_by.size() != 1) return absl::OkStatus();
+    std::vector<const Expr*> conjuncts;
+    std::vector<const Expr*> todo = {&st_.where};
+    while (!todo.empty()) {
+      const Expr* e = todo.back();
+      todo.pop_back();
+      if (e->kind == Expr::Kind::kBinary && e->op == "AND") {
+        todo.push_back(&e->children[1]);
+        todo.push_back(&e->children[0]);
+      } else {
+        conjuncts.push_back(e);
+      }
+    }
+    absl::optional<std::vector<std::string>> keys;
+    Position pos;
+    for (const Expr* c : conjuncts) {
+      absl::optional<std::vector<std::string>> list = KeyList(*c);
+      if (!list) continue;
+      if (!keys) {
+        keys = std::move(list);
+        pos = c->pos;
+        continue;
+      }
+      std::vector<std::string> both;
+      for (const std::string& k : *keys) {
+        if (std::find(list->begin(), list->end(), k) != list->end()) both.push_back(k);
+      }
+      keys = std::move(both);
+    }
+    if (!keys) return absl::OkStatus();
+    const std::string& column = out_.group_by[0];
+    if (keys->empty()) {
+      return Invalid(pos, absl::StrCat("WHERE admits no value of the GROUP BY column ", column,
+                                       ": its key lists have nothing in common"));
+    }
+    // The planner's limits of a --keys list (planner.cc PlanGroups), here with their position.
+    if (keys->size() > query::kMaxKeys) {
+      return Invalid(pos, absl::StrCat("WHERE lists more than ", query::kMaxKeys, " keys of ", column));
+    }
+    for (const std::string& k : *keys) {
+      if (k.size() > query::kMaxCategoryLength || k.find('\0') != std::string::npos) {
+        return Invalid(pos, absl::StrCat("a key of ", column, " is at most ", query::kMaxCategoryLength,
+                                         " bytes without NUL"));
+      }
+    }
+    keys_ = std::move(*keys);
+    needs_selection_ = false;
+    return absl::OkStatus();
+  }
+
+  // The keys `e` lists for the single GROUP BY column (duplicates dropped), or none.
+  absl::optional<std::vector<std::string>> KeyList(const Expr& e) const {
+    std::vector<const Expr*> literals;
+    const Expr* col = nullptr;
+    if (e.kind == Expr::Kind::kIn && !e.negated) {
+      col = &e.children[0];
+      for (size_t i = 1; i < e.children.size(); ++i) literals.push_back(&e.children[i]);
+    } else if (e.kind == Expr::Kind::kBinary && e.op == "=") {
+      col = &e.children[0];
+      literals.push_back(&e.children[1]);
+      if (col->kind != Expr::Kind::kColumn) std::swap(col, literals[0]);
+    } else {
+      return absl::nullopt;
+    }
+    if (col->kind != Expr::Kind::kColumn || col->name != out_.group_by[0]) return absl::nullopt;
+    if (!col->qualifier.empty() && col->qualifier != st_.table && col->qualifier != st_.table_alias) {
+      return absl::nullopt;
+    }
+    const query::ColumnType type = out_.group_types[0];
+    std::vector<std::string> keys;
+    for (const Expr* l : literals) {
+      std::string key;
+      if (type == query::ColumnType::kText && l->kind == Expr::Kind::kString) {
+        key = l->text;
+      } else if (type == query::ColumnType::kInteger) {
+        absl::optional<double> v = NumberOf(*l);
+        // Whole and exactly representable: printed as PostgreSQL prints the integer.
+        if (!v || *v != std::floor(*v) || std::fabs(*v) > 9007199254740992.0) return absl::nullopt;
+        key = absl::StrFormat("%.0f", *v + 0.0);
+      } else {
+        return absl::nullopt;
+      }
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(std::move(key));
+    }
+    return keys;
   }
 
   // ---- WHERE: the filter language of --where, in SQL syntax ----
@@ -397,17 +538,33 @@ class Analyzer {
       return Invalid(call.pos, absl::StrCat("at most ", kMaxAggregatesPerStatement,
                                             " aggregates per statement"));
     }
-    const bool per_group = f == "COUNT" || f == "SUM" || f == "AVG";
-    const std::string bounds_name = per_group ? "contribution_bounds_per_group" : "contribution_bounds_per_row";
+    bool per_group = f == "COUNT" || f == "SUM" || f == "AVG";
+    // dpq extension: SUM / AVG also take contribution_bounds_per_row (row-level, K rows).
+    const bool either_bounds = f == "SUM" || f == "AVG";
+    const std::string usual_name = per_group ? "contribution_bounds_per_group" : "contribution_bounds_per_row";
+    std::string bounds_name = usual_name;
     std::vector<const Expr*> positional;
     absl::optional<Bounds> bounds;
     for (const Expr& arg : call.children) {
       if (arg.kind == Expr::Kind::kNamedArg) {
-        if (arg.name != bounds_name) {
+        const bool row_level = either_bounds && arg.name == "contribution_bounds_per_row";
+        if (arg.name != usual_name && !row_level) {
           return Invalid(arg.pos, absl::StrCat("named argument ", arg.name, " is not supported by ",
-                                               f, ": it takes ", bounds_name, " => (lower, upper)"));
+                                               f, ": it takes ", usual_name, " => (lower, upper)",
+                                               either_bounds ? " or contribution_bounds_per_row => "
+                                                               "(lower, upper)"
+                                                             : ""));
+        }
+        if (bounds && arg.name != bounds_name) {  // both kinds of bounds
+          return Invalid(arg.pos, absl::StrCat(f, " takes contribution_bounds_per_group (a unit's ",
+                                               f == "SUM" ? "sum" : "mean", " clamped) or "
+                                               "contribution_bounds_per_row (rows clamped), not both"));
         }
         if (bounds) return Invalid(arg.pos, absl::StrCat(bounds_name, " is given twice"));
+        if (row_level) {
+          per_group = false;
+          bounds_name = arg.name;
+        }
         ASSIGN_OR_RETURN(Bounds b, BoundsOf(arg));
         bounds = b;
       } else {
@@ -479,7 +636,7 @@ class Analyzer {
         spec.pre_aggregate = true;
         spec.max_contributions = 1;
       } else {
-        spec.max_contributions = kRowClampedMaxContributions;
+        spec.max_contributions = max_rows_;
       }
       if (spec.aggregate == AggregateKind::kQuantile) {
         absl::optional<double> n = NumberOf(*positional[1]);
@@ -500,6 +657,15 @@ class Analyzer {
       }
     }
     spec.where = where;
+    spec.keys = keys_;
+    if (mechanism_ == query::MechanismKind::kGaussian) {
+      if (spec.aggregate == AggregateKind::kQuantile) {
+        return Invalid(call.pos, absl::StrCat(f, " uses the exponential mechanism (pure epsilon-DP): "
+                                              "mechanism 'gaussian' does not apply; ask it in a "
+                                              "statement without that option"));
+      }
+      spec.mechanism = mechanism_;
+    }
     if (!out_.group_by.empty() && needs_selection_ && !(out_.delta > 0)) {
       return Invalid(st_.group_by_pos,
                      absl::StrCat("GROUP BY ", absl::StrJoin(out_.group_by, ", "),
@@ -526,7 +692,9 @@ class Analyzer {
     for (int64_t i = 0; i < n; ++i) {
       out_.parts[i].epsilon = query::EpsilonFromUnits(eps_units / n + (i < eps_units % n ? 1 : 0));
     }
-    if (needs_selection_ && !out_.group_by.empty()) {
+    // Gaussian parts need delta for their noise too (and, grouped by selected keys, half of it
+    // for the selection: planner.cc), so every part gets a share, as `--mechanism gaussian` does.
+    if ((needs_selection_ && !out_.group_by.empty()) || mechanism_ == query::MechanismKind::kGaussian) {
       absl::StatusOr<int64_t> delta = query::DeltaToUnits(out_.delta, "delta");
       if (!delta.ok()) return Invalid(st_.options_pos, delta.status().message());
       const int64_t delta_units = *delta;
@@ -577,6 +745,10 @@ class Analyzer {
   const DatasetSchema& schema_;
   CompiledStatement out_;
   int max_groups_ = 1;
+  int max_rows_ = kRowClampedMaxContributions;
+  query::MechanismKind mechanism_ = query::MechanismKind::kLaplace;
+  Position mechanism_pos_;
+  std::vector<std::string> keys_;  // DeclaredKeys(): the key list the WHERE clause states
   bool needs_selection_ = false;
   bool in_aggregate_ = false;
   std::vector<query::ColumnType> key_types_;

@@ -7,14 +7,23 @@
 //  - OPTIONS: epsilon (required), delta (default 0), max_groups_contributed (M, default 1),
 //    privacy_unit_column (must name the dataset's privacy unit). epsilon is split evenly over the
 //    parts in the ledger's exact units (they add up to it); delta over the parts that need DP
-//    partition selection (grouped by a column without declared categories).
+//    partition selection (grouped by a column without declared categories or key list), or over
+//    every part with mechanism 'gaussian'.
+//  - dpq extensions (flag parity, docs/decisions.md): OPTIONS mechanism = 'laplace' | 'gaussian'
+//    (--mechanism; gaussian needs delta > 0, refused for the quantiles), max_rows_per_group = K
+//    (--max-contributions of the row-clamped aggregates, default 5; no effect on COUNT and
+//    per-unit SUM / AVG); SUM / AVG (col, contribution_bounds_per_row => (L, U)): rows clamped,
+//    K rows per unit and group (the flag sum / mean, not pre-aggregated); a key list stated by
+//    WHERE (`col IN (...)` / `col = lit`, a top-level conjunct on the single GROUP BY column):
+//    QuerySpec::keys, as --keys.
 //  - COUNT(*) / COUNT(col) [contribution_bounds_per_group => (0, U)]: a unit's row count in a
 //    group clamped to [0, U] (U a whole number, default 1), which is the flag count with K = U;
 //    COUNT(col) counts rows where col IS NOT NULL.
 //  - SUM / AVG (col [, contribution_bounds_per_group => (L, U)]): per-unit pre-aggregation
 //    (QuerySpec::pre_aggregate): each unit's sum / mean in the group, clamped to [L, U].
 //  - VAR_POP, STDDEV_POP, PERCENTILE_CONT(col, q), APPROX_QUANTILES(col, n) with
-//    contribution_bounds_per_row => (L, U): rows clamped, K = 5 rows per unit and group.
+//    contribution_bounds_per_row => (L, U): rows clamped, K = 5 (max_rows_per_group) rows per
+//    unit and group.
 //  - Omitted bounds: the column's declared bounds; none declared: refused.
 //  - Arithmetic over aggregates and group keys in the select list is post-processing.
 // Refusals are INVALID_ARGUMENT or UNIMPLEMENTED, "sql: line L, column C: ..." at the offending
@@ -34,8 +43,11 @@
 
 namespace dpq::sql {
 
-// ZetaSQL's per-unit limit of kept values per group for the row-clamped aggregates.
+// ZetaSQL's per-unit limit of kept values per group for the row-clamped aggregates (the default
+// of OPTIONS max_rows_per_group), and the largest K that option takes (the flag
+// --max-contributions' limit, planner.cc).
 inline constexpr int kRowClampedMaxContributions = 5;
+inline constexpr int kMaxRowsPerGroup = 1000000;
 inline constexpr int kMaxAggregatesPerStatement = 20;
 
 // A select-list value computed from the released parts (post-processing only).

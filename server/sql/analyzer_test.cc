@@ -191,8 +191,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "is not the privacy unit of slid, which is person_id", 1, 78},
         Refusal{DP "COUNT(*, epsilon => 0.5) FROM slid", kInvalid,
                 "named argument epsilon is not supported by COUNT", 1, 65},
-        Refusal{DP "SUM(wages, contribution_bounds_per_row => (0, 1)) FROM slid", kInvalid,
-                "it takes contribution_bounds_per_group", 1, 67},
+        Refusal{DP "COUNT(*, contribution_bounds_per_row => (0, 1)) FROM slid", kInvalid,
+                "it takes contribution_bounds_per_group", 1, 65},
         Refusal{DP "VAR_POP(wages, contribution_bounds_per_group => (0, 1)) FROM slid", kInvalid,
                 "it takes contribution_bounds_per_row", 1, 71},
         Refusal{DP "SUM(education) FROM slid", kInvalid, "education has no declared bounds", 1, 56},
@@ -236,6 +236,183 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{DP "sex + 1, COUNT(*) FROM slid GROUP BY sex", kInvalid, "arithmetic needs numbers", 1, 56},
         Refusal{DP "COUNT(*) > 1 FROM slid", kUnimpl, "the select list holds", 1, 56}));
 
+// dpq's extensions (OPTIONS mechanism / max_rows_per_group, row-level SUM / AVG, keys stated
+// by WHERE): every new refusal with its message and position.
+INSTANTIATE_TEST_SUITE_P(
+    ExtensionRefusals, SqlAnalyzerRefusalTest,
+    ::testing::Values(
+        Refusal{W "OPTIONS (epsilon = 1, mechanism = 'gaussian') COUNT(*) FROM slid", kInvalid,
+                "mechanism 'gaussian' needs delta > 0", 1, 56},
+        Refusal{W "OPTIONS (mechanism = gaussian, epsilon = 1, delta = 0) COUNT(*) FROM slid", kInvalid,
+                "mechanism 'gaussian' needs delta > 0", 1, 43},
+        Refusal{W "OPTIONS (epsilon = 1, mechanism = 'exponential') COUNT(*) FROM slid", kInvalid,
+                "mechanism must be 'laplace' or 'gaussian'", 1, 68},
+        Refusal{W "OPTIONS (epsilon = 1, mechanism = 1) COUNT(*) FROM slid", kInvalid,
+                "mechanism must be 'laplace' or 'gaussian'", 1, 68},
+        Refusal{W "OPTIONS (epsilon = 1, mechanism = t.gaussian) COUNT(*) FROM slid", kInvalid,
+                "mechanism must be", 1, 68},
+        Refusal{W "OPTIONS (epsilon = 1, mechanism = laplace, mechanism = laplace) COUNT(*) FROM slid",
+                kInvalid, "option mechanism is given twice", 1, 77},
+        Refusal{W "OPTIONS (epsilon = 1, max_rows_per_group = 0) VAR_POP(wages) FROM slid", kInvalid,
+                "max_rows_per_group must be a whole number in [1, 1000000]", 1, 77},
+        Refusal{W "OPTIONS (epsilon = 1, max_rows_per_group = 2.5) VAR_POP(wages) FROM slid", kInvalid,
+                "max_rows_per_group must be a whole number", 1, 77},
+        Refusal{W "OPTIONS (epsilon = 1, max_rows_per_group = 1000001) VAR_POP(wages) FROM slid",
+                kInvalid, "max_rows_per_group must be a whole number", 1, 77},
+        Refusal{W "OPTIONS (epsilon = 1, max_rows_per_group = '5') VAR_POP(wages) FROM slid", kInvalid,
+                "max_rows_per_group must be a whole number", 1, 77},
+        Refusal{W "OPTIONS (epsilon = 1, max_contributions = 5) VAR_POP(wages) FROM slid", kInvalid,
+                "option max_contributions is not supported", 1, 56},
+        Refusal{DP "SUM(wages, contribution_bounds_per_group => (0, 1), "
+                   "contribution_bounds_per_row => (0, 1)) FROM slid",
+                kInvalid, "SUM takes contribution_bounds_per_group (a unit's sum clamped) or "
+                          "contribution_bounds_per_row (rows clamped), not both", 1, 108},
+        Refusal{DP "AVG(wages, contribution_bounds_per_row => (0, 1), "
+                   "contribution_bounds_per_group => (0, 1)) FROM slid",
+                kInvalid, "AVG takes contribution_bounds_per_group (a unit's mean clamped) or", 1, 106},
+        Refusal{DP "AVG(wages, contribution_bounds_per_row => (0, 1), "
+                   "contribution_bounds_per_row => (0, 2)) FROM slid",
+                kInvalid, "contribution_bounds_per_row is given twice", 1, 106},
+        Refusal{DP "SUM(wages, contribution_bounds_per_row => (5, 1)) FROM slid", kInvalid,
+                "contribution_bounds_per_row: lower must be < upper", 1, 98},
+        Refusal{DP "SUM(wages, max_rows_per_group => 3) FROM slid", kInvalid,
+                "it takes contribution_bounds_per_group => (lower, upper) or "
+                "contribution_bounds_per_row", 1, 67},
+        Refusal{W "OPTIONS (epsilon = 1, delta = 1e-6, mechanism = 'gaussian') COUNT(*), "
+                  "PERCENTILE_CONT(wages, 0.5) FROM slid",
+                kInvalid, "PERCENTILE_CONT uses the exponential mechanism", 1, 104},
+        Refusal{W "OPTIONS (epsilon = 1, delta = 1e-6, mechanism = 'gaussian') "
+                  "APPROX_QUANTILES(wages, 4) FROM slid",
+                kInvalid, "mechanism 'gaussian' does not apply", 1, 94},
+        Refusal{DP "language, COUNT(*) FROM slid WHERE language IN ('French', 'Other') AND "
+                   "language = 'English' GROUP BY language",
+                kInvalid, "WHERE admits no value of the GROUP BY column language", 1, 91},
+        // Not key lists: NOT IN, OR, a float column. Partition selection then needs delta.
+        Refusal{DP "language, COUNT(*) FROM slid WHERE language NOT IN ('French') GROUP BY language",
+                kInvalid, "needs delta > 0", 1, 118},
+        Refusal{DP "language, COUNT(*) FROM slid WHERE language = 'French' OR age > 3 GROUP BY language",
+                kInvalid, "needs delta > 0", 1, 122},
+        Refusal{DP "wages, COUNT(*) FROM slid WHERE wages IN (1, 2) GROUP BY wages", kInvalid,
+                "needs delta > 0", 1, 104},
+        Refusal{DP "age, COUNT(*) FROM slid WHERE age IN (30, 30.5) GROUP BY age", kInvalid,
+                "needs delta > 0", 1, 104},
+        Refusal{DP "age, COUNT(*) FROM slid WHERE sex = 'Female' GROUP BY age", kInvalid,
+                "needs delta > 0", 1, 101}));
+
+TEST(SqlAnalyzerTest, KeyListStatedByWhereHasThePlannersLimits) {
+  std::string many = DP "age, COUNT(*) FROM slid WHERE age IN (0";
+  for (int i = 1; i <= 10000; ++i) many += "," + std::to_string(i);
+  many += ") GROUP BY age";
+  absl::StatusOr<CompiledStatement> c = Compile(many);
+  ASSERT_FALSE(c.ok());
+  // 10001 keys take over 20000 tokens: the parser's limit refuses them before the analyser's
+  // (kept for the planner's kMaxKeys should either limit change).
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("more than 20000 tokens"));
+  const std::string long_key(257, 'x');
+  c = Compile(DP "language, COUNT(*) FROM slid WHERE language = '" + long_key + "' GROUP BY language");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()),
+              HasSubstr("sql: line 1, column 91: a key of language is at most 256 bytes without NUL"));
+}
+
+TEST(SqlAnalyzerTest, GaussianMechanismSplitsDeltaOverEveryPart) {
+  CompiledStatement c = Compiled(
+      "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, mechanism = gaussian) "
+      "COUNT(*), SUM(wages) FROM slid");
+  ASSERT_EQ(c.parts.size(), 2u);
+  for (const auto& p : c.parts) {
+    EXPECT_EQ(p.mechanism, query::MechanismKind::kGaussian);
+    EXPECT_EQ(p.delta, 5e-7);
+  }
+  EXPECT_EQ(c.delta, 1e-6);  // charged, unlike Laplace without partition selection
+  // Grouped by a column without categories: each part's delta is again halved by the planner
+  // (selection and Gaussian noise), exactly as one `--mechanism gaussian` flag query does.
+  c = Compiled("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, "
+               "mechanism = 'GAUSSIAN') language, COUNT(*) FROM slid GROUP BY language");
+  ASSERT_EQ(c.parts.size(), 1u);
+  EXPECT_EQ(c.parts[0].delta, 1e-6);
+  absl::StatusOr<query::QueryPlan> plan = query::PlanQuery(c.parts[0], Slid());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->selection.needed);
+  EXPECT_EQ(plan->components[0].delta, plan->selection.delta);
+  // laplace, said explicitly, is the default.
+  CompiledStatement l = Compiled("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, "
+                                 "mechanism = 'laplace') COUNT(*) FROM slid");
+  EXPECT_EQ(l.parts[0].mechanism, query::MechanismKind::kLaplace);
+  EXPECT_EQ(l.delta, 0);
+}
+
+TEST(SqlAnalyzerTest, MaxRowsPerGroupIsTheRowClampedK) {
+  CompiledStatement c = Compiled(
+      "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, max_rows_per_group = 3) "
+      "VAR_POP(wages), PERCENTILE_CONT(age, 0.5), SUM(wages, contribution_bounds_per_row => (0, 50)), "
+      "COUNT(*), SUM(wages), AVG(wages) FROM slid");
+  ASSERT_EQ(c.parts.size(), 6u);
+  EXPECT_EQ(c.parts[0].max_contributions, 3);
+  EXPECT_EQ(c.parts[1].max_contributions, 3);
+  EXPECT_EQ(c.parts[2].max_contributions, 3);
+  EXPECT_FALSE(c.parts[2].pre_aggregate);
+  // No effect on COUNT (its K is the per-group bound) nor on per-unit SUM / AVG (K = 1).
+  EXPECT_EQ(c.parts[3].max_contributions, 1);
+  EXPECT_EQ(c.parts[4].max_contributions, 1);
+  EXPECT_TRUE(c.parts[4].pre_aggregate);
+  EXPECT_EQ(c.parts[5].max_contributions, 1);
+}
+
+TEST(SqlAnalyzerTest, RowLevelSumAndAvgClampRows) {
+  CompiledStatement c = Compiled(
+      DP "SUM(wages, contribution_bounds_per_row => (0, 50)), "
+         "AVG(age, contribution_bounds_per_row => (18, 65)) FROM slid");
+  ASSERT_EQ(c.parts.size(), 2u);
+  EXPECT_EQ(c.parts[0].aggregate, AggregateKind::kSum);
+  EXPECT_FALSE(c.parts[0].pre_aggregate);
+  EXPECT_EQ(c.parts[0].max_contributions, 5);
+  EXPECT_EQ(*c.parts[0].lower, 0);
+  EXPECT_EQ(*c.parts[0].upper, 50);
+  EXPECT_EQ(c.parts[1].aggregate, AggregateKind::kMean);
+  EXPECT_FALSE(c.parts[1].pre_aggregate);
+  EXPECT_EQ(*c.parts[1].lower, 18);
+  // Without a bounds argument SUM / AVG stay per unit with the declared bounds.
+  c = Compiled(DP "SUM(wages), AVG(wages) FROM slid");
+  EXPECT_TRUE(c.parts[0].pre_aggregate);
+  EXPECT_TRUE(c.parts[1].pre_aggregate);
+}
+
+TEST(SqlAnalyzerTest, WhereStatesTheKeyListOfTheGroupColumn) {
+  // No delta: the keys are the query's, nothing is selected from the data.
+  CompiledStatement c = Compiled(
+      DP "language, COUNT(*) FROM slid WHERE age > 3 AND language IN ('French', 'Other', 'French') "
+         "GROUP BY language");
+  ASSERT_EQ(c.parts.size(), 1u);
+  EXPECT_THAT(c.parts[0].keys, ::testing::ElementsAre("French", "Other"));
+  EXPECT_EQ(c.parts[0].delta, 0);
+  EXPECT_EQ(c.delta, 0);
+  // `literal = column`, a qualified column, and the intersection of two lists.
+  c = Compiled(DP "s.language, COUNT(*) FROM slid s WHERE 'English' = s.language AND "
+                  "language IN ('English', 'French') GROUP BY language");
+  EXPECT_THAT(c.parts[0].keys, ::testing::ElementsAre("English"));
+  // An integer column: whole numbers, written as PostgreSQL prints them.
+  c = Compiled(DP "age, COUNT(*) FROM slid WHERE age IN (30, 4e1, -0, 31.0) GROUP BY age");
+  EXPECT_THAT(c.parts[0].keys, ::testing::ElementsAre("30", "40", "0", "31"));
+  // A column with declared categories: the list replaces them, as --keys does.
+  c = Compiled(DP "sex, COUNT(*) FROM slid WHERE sex = 'Female' GROUP BY sex");
+  EXPECT_THAT(c.parts[0].keys, ::testing::ElementsAre("Female"));
+  // Two group columns: no key list (the flag --keys takes one column), categories as before.
+  c = Compiled("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6) sex, language, "
+               "COUNT(*) FROM slid WHERE language = 'French' GROUP BY sex, language");
+  EXPECT_TRUE(c.parts[0].keys.empty());
+  EXPECT_EQ(c.parts[0].delta, 1e-6);
+  // Under OR or NOT the list is not a domain.
+  absl::StatusOr<CompiledStatement> r =
+      Compile(DP "language, COUNT(*) FROM slid WHERE NOT language IN ('a') GROUP BY language");
+  EXPECT_FALSE(r.ok());
+  // Every part of the statement carries the list.
+  c = Compiled(DP "language, COUNT(*), SUM(wages) FROM slid WHERE language = 'French' GROUP BY language");
+  ASSERT_EQ(c.parts.size(), 2u);
+  EXPECT_THAT(c.parts[1].keys, ::testing::ElementsAre("French"));
+}
+
 // Where a flag query and a SQL statement mean the same thing, both give the same plan: the same
 // sensitivity, K, M, noise components (each epsilon, delta and sensitivity), the same charge in
 // ledger units and the same bounding of the scan.
@@ -277,6 +454,10 @@ TEST_P(FlagSqlPlanTest, SamePlan) {
   EXPECT_EQ(sql->selection.needed, flag->selection.needed);
   EXPECT_EQ(sql->selection.epsilon, flag->selection.epsilon);
   EXPECT_EQ(sql->quantile_epsilon, flag->quantile_epsilon);
+  EXPECT_EQ(sql->selection.delta, flag->selection.delta);
+  EXPECT_EQ(sql->spec.mechanism, flag->spec.mechanism);
+  EXPECT_EQ(sql->declared_keys, flag->declared_keys);
+  EXPECT_EQ(sql->scan.group_domains, flag->scan.group_domains);
   ASSERT_EQ(sql->components.size(), flag->components.size());
   for (size_t i = 0; i < sql->components.size(); ++i) {
     EXPECT_EQ(sql->components[i].statistic, flag->components[i].statistic);
@@ -284,9 +465,29 @@ TEST_P(FlagSqlPlanTest, SamePlan) {
     EXPECT_EQ(sql->components[i].delta, flag->components[i].delta);
     EXPECT_EQ(sql->components[i].sensitivity, flag->components[i].sensitivity);
   }
-  // The fingerprints differ only by the SQL-only per-unit pre-aggregation marker (never for the
-  // row-level aggregates), so a flag answer and its SQL twin share the result cache.
-  if (!c.parts[0].pre_aggregate) EXPECT_EQ(sql->fingerprint, flag->fingerprint);
+  // The fingerprints differ only by the per-unit pre-aggregation marker when the flag twin
+  // omits --per-unit (never for the row-level aggregates), so a flag answer and its SQL twin
+  // share the result cache.
+  if (!c.parts[0].pre_aggregate || e.flags.pre_aggregate) {
+    EXPECT_EQ(sql->fingerprint, flag->fingerprint);
+  }
+}
+
+query::QuerySpec Gaussian(query::QuerySpec s, double delta) {
+  s.mechanism = query::MechanismKind::kGaussian;
+  s.delta = delta;
+  return s;
+}
+
+query::QuerySpec Keys(query::QuerySpec s, std::string by, std::vector<std::string> keys) {
+  s.group_by = {std::move(by)};
+  s.keys = std::move(keys);
+  return s;
+}
+
+query::QuerySpec PerUnit(query::QuerySpec s) {
+  s.pre_aggregate = true;
+  return s;
 }
 
 query::QuerySpec Grouped(query::QuerySpec s, std::vector<std::string> by, int m, double delta = 0) {
@@ -328,6 +529,59 @@ INSTANTIATE_TEST_SUITE_P(
         Equivalence{"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, "
                     "max_groups_contributed = 3) language, VAR_POP(wages) FROM slid GROUP BY language",
                     Grouped(Flags(AggregateKind::kVariance, "wages", 5, 1), {"language"}, 3, 1e-6)}));
+
+#define DPX(OPTS) "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (" OPTS ") "
+
+// dpq's extensions and their flag twins: `query --mechanism gaussian --delta D`,
+// `--max-contributions K`, row-level `--aggregate sum|mean --lower --upper`, `--keys`.
+INSTANTIATE_TEST_SUITE_P(
+    Extensions, FlagSqlPlanTest,
+    ::testing::Values(
+        Equivalence{DPX("epsilon = 1, delta = 1e-6, mechanism = 'gaussian'") "COUNT(*) FROM slid",
+                    Gaussian(Flags(AggregateKind::kCount, "", 1, 1), 1e-6)},
+        Equivalence{DPX("epsilon = 2, delta = 1e-5, mechanism = gaussian") "VAR_POP(wages) FROM slid",
+                    Gaussian(Flags(AggregateKind::kVariance, "wages", 5, 2), 1e-5)},
+        Equivalence{DPX("epsilon = 1, delta = 1e-6, mechanism = gaussian")
+                    "SUM(wages, contribution_bounds_per_group => (0, 80)) FROM slid",
+                    Gaussian(PerUnit(Flags(AggregateKind::kSum, "wages", 1, 1, 0.0, 80.0)), 1e-6)},
+        Equivalence{DPX("epsilon = 1, delta = 1e-6, mechanism = 'gaussian', max_groups_contributed = 2")
+                    "language, COUNT(*) FROM slid GROUP BY language",
+                    Gaussian(Grouped(Flags(AggregateKind::kCount, "", 1, 1), {"language"}, 2), 1e-6)},
+        Equivalence{DPX("epsilon = 1, delta = 1e-6, mechanism = 'gaussian', max_groups_contributed = 2")
+                    "sex, AVG(age, contribution_bounds_per_row => (18, 65)) FROM slid GROUP BY sex",
+                    Gaussian(Grouped(Flags(AggregateKind::kMean, "age", 5, 1, 18.0, 65.0), {"sex"}, 2),
+                             1e-6)},
+        Equivalence{DPX("epsilon = 1, max_rows_per_group = 3") "VAR_POP(wages) FROM slid",
+                    Flags(AggregateKind::kVariance, "wages", 3, 1)},
+        Equivalence{DPX("epsilon = 1, max_rows_per_group = 1") "STDDEV_POP(age) FROM slid",
+                    Flags(AggregateKind::kStddev, "age", 1, 1)},
+        Equivalence{DPX("epsilon = 1, max_rows_per_group = 12") "PERCENTILE_CONT(age, 0.25) FROM slid",
+                    Quantiles(Flags(AggregateKind::kQuantile, "age", 12, 1), {0.25})},
+        Equivalence{DPX("epsilon = 1, max_rows_per_group = 7")
+                    "COUNT(*, contribution_bounds_per_group => (0, 2)) FROM slid",
+                    Flags(AggregateKind::kCount, "", 2, 1)},
+        Equivalence{DP "SUM(wages, contribution_bounds_per_row => (0, 50)) FROM slid",
+                    Flags(AggregateKind::kSum, "wages", 5, 1, 0.0, 50.0)},
+        Equivalence{DPX("epsilon = 3, max_rows_per_group = 2")
+                    "AVG(wages, contribution_bounds_per_row => (10, 90)) FROM slid",
+                    Flags(AggregateKind::kMean, "wages", 2, 3, 10.0, 90.0)},
+        Equivalence{DPX("epsilon = 1, delta = 1e-6, max_groups_contributed = 2")
+                    "language, SUM(age, contribution_bounds_per_row => (0, 100)) FROM slid "
+                    "GROUP BY language",
+                    Grouped(Flags(AggregateKind::kSum, "age", 5, 1, 0.0, 100.0), {"language"}, 2, 1e-6)},
+        Equivalence{DP "language, COUNT(*) FROM slid WHERE language IN ('French', 'Other') "
+                       "GROUP BY language",
+                    Keys(Flags(AggregateKind::kCount, "", 1, 1), "language", {"French", "Other"})},
+        Equivalence{DPX("epsilon = 1, max_groups_contributed = 2")
+                    "age, VAR_POP(wages) FROM slid WHERE age IN (30, 40) GROUP BY age",
+                    Grouped(Keys(Flags(AggregateKind::kVariance, "wages", 5, 1), "age", {"30", "40"}),
+                            {"age"}, 2)},
+        Equivalence{DP "sex, COUNT(*) FROM slid WHERE sex = 'Female' GROUP BY sex",
+                    Keys(Flags(AggregateKind::kCount, "", 1, 1), "sex", {"Female"})},
+        // Keys and Gaussian: no selection, all of delta for the noise.
+        Equivalence{DPX("epsilon = 1, delta = 1e-6, mechanism = gaussian")
+                    "language, COUNT(*) FROM slid WHERE language = 'French' GROUP BY language",
+                    Gaussian(Keys(Flags(AggregateKind::kCount, "", 1, 1), "language", {"French"}), 1e-6)}));
 
 }  // namespace
 }  // namespace dpq::sql

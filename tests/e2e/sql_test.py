@@ -7,6 +7,7 @@ embedded cluster on a plain copy of the CSV). Refusals and --explain charge noth
 request id replays; an identical single-aggregate question is answered from the result cache.
 """
 
+import math
 import os
 import sys
 import tempfile
@@ -237,6 +238,138 @@ class SqlTest(harness.DpqdTestCase):
         self.assertIn("mean_age", lines[0])
         self.assertIn("charged: epsilon 1000000", text)
         self.assertTrue(text.endswith("\n"))
+
+
+@sql_support.needs_psql
+class SqlFlagParityTest(harness.DpqdTestCase):
+    """dpq's SQL extensions (README "SQL"): each statement and its flag twin through the real
+    dpqctl. A twin is the same question (same fingerprint): the second is answered from the result
+    cache, charging nothing, which proves the two plans equal end to end."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dpqd = cls.new_class_dpqd()
+        sql_support.create_datasets(cls.dpqd)
+        sql_support.load_truth(cls.dpqd)
+
+    def sql(self, statement, *args, check=True):
+        return self.dpqd.ctl("sql", statement, *args, check=check)
+
+    def truth(self, sql):
+        return sql_support.truth_rows(self.dpqd, sql)
+
+    def assert_twin_cached(self, flag_args, dataset="colon"):
+        before = self.snapshot(self.dpqd, dataset)
+        flag = self.dpqd.ctl("query", dataset, *flag_args)
+        self.assertTrue(flag["cached"], "the flag query and its SQL twin are one question")
+        self.assertEqual(self.snapshot(self.dpqd, dataset), before)
+        return flag
+
+    def test_gaussian_mechanism_option(self):
+        before = self.snapshot(self.dpqd, "colon")
+        doc = self.sql("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1e6, delta = 1e-3, "
+                       "mechanism = 'gaussian') COUNT(*) AS n FROM colon")
+        (want,), = self.truth("SELECT count(DISTINCT patient_id) FROM truth.colon")
+        # Discrete Gaussian at epsilon 1e6: sigma ~1e-3 (CKS 2020), so the rounded count is exact.
+        self.assertEqual(doc["rows"], [[int(want)]])
+        after = self.snapshot(self.dpqd, "colon")
+        self.assertAlmostEqual(after[1] - before[1], 1e-3, delta=1e-15, msg="delta is charged")
+        flag = self.assert_twin_cached(["--aggregate", "count", "--mechanism", "gaussian",
+                                        "--delta", 1e-3, "--epsilon", 1e6])
+        self.assertEqual(flag["mechanism"], "gaussian")
+        plan = self.sql("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, "
+                        "mechanism = gaussian) COUNT(*), SUM(time) FROM colon", "--explain")
+        self.assertEqual([p["mechanism"] for p in plan["parts"]], ["gaussian", "gaussian"])
+        self.assertEqual([p["delta"] for p in plan["parts"]], [5e-7, 5e-7])
+        self.assertEqual(plan["delta"], 1e-6)
+
+    def test_row_level_sum_with_max_rows_per_group(self):
+        doc = self.sql("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1e6, max_rows_per_group = 2) "
+                       "SUM(time, contribution_bounds_per_row => (0, 3000)) AS s FROM colon")
+        # colon has two rows per patient: K = 2 keeps both, each clamped to [0, 3000].
+        (want,), = self.truth("SELECT sum(least(greatest(time, 0), 3000)) FROM truth.colon "
+                              "WHERE time IS NOT NULL")
+        self.assertAlmostEqual(doc["rows"][0][0], float(want), delta=1e-3 * float(want))
+        self.assert_twin_cached(["--aggregate", "sum", "--column", "time", "--lower", 0,
+                                 "--upper", 3000, "--max-contributions", 2, "--epsilon", 1e6])
+
+    def test_row_level_avg_keeps_five_rows_by_default(self):
+        doc = self.sql("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1e6) "
+                       "AVG(nodes, contribution_bounds_per_row => (0, 10)) AS a FROM colon")
+        (want,), = self.truth("SELECT avg(least(greatest(nodes, 0), 10)) FROM truth.colon "
+                              "WHERE nodes IS NOT NULL")
+        self.assertAlmostEqual(doc["rows"][0][0], float(want), delta=1e-3 * float(want))
+        self.assert_twin_cached(["--aggregate", "mean", "--column", "nodes", "--lower", 0,
+                                 "--upper", 10, "--max-contributions", 5, "--epsilon", 1e6])
+
+    def test_where_states_the_key_list(self):
+        before = self.snapshot(self.dpqd, "colon")
+        doc = self.sql("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1e6) rx, COUNT(*) AS n "
+                       "FROM colon WHERE rx IN ('Obs', 'Lev', 'Nope') GROUP BY rx ORDER BY rx")
+        want = dict(self.truth("SELECT rx, count(DISTINCT patient_id) FROM truth.colon "
+                               "WHERE rx IN ('Obs', 'Lev') GROUP BY rx"))
+        # Every listed key, the empty one too, and no partition selection: no delta charged.
+        self.assertEqual(doc["rows"], [["Lev", int(want["Lev"])], ["Nope", 0], ["Obs", int(want["Obs"])]])
+        after = self.snapshot(self.dpqd, "colon")
+        self.assertEqual(after[1], before[1])
+        flag = self.assert_twin_cached(["--aggregate", "count", "--group-by", "rx",
+                                        "--keys", "Obs,Lev,Nope", "--where",
+                                        "rx IN ('Obs', 'Lev', 'Nope')", "--epsilon", 1e6])
+        self.assertEqual({r["key"][0] for r in flag["rows"]}, {"Obs", "Lev", "Nope"})
+
+    def test_explain_says_what_the_error_measures(self):
+        before = self.snapshot(self.dpqd, "slid")
+        statement = ("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 4) COUNT(*), SUM(wages), "
+                     "AVG(wages), VAR_POP(wages), PERCENTILE_CONT(wages, 0.5) FROM slid")
+        plan = self.sql(statement, "--explain")
+        self.assertEqual([p["error_basis"] for p in plan["parts"]],
+                         ["value", "value", "per_count", "not_stated", "rank"])
+        self.assertGreater(plan["parts"][2]["error"], 0)
+        self.assertIsNone(plan["parts"][3]["error"], "a variance's error is not stated")
+        # AVG's per-count error is its noisy sum's half-width. Its Laplace scale equals SUM's:
+        # half of the same epsilon share, and the centred sensitivity (U - L) / 2 = 50 is half of
+        # SUM's max(|L|, |U|) = 100. The half-width b ln(1 / (1 - c)) is taken at c = 0.975 for
+        # the mean (the 5 % split over its sum and count, a union bound) and 0.95 for the sum.
+        self.assertAlmostEqual(plan["parts"][2]["error"] / plan["parts"][1]["error"],
+                               math.log(40) / math.log(20), delta=1e-6)  # shares round down
+        text = self.dpqd.ctl_text("sql", statement, "--explain")
+        self.assertIn("/ N", text)
+        self.assertIn("n/a (needs N)", text)
+        self.assertTrue(text.endswith("\n"))
+        harness.require_grpc_stubs()
+        import dpq  # the package of client/python, assembled in <build>/python
+        client = dpq.Client(self.dpqd.address, self.dpqd.admin_token)
+        self.addCleanup(client.close)
+        from_python = client.explain_sql(statement)
+        self.assertEqual([p["error_basis"] for p in from_python["parts"]],
+                         ["value", "value", "per_count", "not_stated", "rank"])
+        self.assertIsNone(from_python["parts"][3]["error"])
+        self.assertEqual(self.snapshot(self.dpqd, "slid"), before)
+
+    def test_extension_refusals_charge_nothing(self):
+        before = self.snapshot(self.dpqd, "slid")
+        w = "SELECT WITH DIFFERENTIAL_PRIVACY "
+        cases = [
+            (w + "OPTIONS (epsilon = 1, mechanism = 'gaussian') COUNT(*) FROM slid",
+             "line 1, column 56: mechanism 'gaussian' needs delta > 0"),
+            (w + "OPTIONS (epsilon = 1, mechanism = 'exponential') COUNT(*) FROM slid",
+             "line 1, column 68: mechanism must be"),
+            (w + "OPTIONS (epsilon = 1, max_rows_per_group = 0) VAR_POP(wages) FROM slid",
+             "line 1, column 77: max_rows_per_group must be a whole number"),
+            (w + "OPTIONS (epsilon = 1) SUM(wages, contribution_bounds_per_group => (0, 1), "
+                 "contribution_bounds_per_row => (0, 1)) FROM slid", "not both"),
+            (w + "OPTIONS (epsilon = 1, delta = 1e-6, mechanism = gaussian) "
+                 "PERCENTILE_CONT(wages, 0.5) FROM slid", "exponential mechanism"),
+            (w + "OPTIONS (epsilon = 1) language, COUNT(*) FROM slid WHERE language = 'French' "
+                 "AND language = 'Other' GROUP BY language", "WHERE admits no value"),
+            # Row bounds must lie within the declared ones (the planner's check, as for the flag).
+            (w + "OPTIONS (epsilon = 1) SUM(wages, contribution_bounds_per_row => (0, 500)) FROM slid",
+             "declared bounds"),
+        ]
+        for statement, words in cases:
+            with self.subTest(statement=statement):
+                self.assert_error(self.sql(statement, check=False), "INVALID_ARGUMENT", words)
+        self.assertEqual(self.snapshot(self.dpqd, "slid"), before)
 
 
 if __name__ == "__main__":

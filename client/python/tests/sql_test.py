@@ -53,6 +53,11 @@ class ClientSqlTest(harness.DpqdTestCase):
         plan = self.client.explain_sql(DP % "2" + "COUNT(*), AVG(wages) FROM slid")
         self.assertEqual(plan["epsilon"], 2)
         self.assertEqual([p["function"] for p in plan["parts"]], ["COUNT", "AVG"])
+        # What each error measures: AVG's is its noisy sum's, per unit of the group's count.
+        self.assertEqual([p["error_basis"] for p in plan["parts"]], ["value", "per_count"])
+        plan = self.client.explain_sql(DP % "2" + "STDDEV_POP(wages) FROM slid")
+        self.assertEqual(plan["parts"][0]["error_basis"], "not_stated")
+        self.assertIsNone(plan["parts"][0]["error"])
         self.assertEqual(self.snapshot(self.dpqd, "slid"), before)
 
     def test_refusals_raise_with_the_code_and_charge_nothing(self):

@@ -103,4 +103,12 @@ def sql_request(statement, request_id="", confidence=0.95, joint_delta=0.0):
 
 
 def explain_dict(message):
-    return message_dict(message)
+    """The plan as a dict. Each part's "error_basis" says what its "error" measures: "value",
+    "rank" (quantiles), "per_count" (AVG: the noisy sum's half-width; the mean's is about that
+    divided by the group's count, unknown before the query) or "not_stated" (VAR_POP,
+    STDDEV_POP), whose "error" is None."""
+    out = message_dict(message)
+    for part in out.get("parts", []):
+        if part.get("error_basis") == "not_stated":
+            part["error"] = None
+    return out
