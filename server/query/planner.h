@@ -55,6 +55,10 @@ struct ScanPlan {
   // contribution bounding (one per unit and group, M groups per unit) and the sums work on.
   bool pre_aggregate = false;
   bool pre_aggregate_mean = false;
+  // A pre-aggregated count (QuerySpec::pre_aggregate with kCount): the per-unit value is the
+  // unit's row count in the group (no value column), clamped to [clamp_lower, clamp_upper], and
+  // the released count is `sum` (sum_values set, center 0).
+  bool pre_aggregate_count = false;
 };
 
 // One released noisy statistic (per group, for grouped queries).

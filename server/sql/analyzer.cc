@@ -374,6 +374,29 @@ class Analyzer {
     return Bounds{*lo, *hi, v.pos};
   }
 
+  // COUNT's contribution_bounds_per_group => (L, U): a unit's row count in the group clamped to
+  // [L, U] (ZetaSQL), whole numbers 0 <= L < U <= 1000000. With L = 0 that is exactly the count
+  // of the rows kept with at most K = U rows per unit and group (the flag count with K = U, the
+  // same plan and fingerprint); with L > 0 the count is pre-aggregated per unit
+  // (QuerySpec::pre_aggregate), the flag count with --per-unit --lower L --upper U. Without
+  // bounds U = 1: each unit counted once.
+  absl::Status CountBounds(const Bounds& b, QuerySpec& spec) {
+    if (b.lower != std::floor(b.lower) || b.lower < 0) {
+      return Invalid(b.pos, "COUNT's lower bound is a whole number of rows >= 0");
+    }
+    if (b.upper != std::floor(b.upper) || b.upper > 1000000) {
+      return Invalid(b.pos, "COUNT's upper bound is a whole number of rows in [1, 1000000]");
+    }
+    if (b.lower == 0) {
+      spec.max_contributions = static_cast<int>(b.upper);
+      return absl::OkStatus();
+    }
+    spec.pre_aggregate = true;
+    spec.lower = b.lower;
+    spec.upper = b.upper;
+    return absl::OkStatus();
+  }
+
   absl::StatusOr<OutputExpr> Aggregate(const Expr& call) {
     static const std::map<std::string, AggregateKind> kKinds = {
         {"COUNT", AggregateKind::kCount},       {"SUM", AggregateKind::kSum},
@@ -444,19 +467,8 @@ class Analyzer {
                                                "column (filter rows with WHERE)"));
     }
     if (f == "COUNT") {
-      // A unit's row count in the group clamped to [0, U] is exactly the count of the rows kept
-      // with at most K = U rows per unit and group; without bounds U = 1, each unit counted once.
       spec.max_contributions = 1;
-      if (bounds) {
-        if (bounds->lower != 0) {
-          return Unsupported(bounds->pos, "COUNT's contribution_bounds_per_group must start at 0 "
-                                          "(a per-unit count clamped from below is not supported)");
-        }
-        if (bounds->upper != std::floor(bounds->upper) || bounds->upper > 1000000) {
-          return Invalid(bounds->pos, "COUNT's upper bound is a whole number of rows in [1, 1000000]");
-        }
-        spec.max_contributions = static_cast<int>(bounds->upper);
-      }
+      if (bounds) RETURN_IF_ERROR(CountBounds(*bounds, spec));
       if (column != nullptr) {
         const std::string not_null = absl::StrCat(column->name, " IS NOT NULL");
         where = where.empty() ? not_null : absl::StrCat("(", where, ") AND ", not_null);

@@ -225,8 +225,12 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{DP "PERCENTILE_CONT(wages, 1.5) FROM slid", kInvalid, "lies in [0, 1]", 1, 79},
         Refusal{DP "APPROX_QUANTILES(wages, 0) FROM slid", kInvalid, "in [1, 99]", 1, 80},
         Refusal{DP "PERCENTILE_CONT(wages) FROM slid", kInvalid, "takes a column and a number", 1, 56},
-        Refusal{DP "COUNT(*, contribution_bounds_per_group => (1, 5)) FROM slid", kUnimpl,
-                "must start at 0", 1, 98},
+        Refusal{DP "COUNT(*, contribution_bounds_per_group => (-1, 5)) FROM slid", kInvalid,
+                "lower bound is a whole number of rows >= 0", 1, 98},
+        Refusal{DP "COUNT(*, contribution_bounds_per_group => (1.5, 5)) FROM slid", kInvalid,
+                "lower bound is a whole number of rows >= 0", 1, 98},
+        Refusal{DP "COUNT(wages, contribution_bounds_per_group => (2, 2000000)) FROM slid", kInvalid,
+                "whole number of rows in [1, 1000000]", 1, 102},
         Refusal{DP "COUNT(*, contribution_bounds_per_group => (0, 2.5)) FROM slid", kInvalid,
                 "whole number of rows", 1, 98},
         Refusal{DP "SUM(wages, contribution_bounds_per_group => (5, 1)) FROM slid", kInvalid,
@@ -286,7 +290,27 @@ TEST_P(FlagSqlPlanTest, SamePlan) {
   }
   // The fingerprints differ only by the SQL-only per-unit pre-aggregation marker (never for the
   // row-level aggregates), so a flag answer and its SQL twin share the result cache.
-  if (!c.parts[0].pre_aggregate) EXPECT_EQ(sql->fingerprint, flag->fingerprint);
+  if (!c.parts[0].pre_aggregate || e.flags.pre_aggregate) {
+    EXPECT_EQ(sql->fingerprint, flag->fingerprint);
+  }
+  // (Rows whose flag twin is the row-level K = 1 aggregate differ in the scan's reduction only.)
+  if (e.flags.pre_aggregate) {
+    EXPECT_EQ(sql->scan.pre_aggregate, flag->scan.pre_aggregate);
+  }
+  EXPECT_EQ(sql->scan.pre_aggregate_count, flag->scan.pre_aggregate_count);
+  EXPECT_EQ(sql->scan.bucket_edges, flag->scan.bucket_edges);
+  EXPECT_EQ(sql->spec.where, flag->spec.where);
+}
+
+// The flag query with --per-unit (QueryRequest.per_unit).
+query::QuerySpec PerUnit(query::QuerySpec s) {
+  s.pre_aggregate = true;
+  return s;
+}
+
+query::QuerySpec Where(query::QuerySpec s, const char* where) {
+  s.where = where;
+  return s;
 }
 
 query::QuerySpec Grouped(query::QuerySpec s, std::vector<std::string> by, int m, double delta = 0) {
@@ -327,7 +351,17 @@ INSTANTIATE_TEST_SUITE_P(
                     Grouped(Flags(AggregateKind::kCount, "", 3, 1), {"language"}, 1, 1e-6)},
         Equivalence{"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, "
                     "max_groups_contributed = 3) language, VAR_POP(wages) FROM slid GROUP BY language",
-                    Grouped(Flags(AggregateKind::kVariance, "wages", 5, 1), {"language"}, 3, 1e-6)}));
+                    Grouped(Flags(AggregateKind::kVariance, "wages", 5, 1), {"language"}, 3, 1e-6)},
+        // COUNT with a lower bound above 0: the per-unit count, `--per-unit --lower L --upper U`.
+        Equivalence{DP "COUNT(*, contribution_bounds_per_group => (1, 5)) FROM slid",
+                    PerUnit(Flags(AggregateKind::kCount, "", 1, 1, 1.0, 5.0))},
+        Equivalence{"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, max_groups_contributed = 2) "
+                    "sex, COUNT(wages, contribution_bounds_per_group => (2, 3)) FROM slid GROUP BY sex",
+                    Where(Grouped(PerUnit(Flags(AggregateKind::kCount, "", 1, 1, 2.0, 3.0)), {"sex"}, 2),
+                          "wages IS NOT NULL")},
+        // Lower bound 0 with --per-unit is the row-level count with K = U: one plan, one fingerprint.
+        Equivalence{DP "COUNT(*, contribution_bounds_per_group => (0, 4)) FROM slid",
+                    PerUnit(Flags(AggregateKind::kCount, "", 1, 1, 0.0, 4.0))}));
 
 }  // namespace
 }  // namespace dpq::sql

@@ -85,10 +85,12 @@ absl::StatusOr<ScanResult> AggregateScanner::Scan(const query::ScanPlan& plan, a
     std::vector<std::string> group_refs;  // g0, g1, ... in the outer query
     std::string c_expr = "NULL::float8";
     std::string lo, hi;
-    if (!plan.value_column.empty()) {
-      const std::string col = quote(plan.value_column);
+    if (!plan.value_column.empty() || plan.pre_aggregate) {
       lo = params.Add(ExactDouble(plan.clamp_lower), "float8");
       hi = params.Add(ExactDouble(plan.clamp_upper), "float8");
+    }
+    if (!plan.value_column.empty()) {
+      const std::string col = quote(plan.value_column);
       c_expr = absl::StrCat("least(greatest(", col, "::float8, ", lo, "), ", hi, ")");
       conditions.push_back(absl::StrCat(col, " IS NOT NULL"));
     }
@@ -97,8 +99,11 @@ absl::StatusOr<ScanResult> AggregateScanner::Scan(const query::ScanPlan& plan, a
     const bool pre = plan.pre_aggregate;
     const std::string unit_ref = pre ? "u" : unit;
     if (pre) {
-      inner = {absl::StrCat(unit, " AS u"),
-               absl::StrCat(quote(plan.value_column), "::float8 AS v")};
+      inner = {absl::StrCat(unit, " AS u")};
+      // A pre-aggregated count reads no value: its per-unit value is count(*) of the unit's rows.
+      if (!plan.pre_aggregate_count) {
+        inner.push_back(absl::StrCat(quote(plan.value_column), "::float8 AS v"));
+      }
     } else {
       inner.push_back(absl::StrCat(c_expr, " AS c"));
     }
@@ -124,8 +129,10 @@ absl::StatusOr<ScanResult> AggregateScanner::Scan(const query::ScanPlan& plan, a
     // unit's only row of that group, so K = 1 keeps it).
     std::vector<std::string> reduced;
     if (pre) {
-      reduced = {"u", absl::StrCat("least(greatest(", plan.pre_aggregate_mean ? "avg(v)" : "sum(v)",
-                                   ", ", lo, "), ", hi, ") AS c")};
+      const char* per_unit = plan.pre_aggregate_count  ? "count(*)::float8"
+                             : plan.pre_aggregate_mean ? "avg(v)"
+                                                       : "sum(v)";
+      reduced = {"u", absl::StrCat("least(greatest(", per_unit, ", ", lo, "), ", hi, ") AS c")};
       for (const std::string& ref : group_refs) reduced.push_back(ref);
       reduced.push_back("1 AS rn");
     } else {

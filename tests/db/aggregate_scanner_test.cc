@@ -256,5 +256,45 @@ TEST_F(AggregateScannerTest, PreAggregatedSumAndMeanClampEachUnitsTotal) {
   }
 }
 
+// A per-unit count (ScanPlan::pre_aggregate_count, SQL's COUNT with contribution_bounds_per_group
+// => (L, U), L > 0): each patient's rows of a group are counted and that count is clamped to
+// [L, U]; `sum` is the total of the clamped counts, `count` the number of patients. The colon
+// data holds two rows per patient (etype 1 and 2), so a lower bound of 3 lifts every patient's
+// count: the answer is no count of kept rows.
+TEST_F(AggregateScannerTest, PreAggregatedCountClampsEachUnitsRowCount) {
+  Load(::dpq::testing::ColonDemoSchema(), "colon.csv");
+  if (IsSkipped() || HasFatalFailure()) return;
+  const std::string per_unit =
+      absl::StrCat("(SELECT patient_id, rx, count(*) n FROM ", table_, " GROUP BY 1, 2) u");
+  const std::string units = Sql(absl::StrCat("SELECT count(*) FROM ", per_unit));
+  const double lifted = SqlNumber(absl::StrCat("SELECT sum(least(greatest(n, 3), 5)) FROM ", per_unit));
+  ASSERT_GT(lifted, SqlNumber(absl::StrCat("SELECT count(*) FROM ", table_)));
+
+  ScanPlan count = Plan("patient_id", "", 3, 5, 1);
+  count.pre_aggregate = true;
+  count.pre_aggregate_count = true;
+  ScanResult r = Scan(count);
+  EXPECT_EQ(r.count, std::stoll(units));
+  EXPECT_DOUBLE_EQ(r.sum, lifted);
+
+  // An upper bound below the rows a patient holds cuts the count: [1, 1.5] gives 1.5 each.
+  ScanPlan cut = Plan("patient_id", "", 1, 1.5, 1);
+  cut.pre_aggregate = true;
+  cut.pre_aggregate_count = true;
+  EXPECT_DOUBLE_EQ(Scan(cut).sum, 1.5 * std::stod(units));
+
+  // Grouped by rx: per group the sum of that group's clamped counts.
+  ScanPlan grouped = count;
+  grouped.group_columns = {"rx"};
+  grouped.group_domains = {{}};
+  ScanResult g = Scan(grouped);
+  ASSERT_EQ(g.groups.size(), 3u);
+  for (const GroupStats& group : g.groups) {
+    EXPECT_DOUBLE_EQ(group.sum, SqlNumber(absl::StrCat("SELECT sum(least(greatest(n, 3), 5)) FROM ",
+                                                        per_unit, " WHERE rx = '", group.key[0], "'")))
+        << group.key[0];
+  }
+}
+
 }  // namespace
 }  // namespace dpq::store

@@ -56,6 +56,24 @@ class SqlTest(harness.DpqdTestCase):
         self.assertEqual(doc["rows"][0][0], int(want))
         self.assertEqual(doc["columns"][0]["name"], "f0_")
 
+    def test_count_with_a_lower_bound_clamps_each_units_count_from_below(self):
+        # colon holds two rows per patient: a lower bound of 3 lifts every patient to 3.
+        doc = self.sql(dp() + "COUNT(*, contribution_bounds_per_group => (3, 5)) AS n FROM colon")
+        (want,), = self.truth("SELECT sum(least(greatest(c, 3), 5)) FROM (SELECT patient_id, "
+                              "count(*) c FROM truth.colon GROUP BY 1) u")
+        self.assertEqual(doc["rows"], [[int(want)]])
+        # Its flag twin: --per-unit with the bounds of a row count.
+        flag = self.dpqd.ctl("query", "colon", "--aggregate", "count", "--per-unit", "--lower", 3,
+                             "--upper", 5, "--epsilon", 1e6)
+        self.assertEqual(round(flag["value"]), int(want))
+        # Grouped, COUNT(col) counts a unit's non-NULL values of col in the group.
+        doc = self.sql(dp(", delta = 1e-3") + "rx, COUNT(nodes, contribution_bounds_per_group => "
+                       "(2, 3)) AS n FROM colon GROUP BY rx ORDER BY rx")
+        want = self.truth("SELECT rx, sum(least(greatest(c, 2), 3)) FROM (SELECT patient_id, rx, "
+                          "count(nodes) c FROM truth.colon WHERE nodes IS NOT NULL GROUP BY 1, 2) "
+                          "u GROUP BY 1 ORDER BY 1")
+        self.assertEqual(doc["rows"], [[r, int(n)] for r, n in want])
+
     def test_sum_and_avg_pre_aggregate_per_unit(self):
         doc = self.sql(dp() + "SUM(time, contribution_bounds_per_group => (0, 4000)) AS s, "
                        "AVG(time, contribution_bounds_per_group => (500, 3000)) AS a FROM colon")
