@@ -12,6 +12,7 @@
 #include "server/base/status_macros.h"
 #include "server/query/filter/type_checker.h"
 #include "server/query/privacy_units.h"
+#include "server/sql/width_bucket.h"
 
 namespace dpq::sql {
 namespace {
@@ -176,8 +177,14 @@ class Analyzer {
   // ---- GROUP BY ----
   absl::Status GroupBy() {
     for (const Expr& g : st_.group_by) {
+      const Expr& by = SelectedWidthBucket(g);
+      if (IsWidthBucket(by)) {
+        RETURN_IF_ERROR(GroupByWidthBucket(by, g.pos));
+        continue;
+      }
       if (g.kind != Expr::Kind::kColumn) {
-        return Unsupported(g.pos, "GROUP BY lists columns only, not expressions");
+        return Unsupported(g.pos, "GROUP BY lists columns and WIDTH_BUCKET(column, ...) only, not "
+                                  "other expressions");
       }
       ASSIGN_OR_RETURN(const ColumnSchema* c, Column(g));
       if (c->name == schema_.privacy_unit) {
@@ -192,8 +199,68 @@ class Analyzer {
       out_.group_types.push_back(c->type);
       if (c->categories.empty()) needs_selection_ = true;
     }
+    if (!bucket_column_.empty()) {
+      // The bucket number is the key's last value (sql_execution.cc appends it to each row).
+      out_.width_bucket = true;
+      key_types_.push_back(query::ColumnType::kInteger);
+      out_.group_types.push_back(query::ColumnType::kInteger);
+    }
     return absl::OkStatus();
   }
+
+  // GROUP BY <alias> of a select item `WIDTH_BUCKET(...) AS alias` (when no column has that name,
+  // as PostgreSQL resolves it): that call; else `g` itself.
+  const Expr& SelectedWidthBucket(const Expr& g) const {
+    if (g.kind != Expr::Kind::kColumn || !g.qualifier.empty() || schema_.FindColumn(g.name) != nullptr) {
+      return g;
+    }
+    for (const SelectItem& item : st_.select) {
+      if (item.alias == g.name && IsWidthBucket(item.expr)) return item.expr;
+    }
+    return g;
+  }
+
+  // The bucketed column and edges of a WIDTH_BUCKET call (width_bucket.h).
+  absl::StatusOr<std::pair<std::string, std::vector<double>>> WidthBucketGrid(const Expr& call) {
+    if (call.children.empty() || call.children[0].kind != Expr::Kind::kColumn) {
+      return Invalid(call.children.empty() ? call.pos : call.children[0].pos,
+                     "WIDTH_BUCKET's first argument is a numeric column");
+    }
+    ASSIGN_OR_RETURN(const ColumnSchema* c, Column(call.children[0]));
+    if (!c->is_numeric()) {
+      return Invalid(call.children[0].pos,
+                     absl::StrCat("WIDTH_BUCKET needs a numeric column; ", c->name, " is text"));
+    }
+    if (c->name == schema_.privacy_unit) {
+      return Invalid(call.children[0].pos, "WIDTH_BUCKET of the privacy unit column would bucket units");
+    }
+    ASSIGN_OR_RETURN(std::vector<double> edges, WidthBucketEdges(call));
+    return std::make_pair(c->name, std::move(edges));
+  }
+
+  absl::Status GroupByWidthBucket(const Expr& call, Position at) {
+    if (!bucket_column_.empty()) return Invalid(at, "GROUP BY takes at most one WIDTH_BUCKET");
+    ASSIGN_OR_RETURN(auto grid, WidthBucketGrid(call));
+    bucket_column_ = grid.first;
+    bucket_edges_ = std::move(grid.second);
+    return absl::OkStatus();
+  }
+
+  // WIDTH_BUCKET(...) in the select list: the bucket key, when it is the GROUP BY's one.
+  absl::StatusOr<OutputExpr> WidthBucketKey(const Expr& call) {
+    if (bucket_column_.empty()) {
+      return Invalid(call.pos, "WIDTH_BUCKET(...) must be in GROUP BY to be selected");
+    }
+    ASSIGN_OR_RETURN(auto grid, WidthBucketGrid(call));
+    if (grid.first != bucket_column_ || grid.second != bucket_edges_) {
+      return Invalid(call.pos, "this WIDTH_BUCKET differs from the one in GROUP BY");
+    }
+    OutputExpr o;
+    o.kind = OutputExpr::Kind::kKey;
+    o.index = static_cast<int>(out_.group_by.size());
+    return o;
+  }
+
 
   // ---- WHERE: the filter language of --where, in SQL syntax ----
   absl::StatusOr<std::string> RenderWhere(const Expr& e) {
@@ -270,6 +337,7 @@ class Analyzer {
     OutputExpr o;
     switch (e.kind) {
       case Expr::Kind::kCall:
+        if (IsWidthBucket(e)) return WidthBucketKey(e);
         return Aggregate(e);
       case Expr::Kind::kColumn: {
         ASSIGN_OR_RETURN(const ColumnSchema* c, Column(e));
@@ -397,6 +465,19 @@ class Analyzer {
     return absl::OkStatus();
   }
 
+  // COUNT with a WIDTH_BUCKET group is the flag histogram over the buckets: each unit keeps at
+  // most K = U rows of a group (all buckets together), the released vector moves by at most K.
+  absl::Status CountAsHistogram(const absl::optional<Bounds>& bounds, QuerySpec& spec) {
+    if (spec.pre_aggregate) {
+      return Unsupported(bounds->pos, "with a WIDTH_BUCKET group COUNT's contribution_bounds_per_group "
+                                      "must start at 0 (the histogram keeps at most U rows per unit)");
+    }
+    spec.aggregate = AggregateKind::kHistogram;
+    spec.column = bucket_column_;
+    spec.bins = bucket_edges_;
+    return absl::OkStatus();
+  }
+
   absl::StatusOr<OutputExpr> Aggregate(const Expr& call) {
     static const std::map<std::string, AggregateKind> kKinds = {
         {"COUNT", AggregateKind::kCount},       {"SUM", AggregateKind::kSum},
@@ -415,6 +496,10 @@ class Analyzer {
       return Unsupported(call.pos, absl::StrCat("function ", f, " is not supported: the aggregates "
                                                 "are COUNT, SUM, AVG, VAR_POP, STDDEV_POP, "
                                                 "PERCENTILE_CONT and APPROX_QUANTILES"));
+    }
+    if (!bucket_column_.empty() && f != "COUNT") {
+      return Unsupported(call.pos, absl::StrCat(f, " is not supported with a WIDTH_BUCKET group: "
+                                                   "it releases a histogram of counts (COUNT only)"));
     }
     if (out_.parts.size() == kMaxAggregatesPerStatement) {
       return Invalid(call.pos, absl::StrCat("at most ", kMaxAggregatesPerStatement,
@@ -469,6 +554,7 @@ class Analyzer {
     if (f == "COUNT") {
       spec.max_contributions = 1;
       if (bounds) RETURN_IF_ERROR(CountBounds(*bounds, spec));
+      if (!bucket_column_.empty()) RETURN_IF_ERROR(CountAsHistogram(bounds, spec));
       if (column != nullptr) {
         const std::string not_null = absl::StrCat(column->name, " IS NOT NULL");
         where = where.empty() ? not_null : absl::StrCat("(", where, ") AND ", not_null);
@@ -593,6 +679,9 @@ class Analyzer {
   bool in_aggregate_ = false;
   std::vector<query::ColumnType> key_types_;
   std::string where_;
+  // GROUP BY WIDTH_BUCKET(...): the bucketed column (empty: none) and its bucket edges.
+  std::string bucket_column_;
+  std::vector<double> bucket_edges_;
 };
 
 }  // namespace

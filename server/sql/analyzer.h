@@ -16,6 +16,9 @@
 //  - VAR_POP, STDDEV_POP, PERCENTILE_CONT(col, q), APPROX_QUANTILES(col, n) with
 //    contribution_bounds_per_row => (L, U): rows clamped, K = 5 rows per unit and group.
 //  - Omitted bounds: the column's declared bounds; none declared: refused.
+//  - GROUP BY WIDTH_BUCKET(col, low, high, n) or WIDTH_BUCKET(col, (e0, ..., ek)) (width_bucket.h):
+//    COUNT only, compiled onto the flag histogram over those bins (kHistogram, bins; K = COUNT's
+//    upper bound); the buckets are public, released without partition selection.
 //  - Arithmetic over aggregates and group keys in the select list is post-processing.
 // Refusals are INVALID_ARGUMENT or UNIMPLEMENTED, "sql: line L, column C: ..." at the offending
 // clause, before anything is planned or charged.
@@ -74,7 +77,11 @@ struct CompiledStatement {
   double epsilon = 0;  // the statement's charge (the parts' charges add up to it)
   double delta = 0;
   std::vector<std::string> group_by;  // key columns, in GROUP BY order
-  std::vector<query::ColumnType> group_types;  // their declared types
+  // Their declared types; with a WIDTH_BUCKET group, then kInteger for the bucket number, which is
+  // the last value of every key (after the group_by columns' values).
+  std::vector<query::ColumnType> group_types;
+  // GROUP BY WIDTH_BUCKET(...) (width_bucket.h): every part is a histogram over its buckets.
+  bool width_bucket = false;
   std::vector<query::QuerySpec> parts;
   std::vector<PartInfo> part_info;
   std::vector<OutputColumn> columns;

@@ -74,6 +74,39 @@ class SqlTest(harness.DpqdTestCase):
                           "u GROUP BY 1 ORDER BY 1")
         self.assertEqual(doc["rows"], [[r, int(n)] for r, n in want])
 
+    def test_width_bucket_is_the_flag_histogram_over_its_buckets(self):
+        # Values outside [0, 100) join the extreme buckets (the flag histogram clamps them):
+        # PostgreSQL's LEAST(GREATEST(width_bucket(...), 1), n). Every bucket is released, empty
+        # or not (the grid is public); rows whose age is NULL are dropped.
+        doc = self.sql(dp() + "WIDTH_BUCKET(age, 0, 60, 6) AS bucket, COUNT(*) AS n FROM slid "
+                       "GROUP BY bucket ORDER BY bucket")
+        self.assertEqual(doc["columns"], [{"name": "bucket", "type": "int64"},
+                                          {"name": "n", "type": "int64"}])
+        counts = dict((int(b), int(n)) for b, n in self.truth(
+            "SELECT least(greatest(width_bucket(age, 0, 60, 6), 1), 6), count(DISTINCT person_id) "
+            "FROM truth.slid WHERE age IS NOT NULL GROUP BY 1"))
+        self.assertGreater(counts[6], 0)  # ages of 60 and above are counted in the last bucket
+        self.assertEqual(doc["rows"], [[b, counts.get(b, 0)] for b in range(1, 7)])
+        # The flag twin is one question: it is answered from the cache, with the same values.
+        flag = self.dpqd.ctl("query", "slid", "--aggregate", "histogram", "--column", "age",
+                             "--bins", "0,10,20,30,40,50,60", "--epsilon", 1e6)
+        self.assertTrue(flag["cached"])
+        self.assertEqual([round(r["value"]) for r in flag["rows"]], [n for _, n in doc["rows"]])
+
+    def test_width_bucket_with_edges_and_a_group_column(self):
+        doc = self.sql(dp(", delta = 1e-3") + "rx, WIDTH_BUCKET(time, (0, 365, 1825, 3650)) AS b, "
+                       "COUNT(time, contribution_bounds_per_group => (0, 2)) AS n FROM colon "
+                       "GROUP BY rx, b ORDER BY rx, b")
+        want = self.truth(
+            "SELECT rx, least(greatest(width_bucket(time, ARRAY[0, 365, 1825, 3650]), 1), 3) b, "
+            "count(*) FROM truth.colon WHERE time IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2")
+        self.assertEqual(doc["rows"], [[r, int(b), int(n)] for r, b, n in want])
+        # Only COUNT answers per bucket: refused with the position, nothing charged.
+        before = self.snapshot(self.dpqd, "colon")
+        r = self.sql(dp() + "AVG(time) FROM colon GROUP BY WIDTH_BUCKET(age, 0, 100, 4)", check=False)
+        self.assert_error(r, "UNIMPLEMENTED", "line 1, column 58: AVG is not supported")
+        self.assertEqual(self.snapshot(self.dpqd, "colon"), before)
+
     def test_sum_and_avg_pre_aggregate_per_unit(self):
         doc = self.sql(dp() + "SUM(time, contribution_bounds_per_group => (0, 4000)) AS s, "
                        "AVG(time, contribution_bounds_per_group => (500, 3000)) AS a FROM colon")
