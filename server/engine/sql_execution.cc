@@ -165,6 +165,7 @@ class Shaper {
       }
       case K::kKey: {
         const std::string& v = key[e.index];
+        if (query::IsNullGroupKey(v)) return SqlCell{};  // the NULL group (planner.h)
         SqlCell c;
         if (st_.group_types[e.index] == query::ColumnType::kText) {
           c.kind = SqlCell::Kind::kText;

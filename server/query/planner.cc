@@ -345,6 +345,10 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
     // With a grouped scan the per-unit partition bound applies to (group, category) pairs.
   }
 
+  // Keys selected from the data: a NULL group key is a group like any other (ZetaSQL), released
+  // only if partition selection keeps it. Declared keys are the released key set: NULL is not one.
+  if (select_keys) plan.scan.null_group_columns = spec.group_by.size();
+
   if (spec.pre_aggregate) {
     if (agg != AggregateKind::kSum && agg != AggregateKind::kMean && agg != AggregateKind::kCount) {
       return absl::InvalidArgumentError(

@@ -982,6 +982,35 @@ TEST(PlannerTest, PerUnitCountNeedsBoundsOfARowCount) {
   EXPECT_THAT(PlanQuery(spec, TestSchema()).status().message(), HasSubstr("must be 1"));
 }
 
+// NULL group keys: a group of their own when the keys are selected from the data (ZetaSQL), never
+// with a declared domain, and never in a text histogram's category column.
+TEST(PlannerTest, NullGroupsOnlyWhereKeysAreSelected) {
+  QuerySpec selected = CountSpec();
+  selected.group_by = {"city"};
+  selected.delta = 1e-6;
+  absl::StatusOr<QueryPlan> s = PlanQuery(selected, TestSchema());
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->scan.null_group_columns, 1u);
+
+  QuerySpec declared = CountSpec();
+  declared.group_by = {"city"};
+  declared.keys = {"Oslo", "Bergen"};
+  absl::StatusOr<QueryPlan> d = PlanQuery(declared, TestSchema());
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->scan.null_group_columns, 0u);
+
+  QuerySpec text_histogram = CountSpec();
+  text_histogram.aggregate = AggregateKind::kHistogram;
+  text_histogram.column = "city";
+  text_histogram.delta = 1e-6;
+  absl::StatusOr<QueryPlan> h = PlanQuery(text_histogram, TestSchema());
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(h->scan.null_group_columns, 0u);  // the category column is not a group_by column
+  EXPECT_EQ(h->scan.group_columns.size(), 1u);
+  // The fingerprint is unchanged, so stored answers replay under their request ids.
+  EXPECT_EQ(s->fingerprint.find("null"), std::string::npos);
+}
+
 TEST(PlannerTest, PreAggregationRefusesOtherAggregatesAndKAboveOne) {
   QuerySpec variance = MeanSpec();
   variance.aggregate = AggregateKind::kVariance;

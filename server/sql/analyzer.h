@@ -16,6 +16,8 @@
 //  - VAR_POP, STDDEV_POP, PERCENTILE_CONT(col, q), APPROX_QUANTILES(col, n) with
 //    contribution_bounds_per_row => (L, U): rows clamped, K = 5 rows per unit and group.
 //  - Omitted bounds: the column's declared bounds; none declared: refused.
+//  - GROUP BY keys selected from the data include a NULL group (planner.h, null_group_columns);
+//    declared keys do not.
 //  - GROUP BY WIDTH_BUCKET(col, low, high, n) or WIDTH_BUCKET(col, (e0, ..., ek)) (width_bucket.h):
 //    COUNT only, compiled onto the flag histogram over those bins (kHistogram, bins; K = COUNT's
 //    upper bound); the buckets are public, released without partition selection.
