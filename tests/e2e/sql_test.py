@@ -99,6 +99,13 @@ class SqlTest(harness.DpqdTestCase):
                              "--bins", "0,10,20,30,40,50,60", "--epsilon", 1e6)
         self.assertTrue(flag["cached"])
         self.assertEqual([round(r["value"]) for r in flag["rows"]], [n for _, n in doc["rows"]])
+        # --explain shows the histogram it compiles to, its bins and K (and charges nothing).
+        plan = self.sql(dp() + "WIDTH_BUCKET(age, 0, 60, 6) AS bucket, COUNT(*) AS n FROM slid "
+                        "GROUP BY bucket", "--explain")
+        part, = plan["parts"]
+        self.assertEqual((part["aggregate"], part["column"], part["max_contributions"]),
+                         ("histogram", "age", 1))
+        self.assertEqual(part["bins"], [0, 10, 20, 30, 40, 50, 60])
 
     def test_width_bucket_with_edges_and_a_group_column(self):
         doc = self.sql(dp5(", delta = 1e-3") + "rx, WIDTH_BUCKET(time, (0, 365, 1825, 3650)) AS b, "
