@@ -8,8 +8,9 @@
 //    privacy_unit_column (must name the dataset's privacy unit). epsilon is split evenly over the
 //    parts in the ledger's exact units (they add up to it); delta over the parts that need DP
 //    partition selection (grouped by a column without declared categories).
-//  - COUNT(*) / COUNT(col) [contribution_bounds_per_group => (0, U)]: a unit's row count in a
-//    group clamped to [0, U] (U a whole number, default 1), which is the flag count with K = U;
+//  - COUNT(*) / COUNT(col) [contribution_bounds_per_group => (L, U)]: a unit's row count in a
+//    group clamped to [L, U] (whole numbers; default (0, 1)). L = 0 is the flag count with K = U;
+//    L > 0 is the per-unit count (QuerySpec::pre_aggregate, the flag count with --per-unit).
 //    COUNT(col) counts rows where col IS NOT NULL.
 //  - SUM / AVG (col [, contribution_bounds_per_group => (L, U)]): per-unit pre-aggregation
 //    (QuerySpec::pre_aggregate): each unit's sum / mean in the group, clamped to [L, U].
