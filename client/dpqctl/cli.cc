@@ -138,8 +138,8 @@ void AddQueryFlags(CLI::App* command, QueryFlags* flags) {
                       "groups one privacy unit may contribute to (default 1)")
       ->check(CLI::NonNegativeNumber);
   command->add_flag("--per-unit", args.per_unit,
-                    "sum, mean: clamp each unit's total (mean) per group to --lower/--upper instead "
-                    "of each row (SQL's contribution_bounds_per_group)");
+                    "count, sum, mean: clamp each unit's row count (total, mean) per group to "
+                    "--lower/--upper instead of each row (SQL's contribution_bounds_per_group)");
 }
 
 // A parse error can precede the parsing of --json itself, so look for the flag in argv.

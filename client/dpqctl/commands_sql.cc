@@ -189,6 +189,7 @@ nlohmann::json ExplainToJson(const dpq::v1::ExplainSqlResponse& r) {
     if (q.quantiles_size() > 0) {
       part["quantiles"] = std::vector<double>(q.quantiles().begin(), q.quantiles().end());
     }
+    if (q.bins_size() > 0) part["bins"] = std::vector<double>(q.bins().begin(), q.bins().end());
     parts.push_back(std::move(part));
   }
   return {{"dataset", r.dataset()}, {"epsilon", r.epsilon()}, {"delta", r.delta()},

@@ -106,9 +106,18 @@ nlohmann::json QueryResponseToJson(const dpq::v1::QueryResponse& response,
   return json;
 }
 
+// The group values, null where the group column is NULL (ResultRow.null_keys).
+nlohmann::json KeyToJson(const dpq::v1::ResultRow& row) {
+  nlohmann::json key = Strings(row.key());
+  for (uint32_t i : row.null_keys()) {
+    if (i < key.size()) key[i] = nullptr;
+  }
+  return key;
+}
+
 nlohmann::json ResultRowToJson(const dpq::v1::ResultRow& row) {
   return {
-      {"key", Strings(row.key())},
+      {"key", KeyToJson(row)},
       {"label", row.label()},
       {"value", row.value()},
       {"interval", row.has_interval() ? ConfidenceIntervalToJson(row.interval())

@@ -235,6 +235,16 @@ TEST(ResultRowToJsonTest, QuantileRowHasNullIntervalAndRankError) {
   EXPECT_EQ(json.at("key"), nlohmann::json::array());
 }
 
+// The NULL group (ResultRow.null_keys) is JSON null; "" without null_keys stays a string.
+TEST(ResultRowToJsonTest, NullKeysAreJsonNull) {
+  dpq::v1::ResultRow row;
+  row.add_key("");
+  row.add_key("");
+  row.add_null_keys(1);
+  row.set_value(3);
+  EXPECT_EQ(ResultRowToJson(row).at("key"), (nlohmann::json::array({"", nullptr})));
+}
+
 TEST(QueryBatchResponseToJsonTest, AnswersUseTheirRequestsAggregates) {
   dpq::v1::QueryBatchRequest request;
   request.add_queries()->set_aggregate(dpq::v1::AGGREGATE_MEAN);

@@ -40,7 +40,7 @@ struct QueryArgs {
   std::vector<std::string> group_by;  // group-by columns, in order
   std::vector<std::string> keys;      // declared keys of a single group-by column
   int32_t max_partitions = 0;         // 0: the server's default (1)
-  bool per_unit = false;              // SUM/MEAN: per-unit pre-aggregation (QueryRequest.per_unit)
+  bool per_unit = false;              // COUNT/SUM/MEAN: per-unit pre-aggregation (QueryRequest.per_unit)
 };
 
 // Parses a comma-separated list of finite decimals ("0.1,0.5,0.9", "-10,0,1e3"). Every element of

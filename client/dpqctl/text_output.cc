@@ -115,6 +115,9 @@ void WriteRowsTable(std::ostream& out, const dpq::v1::QueryResponse& response,
   for (const dpq::v1::ResultRow& row : response.rows()) {
     std::vector<std::string> line;
     for (int i = 0; i < key_count; ++i) line.push_back(i < row.key_size() ? row.key(i) : "");
+    for (uint32_t i : row.null_keys()) {  // the group of rows whose column is NULL
+      if (i < line.size() && static_cast<int>(i) < key_count) line[i] = "NULL";
+    }
     if (any_label) line.push_back(row.label().empty() ? "-" : row.label());
     if (row.has_interval()) {
       const double half_width = HalfWidth(row.interval());

@@ -142,7 +142,11 @@ void ToProto(const engine::QueryOutcome& o, v1::QueryResponse* out) {
   for (const std::string& w : o.warnings) out->add_warnings(w);
   for (const engine::ReleasedRow& r : o.rows) {
     v1::ResultRow* row = out->add_rows();
-    for (const std::string& k : r.key) row->add_key(k);
+    for (size_t i = 0; i < r.key.size(); ++i) {
+      const bool null = query::IsNullGroupKey(r.key[i]);
+      row->add_key(null ? std::string() : r.key[i]);
+      if (null) row->add_null_keys(static_cast<uint32_t>(i));
+    }
     row->set_label(r.label);
     row->set_value(r.value);
     if (r.has_interval) {

@@ -32,6 +32,7 @@ void ToProto(const query::QuerySpec& s, v1::QueryRequest* out) {
   out->set_confidence(s.confidence);
   out->set_where(s.where);
   for (double q : s.quantiles) out->add_quantiles(q);
+  for (double edge : s.bins) out->add_bins(edge);
   for (const std::string& g : s.group_by) out->add_group_by(g);
   out->set_max_partitions(s.max_partitions);
 }

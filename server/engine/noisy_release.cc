@@ -167,7 +167,9 @@ class GroupReleaser {
     };
     switch (spec_.aggregate) {
       case AggregateKind::kCount: {
-        ASSIGN_OR_RETURN(Noisy n, AddNoise(c_[0], static_cast<double>(g.count), rng_));
+        // A pre-aggregated count releases the sum of the units' clamped row counts (planner.h).
+        const double exact = plan_.scan.pre_aggregate_count ? g.sum : static_cast<double>(g.count);
+        ASSIGN_OR_RETURN(Noisy n, AddNoise(c_[0], exact, rng_));
         row("", n);
         return absl::OkStatus();
       }

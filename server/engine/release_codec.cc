@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "server/query/planner.h"
 
 namespace dpq::engine {
 
@@ -12,7 +13,11 @@ nlohmann::json RowsJson(const std::vector<ReleasedRow>& rows) {
   nlohmann::json list = nlohmann::json::array();
   for (const ReleasedRow& r : rows) {
     nlohmann::json j;
-    j["key"] = r.key;
+    // A NULL group value (query::NullGroupKey) is JSON null; releases stored before NULL groups
+    // existed hold strings only and decode as before.
+    nlohmann::json key = nlohmann::json::array();
+    for (const std::string& k : r.key) key.push_back(query::IsNullGroupKey(k) ? nlohmann::json() : nlohmann::json(k));
+    j["key"] = std::move(key);
     j["label"] = r.label;
     j["value"] = r.value;
     j["ci"] = r.has_interval ? nlohmann::json::array({r.ci_lower, r.ci_upper}) : nlohmann::json();
@@ -28,7 +33,9 @@ std::vector<ReleasedRow> RowsFromJson(const nlohmann::json& list) {
   std::vector<ReleasedRow> rows;
   for (const nlohmann::json& j : list) {
     ReleasedRow r;
-    r.key = j.at("key").get<std::vector<std::string>>();
+    for (const nlohmann::json& k : j.at("key")) {
+      r.key.push_back(k.is_null() ? query::NullGroupKey() : k.get<std::string>());
+    }
     r.label = j.at("label").get<std::string>();
     r.value = j.at("value").get<double>();
     r.has_interval = !j.at("ci").is_null();

@@ -4,6 +4,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/query/planner.h"
 
 namespace dpq::engine {
 namespace {
@@ -43,6 +44,38 @@ TEST(ReleaseCodecTest, RowsRoundTripExactly) {
   absl::StatusOr<std::vector<ReleasedRow>> back = DecodeRows(EncodeRows(rows));
   ASSERT_TRUE(back.ok()) << back.status();
   ExpectSameRows(rows, *back);
+}
+
+// A NULL group key (query::NullGroupKey) is stored as JSON null, never as a NUL character.
+TEST(ReleaseCodecTest, NullGroupKeysAreStoredAsJsonNull) {
+  const std::vector<ReleasedRow> rows = {Row({query::NullGroupKey(), "Male"}, "", 12),
+                                         Row({"", "Female"}, "", 3)};
+  const std::string json = EncodeRows(rows);
+  EXPECT_THAT(json, ::testing::HasSubstr("\"key\":[null,\"Male\"]"));
+  EXPECT_THAT(json, ::testing::HasSubstr("\"key\":[\"\",\"Female\"]"));  // "" is not NULL
+  EXPECT_EQ(json.find('\0'), std::string::npos);
+  EXPECT_EQ(json.find("\\u0000"), std::string::npos);
+  absl::StatusOr<std::vector<ReleasedRow>> back = DecodeRows(json);
+  ASSERT_TRUE(back.ok()) << back.status();
+  ExpectSameRows(rows, *back);
+  EXPECT_TRUE(query::IsNullGroupKey((*back)[0].key[0]));
+  EXPECT_FALSE(query::IsNullGroupKey((*back)[1].key[0]));
+}
+
+// A release stored before NULL groups existed (string keys only, as written then) still decodes:
+// a request-id replay returns it unchanged.
+TEST(ReleaseCodecTest, ReleasesStoredBeforeNullGroupsStillDecode) {
+  const std::string stored =
+      "{\"rows\":[{\"ci\":[4279.0,4289.0],\"key\":[\"English\"],\"label\":\"\",\"noise_scale\":2.0,"
+      "\"rank_error\":0.0,\"value\":4284.0},{\"ci\":null,\"key\":[],\"label\":\"q=0.5\","
+      "\"noise_scale\":0.5,\"rank_error\":3.0,\"value\":17.5}]}";
+  absl::StatusOr<std::vector<ReleasedRow>> rows = DecodeRows(stored);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].key, std::vector<std::string>{"English"});
+  EXPECT_EQ((*rows)[0].value, 4284.0);
+  EXPECT_FALSE((*rows)[1].has_interval);
+  EXPECT_EQ(EncodeRows(*rows), stored);  // the same canonical text: the audit hash still holds
 }
 
 TEST(ReleaseCodecTest, BatchRoundTripsWithOptionalBounds) {

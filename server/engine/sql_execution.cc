@@ -77,6 +77,23 @@ PartRows IndexRows(const QueryOutcome& answer) {
   return p;
 }
 
+// GROUP BY WIDTH_BUCKET: a histogram part releases each group's buckets as rows in bucket order
+// (one bin label each); the bucket number 1..n becomes the key's last value, so a statement's rows
+// are (group, bucket) like any other key, and its parts line up by bucket.
+PartRows ByBucket(const PartRows& p) {
+  PartRows out;
+  for (const auto& key : p.order) {
+    const std::vector<const ReleasedRow*>& rows = p.by_key.at(key);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      std::vector<std::string> bucket = key;
+      bucket.push_back(std::to_string(i + 1));
+      out.by_key[bucket].push_back(rows[i]);
+      out.order.push_back(std::move(bucket));
+    }
+  }
+  return out;
+}
+
 SqlCell Number(double v) {
   SqlCell c;
   c.kind = std::isfinite(v) ? SqlCell::Kind::kNumber : SqlCell::Kind::kNull;
@@ -87,7 +104,11 @@ SqlCell Number(double v) {
 class Shaper {
  public:
   Shaper(const sql::CompiledStatement& st, std::vector<PartRows> parts)
-      : st_(st), parts_(std::move(parts)) {}
+      : st_(st), parts_(std::move(parts)) {
+    if (st_.width_bucket) {
+      for (PartRows& p : parts_) p = ByBucket(p);
+    }
+  }
 
   SqlResultSet Shape() {
     SqlResultSet out;
@@ -153,6 +174,7 @@ class Shaper {
       }
       case K::kKey: {
         const std::string& v = key[e.index];
+        if (query::IsNullGroupKey(v)) return SqlCell{};  // the NULL group (planner.h)
         SqlCell c;
         if (st_.group_types[e.index] == query::ColumnType::kText) {
           c.kind = SqlCell::Kind::kText;

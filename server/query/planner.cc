@@ -83,6 +83,37 @@ absl::Status ResolveBounds(const ColumnSchema& column, QuerySpec& spec, bool per
   return absl::OkStatus();
 }
 
+// A pre-aggregated count (QuerySpec::pre_aggregate with kCount) clamps each unit's row count in
+// a group to [lower, upper]: both required, 0 <= lower < upper (counts are never negative), magnitude
+// <= kMaxBoundMagnitude. Clamping to [0, U] with a whole U keeps min(count, U) of a unit's rows,
+// which is exactly the count of the rows kept with K = U rows per unit and group: that case is
+// planned as the row-level count with K = U (the same plan, charge and fingerprint as the flag
+// count with --max-contributions U), so only lower > 0 or a fractional U pre-aggregates.
+absl::Status ResolvePerUnitCount(QuerySpec& spec) {
+  if (!spec.lower.has_value() || !spec.upper.has_value()) {
+    return absl::InvalidArgumentError(
+        "lower and upper are required for a per-unit count: each unit's row count in a group is "
+        "clamped to [lower, upper]");
+  }
+  RETURN_IF_ERROR(ValidateBound(*spec.lower, "lower"));
+  RETURN_IF_ERROR(ValidateBound(*spec.upper, "upper"));
+  *spec.lower += 0.0;
+  *spec.upper += 0.0;
+  if (!(*spec.lower >= 0 && *spec.lower < *spec.upper)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a per-unit count needs 0 <= lower < upper (bounds of a row count), got lower=",
+        *spec.lower, " upper=", *spec.upper));
+  }
+  if (*spec.lower == 0 && *spec.upper == std::floor(*spec.upper) &&
+      *spec.upper <= kMaxContributionsLimit) {
+    spec.max_contributions = static_cast<int>(*spec.upper);
+    spec.pre_aggregate = false;
+    spec.lower.reset();
+    spec.upper.reset();
+  }
+  return absl::OkStatus();
+}
+
 // One canonical spelling of a double list for the fingerprint.
 std::string Doubles(const std::vector<double>& v) {
   std::string out;
@@ -314,16 +345,21 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
     // With a grouped scan the per-unit partition bound applies to (group, category) pairs.
   }
 
+  // Keys selected from the data: a NULL group key is a group like any other (ZetaSQL), released
+  // only if partition selection keeps it. Declared keys are the released key set: NULL is not one.
+  if (select_keys) plan.scan.null_group_columns = spec.group_by.size();
+
   if (spec.pre_aggregate) {
-    if (agg != AggregateKind::kSum && agg != AggregateKind::kMean) {
+    if (agg != AggregateKind::kSum && agg != AggregateKind::kMean && agg != AggregateKind::kCount) {
       return absl::InvalidArgumentError(
-          "per_unit: per-unit pre-aggregation applies to sum and mean only");
+          "per_unit: per-unit pre-aggregation applies to count, sum and mean only");
     }
     if (spec.max_contributions != 1) {
       return absl::InvalidArgumentError(absl::StrCat(
           "max_contributions must be 1 with per-unit pre-aggregation (each unit contributes one "
           "clamped value per group), got ", spec.max_contributions));
     }
+    if (agg == AggregateKind::kCount) RETURN_IF_ERROR(ResolvePerUnitCount(spec));
   }
   if (!plan.grouped()) spec.max_partitions = 1;  // one group: nothing to bound
   RETURN_IF_ERROR(ValidatePrivacyParameters(spec, select_keys));
@@ -373,6 +409,19 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
   switch (agg) {
     case AggregateKind::kCount: {
       spec.column.clear();
+      if (spec.pre_aggregate) {
+        // Each unit present in a group adds its row count there clamped to [L, U], 0 <= L < U: one
+        // value per unit and group, so this is a sum of one row per unit with K = 1, whose
+        // sensitivity max(|L|, |U|) = U per group, M U for the vector (Wilson et al. 2020, §3).
+        // Adding or removing a unit changes each of its <= M groups by at most U: L1 = M U.
+        plan.scan.pre_aggregate = true;
+        plan.scan.pre_aggregate_count = true;
+        plan.scan.clamp_lower = *spec.lower;
+        plan.scan.clamp_upper = *spec.upper;
+        ASSIGN_OR_RETURN(double s, SumSensitivity(k, *spec.lower, *spec.upper));
+        push(NoiseComponent::Statistic::kSum, mech_epsilon, mech_delta, s, 1);
+        break;
+      }
       spec.lower.reset();
       spec.upper.reset();
       ASSIGN_OR_RETURN(double c, CountSensitivity(k));
@@ -470,7 +519,8 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
     }
   }
   plan.scan.sum_values = agg == AggregateKind::kSum || agg == AggregateKind::kMean ||
-                         agg == AggregateKind::kVariance || agg == AggregateKind::kStddev;
+                         agg == AggregateKind::kVariance || agg == AggregateKind::kStddev ||
+                         plan.scan.pre_aggregate_count;
   plan.scan.bound_by_row_rank = schema.CanBoundByRowRank() && !spec.pre_aggregate;
   plan.fingerprint = Fingerprint(spec, plan.epsilon_units, plan.delta_units, plan.grouped());
   return plan;

@@ -14,6 +14,15 @@
 
 namespace dpq::query {
 
+// The key value of a group whose column is NULL (ScanPlan::null_group_columns): one NUL byte, which
+// no PostgreSQL text value can hold, so it never equals a real value. The release codec stores it
+// as JSON null, the API as ResultRow.null_keys, SQL as a NULL cell.
+inline const std::string& NullGroupKey() {
+  static const std::string* const kNull = new std::string(1, '\0');
+  return *kNull;
+}
+inline bool IsNullGroupKey(const std::string& value) { return value == NullGroupKey(); }
+
 // The exact (secret) statistics the store computes in one SQL statement, per group:
 //   count   = number of kept rows (value not NULL when a value column is set),
 //   sum     = sum over kept rows of (clamp(value, clamp_lower, clamp_upper) - center),
@@ -21,8 +30,8 @@ namespace dpq::query {
 //   buckets = kept rows per bucket of the clamped value (when bucket_edges is set),
 //   units   = distinct privacy units among the kept rows (when count_units),
 // keeping at most max_contributions rows per privacy unit and group and at most max_partitions
-// groups per unit, both chosen at random. Rows whose group value is NULL, or outside a declared
-// domain, are dropped before the choice.
+// groups per unit, both chosen at random. Rows whose group value is NULL (in a column beyond
+// null_group_columns), or outside a declared domain, are dropped before the choice.
 struct ScanPlan {
   int64_t dataset_id = 0;
   // The dataset version the query was planned on: a read standby must have replayed at least this
@@ -40,6 +49,11 @@ struct ScanPlan {
   std::vector<std::string> group_columns;  // empty: one group of all rows
   // Per group column: the values kept (its declared domain); empty: any value.
   std::vector<std::vector<std::string>> group_domains;
+  // The first null_group_columns group columns keep rows whose value is NULL, as one group of
+  // their own (key value NullGroupKey()), as ZetaSQL does; later columns drop them. The planner
+  // sets it to the group_by columns when the keys are selected from the data (a NULL group is then
+  // released only if selected); declared domains, and a text histogram's category, drop NULL.
+  size_t null_group_columns = 0;
   int max_partitions = 1;
   bool sum_squares = false;
   // Bucket i is [e_i, e_{i+1}), the last one closed; values are clamped into [e_0, e_n] first.
@@ -55,6 +69,10 @@ struct ScanPlan {
   // contribution bounding (one per unit and group, M groups per unit) and the sums work on.
   bool pre_aggregate = false;
   bool pre_aggregate_mean = false;
+  // A pre-aggregated count (QuerySpec::pre_aggregate with kCount): the per-unit value is the
+  // unit's row count in the group (no value column), clamped to [clamp_lower, clamp_upper], and
+  // the released count is `sum` (sum_values set, center 0).
+  bool pre_aggregate_count = false;
 };
 
 // One released noisy statistic (per group, for grouped queries).

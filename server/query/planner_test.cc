@@ -10,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/query/privacy_units.h"
+#include "server/query/sensitivity.h"
 
 namespace dpq::query {
 namespace {
@@ -910,10 +911,112 @@ TEST(PlannerTest, PreAggregatedMeanKeepsTheDeclaredBoundsCheck) {
   EXPECT_THAT(PlanQuery(spec, TestSchema()).status().message(), HasSubstr("declared bounds"));
 }
 
+// A per-unit count (SQL's COUNT with contribution_bounds_per_group => (L, U), L > 0; the flag
+// count with --per-unit): each unit present in a group adds its row count clamped to [L, U], one
+// value per unit and group. It is the sum of one row per unit with K = 1, so the planner's sum
+// sensitivity max(|L|, |U|) = U applies per group and M U to the vector (Wilson et al. 2020, §3):
+// removing a unit changes each of its <= M groups by at most U.
+TEST(PlannerTest, PerUnitCountHasSensitivityMTimesUpper) {
+  QuerySpec spec = CountSpec();
+  spec.pre_aggregate = true;
+  spec.lower = 2.0;
+  spec.upper = 7.0;
+  absl::StatusOr<QueryPlan> plan = PlanQuery(spec, TestSchema());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->scan.pre_aggregate);
+  EXPECT_TRUE(plan->scan.pre_aggregate_count);
+  EXPECT_TRUE(plan->scan.sum_values);
+  EXPECT_TRUE(plan->scan.value_column.empty());
+  EXPECT_EQ(plan->scan.clamp_lower, 2.0);
+  EXPECT_EQ(plan->scan.clamp_upper, 7.0);
+  EXPECT_EQ(plan->scan.center, 0.0);
+  EXPECT_FALSE(plan->scan.bound_by_row_rank);
+  ASSERT_EQ(plan->components.size(), 1u);
+  EXPECT_EQ(plan->components[0].sensitivity, 7.0);
+  EXPECT_EQ(plan->components[0].sensitivity, *SumSensitivity(1, 2.0, 7.0));
+  EXPECT_THAT(plan->fingerprint, HasSubstr("|pre_aggregate=1"));
+  EXPECT_THAT(plan->fingerprint, HasSubstr("lower=2|upper=7"));
+
+  QuerySpec grouped = spec;
+  grouped.group_by = {"city"};
+  grouped.max_partitions = 4;
+  grouped.delta = 1e-6;
+  absl::StatusOr<QueryPlan> g = PlanQuery(grouped, TestSchema());
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->components[0].sensitivity, 4 * 7.0);  // M U
+}
+
+// Clamping a unit's count to [0, U] keeps min(count, U) of its rows: the row-level count with K = U,
+// planned as that (same plan and fingerprint), so old plans and cached answers are unchanged.
+TEST(PlannerTest, PerUnitCountFromZeroIsTheCountWithKEqualToUpper) {
+  QuerySpec spec = CountSpec();
+  spec.pre_aggregate = true;
+  spec.lower = 0.0;
+  spec.upper = 3.0;
+  QuerySpec k3 = CountSpec();
+  k3.max_contributions = 3;
+  absl::StatusOr<QueryPlan> per_unit = PlanQuery(spec, TestSchema());
+  absl::StatusOr<QueryPlan> rows = PlanQuery(k3, TestSchema());
+  ASSERT_TRUE(per_unit.ok()) << per_unit.status();
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_FALSE(per_unit->scan.pre_aggregate);
+  EXPECT_EQ(per_unit->scan.max_contributions, 3);
+  EXPECT_EQ(per_unit->components[0].sensitivity, 3.0);
+  EXPECT_EQ(per_unit->fingerprint, rows->fingerprint);
+}
+
+TEST(PlannerTest, PerUnitCountNeedsBoundsOfARowCount) {
+  QuerySpec spec = CountSpec();
+  spec.pre_aggregate = true;
+  EXPECT_THAT(PlanQuery(spec, TestSchema()).status().message(), HasSubstr("lower and upper are required"));
+  spec.lower = -1.0;
+  spec.upper = 3.0;
+  EXPECT_THAT(PlanQuery(spec, TestSchema()).status().message(), HasSubstr("0 <= lower < upper"));
+  spec.lower = 3.0;
+  EXPECT_THAT(PlanQuery(spec, TestSchema()).status().message(), HasSubstr("0 <= lower < upper"));
+  spec.lower = 1.0;
+  spec.upper = 1e300;
+  EXPECT_THAT(PlanQuery(spec, TestSchema()).status().message(), HasSubstr("upper"));
+  spec.upper = 3.0;
+  spec.max_contributions = 2;
+  EXPECT_THAT(PlanQuery(spec, TestSchema()).status().message(), HasSubstr("must be 1"));
+}
+
+// NULL group keys: a group of their own when the keys are selected from the data (ZetaSQL), never
+// with a declared domain, and never in a text histogram's category column.
+TEST(PlannerTest, NullGroupsOnlyWhereKeysAreSelected) {
+  QuerySpec selected = CountSpec();
+  selected.group_by = {"city"};
+  selected.delta = 1e-6;
+  absl::StatusOr<QueryPlan> s = PlanQuery(selected, TestSchema());
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->scan.null_group_columns, 1u);
+
+  QuerySpec declared = CountSpec();
+  declared.group_by = {"city"};
+  declared.keys = {"Oslo", "Bergen"};
+  absl::StatusOr<QueryPlan> d = PlanQuery(declared, TestSchema());
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->scan.null_group_columns, 0u);
+
+  QuerySpec text_histogram = CountSpec();
+  text_histogram.aggregate = AggregateKind::kHistogram;
+  text_histogram.column = "city";
+  text_histogram.delta = 1e-6;
+  absl::StatusOr<QueryPlan> h = PlanQuery(text_histogram, TestSchema());
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(h->scan.null_group_columns, 0u);  // the category column is not a group_by column
+  EXPECT_EQ(h->scan.group_columns.size(), 1u);
+  // The fingerprint is unchanged, so stored answers replay under their request ids.
+  EXPECT_EQ(s->fingerprint.find("null"), std::string::npos);
+}
+
 TEST(PlannerTest, PreAggregationRefusesOtherAggregatesAndKAboveOne) {
-  QuerySpec count = CountSpec();
-  count.pre_aggregate = true;
-  EXPECT_THAT(PlanQuery(count, TestSchema()).status().message(), HasSubstr("sum and mean only"));
+  QuerySpec variance = MeanSpec();
+  variance.aggregate = AggregateKind::kVariance;
+  variance.pre_aggregate = true;
+  EXPECT_THAT(PlanQuery(variance, TestSchema()).status().message(),
+              HasSubstr("count, sum and mean only"));
   QuerySpec sum = SumSpec();
   sum.pre_aggregate = true;
   sum.max_contributions = 2;

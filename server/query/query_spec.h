@@ -35,10 +35,12 @@ struct QuerySpec {
   std::vector<std::string> group_by; // group-by columns; empty: one answer for all rows
   std::vector<std::string> keys;     // declared key domain of a single group-by column
   int max_partitions = 1;            // groups kept per privacy unit (M)
-  // Per-unit pre-aggregation (kSum, kMean only; max_contributions must be 1): each unit's rows in
-  // a group are first summed (kSum) or averaged (kMean), and that one per-unit value is clamped to
-  // [lower, upper], as BigQuery / ZetaSQL's contribution_bounds_per_group define it. For kSum the
-  // bounds bound the unit's total, so they need not lie within the column's declared bounds.
+  // Per-unit pre-aggregation (kCount, kSum, kMean; max_contributions must be 1): each unit's rows
+  // in a group are first counted (kCount), summed (kSum) or averaged (kMean), and that one
+  // per-unit value is clamped to [lower, upper], as BigQuery / ZetaSQL's
+  // contribution_bounds_per_group define it. For kSum the bounds bound the unit's total, so they
+  // need not lie within the column's declared bounds; for kCount they are row counts, 0 <= lower
+  // < upper (lower 0 with a whole upper U is planned as the row-level count with K = U).
   bool pre_aggregate = false;
 };
 

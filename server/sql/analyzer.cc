@@ -15,6 +15,7 @@
 #include "server/query/filter/type_checker.h"
 #include "server/query/planner.h"
 #include "server/query/privacy_units.h"
+#include "server/sql/width_bucket.h"
 
 namespace dpq::sql {
 namespace {
@@ -222,8 +223,14 @@ class Analyzer {
   // ---- GROUP BY ----
   absl::Status GroupBy() {
     for (const Expr& g : st_.group_by) {
+      const Expr& by = SelectedWidthBucket(g);
+      if (IsWidthBucket(by)) {
+        RETURN_IF_ERROR(GroupByWidthBucket(by, g.pos));
+        continue;
+      }
       if (g.kind != Expr::Kind::kColumn) {
-        return Unsupported(g.pos, "GROUP BY lists columns only, not expressions");
+        return Unsupported(g.pos, "GROUP BY lists columns and WIDTH_BUCKET(column, ...) only, not "
+                                  "other expressions");
       }
       ASSIGN_OR_RETURN(const ColumnSchema* c, Column(g));
       if (c->name == schema_.privacy_unit) {
@@ -237,6 +244,12 @@ class Analyzer {
       key_types_.push_back(c->type);
       out_.group_types.push_back(c->type);
       if (c->categories.empty()) needs_selection_ = true;
+    }
+    if (!bucket_column_.empty()) {
+      // The bucket number is the key's last value (sql_execution.cc appends it to each row).
+      out_.width_bucket = true;
+      key_types_.push_back(query::ColumnType::kInteger);
+      out_.group_types.push_back(query::ColumnType::kInteger);
     }
     return absl::OkStatus();
   }
@@ -336,6 +349,60 @@ class Analyzer {
     return keys;
   }
 
+  // GROUP BY <alias> of a select item `WIDTH_BUCKET(...) AS alias` (when no column has that name,
+  // as PostgreSQL resolves it): that call; else `g` itself.
+  const Expr& SelectedWidthBucket(const Expr& g) const {
+    if (g.kind != Expr::Kind::kColumn || !g.qualifier.empty() || schema_.FindColumn(g.name) != nullptr) {
+      return g;
+    }
+    for (const SelectItem& item : st_.select) {
+      if (item.alias == g.name && IsWidthBucket(item.expr)) return item.expr;
+    }
+    return g;
+  }
+
+  // The bucketed column and edges of a WIDTH_BUCKET call (width_bucket.h).
+  absl::StatusOr<std::pair<std::string, std::vector<double>>> WidthBucketGrid(const Expr& call) {
+    if (call.children.empty() || call.children[0].kind != Expr::Kind::kColumn) {
+      return Invalid(call.children.empty() ? call.pos : call.children[0].pos,
+                     "WIDTH_BUCKET's first argument is a numeric column");
+    }
+    ASSIGN_OR_RETURN(const ColumnSchema* c, Column(call.children[0]));
+    if (!c->is_numeric()) {
+      return Invalid(call.children[0].pos,
+                     absl::StrCat("WIDTH_BUCKET needs a numeric column; ", c->name, " is text"));
+    }
+    if (c->name == schema_.privacy_unit) {
+      return Invalid(call.children[0].pos, "WIDTH_BUCKET of the privacy unit column would bucket units");
+    }
+    ASSIGN_OR_RETURN(std::vector<double> edges, WidthBucketEdges(call));
+    return std::make_pair(c->name, std::move(edges));
+  }
+
+  absl::Status GroupByWidthBucket(const Expr& call, Position at) {
+    if (!bucket_column_.empty()) return Invalid(at, "GROUP BY takes at most one WIDTH_BUCKET");
+    ASSIGN_OR_RETURN(auto grid, WidthBucketGrid(call));
+    bucket_column_ = grid.first;
+    bucket_edges_ = std::move(grid.second);
+    return absl::OkStatus();
+  }
+
+  // WIDTH_BUCKET(...) in the select list: the bucket key, when it is the GROUP BY's one.
+  absl::StatusOr<OutputExpr> WidthBucketKey(const Expr& call) {
+    if (bucket_column_.empty()) {
+      return Invalid(call.pos, "WIDTH_BUCKET(...) must be in GROUP BY to be selected");
+    }
+    ASSIGN_OR_RETURN(auto grid, WidthBucketGrid(call));
+    if (grid.first != bucket_column_ || grid.second != bucket_edges_) {
+      return Invalid(call.pos, "this WIDTH_BUCKET differs from the one in GROUP BY");
+    }
+    OutputExpr o;
+    o.kind = OutputExpr::Kind::kKey;
+    o.index = static_cast<int>(out_.group_by.size());
+    return o;
+  }
+
+
   // ---- WHERE: the filter language of --where, in SQL syntax ----
   absl::StatusOr<std::string> RenderWhere(const Expr& e) {
     switch (e.kind) {
@@ -411,6 +478,7 @@ class Analyzer {
     OutputExpr o;
     switch (e.kind) {
       case Expr::Kind::kCall:
+        if (IsWidthBucket(e)) return WidthBucketKey(e);
         return Aggregate(e);
       case Expr::Kind::kColumn: {
         ASSIGN_OR_RETURN(const ColumnSchema* c, Column(e));
@@ -515,6 +583,42 @@ class Analyzer {
     return Bounds{*lo, *hi, v.pos};
   }
 
+  // COUNT's contribution_bounds_per_group => (L, U): a unit's row count in the group clamped to
+  // [L, U] (ZetaSQL), whole numbers 0 <= L < U <= 1000000. With L = 0 that is exactly the count
+  // of the rows kept with at most K = U rows per unit and group (the flag count with K = U, the
+  // same plan and fingerprint); with L > 0 the count is pre-aggregated per unit
+  // (QuerySpec::pre_aggregate), the flag count with --per-unit --lower L --upper U. Without
+  // bounds U = 1: each unit counted once.
+  absl::Status CountBounds(const Bounds& b, QuerySpec& spec) {
+    if (b.lower != std::floor(b.lower) || b.lower < 0) {
+      return Invalid(b.pos, "COUNT's lower bound is a whole number of rows >= 0");
+    }
+    if (b.upper != std::floor(b.upper) || b.upper > 1000000) {
+      return Invalid(b.pos, "COUNT's upper bound is a whole number of rows in [1, 1000000]");
+    }
+    if (b.lower == 0) {
+      spec.max_contributions = static_cast<int>(b.upper);
+      return absl::OkStatus();
+    }
+    spec.pre_aggregate = true;
+    spec.lower = b.lower;
+    spec.upper = b.upper;
+    return absl::OkStatus();
+  }
+
+  // COUNT with a WIDTH_BUCKET group is the flag histogram over the buckets: each unit keeps at
+  // most K = U rows of a group (all buckets together), the released vector moves by at most K.
+  absl::Status CountAsHistogram(const absl::optional<Bounds>& bounds, QuerySpec& spec) {
+    if (spec.pre_aggregate) {
+      return Unsupported(bounds->pos, "with a WIDTH_BUCKET group COUNT's contribution_bounds_per_group "
+                                      "must start at 0 (the histogram keeps at most U rows per unit)");
+    }
+    spec.aggregate = AggregateKind::kHistogram;
+    spec.column = bucket_column_;
+    spec.bins = bucket_edges_;
+    return absl::OkStatus();
+  }
+
   absl::StatusOr<OutputExpr> Aggregate(const Expr& call) {
     static const std::map<std::string, AggregateKind> kKinds = {
         {"COUNT", AggregateKind::kCount},       {"SUM", AggregateKind::kSum},
@@ -533,6 +637,10 @@ class Analyzer {
       return Unsupported(call.pos, absl::StrCat("function ", f, " is not supported: the aggregates "
                                                 "are COUNT, SUM, AVG, VAR_POP, STDDEV_POP, "
                                                 "PERCENTILE_CONT and APPROX_QUANTILES"));
+    }
+    if (!bucket_column_.empty() && f != "COUNT") {
+      return Unsupported(call.pos, absl::StrCat(f, " is not supported with a WIDTH_BUCKET group: "
+                                                   "it releases a histogram of counts (COUNT only)"));
     }
     if (out_.parts.size() == kMaxAggregatesPerStatement) {
       return Invalid(call.pos, absl::StrCat("at most ", kMaxAggregatesPerStatement,
@@ -601,19 +709,9 @@ class Analyzer {
                                                "column (filter rows with WHERE)"));
     }
     if (f == "COUNT") {
-      // A unit's row count in the group clamped to [0, U] is exactly the count of the rows kept
-      // with at most K = U rows per unit and group; without bounds U = 1, each unit counted once.
       spec.max_contributions = 1;
-      if (bounds) {
-        if (bounds->lower != 0) {
-          return Unsupported(bounds->pos, "COUNT's contribution_bounds_per_group must start at 0 "
-                                          "(a per-unit count clamped from below is not supported)");
-        }
-        if (bounds->upper != std::floor(bounds->upper) || bounds->upper > 1000000) {
-          return Invalid(bounds->pos, "COUNT's upper bound is a whole number of rows in [1, 1000000]");
-        }
-        spec.max_contributions = static_cast<int>(bounds->upper);
-      }
+      if (bounds) RETURN_IF_ERROR(CountBounds(*bounds, spec));
+      if (!bucket_column_.empty()) RETURN_IF_ERROR(CountAsHistogram(bounds, spec));
       if (column != nullptr) {
         const std::string not_null = absl::StrCat(column->name, " IS NOT NULL");
         where = where.empty() ? not_null : absl::StrCat("(", where, ") AND ", not_null);
@@ -753,6 +851,9 @@ class Analyzer {
   bool in_aggregate_ = false;
   std::vector<query::ColumnType> key_types_;
   std::string where_;
+  // GROUP BY WIDTH_BUCKET(...): the bucketed column (empty: none) and its bucket edges.
+  std::string bucket_column_;
+  std::vector<double> bucket_edges_;
 };
 
 }  // namespace

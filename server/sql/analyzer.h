@@ -15,9 +15,11 @@
 //    per-unit SUM / AVG); SUM / AVG (col, contribution_bounds_per_row => (L, U)): rows clamped,
 //    K rows per unit and group (the flag sum / mean, not pre-aggregated); a key list stated by
 //    WHERE (`col IN (...)` / `col = lit`, a top-level conjunct on the single GROUP BY column):
-//    QuerySpec::keys, as --keys.
-//  - COUNT(*) / COUNT(col) [contribution_bounds_per_group => (0, U)]: a unit's row count in a
-//    group clamped to [0, U] (U a whole number, default 1), which is the flag count with K = U;
+//    QuerySpec::keys, as --keys; GROUP BY WIDTH_BUCKET(col, low, high, n) with COUNT: the flag
+//    histogram over those bins.
+//  - COUNT(*) / COUNT(col) [contribution_bounds_per_group => (L, U)]: a unit's row count in a
+//    group clamped to [L, U] (whole numbers; default (0, 1)). L = 0 is the flag count with K = U;
+//    L > 0 is the per-unit count (QuerySpec::pre_aggregate, the flag count with --per-unit).
 //    COUNT(col) counts rows where col IS NOT NULL.
 //  - SUM / AVG (col [, contribution_bounds_per_group => (L, U)]): per-unit pre-aggregation
 //    (QuerySpec::pre_aggregate): each unit's sum / mean in the group, clamped to [L, U].
@@ -25,6 +27,11 @@
 //    contribution_bounds_per_row => (L, U): rows clamped, K = 5 (max_rows_per_group) rows per
 //    unit and group.
 //  - Omitted bounds: the column's declared bounds; none declared: refused.
+//  - GROUP BY keys selected from the data include a NULL group (planner.h, null_group_columns);
+//    declared keys do not.
+//  - GROUP BY WIDTH_BUCKET(col, low, high, n) or WIDTH_BUCKET(col, (e0, ..., ek)) (width_bucket.h):
+//    COUNT only, compiled onto the flag histogram over those bins (kHistogram, bins; K = COUNT's
+//    upper bound); the buckets are public, released without partition selection.
 //  - Arithmetic over aggregates and group keys in the select list is post-processing.
 // Refusals are INVALID_ARGUMENT or UNIMPLEMENTED, "sql: line L, column C: ..." at the offending
 // clause, before anything is planned or charged.
@@ -86,7 +93,11 @@ struct CompiledStatement {
   double epsilon = 0;  // the statement's charge (the parts' charges add up to it)
   double delta = 0;
   std::vector<std::string> group_by;  // key columns, in GROUP BY order
-  std::vector<query::ColumnType> group_types;  // their declared types
+  // Their declared types; with a WIDTH_BUCKET group, then kInteger for the bucket number, which is
+  // the last value of every key (after the group_by columns' values).
+  std::vector<query::ColumnType> group_types;
+  // GROUP BY WIDTH_BUCKET(...) (width_bucket.h): every part is a histogram over its buckets.
+  bool width_bucket = false;
   std::vector<query::QuerySpec> parts;
   std::vector<PartInfo> part_info;
   std::vector<OutputColumn> columns;

@@ -134,6 +134,40 @@ TEST(SqlAnalyzerTest, AliasQualifiedColumnsAndPostProcessing) {
   EXPECT_EQ(c.delta, 0);  // sex has declared categories: no selection
 }
 
+// GROUP BY WIDTH_BUCKET compiles COUNT onto the flag histogram over the bucket edges.
+TEST(SqlAnalyzerTest, WidthBucketIsTheHistogramOverItsEdges) {
+  CompiledStatement c = Compiled(
+      DP "WIDTH_BUCKET(age, 0, 100, 4) AS bucket, COUNT(*) AS n, COUNT(wages, "
+         "contribution_bounds_per_group => (0, 3)) AS w FROM slid GROUP BY bucket ORDER BY bucket");
+  ASSERT_EQ(c.parts.size(), 2u);
+  EXPECT_TRUE(c.width_bucket);
+  EXPECT_TRUE(c.group_by.empty());
+  ASSERT_EQ(c.group_types.size(), 1u);
+  EXPECT_EQ(c.group_types[0], ColumnType::kInteger);
+  EXPECT_EQ(c.parts[0].aggregate, AggregateKind::kHistogram);
+  EXPECT_EQ(c.parts[0].column, "age");
+  EXPECT_EQ(c.parts[0].bins, (std::vector<double>{0, 25, 50, 75, 100}));
+  EXPECT_EQ(c.parts[0].max_contributions, 1);
+  EXPECT_EQ(c.parts[1].max_contributions, 3);
+  EXPECT_EQ(c.parts[1].where, "wages IS NOT NULL");
+  ASSERT_EQ(c.columns.size(), 3u);
+  EXPECT_EQ(c.columns[0].type, "int64");
+  EXPECT_EQ(c.columns[0].expr.kind, OutputExpr::Kind::kKey);
+  EXPECT_EQ(c.columns[0].expr.index, 0);
+  EXPECT_EQ(c.order_by.size(), 1u);
+
+  // Explicit edges, with another group column: the bucket is the key's last value.
+  CompiledStatement e = Compiled(
+      DP "sex, WIDTH_BUCKET(age, (0, 18, 65, 120)) AS b, COUNT(*) FROM slid "
+         "GROUP BY WIDTH_BUCKET(age, (0, 18, 65, 120)), sex");
+  ASSERT_EQ(e.parts.size(), 1u);
+  EXPECT_EQ(e.parts[0].bins, (std::vector<double>{0, 18, 65, 120}));
+  EXPECT_EQ(e.parts[0].group_by, std::vector<std::string>{"sex"});
+  EXPECT_EQ(e.group_types.size(), 2u);
+  EXPECT_EQ(e.columns[1].expr.index, 1);
+  EXPECT_EQ(e.columns[0].expr.index, 0);
+}
+
 TEST(SqlAnalyzerTest, DatasetOfRefusesTwoDatasets) {
   absl::StatusOr<Script> s = Parse(DP "COUNT(*) FROM slid; " DP "COUNT(*) FROM pbc");
   ASSERT_TRUE(s.ok());
@@ -208,7 +242,7 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{DP "age, COUNT(*) FROM slid", kInvalid, "age must be in GROUP BY", 1, 56},
         Refusal{DP "sex FROM slid GROUP BY sex", kInvalid, "needs at least one aggregate", 1, 1},
         Refusal{DP "* FROM slid", kUnimpl, "SELECT * is not supported", 1, 56},
-        Refusal{DP "COUNT(*) FROM slid GROUP BY age + 1", kUnimpl, "GROUP BY lists columns only", 1, 84},
+        Refusal{DP "COUNT(*) FROM slid GROUP BY age + 1", kUnimpl, "GROUP BY lists columns and WIDTH_BUCKET", 1, 84},
         Refusal{DP "COUNT(*) FROM slid GROUP BY person_id", kInvalid, "privacy unit", 1, 84},
         Refusal{DP "COUNT(*) FROM slid GROUP BY sex, sex", kInvalid, "lists sex twice", 1, 89},
         Refusal{DP "language, COUNT(*) FROM slid GROUP BY language", kInvalid,
@@ -225,8 +259,48 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{DP "PERCENTILE_CONT(wages, 1.5) FROM slid", kInvalid, "lies in [0, 1]", 1, 79},
         Refusal{DP "APPROX_QUANTILES(wages, 0) FROM slid", kInvalid, "in [1, 99]", 1, 80},
         Refusal{DP "PERCENTILE_CONT(wages) FROM slid", kInvalid, "takes a column and a number", 1, 56},
-        Refusal{DP "COUNT(*, contribution_bounds_per_group => (1, 5)) FROM slid", kUnimpl,
-                "must start at 0", 1, 98},
+        Refusal{DP "SUM(wages) FROM slid GROUP BY WIDTH_BUCKET(age, 0, 100, 10)", kUnimpl,
+                "SUM is not supported with a WIDTH_BUCKET group", 1, 56},
+        Refusal{DP "PERCENTILE_CONT(age, 0.5) FROM slid GROUP BY WIDTH_BUCKET(age, 0, 100, 10)", kUnimpl,
+                "PERCENTILE_CONT is not supported with a WIDTH_BUCKET", 1, 56},
+        Refusal{DP "COUNT(*, contribution_bounds_per_group => (1, 3)) FROM slid GROUP BY "
+                   "WIDTH_BUCKET(age, 0, 100, 10)", kUnimpl, "must start at 0", 1, 98},
+        Refusal{DP "COUNT(*) FROM slid GROUP BY WIDTH_BUCKET(sex, 0, 100, 10)", kInvalid,
+                "needs a numeric column; sex is text", 1, 97},
+        Refusal{DP "COUNT(*) FROM slid GROUP BY WIDTH_BUCKET(person_id, 0, 100, 10)", kInvalid,
+                "privacy unit", 1, 97},
+        Refusal{DP "COUNT(*) FROM slid GROUP BY WIDTH_BUCKET(age + 1, 0, 100, 10)", kInvalid,
+                "first argument is a numeric column", 1, 97},
+        Refusal{DP "COUNT(*) FROM slid GROUP BY WIDTH_BUCKET(nope, 0, 100, 10)", kInvalid,
+                "column nope does not exist", 1, 97},
+        Refusal{DP "COUNT(*) FROM slid GROUP BY WIDTH_BUCKET(age, 100, 0, 10)", kInvalid,
+                "low must be < high", 1, 102},
+        Refusal{DP "COUNT(*) FROM slid GROUP BY WIDTH_BUCKET(age, 0, 100, 0)", kInvalid,
+                "number of buckets is a whole number in [1, 1000]", 1, 110},
+        Refusal{DP "COUNT(*) FROM slid GROUP BY WIDTH_BUCKET(age, 0, 100, 2.5)", kInvalid,
+                "number of buckets", 1, 110},
+        Refusal{DP "COUNT(*) FROM slid GROUP BY WIDTH_BUCKET(age, 0, 1e16, 10)", kInvalid,
+                "magnitude at most 1e15", 1, 105},
+        Refusal{DP "COUNT(*) FROM slid GROUP BY WIDTH_BUCKET(age, (0, 18, 18))", kInvalid,
+                "strictly increasing", 1, 110},
+        Refusal{DP "COUNT(*) FROM slid GROUP BY WIDTH_BUCKET(age, 0, 100)", kInvalid,
+                "WIDTH_BUCKET takes (column, low, high, buckets)", 1, 84},
+        Refusal{DP "COUNT(*) FROM slid GROUP BY WIDTH_BUCKET(age, 18)", kInvalid,
+                "edges are a list of numbers", 1, 102},
+        Refusal{DP "WIDTH_BUCKET(age, 0, 100, 10), COUNT(*) FROM slid", kInvalid,
+                "must be in GROUP BY to be selected", 1, 56},
+        Refusal{DP "WIDTH_BUCKET(age, 0, 100, 5), COUNT(*) FROM slid GROUP BY "
+                   "WIDTH_BUCKET(age, 0, 100, 10)", kInvalid, "differs from the one in GROUP BY", 1, 56},
+        Refusal{DP "COUNT(*) FROM slid GROUP BY WIDTH_BUCKET(age, 0, 100, 10), "
+                   "WIDTH_BUCKET(wages, 0, 100, 10)", kInvalid, "at most one WIDTH_BUCKET", 1, 115},
+        Refusal{DP "COUNT(*) FROM slid WHERE WIDTH_BUCKET(age, 0, 100, 10) = 1", kUnimpl,
+                "WHERE compares a column with a literal", 1, 81},
+        Refusal{DP "COUNT(*, contribution_bounds_per_group => (-1, 5)) FROM slid", kInvalid,
+                "lower bound is a whole number of rows >= 0", 1, 98},
+        Refusal{DP "COUNT(*, contribution_bounds_per_group => (1.5, 5)) FROM slid", kInvalid,
+                "lower bound is a whole number of rows >= 0", 1, 98},
+        Refusal{DP "COUNT(wages, contribution_bounds_per_group => (2, 2000000)) FROM slid", kInvalid,
+                "whole number of rows in [1, 1000000]", 1, 102},
         Refusal{DP "COUNT(*, contribution_bounds_per_group => (0, 2.5)) FROM slid", kInvalid,
                 "whole number of rows", 1, 98},
         Refusal{DP "SUM(wages, contribution_bounds_per_group => (5, 1)) FROM slid", kInvalid,
@@ -471,6 +545,13 @@ TEST_P(FlagSqlPlanTest, SamePlan) {
   if (!c.parts[0].pre_aggregate || e.flags.pre_aggregate) {
     EXPECT_EQ(sql->fingerprint, flag->fingerprint);
   }
+  // (Rows whose flag twin is the row-level K = 1 aggregate differ in the scan's reduction only.)
+  if (e.flags.pre_aggregate) {
+    EXPECT_EQ(sql->scan.pre_aggregate, flag->scan.pre_aggregate);
+  }
+  EXPECT_EQ(sql->scan.pre_aggregate_count, flag->scan.pre_aggregate_count);
+  EXPECT_EQ(sql->scan.bucket_edges, flag->scan.bucket_edges);
+  EXPECT_EQ(sql->spec.where, flag->spec.where);
 }
 
 query::QuerySpec Gaussian(query::QuerySpec s, double delta) {
@@ -485,8 +566,19 @@ query::QuerySpec Keys(query::QuerySpec s, std::string by, std::vector<std::strin
   return s;
 }
 
+// The flag query with --per-unit (QueryRequest.per_unit).
 query::QuerySpec PerUnit(query::QuerySpec s) {
   s.pre_aggregate = true;
+  return s;
+}
+
+query::QuerySpec Bins(query::QuerySpec s, std::vector<double> edges) {
+  s.bins = std::move(edges);
+  return s;
+}
+
+query::QuerySpec Where(query::QuerySpec s, const char* where) {
+  s.where = where;
   return s;
 }
 
@@ -528,7 +620,29 @@ INSTANTIATE_TEST_SUITE_P(
                     Grouped(Flags(AggregateKind::kCount, "", 3, 1), {"language"}, 1, 1e-6)},
         Equivalence{"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, "
                     "max_groups_contributed = 3) language, VAR_POP(wages) FROM slid GROUP BY language",
-                    Grouped(Flags(AggregateKind::kVariance, "wages", 5, 1), {"language"}, 3, 1e-6)}));
+                    Grouped(Flags(AggregateKind::kVariance, "wages", 5, 1), {"language"}, 3, 1e-6)},
+        // COUNT with a lower bound above 0: the per-unit count, `--per-unit --lower L --upper U`.
+        Equivalence{DP "COUNT(*, contribution_bounds_per_group => (1, 5)) FROM slid",
+                    PerUnit(Flags(AggregateKind::kCount, "", 1, 1, 1.0, 5.0))},
+        Equivalence{"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, max_groups_contributed = 2) "
+                    "sex, COUNT(wages, contribution_bounds_per_group => (2, 3)) FROM slid GROUP BY sex",
+                    Where(Grouped(PerUnit(Flags(AggregateKind::kCount, "", 1, 1, 2.0, 3.0)), {"sex"}, 2),
+                          "wages IS NOT NULL")},
+        // GROUP BY WIDTH_BUCKET: the flag histogram over the same edges (--bins), K = COUNT's U.
+        Equivalence{DP "WIDTH_BUCKET(age, 0, 120, 6) AS b, COUNT(*) FROM slid GROUP BY b",
+                    Bins(Flags(AggregateKind::kHistogram, "age", 1, 1), {0, 20, 40, 60, 80, 100, 120})},
+        Equivalence{"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 2, max_groups_contributed = 2) "
+                    "sex, COUNT(*, contribution_bounds_per_group => (0, 3)) FROM slid "
+                    "GROUP BY sex, WIDTH_BUCKET(wages, (0, 10, 50, 100))",
+                    Grouped(Bins(Flags(AggregateKind::kHistogram, "wages", 3, 2), {0, 10, 50, 100}),
+                            {"sex"}, 2)},
+        Equivalence{"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-5) "
+                    "language, COUNT(*) FROM slid GROUP BY language, WIDTH_BUCKET(age, 0, 100, 2)",
+                    Grouped(Bins(Flags(AggregateKind::kHistogram, "age", 1, 1), {0, 50, 100}),
+                            {"language"}, 1, 1e-5)},
+        // Lower bound 0 with --per-unit is the row-level count with K = U: one plan, one fingerprint.
+        Equivalence{DP "COUNT(*, contribution_bounds_per_group => (0, 4)) FROM slid",
+                    PerUnit(Flags(AggregateKind::kCount, "", 1, 1, 0.0, 4.0))}));
 
 #define DPX(OPTS) "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (" OPTS ") "
 
@@ -571,17 +685,20 @@ INSTANTIATE_TEST_SUITE_P(
                     Grouped(Flags(AggregateKind::kSum, "age", 5, 1, 0.0, 100.0), {"language"}, 2, 1e-6)},
         Equivalence{DP "language, COUNT(*) FROM slid WHERE language IN ('French', 'Other') "
                        "GROUP BY language",
-                    Keys(Flags(AggregateKind::kCount, "", 1, 1), "language", {"French", "Other"})},
+                    Where(Keys(Flags(AggregateKind::kCount, "", 1, 1), "language", {"French", "Other"}),
+                          "language IN ('French', 'Other')")},
         Equivalence{DPX("epsilon = 1, max_groups_contributed = 2")
                     "age, VAR_POP(wages) FROM slid WHERE age IN (30, 40) GROUP BY age",
-                    Grouped(Keys(Flags(AggregateKind::kVariance, "wages", 5, 1), "age", {"30", "40"}),
-                            {"age"}, 2)},
+                    Where(Grouped(Keys(Flags(AggregateKind::kVariance, "wages", 5, 1), "age", {"30", "40"}),
+                                  {"age"}, 2),
+                          "age IN (30, 40)")},
         Equivalence{DP "sex, COUNT(*) FROM slid WHERE sex = 'Female' GROUP BY sex",
-                    Keys(Flags(AggregateKind::kCount, "", 1, 1), "sex", {"Female"})},
+                    Where(Keys(Flags(AggregateKind::kCount, "", 1, 1), "sex", {"Female"}), "sex = 'Female'")},
         // Keys and Gaussian: no selection, all of delta for the noise.
         Equivalence{DPX("epsilon = 1, delta = 1e-6, mechanism = gaussian")
                     "language, COUNT(*) FROM slid WHERE language = 'French' GROUP BY language",
-                    Gaussian(Keys(Flags(AggregateKind::kCount, "", 1, 1), "language", {"French"}), 1e-6)}));
+                    Where(Gaussian(Keys(Flags(AggregateKind::kCount, "", 1, 1), "language", {"French"}), 1e-6),
+                          "language = 'French'")}));
 
 }  // namespace
 }  // namespace dpq::sql

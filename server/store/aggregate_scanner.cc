@@ -85,10 +85,12 @@ absl::StatusOr<ScanResult> AggregateScanner::Scan(const query::ScanPlan& plan, a
     std::vector<std::string> group_refs;  // g0, g1, ... in the outer query
     std::string c_expr = "NULL::float8";
     std::string lo, hi;
-    if (!plan.value_column.empty()) {
-      const std::string col = quote(plan.value_column);
+    if (!plan.value_column.empty() || plan.pre_aggregate) {
       lo = params.Add(ExactDouble(plan.clamp_lower), "float8");
       hi = params.Add(ExactDouble(plan.clamp_upper), "float8");
+    }
+    if (!plan.value_column.empty()) {
+      const std::string col = quote(plan.value_column);
       c_expr = absl::StrCat("least(greatest(", col, "::float8, ", lo, "), ", hi, ")");
       conditions.push_back(absl::StrCat(col, " IS NOT NULL"));
     }
@@ -97,8 +99,11 @@ absl::StatusOr<ScanResult> AggregateScanner::Scan(const query::ScanPlan& plan, a
     const bool pre = plan.pre_aggregate;
     const std::string unit_ref = pre ? "u" : unit;
     if (pre) {
-      inner = {absl::StrCat(unit, " AS u"),
-               absl::StrCat(quote(plan.value_column), "::float8 AS v")};
+      inner = {absl::StrCat(unit, " AS u")};
+      // A pre-aggregated count reads no value: its per-unit value is count(*) of the unit's rows.
+      if (!plan.pre_aggregate_count) {
+        inner.push_back(absl::StrCat(quote(plan.value_column), "::float8 AS v"));
+      }
     } else {
       inner.push_back(absl::StrCat(c_expr, " AS c"));
     }
@@ -114,7 +119,8 @@ absl::StatusOr<ScanResult> AggregateScanner::Scan(const query::ScanPlan& plan, a
       partition_by.push_back(absl::StrCat(g, "::text"));
       texts.push_back(pre ? ref : absl::StrCat(g, "::text"));
       group_refs.push_back(ref);
-      conditions.push_back(absl::StrCat(g, " IS NOT NULL"));
+      // NULL forms its own group in the first null_group_columns columns (planner.h).
+      if (i >= plan.null_group_columns) conditions.push_back(absl::StrCat(g, " IS NOT NULL"));
       if (i < plan.group_domains.size() && !plan.group_domains[i].empty()) {
         conditions.push_back(absl::StrCat(
             g, "::text = ANY(", params.Add(TextArrayLiteral(plan.group_domains[i]), "text[]"), ")"));
@@ -124,8 +130,10 @@ absl::StatusOr<ScanResult> AggregateScanner::Scan(const query::ScanPlan& plan, a
     // unit's only row of that group, so K = 1 keeps it).
     std::vector<std::string> reduced;
     if (pre) {
-      reduced = {"u", absl::StrCat("least(greatest(", plan.pre_aggregate_mean ? "avg(v)" : "sum(v)",
-                                   ", ", lo, "), ", hi, ") AS c")};
+      const char* per_unit = plan.pre_aggregate_count  ? "count(*)::float8"
+                             : plan.pre_aggregate_mean ? "avg(v)"
+                                                       : "sum(v)";
+      reduced = {"u", absl::StrCat("least(greatest(", per_unit, ", ", lo, "), ", hi, ") AS c")};
       for (const std::string& ref : group_refs) reduced.push_back(ref);
       reduced.push_back("1 AS rn");
     } else {
@@ -141,11 +149,12 @@ absl::StatusOr<ScanResult> AggregateScanner::Scan(const query::ScanPlan& plan, a
       // alone ranks the groups in ONE order shared by every unit, and with M = 1 every unit with
       // groups {a, b} would keep the same one of them (all of a's units or none). The choice
       // still depends only on the unit's own rows and the seed, so the bound holds as before.
-      // A NULL unit (all NULL-unit rows form one unit) hashes as "-": real ids print as "n:...".
+      // A NULL unit (all NULL-unit rows form one unit) hashes as "-": real ids print as "n:...";
+      // a NULL group value alike (coalesce leaves every non-NULL value's hash as it was).
       std::string hashed = absl::StrCat(seed, " || coalesce(length(", unit_ref, "::text)::text || ':' || ",
                                         unit_ref, "::text, '-')");
       for (const std::string& t : texts) {
-        absl::StrAppend(&hashed, " || length(", t, ")::text || ':' || ", t);
+        absl::StrAppend(&hashed, " || coalesce(length(", t, ")::text || ':' || ", t, ", '-')");
       }
       (pre ? reduced : inner)
           .push_back(absl::StrCat("dense_rank() OVER (PARTITION BY ", unit_ref, " ORDER BY md5(",
@@ -214,7 +223,10 @@ absl::StatusOr<ScanResult> AggregateScanner::Scan(const query::ScanPlan& plan, a
     std::map<std::vector<std::string>, GroupStats> by_key;
     for (const pqxx::row& r : tx.exec_params(sql, pqxx::prepare::make_dynamic_params(params.values()))) {
       std::vector<std::string> key;
-      for (size_t i = 0; i < group_refs.size(); ++i) key.push_back(r[static_cast<int>(i)].as<std::string>());
+      for (size_t i = 0; i < group_refs.size(); ++i) {
+        const pqxx::field value = r[static_cast<int>(i)];
+        key.push_back(value.is_null() ? query::NullGroupKey() : value.as<std::string>());
+      }
       const int base = static_cast<int>(group_refs.size());
       GroupStats& g = grouped ? by_key[key] : static_cast<GroupStats&>(out);
       if (grouped) g.key = key;

@@ -177,6 +177,57 @@ TEST_F(AggregateScannerTest, SlidCountOfNonMissingWages) {
               SqlNumber(absl::StrCat("SELECT sum(least(greatest(wages, 0), 50)) FROM ", table_)), 1e-6);
 }
 
+// NULL group keys (ScanPlan::null_group_columns): slid's language is missing for 121 persons. With
+// keys selected from the data they form one group of their own, keyed query::NullGroupKey();
+// otherwise (a declared domain, or null_group_columns 0) those rows are dropped.
+TEST_F(AggregateScannerTest, NullGroupValuesFormOneGroupWhenAsked) {
+  Load(SlidSchema(), "slid.csv");
+  if (IsSkipped() || HasFatalFailure()) return;
+  const int64_t nulls = std::stoll(Sql(absl::StrCat("SELECT count(*) FROM ", table_, " WHERE language IS NULL")));
+  ASSERT_GT(nulls, 0);
+  ScanPlan plan = Plan("person_id", "", 0, 0, 1);
+  plan.group_columns = {"language"};
+  plan.group_domains = {{}};
+  plan.count_units = true;
+  const ScanResult dropped = Scan(plan);
+  EXPECT_EQ(dropped.groups.size(), 3u);
+  for (const GroupStats& g : dropped.groups) EXPECT_FALSE(query::IsNullGroupKey(g.key[0]));
+
+  plan.null_group_columns = 1;
+  const ScanResult kept = Scan(plan);
+  ASSERT_EQ(kept.groups.size(), 4u);
+  int64_t total = 0;
+  const GroupStats* null_group = nullptr;
+  for (const GroupStats& g : kept.groups) {
+    total += g.count;
+    if (query::IsNullGroupKey(g.key[0])) null_group = &g;
+  }
+  ASSERT_NE(null_group, nullptr);
+  EXPECT_EQ(null_group->count, nulls);
+  EXPECT_EQ(null_group->units, nulls);  // one row per person
+  EXPECT_EQ(total, rows_);
+
+  // Pre-aggregated, and with a second group column that drops NULL (beyond null_group_columns).
+  ScanPlan per_unit = plan;
+  per_unit.pre_aggregate = true;
+  per_unit.pre_aggregate_count = true;
+  per_unit.clamp_lower = 1;
+  per_unit.clamp_upper = 2;
+  const ScanResult p = Scan(per_unit);
+  ASSERT_EQ(p.groups.size(), 4u);
+  for (const GroupStats& g : p.groups) {
+    if (query::IsNullGroupKey(g.key[0])) {
+      EXPECT_DOUBLE_EQ(g.sum, static_cast<double>(nulls));
+    }
+  }
+  ScanPlan two = plan;
+  two.group_columns = {"language", "sex"};
+  two.group_domains = {{}, {}};
+  int64_t two_total = 0;
+  for (const GroupStats& g : Scan(two).groups) two_total += g.count;
+  EXPECT_EQ(two_total, rows_);  // sex is never NULL in slid
+}
+
 TEST_F(AggregateScannerTest, RowsWithNullUnitFormOneUnit) {
   DatasetSchema s;
   s.name = "null_units";
@@ -251,6 +302,46 @@ TEST_F(AggregateScannerTest, PreAggregatedSumAndMeanClampEachUnitsTotal) {
   ASSERT_EQ(g.groups.size(), 3u);
   for (const GroupStats& group : g.groups) {
     EXPECT_DOUBLE_EQ(group.sum, SqlNumber(absl::StrCat("SELECT sum(least(greatest(s, 0), 15)) FROM ",
+                                                        per_unit, " WHERE rx = '", group.key[0], "'")))
+        << group.key[0];
+  }
+}
+
+// A per-unit count (ScanPlan::pre_aggregate_count, SQL's COUNT with contribution_bounds_per_group
+// => (L, U), L > 0): each patient's rows of a group are counted and that count is clamped to
+// [L, U]; `sum` is the total of the clamped counts, `count` the number of patients. The colon
+// data holds two rows per patient (etype 1 and 2), so a lower bound of 3 lifts every patient's
+// count: the answer is no count of kept rows.
+TEST_F(AggregateScannerTest, PreAggregatedCountClampsEachUnitsRowCount) {
+  Load(::dpq::testing::ColonDemoSchema(), "colon.csv");
+  if (IsSkipped() || HasFatalFailure()) return;
+  const std::string per_unit =
+      absl::StrCat("(SELECT patient_id, rx, count(*) n FROM ", table_, " GROUP BY 1, 2) u");
+  const std::string units = Sql(absl::StrCat("SELECT count(*) FROM ", per_unit));
+  const double lifted = SqlNumber(absl::StrCat("SELECT sum(least(greatest(n, 3), 5)) FROM ", per_unit));
+  ASSERT_GT(lifted, SqlNumber(absl::StrCat("SELECT count(*) FROM ", table_)));
+
+  ScanPlan count = Plan("patient_id", "", 3, 5, 1);
+  count.pre_aggregate = true;
+  count.pre_aggregate_count = true;
+  ScanResult r = Scan(count);
+  EXPECT_EQ(r.count, std::stoll(units));
+  EXPECT_DOUBLE_EQ(r.sum, lifted);
+
+  // An upper bound below the rows a patient holds cuts the count: [1, 1.5] gives 1.5 each.
+  ScanPlan cut = Plan("patient_id", "", 1, 1.5, 1);
+  cut.pre_aggregate = true;
+  cut.pre_aggregate_count = true;
+  EXPECT_DOUBLE_EQ(Scan(cut).sum, 1.5 * std::stod(units));
+
+  // Grouped by rx: per group the sum of that group's clamped counts.
+  ScanPlan grouped = count;
+  grouped.group_columns = {"rx"};
+  grouped.group_domains = {{}};
+  ScanResult g = Scan(grouped);
+  ASSERT_EQ(g.groups.size(), 3u);
+  for (const GroupStats& group : g.groups) {
+    EXPECT_DOUBLE_EQ(group.sum, SqlNumber(absl::StrCat("SELECT sum(least(greatest(n, 3), 5)) FROM ",
                                                         per_unit, " WHERE rx = '", group.key[0], "'")))
         << group.key[0];
   }

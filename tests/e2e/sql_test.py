@@ -9,6 +9,7 @@ request id replays; an identical single-aggregate question is answered from the 
 
 import math
 import os
+import re
 import sys
 import tempfile
 import subprocess
@@ -23,6 +24,12 @@ DP = "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1e6%s) "
 
 def dp(extra=""):
     return DP % extra
+
+
+def dp5(extra=""):
+    """epsilon 1e5: still far below the rounding of a count (scale <= 1e-4 for sensitivity <= 10),
+    for the colon tests, so the class's one colon budget (9e6) lasts."""
+    return (DP % extra).replace("1e6", "1e5", 1)
 
 
 @sql_support.needs_psql
@@ -56,6 +63,88 @@ class SqlTest(harness.DpqdTestCase):
                               "FROM truth.colon GROUP BY 1) u")
         self.assertEqual(doc["rows"][0][0], int(want))
         self.assertEqual(doc["columns"][0]["name"], "f0_")
+
+    def test_count_with_a_lower_bound_clamps_each_units_count_from_below(self):
+        # colon holds two rows per patient: a lower bound of 3 lifts every patient to 3.
+        doc = self.sql(dp5() + "COUNT(*, contribution_bounds_per_group => (3, 5)) AS n FROM colon")
+        (want,), = self.truth("SELECT sum(least(greatest(c, 3), 5)) FROM (SELECT patient_id, "
+                              "count(*) c FROM truth.colon GROUP BY 1) u")
+        self.assertEqual(doc["rows"], [[int(want)]])
+        # Its flag twin: --per-unit with the bounds of a row count.
+        flag = self.dpqd.ctl("query", "colon", "--aggregate", "count", "--per-unit", "--lower", 3,
+                             "--upper", 5, "--epsilon", 1e5)
+        self.assertEqual(round(flag["value"]), int(want))
+        # Grouped, COUNT(col) counts a unit's non-NULL values of col in the group.
+        doc = self.sql(dp5(", delta = 1e-3") + "rx, COUNT(nodes, contribution_bounds_per_group => "
+                       "(2, 3)) AS n FROM colon GROUP BY rx ORDER BY rx")
+        want = self.truth("SELECT rx, sum(least(greatest(c, 2), 3)) FROM (SELECT patient_id, rx, "
+                          "count(nodes) c FROM truth.colon WHERE nodes IS NOT NULL GROUP BY 1, 2) "
+                          "u GROUP BY 1 ORDER BY 1")
+        self.assertEqual(doc["rows"], [[r, int(n)] for r, n in want])
+
+    def test_width_bucket_is_the_flag_histogram_over_its_buckets(self):
+        # Values outside [0, 100) join the extreme buckets (the flag histogram clamps them):
+        # PostgreSQL's LEAST(GREATEST(width_bucket(...), 1), n). Every bucket is released, empty
+        # or not (the grid is public); rows whose age is NULL are dropped.
+        doc = self.sql(dp() + "WIDTH_BUCKET(age, 0, 60, 6) AS bucket, COUNT(*) AS n FROM slid "
+                       "GROUP BY bucket ORDER BY bucket")
+        self.assertEqual(doc["columns"], [{"name": "bucket", "type": "int64"},
+                                          {"name": "n", "type": "int64"}])
+        counts = dict((int(b), int(n)) for b, n in self.truth(
+            "SELECT least(greatest(width_bucket(age, 0, 60, 6), 1), 6), count(DISTINCT person_id) "
+            "FROM truth.slid WHERE age IS NOT NULL GROUP BY 1"))
+        self.assertGreater(counts[6], 0)  # ages of 60 and above are counted in the last bucket
+        self.assertEqual(doc["rows"], [[b, counts.get(b, 0)] for b in range(1, 7)])
+        # The flag twin is one question: it is answered from the cache, with the same values.
+        flag = self.dpqd.ctl("query", "slid", "--aggregate", "histogram", "--column", "age",
+                             "--bins", "0,10,20,30,40,50,60", "--epsilon", 1e6)
+        self.assertTrue(flag["cached"])
+        self.assertEqual([round(r["value"]) for r in flag["rows"]], [n for _, n in doc["rows"]])
+        # --explain shows the histogram it compiles to, its bins and K (and charges nothing).
+        plan = self.sql(dp() + "WIDTH_BUCKET(age, 0, 60, 6) AS bucket, COUNT(*) AS n FROM slid "
+                        "GROUP BY bucket", "--explain")
+        part, = plan["parts"]
+        self.assertEqual((part["aggregate"], part["column"], part["max_contributions"]),
+                         ("histogram", "age", 1))
+        self.assertEqual(part["bins"], [0, 10, 20, 30, 40, 50, 60])
+
+    def test_width_bucket_with_edges_and_a_group_column(self):
+        doc = self.sql(dp5(", delta = 1e-3") + "rx, WIDTH_BUCKET(time, (0, 365, 1825, 3650)) AS b, "
+                       "COUNT(time, contribution_bounds_per_group => (0, 2)) AS n FROM colon "
+                       "GROUP BY rx, b ORDER BY rx, b")
+        want = self.truth(
+            "SELECT rx, least(greatest(width_bucket(time, ARRAY[0, 365, 1825, 3650]), 1), 3) b, "
+            "count(*) FROM truth.colon WHERE time IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2")
+        self.assertEqual(doc["rows"], [[r, int(b), int(n)] for r, b, n in want])
+        # Only COUNT answers per bucket: refused with the position, nothing charged.
+        before = self.snapshot(self.dpqd, "colon")
+        r = self.sql(dp() + "AVG(time) FROM colon GROUP BY WIDTH_BUCKET(age, 0, 100, 4)", check=False)
+        self.assert_error(r, "UNIMPLEMENTED", "line 1, column 58: AVG is not supported")
+        self.assertEqual(self.snapshot(self.dpqd, "colon"), before)
+
+    def test_null_group_key_is_its_own_group_when_keys_are_selected(self):
+        # slid's language is missing for 121 persons: with keys selected from the data they form
+        # a NULL group (ZetaSQL), released when selected; ascending order puts it first.
+        doc = self.sql(dp(", delta = 0.1") + "language, COUNT(*) AS n FROM slid GROUP BY language "
+                       "ORDER BY language")
+        want = self.truth("SELECT language, count(*) FROM truth.slid GROUP BY 1 ORDER BY 1 NULLS FIRST")
+        self.assertEqual(want[0][0], "")  # psql prints NULL as an empty field
+        self.assertEqual(doc["rows"], [[l or None, int(n)] for l, n in want])
+        # The flag query shares the scan: its NULL key is JSON null, printed NULL in the table.
+        flag = self.dpqd.ctl("query", "slid", "--aggregate", "count", "--group-by", "language",
+                             "--epsilon", 1e6, "--delta", 0.1)
+        got = {tuple(r["key"]): round(r["value"]) for r in flag["rows"]}
+        self.assertEqual(got[(None,)], int(want[0][1]))
+        text = self.dpqd.ctl_text("query", "slid", "--aggregate", "count", "--group-by", "language",
+                                  "--epsilon", 1e6, "--delta", 0.1)
+        null_line = re.search(r"(?m)^NULL +([0-9.]+) ", text)
+        self.assertIsNotNone(null_line, text)
+        self.assertEqual(round(float(null_line.group(1))), int(want[0][1]))
+        # Declared keys are the released key set: NULL is not one of them.
+        declared = self.dpqd.ctl("query", "slid", "--aggregate", "count", "--group-by", "language",
+                                 "--keys", "English,French,Other", "--epsilon", 1e6)
+        self.assertEqual(sorted(tuple(r["key"]) for r in declared["rows"]),
+                         [("English",), ("French",), ("Other",)])
 
     def test_sum_and_avg_pre_aggregate_per_unit(self):
         doc = self.sql(dp() + "SUM(time, contribution_bounds_per_group => (0, 4000)) AS s, "

@@ -49,5 +49,16 @@ class SqlResultTest(unittest.TestCase):
             sql.sql_request("   ")
 
 
+class NullGroupKeyTest(unittest.TestCase):
+    """A flag answer's NULL group value (ResultRow.null_keys) is None in the row's key."""
+
+    @unittest.skipUnless(hasattr(dpq_pb2.ResultRow(), "null_keys"), "the proto has no null_keys yet")
+    def test_null_keys_become_none(self):
+        from dpq import results
+        m = dpq_pb2.ResultRow(key=["", "Male", ""], value=3.0, null_keys=[0])
+        row = results.Row.from_message(m)
+        self.assertEqual(row.key, (None, "Male", ""))  # "" without null_keys is the empty string
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -76,8 +76,9 @@ class Budget(_FromMessage):
 
 @dataclasses.dataclass
 class Row:
-    """One released value: group-by `key`, `label` (a quantile level, a bin), value, interval."""
-    key: Tuple[str, ...]
+    """One released value: group-by `key` (None where the group column is NULL), `label` (a
+    quantile level, a bin), value, interval."""
+    key: Tuple[Optional[str], ...]
     label: str
     value: float
     interval: Interval
@@ -86,7 +87,9 @@ class Row:
 
     @classmethod
     def from_message(cls, m):
-        return cls(tuple(m.key), m.label, m.value, Interval.from_message(m.interval),
+        nulls = set(m.null_keys)
+        key = tuple(None if i in nulls else k for i, k in enumerate(m.key))
+        return cls(key, m.label, m.value, Interval.from_message(m.interval),
                    m.noise_scale, m.rank_error)
 
 
