@@ -80,7 +80,8 @@ absl::StatusOr<Principal> PrincipalStore::FindByTokenHash(const std::string& tok
   absl::optional<Principal> p;
   bool stale_use = false;
   RETURN_IF_ERROR(db_->Run("authenticate", [&](pqxx::connection& c) {
-    pqxx::read_transaction tx(c);
+    // One statement: autocommit, no BEGIN/ROLLBACK round trips (it runs on every query).
+    pqxx::nontransaction tx(c);
     pqxx::result r = tx.exec_params(
         "SELECT id, name, role, last_used_at IS NULL OR last_used_at < now() - interval '1 minute' "
         "FROM principals WHERE token_sha256 = $1 AND revoked_at IS NULL",
@@ -274,7 +275,8 @@ absl::Status PrincipalStore::Grant(const std::string& analyst, const std::string
 absl::StatusOr<bool> PrincipalStore::HasGrant(int64_t principal_id, int64_t dataset_id) {
   bool granted = false;
   RETURN_IF_ERROR(db_->Run("check grant", [&](pqxx::connection& c) {
-    pqxx::read_transaction tx(c);
+    // One statement: autocommit, no BEGIN/ROLLBACK round trips (it runs on every query).
+    pqxx::nontransaction tx(c);
     granted = !tx.exec_params(
                      "SELECT 1 FROM grants WHERE principal_id = $1 AND dataset_id = $2 "
                      "AND revoked_at IS NULL",
