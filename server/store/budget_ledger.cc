@@ -296,8 +296,9 @@ void CommitDebitGroup(Database* db, int64_t dataset_id, DebitBatcher::Group& tak
   std::vector<std::ptrdiff_t> replay_of;
   const absl::Status run = db->Run("debit", [&](pqxx::connection& c) -> absl::Status {
     PrepareLedgerStatements(c);
-    pqxx::work tx(c);
-    tx.exec0(kGenericPlans);
+    // BEGIN and the plan mode in one round trip (one_trip_transaction.h).
+    OneTripTransaction t(c, OneTripTransaction::Mode::kReadWrite, kGenericPlans);
+    pqxx::transaction_base& tx = t.tx();
 
     // 1. The ledger row, locked until the transaction ends: every budget change of the dataset is
     //    serialised on it, group after group.
@@ -492,7 +493,7 @@ void CommitDebitGroup(Database* db, int64_t dataset_id, DebitBatcher::Group& tak
       tx.exec_prepared0("dpq_debit_update_grant", principal, dataset_id, g.epsilon_spent_units,
                         g.delta_spent_units);
     }
-    tx.commit();
+    t.Commit();
     return absl::OkStatus();
   });
 

@@ -1,5 +1,7 @@
 #include "server/store/one_trip_transaction.h"
 
+#include <string>
+
 #include "absl/strings/str_cat.h"
 
 namespace dpq::store {
@@ -27,7 +29,15 @@ OneTripTransaction::~OneTripTransaction() {
 
 void OneTripTransaction::Commit() {
   open_ = false;  // a failed COMMIT ends the block too (or leaves it in doubt: the caller sees a throw)
-  tx_.exec0("COMMIT");
+  // No statement of the block can have failed unnoticed (each failure throws, and the throw skips
+  // this call), so COMMIT never meets an aborted block (which PostgreSQL would answer with ROLLBACK).
+  try {
+    tx_.exec0("COMMIT");
+  } catch (const pqxx::broken_connection& e) {
+    // As libpqxx's own commit does: the COMMIT may or may not have taken effect, and a caller must
+    // not read that as "nothing was written" (pqxx_status.h maps this to INTERNAL, never retried).
+    throw pqxx::in_doubt_error(std::string("connection lost during COMMIT: ") + e.what());
+  }
 }
 
 }  // namespace dpq::store
