@@ -195,7 +195,6 @@ TEST_F(DatabasePoolTest, SessionSettingsArePinnedWhateverTheUrlAsks) {
   EXPECT_EQ(got, "3 UTC public on 0 0.30000000000000004");
 }
 
-
 // OneTripTransaction (one_trip_transaction.h) sends BEGIN and its SET LOCALs in one round trip. Its
 // settings hold inside the block only, and a caller that leaves without Commit() (an early return
 // with an error status) must not hand the pool a session still inside the block.
