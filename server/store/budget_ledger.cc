@@ -662,15 +662,17 @@ absl::StatusOr<Allocation> BudgetLedger::StoreRelease(int64_t dataset_id, const 
   RETURN_IF_ERROR(db_->Run("store release", [&](pqxx::connection& c) -> absl::Status {
     // Autocommit: no BEGIN/COMMIT round trips; libpq returns once the implicit transaction has
     // committed (at the protocol's Sync), under the same synchronous_commit as a COMMIT.
+    // Prepared once per connection: a primary-key probe plans alike for every value.
+    c.prepare("dpq_store_release",
+              "INSERT INTO releases (dataset_id, seq, released_value, released_ci_lower, "
+              "released_ci_upper, released_result, release_hash) "
+              "SELECT dataset_id, seq, $3::float8, $4::float8, $5::float8, $6, decode($7, 'hex') "
+              "FROM audit WHERE dataset_id = $1 AND seq = $2 AND release_deferred "
+              "AND hash = decode($8, 'hex') ON CONFLICT (dataset_id, seq) DO NOTHING RETURNING seq");
     pqxx::nontransaction tx(c);
-    inserted = !tx.exec_params(
-                      "INSERT INTO releases (dataset_id, seq, released_value, released_ci_lower, "
-                      "released_ci_upper, released_result, release_hash) "
-                      "SELECT dataset_id, seq, $3::float8, $4::float8, $5::float8, $6, decode($7, 'hex') "
-                      "FROM audit WHERE dataset_id = $1 AND seq = $2 AND release_deferred "
-                      "AND hash = decode($8, 'hex') ON CONFLICT (dataset_id, seq) DO NOTHING RETURNING seq",
-                      dataset_id, paid.seq, ExactDouble(release.value), ExactDouble(release.ci_lower),
-                      ExactDouble(release.ci_upper), release.result, ToHex(stored.hash), ToHex(paid.hash))
+    inserted = !tx.exec_prepared("dpq_store_release", dataset_id, paid.seq, ExactDouble(release.value),
+                                 ExactDouble(release.ci_lower), ExactDouble(release.ci_upper),
+                                 release.result, ToHex(stored.hash), ToHex(paid.hash))
                     .empty();
     return absl::OkStatus();
   }));

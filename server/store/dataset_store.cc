@@ -412,15 +412,17 @@ absl::StatusOr<DatasetStore::Granted> DatasetStore::GetWithGrant(const std::stri
   Granted out;
   std::vector<DatasetSchema> found;
   RETURN_IF_ERROR(db_->Run("get dataset", [&](pqxx::connection& c) {
-    // One statement: autocommit, no BEGIN/ROLLBACK round trips (it runs on every query).
+    // One statement: autocommit, no BEGIN/ROLLBACK round trips, prepared once per connection
+    // (parsed and planned once: it runs on every query; a lookup by unique name plans alike for
+    // every value). The grant is one more column after SchemasFromRows' own, the same on every row.
+    static const std::string* const sql = new std::string(absl::StrCat(
+        kSchemaColumns,
+        ", EXISTS (SELECT 1 FROM grants g WHERE g.principal_id = $2 AND g.dataset_id = d.id "
+        "AND g.revoked_at IS NULL)",
+        kSchemasFrom, " WHERE d.name = $1 AND d.dropped_at IS NULL ORDER BY d.id, c.position"));
+    c.prepare("dpq_dataset_with_grant", *sql);
     pqxx::nontransaction tx(c);
-    // The grant is one more column after SchemasFromRows' own, the same on every row.
-    const pqxx::result rows = tx.exec_params(
-        absl::StrCat(kSchemaColumns,
-                     ", EXISTS (SELECT 1 FROM grants g WHERE g.principal_id = $2 AND g.dataset_id = d.id "
-                     "AND g.revoked_at IS NULL)",
-                     kSchemasFrom, " WHERE d.name = $1 AND d.dropped_at IS NULL ORDER BY d.id, c.position"),
-        name, principal_id);
+    const pqxx::result rows = tx.exec_prepared("dpq_dataset_with_grant", name, principal_id);
     found = SchemasFromRows(rows);
     if (!rows.empty()) out.granted = rows[0][rows[0].size() - 1].as<bool>();
     return absl::OkStatus();
