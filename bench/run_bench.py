@@ -85,6 +85,7 @@ class Scenarios(q10.Bench):
         self.token = None
         self.ids = {}
         self.runs = 0
+        self.only = args.only
 
     # -- helpers --------------------------------------------------------------------------------
 
@@ -184,9 +185,12 @@ class Scenarios(q10.Bench):
             "name IN ('fsync','synchronous_commit','full_page_writes','shared_buffers',"
             "'server_version','max_parallel_workers_per_gather','jit')")[1]
         log("cluster: " + self.settings)
-        self.p2_p6_debits_per_second()
-        self.p3_small_query()
-        self.p4_p7_history_and_accountants()
+        if "p2" in self.only:
+            self.p2_p6_debits_per_second()
+        if "p3" in self.only:
+            self.p3_small_query()
+        if "p4" in self.only:
+            self.p4_p7_history_and_accountants()
         self.conditions["end"] = q10.load_conditions()
 
     def p2_p6_debits_per_second(self):
@@ -232,23 +236,24 @@ class Scenarios(q10.Bench):
         self.scenario("p2_no_collapse_%d_vs_%d_clients" % (hi[0], lo[0]), hi[1], lo[1],
                       "debits/s", (">=", 1.0), baseline_is="dpq at %d client(s)" % lo[0])
 
-        # Many datasets at random: dpq-bench picks one per request; pgbench a random ledger row of
-        # the same datasets (their ids are consecutive, checked).
-        ids = sorted(self.ids[n] for n in randoms)
-        if ids != list(range(ids[0], ids[0] + len(ids))):
-            raise RuntimeError("random datasets' ids are not consecutive: %s" % ids)
-        script = os.path.join(self.tmp, "debit_single_random.sql")
-        with open(single) as src, open(script, "w") as dst:
-            dst.write("\\set ds random(%d, %d)\n" % (ids[0], ids[-1]) + src.read())
-        clients = s["random_clients"]
-        self.psql("CHECKPOINT")
-        doc = self.dpq_bench(randoms, clients, s["p2_seconds"])
-        self.psql("CHECKPOINT")
-        tps, _ = self.pgbench(script, clients, s["p2_seconds"], ids[0])
-        self.scenario("p2_debits_%d_random_datasets_%d_clients" % (len(randoms), clients),
-                      doc["throughput"], tps, "debits/s", dpq_p50_ms=doc["p50"],
-                      dpq_p99_ms=doc["p99"],
-                      baseline_is="pgbench single-statement debit on a random one of the same ledgers")
+        if randoms:  # --random-datasets 0 leaves this pass out
+            # Many datasets at random: dpq-bench picks one per request; pgbench a random ledger row of
+            # the same datasets (their ids are consecutive, checked).
+            ids = sorted(self.ids[n] for n in randoms)
+            if ids != list(range(ids[0], ids[0] + len(ids))):
+                raise RuntimeError("random datasets' ids are not consecutive: %s" % ids)
+            script = os.path.join(self.tmp, "debit_single_random.sql")
+            with open(single) as src, open(script, "w") as dst:
+                dst.write("\\set ds random(%d, %d)\n" % (ids[0], ids[-1]) + src.read())
+            clients = s["random_clients"]
+            self.psql("CHECKPOINT")
+            doc = self.dpq_bench(randoms, clients, s["p2_seconds"])
+            self.psql("CHECKPOINT")
+            tps, _ = self.pgbench(script, clients, s["p2_seconds"], ids[0])
+            self.scenario("p2_debits_%d_random_datasets_%d_clients" % (len(randoms), clients),
+                          doc["throughput"], tps, "debits/s", dpq_p50_ms=doc["p50"],
+                          dpq_p99_ms=doc["p99"],
+                          baseline_is="pgbench single-statement debit on a random one of the same ledgers")
 
         self.scenario("p6_rss_at_rest", round(rest_rss, 1), None, "MB", ("<=", 100),
                       rss_mb=round(rest_rss, 1), hwm_mb_before_load=round(rest_hwm, 1))
@@ -465,14 +470,33 @@ def main():
     p.add_argument("--p1-rows", default=None,
                    help="comma-separated row counts for p1/p5 (default 1000000,10000000)")
     p.add_argument("--skip-p1", action="store_true", help="leave out p1/p5 (query_10m_bench)")
+    p.add_argument("--only", default="p1,p2,p3,p4",
+                   help="comma-separated scenario groups to run: p1 (with p5), p2 (with p6), p3, "
+                        "p4 (with p7); default all")
+    p.add_argument("--clients", default=None,
+                   help="comma-separated client counts for p2 (default 1,8,32,64; quick 1,4)")
+    p.add_argument("--random-datasets", type=int, default=None,
+                   help="datasets of p2's random-dataset pass (default 100; 0 leaves it out)")
+    p.add_argument("--p3-pairs", type=int, default=None,
+                   help="alternating dpqd/pgbench pairs of p3 runs (default 2), median reported")
     p.add_argument("--tmp-dir", default=None)
     p.add_argument("--keep", action="store_true")
     args = p.parse_args()
+    args.only = set(x.strip() for x in args.only.split(",") if x.strip())
+    unknown = args.only - {"p1", "p2", "p3", "p4"}
+    if unknown:
+        p.error("--only: unknown scenario group(s) %s (known: p1, p2, p3, p4)" % ", ".join(sorted(unknown)))
     args.psql = os.path.join(PGBIN, "psql")
     args.dpqd_args = ["--max-queries-per-minute", "0"]  # the default 6000/min would cap p2
     size = dict(SIZES["quick" if args.quick else "full"])
     if args.p1_rows:
         size["p1_rows"] = [int(x) for x in args.p1_rows.split(",")]
+    if args.clients:
+        size["clients"] = [int(x) for x in args.clients.split(",")]
+    if args.random_datasets is not None:
+        size["random_datasets"] = args.random_datasets
+    if args.p3_pairs is not None:
+        size["p3_pairs"] = args.p3_pairs
     os.makedirs(args.out_dir, exist_ok=True)
     started = datetime.datetime.now(datetime.timezone.utc)
     stem = os.path.join(args.out_dir, "%s-%s" % (started.strftime("%Y-%m-%d"), socket.gethostname()))
@@ -482,7 +506,7 @@ def main():
         bench.run()
     finally:
         bench.stop()
-    if not args.skip_p1:  # after the first dpqd stopped: query_10m_bench starts its own
+    if not args.skip_p1 and "p1" in args.only:  # after the first dpqd stopped: query_10m_bench starts its own
         args.work_dir = tempfile.mkdtemp(prefix="dpq-run-bench-", dir=args.tmp_dir)
         try:
             p1_p5(args, size, bench)

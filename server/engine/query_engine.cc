@@ -262,16 +262,15 @@ absl::StatusOr<Accuracy> AccuracyOf(const query::QueryPlan& plan, double expecte
 
 absl::StatusOr<query::DatasetSchema> QueryEngine::AuthorizedDataset(const store::Principal& principal,
                                                                    const std::string& dataset) {
-  ASSIGN_OR_RETURN(query::DatasetSchema schema, s_.datasets->Get(dataset));
-  if (principal.role != store::Role::kAdmin) {
-    ASSIGN_OR_RETURN(bool granted, s_.principals->HasGrant(principal.id, schema.id));
-    if (!granted) {
-      return absl::PermissionDeniedError(
-          absl::StrCat("analyst ", principal.name, " has no grant on dataset ", schema.name,
-                       ": ask an admin to run `dpqctl grant ", principal.name, " ", schema.name, "`"));
-    }
+  if (principal.role == store::Role::kAdmin) return s_.datasets->Get(dataset);
+  // The schema and the grant in one statement (a round trip less on every query).
+  ASSIGN_OR_RETURN(store::DatasetStore::Granted found, s_.datasets->GetWithGrant(dataset, principal.id));
+  if (!found.granted) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "analyst ", principal.name, " has no grant on dataset ", found.schema.name,
+        ": ask an admin to run `dpqctl grant ", principal.name, " ", found.schema.name, "`"));
   }
-  return schema;
+  return std::move(found.schema);
 }
 
 absl::StatusOr<QueryEngine::Prepared> QueryEngine::Prepare(const query::QuerySpec& spec,
@@ -306,7 +305,7 @@ absl::StatusOr<QueryOutcome> QueryEngine::Answer(const Prepared& q, const query:
   absl::StatusOr<NoisyRelease> release = Execute(q, deadline);
   if (!release.ok()) return ChargedButUnanswered(release.status(), paid.request_id, deadline);
   absl::StatusOr<store::Allocation> stored =
-      s_.ledger->StoreRelease(schema.id, paid.seq, ReleaseOf(*release));
+      s_.ledger->StoreRelease(schema.id, paid, ReleaseOf(*release));
   if (!stored.ok()) return ChargedButUnanswered(stored.status(), paid.request_id, deadline);
   return FromStored(q.plan.spec, *std::move(stored), std::move(budget), replayed, /*cached=*/false);
 }

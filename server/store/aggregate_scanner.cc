@@ -11,6 +11,7 @@
 #include "server/store/bounding_sql.h"
 #include "server/store/dataset_store.h"
 #include "server/store/filter/filter_sql.h"
+#include "server/store/one_trip_transaction.h"
 
 namespace dpq::store {
 namespace {
@@ -67,14 +68,15 @@ absl::StatusOr<ScanResult> AggregateScanner::Scan(const query::ScanPlan& plan, a
     // Least privilege (docs/database-roles.md): the raw rows are read in a READ ONLY transaction
     // under dpq_scan, which can read the dataset tables and nothing else, so even a flaw in the
     // SQL built below could neither write nor read a ledger, an audit row or a token hash.
-    pqxx::read_transaction tx(c);
+    // BEGIN and the settings go in one round trip (one_trip_transaction.h).
     std::string settings = absl::StrCat("SET LOCAL ROLE ", kScanRole);
     if (deadline != absl::InfiniteFuture()) {
       const int64_t ms = absl::ToInt64Milliseconds(deadline - absl::Now());
       if (ms <= 0) return absl::DeadlineExceededError("aggregate scan: deadline already passed");
       absl::StrAppend(&settings, "; SET LOCAL statement_timeout = ", ms);  // an integer we computed
     }
-    tx.exec0(settings);
+    OneTripTransaction read_only(c, OneTripTransaction::Mode::kReadOnly, settings);
+    pqxx::transaction_base& tx = read_only.tx();
     // Identifiers come from the stored schema (validated at creation) and are quoted; every value
     // is a bound parameter.
     const auto quote = [&tx](const std::string& name) { return tx.quote_name(name); };

@@ -21,6 +21,7 @@
 #include "server/store/audit_chain.h"
 #include "server/store/debit_batcher.h"
 #include "server/store/ledger_accounting.h"
+#include "server/store/one_trip_transaction.h"
 
 namespace dpq::store {
 namespace {
@@ -295,8 +296,9 @@ void CommitDebitGroup(Database* db, int64_t dataset_id, DebitBatcher::Group& tak
   std::vector<std::ptrdiff_t> replay_of;
   const absl::Status run = db->Run("debit", [&](pqxx::connection& c) -> absl::Status {
     PrepareLedgerStatements(c);
-    pqxx::work tx(c);
-    tx.exec0(kGenericPlans);
+    // BEGIN and the plan mode in one round trip (one_trip_transaction.h).
+    OneTripTransaction t(c, OneTripTransaction::Mode::kReadWrite, kGenericPlans);
+    pqxx::transaction_base& tx = t.tx();
 
     // 1. The ledger row, locked until the transaction ends: every budget change of the dataset is
     //    serialised on it, group after group.
@@ -491,7 +493,7 @@ void CommitDebitGroup(Database* db, int64_t dataset_id, DebitBatcher::Group& tak
       tx.exec_prepared0("dpq_debit_update_grant", principal, dataset_id, g.epsilon_spent_units,
                         g.delta_spent_units);
     }
-    tx.commit();
+    t.Commit();
     return absl::OkStatus();
   });
 
@@ -594,13 +596,14 @@ absl::StatusOr<absl::optional<Allocation>> BudgetLedger::FindAllocation(int64_t 
   absl::optional<Allocation> a;
   RETURN_IF_ERROR(db_->Run("find allocation", [&](pqxx::connection& c) {
     PrepareLedgerStatements(c);
-    pqxx::read_transaction tx(c);
-    tx.exec0(kGenericPlans);  // see LedgerStatements()
-    pqxx::result r = tx.exec_prepared("dpq_find_allocation", dataset_id, request_id);
+    // BEGIN and the plan mode (see LedgerStatements()) in one round trip: this runs on every query.
+    OneTripTransaction t(c, OneTripTransaction::Mode::kReadOnly, kGenericPlans);
+    pqxx::result r = t.tx().exec_prepared("dpq_find_allocation", dataset_id, request_id);
     if (!r.empty()) {
       a = AllocationFromRow(r[0]);
-      AttachReleases(tx, dataset_id, {&*a});
+      AttachReleases(t.tx(), dataset_id, {&*a});
     }
+    t.Commit();
     return absl::OkStatus();
   }));
   return a;
@@ -647,6 +650,35 @@ absl::StatusOr<Allocation> BudgetLedger::StoreRelease(int64_t dataset_id, int64_
     tx.commit();
     return absl::OkStatus();
   }));
+  return out;
+}
+
+absl::StatusOr<Allocation> BudgetLedger::StoreRelease(int64_t dataset_id, const Allocation& paid,
+                                                      const Allocation::Release& release) {
+  Allocation::Release stored = release;
+  stored.hash = ReleaseHash(paid.hash, dataset_id, paid.seq, release.value, release.ci_lower,
+                            release.ci_upper, release.result);
+  bool inserted = false;
+  RETURN_IF_ERROR(db_->Run("store release", [&](pqxx::connection& c) -> absl::Status {
+    // Autocommit: no BEGIN/COMMIT round trips; libpq returns once the implicit transaction has
+    // committed (at the protocol's Sync), under the same synchronous_commit as a COMMIT.
+    // Prepared once per connection: a primary-key probe plans alike for every value.
+    c.prepare("dpq_store_release",
+              "INSERT INTO releases (dataset_id, seq, released_value, released_ci_lower, "
+              "released_ci_upper, released_result, release_hash) "
+              "SELECT dataset_id, seq, $3::float8, $4::float8, $5::float8, $6, decode($7, 'hex') "
+              "FROM audit WHERE dataset_id = $1 AND seq = $2 AND release_deferred "
+              "AND hash = decode($8, 'hex') ON CONFLICT (dataset_id, seq) DO NOTHING RETURNING seq");
+    pqxx::nontransaction tx(c);
+    inserted = !tx.exec_prepared("dpq_store_release", dataset_id, paid.seq, ExactDouble(release.value),
+                                 ExactDouble(release.ci_lower), ExactDouble(release.ci_upper),
+                                 release.result, ToHex(stored.hash), ToHex(paid.hash))
+                    .empty();
+    return absl::OkStatus();
+  }));
+  if (!inserted) return StoreRelease(dataset_id, paid.seq, release);  // the winner, or the error
+  Allocation out = paid;
+  out.release = std::move(stored);
   return out;
 }
 

@@ -103,6 +103,12 @@ class BudgetLedger {
   // answer). NOT_FOUND for no such allocation, FAILED_PRECONDITION for one that is not deferred.
   absl::StatusOr<Allocation> StoreRelease(int64_t dataset_id, int64_t seq,
                                           const Allocation::Release& release);
+  // As above for the allocation `paid` as Debit or FindAllocation returned it (its seq and hash):
+  // the usual case, this release stored first, is ONE autocommitted statement (durable when it
+  // returns, as a COMMIT is) that also checks the audit row's hash and deferral, and returns `paid`
+  // with this release; anything else (another release won, the row differs) takes the path above.
+  absl::StatusOr<Allocation> StoreRelease(int64_t dataset_id, const Allocation& paid,
+                                          const Allocation::Release& release);
 
   // Oldest first.
   absl::StatusOr<std::vector<Allocation>> ListAllocations(int64_t dataset_id);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "server/store/one_trip_transaction.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/db/store_test_env.h"
@@ -192,6 +193,45 @@ TEST_F(DatabasePoolTest, SessionSettingsArePinnedWhateverTheUrlAsks) {
               }),
               IsOk());
   EXPECT_EQ(got, "3 UTC public on 0 0.30000000000000004");
+}
+
+// OneTripTransaction (one_trip_transaction.h) sends BEGIN and its SET LOCALs in one round trip. Its
+// settings hold inside the block only, and a caller that leaves without Commit() (an early return
+// with an error status) must not hand the pool a session still inside the block.
+TEST_F(DatabasePoolTest, OneTripTransactionAppliesItsSettingsAndNeverLeavesABlockOpen) {
+  ASSERT_OK_AND_ASSIGN(const int pid, NextSessionPid());
+  absl::Status early = single_->Run("early return", [&](pqxx::connection& c) -> absl::Status {
+    OneTripTransaction t(c, OneTripTransaction::Mode::kReadOnly, "SET LOCAL statement_timeout = 4321");
+    EXPECT_EQ(t.tx().exec1("SHOW statement_timeout")[0].as<std::string>(), "4321ms");
+    EXPECT_EQ(t.tx().exec1("SHOW transaction_read_only")[0].as<std::string>(), "on");
+    return absl::FailedPreconditionError("left without Commit");
+  });
+  EXPECT_THAT(early, StatusIs(absl::StatusCode::kFailedPrecondition));
+  // The same session (nothing threw), outside any block: the SET LOCAL ended with it.
+  absl::Status after = single_->Run("after", [&](pqxx::connection& c) -> absl::Status {
+    pqxx::nontransaction tx(c);
+    EXPECT_EQ(tx.exec1("SELECT pg_backend_pid()")[0].as<int>(), pid);
+    EXPECT_EQ(tx.exec1("SHOW statement_timeout")[0].as<std::string>(), "0");
+    EXPECT_EQ(tx.exec1("SELECT now() = statement_timestamp()")[0].as<bool>(), true)
+        << "a statement outside a block is its own transaction";
+    return absl::OkStatus();
+  });
+  EXPECT_THAT(after, IsOk());
+  // Committed read-write work is visible to the next session's work.
+  ASSERT_THAT(single_->Run("commit", [&](pqxx::connection& c) -> absl::Status {
+    OneTripTransaction t(c, OneTripTransaction::Mode::kReadWrite, "");
+    t.tx().exec0("CREATE TABLE one_trip_probe (x int)");
+    t.tx().exec0("INSERT INTO one_trip_probe VALUES (7)");
+    t.Commit();
+    return absl::OkStatus();
+  }), IsOk());
+  int64_t seen = 0;
+  ASSERT_THAT(single_->Run("read", [&](pqxx::connection& c) -> absl::Status {
+    pqxx::read_transaction tx(c);
+    seen = tx.exec1("SELECT sum(x) FROM one_trip_probe")[0].as<int64_t>();
+    return absl::OkStatus();
+  }), IsOk());
+  EXPECT_EQ(seen, 7);
 }
 
 }  // namespace

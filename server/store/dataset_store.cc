@@ -40,7 +40,7 @@ const char* SqlType(ColumnType type) {
 
 // One statement returns every dataset's columns; `filter` selects which datasets:
 // by name ($1), all, or those granted to a principal ($1).
-constexpr char kSelectSchemas[] = R"sql(
+constexpr char kSchemaColumns[] = R"sql(
 SELECT d.id, d.name, d.privacy_unit, d.version, coalesce(d.epsilon_preset, ''),
        to_char(d.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
        c.name, c.type, c.lower_bound, c.upper_bound,
@@ -48,8 +48,8 @@ SELECT d.id, d.name, d.privacy_unit, d.version, coalesce(d.epsilon_preset, ''),
          WHERE k.dataset_id = d.id AND k.column_name = c.name),
        d.has_row_rank,
        (SELECT coalesce(l.max_query_epsilon_units, 0) FROM ledgers l WHERE l.dataset_id = d.id)
-  FROM datasets d JOIN dataset_columns c ON c.dataset_id = d.id
 )sql";
+constexpr char kSchemasFrom[] = " FROM datasets d JOIN dataset_columns c ON c.dataset_id = d.id";
 
 // A text[] value (no NULL elements: dataset_categories.value is NOT NULL).
 std::vector<std::string> ParseTextArray(const pqxx::field& f) {
@@ -394,9 +394,10 @@ absl::StatusOr<DatasetSchema> DatasetStore::Get(const std::string& name, bool in
   RETURN_IF_ERROR(ValidateIdentifier(name, "dataset"));
   std::vector<DatasetSchema> found;
   RETURN_IF_ERROR(db_->Run("get dataset", [&](pqxx::connection& c) {
-    pqxx::read_transaction tx(c);
+    // One statement: autocommit, no BEGIN/ROLLBACK round trips (it runs on every query).
+    pqxx::nontransaction tx(c);
     found = SchemasFromRows(tx.exec_params(
-        absl::StrCat(kSelectSchemas, " WHERE d.name = $1 AND ($2 OR d.dropped_at IS NULL) ",
+        absl::StrCat(kSchemaColumns, kSchemasFrom, " WHERE d.name = $1 AND ($2 OR d.dropped_at IS NULL) ",
                      "ORDER BY d.id, c.position"),
         name, include_dropped));
     return absl::OkStatus();
@@ -405,12 +406,38 @@ absl::StatusOr<DatasetSchema> DatasetStore::Get(const std::string& name, bool in
   return std::move(found.front());
 }
 
+absl::StatusOr<DatasetStore::Granted> DatasetStore::GetWithGrant(const std::string& name,
+                                                                 int64_t principal_id) {
+  RETURN_IF_ERROR(ValidateIdentifier(name, "dataset"));  // as Get
+  Granted out;
+  std::vector<DatasetSchema> found;
+  RETURN_IF_ERROR(db_->Run("get dataset", [&](pqxx::connection& c) {
+    // One statement: autocommit, no BEGIN/ROLLBACK round trips, prepared once per connection
+    // (parsed and planned once: it runs on every query; a lookup by unique name plans alike for
+    // every value). The grant is one more column after SchemasFromRows' own, the same on every row.
+    static const std::string* const sql = new std::string(absl::StrCat(
+        kSchemaColumns,
+        ", EXISTS (SELECT 1 FROM grants g WHERE g.principal_id = $2 AND g.dataset_id = d.id "
+        "AND g.revoked_at IS NULL)",
+        kSchemasFrom, " WHERE d.name = $1 AND d.dropped_at IS NULL ORDER BY d.id, c.position"));
+    c.prepare("dpq_dataset_with_grant", *sql);
+    pqxx::nontransaction tx(c);
+    const pqxx::result rows = tx.exec_prepared("dpq_dataset_with_grant", name, principal_id);
+    found = SchemasFromRows(rows);
+    if (!rows.empty()) out.granted = rows[0][rows[0].size() - 1].as<bool>();
+    return absl::OkStatus();
+  }));
+  if (found.empty()) return absl::NotFoundError(absl::StrCat("dataset ", name.substr(0, 64), " not found"));
+  out.schema = std::move(found.front());
+  return out;
+}
+
 absl::StatusOr<std::vector<DatasetSchema>> DatasetStore::List(absl::optional<int64_t> principal_id) {
   std::vector<DatasetSchema> found;
   RETURN_IF_ERROR(db_->Run("list datasets", [&](pqxx::connection& c) {
     pqxx::read_transaction tx(c);
     found = SchemasFromRows(tx.exec_params(
-        absl::StrCat(kSelectSchemas,
+        absl::StrCat(kSchemaColumns, kSchemasFrom,
                      " WHERE d.dropped_at IS NULL AND ($1 < 0 OR EXISTS (SELECT 1 FROM grants g "
                      "WHERE g.dataset_id = d.id AND g.principal_id = $1 AND g.revoked_at IS NULL)) "
                      "ORDER BY d.name, c.position"),

@@ -52,6 +52,14 @@ class DatasetStore {
   // NOT_FOUND for an unknown name, or a dropped dataset unless include_dropped.
   absl::StatusOr<query::DatasetSchema> Get(const std::string& name, bool include_dropped = false);
 
+  // As Get (never a dropped dataset), and whether `principal_id` holds an unrevoked grant on it
+  // (PrincipalStore::HasGrant's condition), in one statement: the query path asks both each time.
+  struct Granted {
+    query::DatasetSchema schema;
+    bool granted = false;
+  };
+  absl::StatusOr<Granted> GetWithGrant(const std::string& name, int64_t principal_id);
+
   // All datasets, or only those granted to `principal_id` when it is set.
   absl::StatusOr<std::vector<query::DatasetSchema>> List(absl::optional<int64_t> principal_id);
 

@@ -12,7 +12,8 @@ absl::StatusOr<absl::optional<std::string>> ResultCache::FindRequestId(int64_t d
                                                                        int64_t principal_id) {
   absl::optional<std::string> id;
   RETURN_IF_ERROR(db_->Run("result cache", [&](pqxx::connection& c) {
-    pqxx::read_transaction tx(c);
+    // One statement: autocommit, no BEGIN/ROLLBACK round trips (it runs on every query).
+    pqxx::nontransaction tx(c);
     // Served by the audit_cache_lookup index (migration 0005); the principal and the release are
     // filters on its few matches.
     pqxx::result r = tx.exec_params(

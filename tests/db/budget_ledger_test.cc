@@ -289,6 +289,63 @@ TEST_F(BudgetLedgerTest, ReplaySameRequestIdAndFingerprintReturnsStoredAnswerWit
   EXPECT_EQ(AuditRows(ds), 1);
 }
 
+// StoreRelease from the paid allocation (the query path's one autocommitted INSERT): the first
+// release stored is the answer for ever, whichever call returns it; a paid allocation whose hash is
+// not its row's stores nothing by that INSERT, and the checked path binds the release to the row's
+// real hash; a row without a deferred answer, or no row, is refused as by seq.
+TEST_F(BudgetLedgerTest, StoreReleaseOfThePaidAllocationKeepsTheFirstReleaseBoundToItsRow) {
+  const int64_t ds = NewDataset("releases", 10, 0);
+  Allocation deferred = Alloc("r-1", 1);
+  deferred.release_deferred = true;
+  ASSERT_OK_AND_ASSIGN(DebitResult paid, ledger_->Debit(ds, deferred));
+  Allocation::Release first{41.5, 40.0, 43.0, "", ""};
+  ASSERT_OK_AND_ASSIGN(Allocation out, ledger_->StoreRelease(ds, paid.allocation, first));
+  ASSERT_TRUE(out.release.has_value());
+  EXPECT_EQ(out.release->value, 41.5);
+  EXPECT_EQ(out.release->hash, ReleaseHash(paid.allocation.hash, ds, paid.allocation.seq, 41.5, 40.0,
+                                           43.0, ""));
+  ASSERT_OK_AND_ASSIGN(absl::optional<Allocation> stored, ledger_->FindAllocation(ds, "r-1"));
+  ASSERT_TRUE(stored.has_value() && stored->release.has_value());
+  // What the fast path returns is exactly what a re-read returns.
+  EXPECT_EQ(stored->release->hash, out.release->hash);
+  EXPECT_EQ(stored->release->value, out.release->value);
+  EXPECT_EQ(stored->release->ci_upper, out.release->ci_upper);
+  EXPECT_EQ(stored->created_at, out.created_at);
+  EXPECT_EQ(stored->hash, out.hash);
+  EXPECT_EQ(stored->seq, out.seq);
+
+  // A second release (a retry's fresh draw) loses to the first, by either path.
+  Allocation::Release second{99, 98, 100, "", ""};
+  ASSERT_OK_AND_ASSIGN(Allocation again, ledger_->StoreRelease(ds, paid.allocation, second));
+  ASSERT_TRUE(again.release.has_value());
+  EXPECT_EQ(again.release->value, 41.5);
+  EXPECT_EQ(again.release->hash, out.release->hash);
+
+  // A stale or forged hash in the caller's copy: nothing is stored under it.
+  ASSERT_OK_AND_ASSIGN(DebitResult paid2, ledger_->Debit(ds, [&] {
+    Allocation a = Alloc("r-2", 1);
+    a.release_deferred = true;
+    return a;
+  }()));
+  Allocation forged = paid2.allocation;
+  forged.hash = std::string(32, 'x');
+  ASSERT_OK_AND_ASSIGN(Allocation bound, ledger_->StoreRelease(ds, forged, first));
+  ASSERT_TRUE(bound.release.has_value());
+  EXPECT_EQ(bound.hash, paid2.allocation.hash);
+  EXPECT_EQ(bound.release->hash, ReleaseHash(paid2.allocation.hash, ds, paid2.allocation.seq, 41.5,
+                                             40.0, 43.0, ""));
+
+  // An answer carried inline (not deferred), and a seq that does not exist.
+  ASSERT_OK_AND_ASSIGN(DebitResult inline_answer, ledger_->Debit(ds, Alloc("r-3", 1)));
+  EXPECT_THAT(ledger_->StoreRelease(ds, inline_answer.allocation, first),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  Allocation missing = paid2.allocation;
+  missing.seq = 1000;
+  EXPECT_THAT(ledger_->StoreRelease(ds, missing, first), StatusIs(absl::StatusCode::kNotFound));
+  ASSERT_OK_AND_ASSIGN(BudgetLedger::Verification v, ledger_->Verify(ds));
+  EXPECT_TRUE(v.ok) << v.reason;
+}
+
 TEST_F(BudgetLedgerTest, SameRequestIdWithDifferentFingerprintIsAlreadyExists) {
   const int64_t ds = NewDataset("conflict", 10, 0);
   ASSERT_THAT(ledger_->Debit(ds, Alloc("req", 1, 0, "fp-A")), IsOk());

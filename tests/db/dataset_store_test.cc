@@ -212,6 +212,38 @@ TEST_F(DatasetStoreTest, ColumnsNamedLikeSqlKeywordsLoad) {
   EXPECT_EQ(created.rows_loaded, 2);
 }
 
+// GetWithGrant: the query path's schema and grant check in one statement. The schema is Get's, in
+// full; `granted` follows the grant row exactly (held, never granted, revoked, granted again).
+TEST_F(DatasetStoreTest, GetWithGrantReturnsTheSchemaAndWhetherTheGrantIsHeld) {
+  ASSERT_THAT(CreateFromCsv(PatientsSchema("pts"), kPatientsCsv), IsOk());
+  ASSERT_OK_AND_ASSIGN(Principal ann, CreatePrincipal("ann"));
+  ASSERT_OK_AND_ASSIGN(Principal bob, CreatePrincipal("bob"));
+  PrincipalStore principals(db());
+  ASSERT_OK(principals.Grant("ann", "pts"));
+  DatasetStore store(db());
+  ASSERT_OK_AND_ASSIGN(DatasetSchema plain, store.Get("pts"));
+
+  ASSERT_OK_AND_ASSIGN(DatasetStore::Granted a, store.GetWithGrant("pts", ann.id));
+  EXPECT_TRUE(a.granted);
+  ExpectPatientsSchema(a.schema, "pts");
+  EXPECT_EQ(a.schema.id, plain.id);
+  EXPECT_EQ(a.schema.version, plain.version);
+  EXPECT_EQ(a.schema.columns.size(), plain.columns.size());
+  ASSERT_OK_AND_ASSIGN(DatasetStore::Granted b, store.GetWithGrant("pts", bob.id));
+  EXPECT_FALSE(b.granted);
+  ExpectPatientsSchema(b.schema, "pts");
+
+  ASSERT_OK(principals.RevokeGrant("ann", "pts"));
+  ASSERT_OK_AND_ASSIGN(DatasetStore::Granted revoked, store.GetWithGrant("pts", ann.id));
+  EXPECT_FALSE(revoked.granted);
+  ASSERT_OK(principals.Grant("ann", "pts"));
+  ASSERT_OK_AND_ASSIGN(DatasetStore::Granted again, store.GetWithGrant("pts", ann.id));
+  EXPECT_TRUE(again.granted);
+
+  EXPECT_THAT(store.GetWithGrant("nope", ann.id), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(store.GetWithGrant("", ann.id), StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
 TEST_F(DatasetStoreTest, ListReturnsAllOrOnlyGrantedDatasets) {
   for (const char* name : {"zeta", "alpha", "mid"}) {
     ASSERT_THAT(CreateFromCsv(PatientsSchema(name), kPatientsCsv), IsOk());
