@@ -94,6 +94,21 @@ PartRows ByBucket(const PartRows& p) {
   return out;
 }
 
+// max_rows_contributed with GROUP BY a text column: a text histogram part releases one row per
+// category with the category as its label; the label becomes the key, as the group's value.
+PartRows ByCategory(const PartRows& p) {
+  PartRows out;
+  for (const auto& key : p.order) {
+    for (const ReleasedRow* row : p.by_key.at(key)) {
+      std::vector<std::string> category = key;
+      category.push_back(row->label);
+      out.by_key[category].push_back(row);
+      out.order.push_back(std::move(category));
+    }
+  }
+  return out;
+}
+
 SqlCell Number(double v) {
   SqlCell c;
   c.kind = std::isfinite(v) ? SqlCell::Kind::kNumber : SqlCell::Kind::kNull;
@@ -107,6 +122,9 @@ class Shaper {
       : st_(st), parts_(std::move(parts)) {
     if (st_.width_bucket) {
       for (PartRows& p : parts_) p = ByBucket(p);
+    }
+    if (st_.category_histogram) {
+      for (PartRows& p : parts_) p = ByCategory(p);
     }
   }
 
@@ -163,7 +181,10 @@ class Shaper {
           for (const ReleasedRow* r : rows) c.array.push_back(r->value);
           return c;
         }
-        const ReleasedRow& r = *rows.front();
+        // A PERCENTILE_CONT sharing its part with others reads its own level's row (a part
+        // releases one row per level, in order, for every key).
+        if (static_cast<size_t>(e.level) >= rows.size()) return SqlCell{};
+        const ReleasedRow& r = *rows[e.level];
         // COUNT answers a whole number of rows (rounding is post-processing of the noisy count).
         SqlCell c = Number(info.function == "COUNT" ? std::round(r.value) : r.value);
         c.released = true;

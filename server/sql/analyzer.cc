@@ -141,6 +141,8 @@ class Analyzer {
         RETURN_IF_ERROR(MechanismOption(o));
       } else if (o.name == "max_rows_per_group") {
         RETURN_IF_ERROR(MaxRowsOption(o));
+      } else if (o.name == "max_rows_contributed") {
+        RETURN_IF_ERROR(MaxRowsContributedOption(o));
       } else if (o.name == "privacy_unit_column") {
         std::string name;
         if (o.value.kind == Expr::Kind::kColumn && o.value.qualifier.empty()) {
@@ -160,12 +162,17 @@ class Analyzer {
         return Invalid(o.pos, absl::StrCat(
                                   "option ", o.name,
                                   " is not supported: the options are epsilon, delta, "
-                                  "max_groups_contributed, privacy_unit_column and dpq's "
-                                  "mechanism and max_rows_per_group"));
+                                  "max_groups_contributed, max_rows_contributed, "
+                                  "privacy_unit_column and dpq's mechanism and "
+                                  "max_rows_per_group"));
       }
     }
     if (!has_epsilon) {
       return Invalid(st_.options_pos, "OPTIONS must give epsilon, e.g. OPTIONS (epsilon = 1)");
+    }
+    if (max_rows_contributed_ > 0 && seen.count("max_groups_contributed") > 0) {
+      return Invalid(max_rows_contributed_pos_,
+                     "give max_groups_contributed or max_rows_contributed, not both (as ZetaSQL)");
     }
     if (mechanism_ == query::MechanismKind::kGaussian && !(out_.delta > 0)) {
       return Invalid(mechanism_pos_, "mechanism 'gaussian' needs delta > 0 in OPTIONS (it is "
@@ -204,6 +211,21 @@ class Analyzer {
                                                kMaxRowsPerGroup, "]"));
     }
     max_rows_ = static_cast<int>(*v);
+    return absl::OkStatus();
+  }
+
+  // ZetaSQL's max_rows_contributed = K: each unit contributes at most K rows to the whole
+  // statement, across all groups. dpq answers it where that is exactly the flag histogram's
+  // bounding (K rows per unit across all bins): COUNT with GROUP BY one text column (the text
+  // histogram over its categories), with GROUP BY a WIDTH_BUCKET alone, or without GROUP BY.
+  absl::Status MaxRowsContributedOption(const DpOption& o) {
+    absl::optional<double> v = NumberOf(o.value);
+    if (!v || *v != std::floor(*v) || *v < 1 || *v > kMaxRowsPerGroup) {
+      return Invalid(o.value.pos, absl::StrCat("max_rows_contributed must be a whole number in [1, ",
+                                               kMaxRowsPerGroup, "]"));
+    }
+    max_rows_contributed_ = static_cast<int>(*v);
+    max_rows_contributed_pos_ = o.pos;
     return absl::OkStatus();
   }
 
@@ -619,6 +641,40 @@ class Analyzer {
     return absl::OkStatus();
   }
 
+  // COUNT under max_rows_contributed (MaxRowsContributedOption): K rows per unit in all, so the released counts move
+  // by at most K in L1 together, the bound of the flag histogram (planner.cc, kHistogram).
+  absl::Status CountWithRowBound(const absl::optional<Bounds>& bounds, QuerySpec& spec) {
+    if (bounds) {
+      return Invalid(bounds->pos, "with max_rows_contributed COUNT takes no "
+                                  "contribution_bounds_per_group: K bounds a unit's rows across "
+                                  "all groups");
+    }
+    spec.max_contributions = max_rows_contributed_;
+    spec.max_partitions = 1;
+    if (!bucket_column_.empty()) {
+      if (!out_.group_by.empty()) {
+        return Unsupported(st_.group_by_pos, "with max_rows_contributed a WIDTH_BUCKET group must "
+                                             "be the only GROUP BY item");
+      }
+      return CountAsHistogram(bounds, spec);
+    }
+    if (out_.group_by.empty()) return absl::OkStatus();  // K rows per unit, one count
+    if (out_.group_by.size() != 1 || out_.group_types[0] != query::ColumnType::kText ||
+        !keys_.empty()) {
+      return Unsupported(st_.group_by_pos,
+                         "max_rows_contributed is supported with GROUP BY one text column (no key "
+                         "list in WHERE), a WIDTH_BUCKET alone, or no GROUP BY; give "
+                         "max_groups_contributed otherwise");
+    }
+    // The flag text histogram: its column's categories (declared, or selected like keys) are the
+    // groups; NULL values are dropped, as the flag histogram drops them.
+    spec.aggregate = AggregateKind::kHistogram;
+    spec.column = out_.group_by[0];
+    spec.group_by.clear();
+    out_.category_histogram = true;
+    return absl::OkStatus();
+  }
+
   absl::StatusOr<OutputExpr> Aggregate(const Expr& call) {
     static const std::map<std::string, AggregateKind> kKinds = {
         {"COUNT", AggregateKind::kCount},       {"SUM", AggregateKind::kSum},
@@ -637,6 +693,11 @@ class Analyzer {
       return Unsupported(call.pos, absl::StrCat("function ", f, " is not supported: the aggregates "
                                                 "are COUNT, SUM, AVG, VAR_POP, STDDEV_POP, "
                                                 "PERCENTILE_CONT and APPROX_QUANTILES"));
+    }
+    if (max_rows_contributed_ > 0 && f != "COUNT") {
+      return Unsupported(call.pos, absl::StrCat(f, " is not supported with max_rows_contributed: "
+                                                   "dpq answers COUNT under it (a histogram); give "
+                                                   "max_groups_contributed for ", f));
     }
     if (!bucket_column_.empty() && f != "COUNT") {
       return Unsupported(call.pos, absl::StrCat(f, " is not supported with a WIDTH_BUCKET group: "
@@ -710,8 +771,12 @@ class Analyzer {
     }
     if (f == "COUNT") {
       spec.max_contributions = 1;
-      if (bounds) RETURN_IF_ERROR(CountBounds(*bounds, spec));
-      if (!bucket_column_.empty()) RETURN_IF_ERROR(CountAsHistogram(bounds, spec));
+      if (max_rows_contributed_ > 0) {
+        RETURN_IF_ERROR(CountWithRowBound(bounds, spec));
+      } else {
+        if (bounds) RETURN_IF_ERROR(CountBounds(*bounds, spec));
+        if (!bucket_column_.empty()) RETURN_IF_ERROR(CountAsHistogram(bounds, spec));
+      }
       if (column != nullptr) {
         const std::string not_null = absl::StrCat(column->name, " IS NOT NULL");
         where = where.empty() ? not_null : absl::StrCat("(", where, ") AND ", not_null);
@@ -770,12 +835,44 @@ class Analyzer {
                                   ": a column without declared categories, so the groups are chosen "
                                   "by DP partition selection, which needs delta > 0 in OPTIONS"));
     }
+    if (f == "PERCENTILE_CONT") {
+      absl::optional<OutputExpr> shared = LevelOfEarlierPercentile(spec);
+      if (shared) return *shared;
+    }
     out_.parts.push_back(std::move(spec));
     out_.part_info.push_back({f, f == "APPROX_QUANTILES", call.pos});
     OutputExpr o;
     o.kind = OutputExpr::Kind::kPart;
     o.index = static_cast<int>(out_.parts.size() - 1);
     return o;
+  }
+
+  // PERCENTILE_CONT calls on the same column with the same bounds are one quantile part with
+  // several levels, as the flag query `--aggregate quantile --quantiles q1,q2,...` asks them:
+  // one release, one share of epsilon, the planner's joint selection (planner.cc, kQuantile)
+  // rather than one part per level. Returns the call's value in that earlier part, or none
+  // (`spec`, a single level, is then a part of its own).
+  absl::optional<OutputExpr> LevelOfEarlierPercentile(const QuerySpec& spec) {
+    for (size_t j = 0; j < out_.parts.size(); ++j) {
+      QuerySpec& p = out_.parts[j];
+      if (out_.part_info[j].function != "PERCENTILE_CONT" || p.column != spec.column ||
+          p.lower != spec.lower || p.upper != spec.upper ||
+          p.max_contributions != spec.max_contributions || p.where != spec.where) {
+        continue;
+      }
+      const double q = spec.quantiles[0];
+      auto at = std::find(p.quantiles.begin(), p.quantiles.end(), q);
+      if (at == p.quantiles.end()) {
+        p.quantiles.push_back(q);
+        at = p.quantiles.end() - 1;
+      }
+      OutputExpr o;
+      o.kind = OutputExpr::Kind::kPart;
+      o.index = static_cast<int>(j);
+      o.level = static_cast<int>(at - p.quantiles.begin());
+      return o;
+    }
+    return absl::nullopt;
   }
 
   // Exact shares in the ledger's units, so the parts' charges add up to the statement's.
@@ -844,6 +941,8 @@ class Analyzer {
   CompiledStatement out_;
   int max_groups_ = 1;
   int max_rows_ = kRowClampedMaxContributions;
+  int max_rows_contributed_ = 0;  // OPTIONS max_rows_contributed; 0: not given
+  Position max_rows_contributed_pos_;
   query::MechanismKind mechanism_ = query::MechanismKind::kLaplace;
   Position mechanism_pos_;
   std::vector<std::string> keys_;  // DeclaredKeys(): the key list the WHERE clause states

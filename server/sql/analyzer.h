@@ -8,7 +8,10 @@
 //    privacy_unit_column (must name the dataset's privacy unit). epsilon is split evenly over the
 //    parts in the ledger's exact units (they add up to it); delta over the parts that need DP
 //    partition selection (grouped by a column without declared categories or key list), or over
-//    every part with mechanism 'gaussian'.
+//    every part with mechanism 'gaussian'. max_rows_contributed = K (instead of
+//    max_groups_contributed: K rows per unit in the whole statement) with COUNT only, grouped by
+//    one text column (the flag text histogram over its categories), by a WIDTH_BUCKET alone (the
+//    numeric histogram) or not grouped (the count with K rows per unit).
 //  - dpq extensions (flag parity, docs/decisions.md): OPTIONS mechanism = 'laplace' | 'gaussian'
 //    (--mechanism; gaussian needs delta > 0, refused for the quantiles), max_rows_per_group = K
 //    (--max-contributions of the row-clamped aggregates, default 5; no effect on COUNT and
@@ -62,6 +65,7 @@ struct OutputExpr {
   enum class Kind { kPart, kKey, kNumber, kString, kNull, kNegate, kBinary };
   Kind kind = Kind::kNumber;
   int index = 0;       // kPart: index into CompiledStatement::parts; kKey: into group_by
+  int level = 0;       // kPart of PERCENTILE_CONT: which of the part's quantile levels
   double number = 0;   // kNumber
   std::string text;    // kString
   char op = '+';       // kBinary: + - * /
@@ -98,6 +102,9 @@ struct CompiledStatement {
   std::vector<query::ColumnType> group_types;
   // GROUP BY WIDTH_BUCKET(...) (width_bucket.h): every part is a histogram over its buckets.
   bool width_bucket = false;
+  // OPTIONS max_rows_contributed with GROUP BY one text column: every part is the flag text
+  // histogram over that column (its release labels are the group's key).
+  bool category_histogram = false;
   std::vector<query::QuerySpec> parts;
   std::vector<PartInfo> part_info;
   std::vector<OutputColumn> columns;

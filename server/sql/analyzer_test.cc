@@ -642,7 +642,69 @@ INSTANTIATE_TEST_SUITE_P(
                             {"language"}, 1, 1e-5)},
         // Lower bound 0 with --per-unit is the row-level count with K = U: one plan, one fingerprint.
         Equivalence{DP "COUNT(*, contribution_bounds_per_group => (0, 4)) FROM slid",
-                    PerUnit(Flags(AggregateKind::kCount, "", 1, 1, 0.0, 4.0))}));
+                    PerUnit(Flags(AggregateKind::kCount, "", 1, 1, 0.0, 4.0))},
+        // max_rows_contributed = K (ZetaSQL: K rows per unit in the whole statement) is the flag
+        // histogram's bound: over a text column's categories (declared, or selected with delta),
+        // over WIDTH_BUCKET's bins, or an ungrouped count with K rows.
+        Equivalence{"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, max_rows_contributed = 3) "
+                    "sex, COUNT(*) AS n FROM slid GROUP BY sex",
+                    Flags(AggregateKind::kHistogram, "sex", 3, 1)},
+        Equivalence{"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-5, "
+                    "max_rows_contributed = 2) language, COUNT(*) FROM slid GROUP BY language",
+                    Grouped(Flags(AggregateKind::kHistogram, "language", 2, 1), {}, 1, 1e-5)},
+        Equivalence{"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, max_rows_contributed = 4) "
+                    "WIDTH_BUCKET(age, 0, 100, 2) AS b, COUNT(*) FROM slid GROUP BY b",
+                    Bins(Flags(AggregateKind::kHistogram, "age", 4, 1), {0, 50, 100})},
+        Equivalence{"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, max_rows_contributed = 2) "
+                    "COUNT(*) FROM slid",
+                    Flags(AggregateKind::kCount, "", 2, 1)},
+        // PERCENTILE_CONTs of one column and bounds are one quantile part: --quantiles q1,q2,q3.
+        Equivalence{DP "PERCENTILE_CONT(age, 0.1) AS p10, PERCENTILE_CONT(age, 0.5), "
+                       "PERCENTILE_CONT(age, 0.9) FROM slid",
+                    Quantiles(Flags(AggregateKind::kQuantile, "age", 5, 1, 0.0, 120.0), {0.1, 0.5, 0.9})}));
+
+TEST(SqlAnalyzerTest, PercentilesOfOneColumnShareAPartAndReadTheirOwnLevel) {
+  CompiledStatement c = Compiled(
+      DP "PERCENTILE_CONT(age, 0.9), PERCENTILE_CONT(age, 0.1), PERCENTILE_CONT(age, 0.9), "
+                 "PERCENTILE_CONT(wages, 0.5), "
+                 "PERCENTILE_CONT(age, 0.5, contribution_bounds_per_row => (0, 60)) FROM slid");
+  // age [declared bounds] with 0.9 and 0.1 (0.9 asked twice: one level); wages; age on [0, 60].
+  ASSERT_EQ(c.parts.size(), 3u);
+  EXPECT_EQ(c.parts[0].quantiles, (std::vector<double>{0.9, 0.1}));
+  EXPECT_EQ(c.parts[1].column, "wages");
+  EXPECT_EQ(c.parts[2].quantiles, (std::vector<double>{0.5}));
+  ASSERT_EQ(c.columns.size(), 5u);
+  const std::vector<std::pair<int, int>> read = {{0, 0}, {0, 1}, {0, 0}, {1, 0}, {2, 0}};
+  for (size_t i = 0; i < read.size(); ++i) {
+    EXPECT_EQ(c.columns[i].expr.kind, OutputExpr::Kind::kPart) << i;
+    EXPECT_EQ(c.columns[i].expr.index, read[i].first) << i;
+    EXPECT_EQ(c.columns[i].expr.level, read[i].second) << i;
+  }
+  // Three parts share epsilon 1 (the statement's charge), not five.
+  EXPECT_NEAR(c.parts[0].epsilon + c.parts[1].epsilon + c.parts[2].epsilon, 1, 1e-12);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    MaxRowsContributedRefusals, SqlAnalyzerRefusalTest,
+    ::testing::Values(
+        Refusal{W "OPTIONS (epsilon = 1, max_rows_contributed = 0) COUNT(*) FROM slid", kInvalid,
+                "max_rows_contributed must be a whole number", 1, 79},
+        Refusal{W "OPTIONS (epsilon = 1, max_rows_contributed = 2, max_groups_contributed = 1) "
+                  "COUNT(*) FROM slid",
+                kInvalid, "give max_groups_contributed or max_rows_contributed, not both", 1, 56},
+        Refusal{W "OPTIONS (epsilon = 1, max_rows_contributed = 2) SUM(age) FROM slid", kUnimpl,
+                "SUM is not supported with max_rows_contributed", 1, 82},
+        Refusal{W "OPTIONS (epsilon = 1, max_rows_contributed = 2) "
+                  "COUNT(*, contribution_bounds_per_group => (0, 3)) FROM slid",
+                kInvalid, "COUNT takes no contribution_bounds_per_group", 1, 124},
+        Refusal{W "OPTIONS (epsilon = 1, max_rows_contributed = 2) age, COUNT(*) FROM slid GROUP BY age",
+                kUnimpl, "GROUP BY one text column", 1, 106},
+        Refusal{W "OPTIONS (epsilon = 1, max_rows_contributed = 2) sex, COUNT(*) FROM slid "
+                  "WHERE sex = 'Female' GROUP BY sex",
+                kUnimpl, "no key list in WHERE", 1, 127},
+        Refusal{W "OPTIONS (epsilon = 1, max_rows_contributed = 2) sex, COUNT(*) FROM slid "
+                  "GROUP BY sex, WIDTH_BUCKET(age, 0, 100, 2)",
+                kUnimpl, "WIDTH_BUCKET group must be the only GROUP BY item", 1, 106}));
 
 #define DPX(OPTS) "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (" OPTS ") "
 
