@@ -77,33 +77,20 @@ PartRows IndexRows(const QueryOutcome& answer) {
   return p;
 }
 
-// GROUP BY WIDTH_BUCKET: a histogram part releases each group's buckets as rows in bucket order
-// (one bin label each); the bucket number 1..n becomes the key's last value, so a statement's rows
-// are (group, bucket) like any other key, and its parts line up by bucket.
-PartRows ByBucket(const PartRows& p) {
+// A histogram part releases, per key, one row per bin. The statement's rows are keyed by the
+// bin too: `bin_key(i, row)` is appended to the key, so parts line up by (group, bin).
+// GROUP BY WIDTH_BUCKET: the bucket number 1..n. max_rows_contributed with GROUP BY a text
+// column: the row's category label.
+template <typename BinKey>
+PartRows KeyedByBin(const PartRows& p, BinKey bin_key) {
   PartRows out;
   for (const auto& key : p.order) {
     const std::vector<const ReleasedRow*>& rows = p.by_key.at(key);
     for (size_t i = 0; i < rows.size(); ++i) {
-      std::vector<std::string> bucket = key;
-      bucket.push_back(std::to_string(i + 1));
-      out.by_key[bucket].push_back(rows[i]);
-      out.order.push_back(std::move(bucket));
-    }
-  }
-  return out;
-}
-
-// max_rows_contributed with GROUP BY a text column: a text histogram part releases one row per
-// category with the category as its label; the label becomes the key, as the group's value.
-PartRows ByCategory(const PartRows& p) {
-  PartRows out;
-  for (const auto& key : p.order) {
-    for (const ReleasedRow* row : p.by_key.at(key)) {
-      std::vector<std::string> category = key;
-      category.push_back(row->label);
-      out.by_key[category].push_back(row);
-      out.order.push_back(std::move(category));
+      std::vector<std::string> binned = key;
+      binned.push_back(bin_key(i, *rows[i]));
+      out.by_key[binned].push_back(rows[i]);
+      out.order.push_back(std::move(binned));
     }
   }
   return out;
@@ -121,10 +108,14 @@ class Shaper {
   Shaper(const sql::CompiledStatement& st, std::vector<PartRows> parts)
       : st_(st), parts_(std::move(parts)) {
     if (st_.width_bucket) {
-      for (PartRows& p : parts_) p = ByBucket(p);
+      for (PartRows& p : parts_) {
+        p = KeyedByBin(p, [](size_t i, const ReleasedRow&) { return std::to_string(i + 1); });
+      }
     }
     if (st_.category_histogram) {
-      for (PartRows& p : parts_) p = ByCategory(p);
+      for (PartRows& p : parts_) {
+        p = KeyedByBin(p, [](size_t, const ReleasedRow& r) { return r.label; });
+      }
     }
   }
 

@@ -205,13 +205,19 @@ class Analyzer {
   // STDDEV_POP, PERCENTILE_CONT, APPROX_QUANTILES, SUM/AVG with contribution_bounds_per_row);
   // the range of the flag --max-contributions. No effect on COUNT or per-unit SUM/AVG.
   absl::Status MaxRowsOption(const DpOption& o) {
+    ASSIGN_OR_RETURN(max_rows_, RowCountOption(o));
+    return absl::OkStatus();
+  }
+
+  // A row-count option's value: a whole number in [1, kMaxRowsPerGroup] (the flag
+  // --max-contributions range), refused at the value's position otherwise.
+  absl::StatusOr<int> RowCountOption(const DpOption& o) {
     absl::optional<double> v = NumberOf(o.value);
     if (!v || *v != std::floor(*v) || *v < 1 || *v > kMaxRowsPerGroup) {
-      return Invalid(o.value.pos, absl::StrCat("max_rows_per_group must be a whole number in [1, ",
+      return Invalid(o.value.pos, absl::StrCat(o.name, " must be a whole number in [1, ",
                                                kMaxRowsPerGroup, "]"));
     }
-    max_rows_ = static_cast<int>(*v);
-    return absl::OkStatus();
+    return static_cast<int>(*v);
   }
 
   // ZetaSQL's max_rows_contributed = K: each unit contributes at most K rows to the whole
@@ -219,12 +225,7 @@ class Analyzer {
   // bounding (K rows per unit across all bins): COUNT with GROUP BY one text column (the text
   // histogram over its categories), with GROUP BY a WIDTH_BUCKET alone, or without GROUP BY.
   absl::Status MaxRowsContributedOption(const DpOption& o) {
-    absl::optional<double> v = NumberOf(o.value);
-    if (!v || *v != std::floor(*v) || *v < 1 || *v > kMaxRowsPerGroup) {
-      return Invalid(o.value.pos, absl::StrCat("max_rows_contributed must be a whole number in [1, ",
-                                               kMaxRowsPerGroup, "]"));
-    }
-    max_rows_contributed_ = static_cast<int>(*v);
+    ASSIGN_OR_RETURN(max_rows_contributed_, RowCountOption(o));
     max_rows_contributed_pos_ = o.pos;
     return absl::OkStatus();
   }

@@ -32,8 +32,9 @@ def dp5(extra=""):
     return (DP % extra).replace("1e6", "1e5", 1)
 
 
-@sql_support.needs_psql
-class SqlTest(harness.DpqdTestCase):
+class SqlCase(harness.DpqdTestCase):
+    """A dpqd of the class's own with the SQL datasets and their PostgreSQL truth tables."""
+
     @classmethod
     def setUpClass(cls):
         cls.dpqd = cls.new_class_dpqd()
@@ -45,6 +46,10 @@ class SqlTest(harness.DpqdTestCase):
 
     def truth(self, sql):
         return sql_support.truth_rows(self.dpqd, sql)
+
+
+@sql_support.needs_psql
+class SqlTest(SqlCase):
 
     def assert_value(self, got, want, noise=None):
         # epsilon 1e6: Laplace scale ~ sensitivity * 1e-6; a deviation of 1e-3 * max(1, |want|)
@@ -330,22 +335,10 @@ class SqlTest(harness.DpqdTestCase):
 
 
 @sql_support.needs_psql
-class SqlFlagParityTest(harness.DpqdTestCase):
+class SqlFlagParityTest(SqlCase):
     """dpq's SQL extensions (README "SQL"): each statement and its flag twin through the real
     dpqctl. A twin is the same question (same fingerprint): the second is answered from the result
     cache, charging nothing, which proves the two plans equal end to end."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.dpqd = cls.new_class_dpqd()
-        sql_support.create_datasets(cls.dpqd)
-        sql_support.load_truth(cls.dpqd)
-
-    def sql(self, statement, *args, check=True):
-        return self.dpqd.ctl("sql", statement, *args, check=check)
-
-    def truth(self, sql):
-        return sql_support.truth_rows(self.dpqd, sql)
 
     def assert_twin_cached(self, flag_args, dataset="colon"):
         before = self.snapshot(self.dpqd, dataset)
