@@ -15,6 +15,8 @@
 #include "server/query/filter/type_checker.h"
 #include "server/query/planner.h"
 #include "server/query/privacy_units.h"
+#include "server/sql/diagnostics.h"
+#include "server/sql/number_literal.h"
 #include "server/sql/width_bucket.h"
 
 namespace dpq::sql {
@@ -24,27 +26,6 @@ using query::AggregateKind;
 using query::ColumnSchema;
 using query::DatasetSchema;
 using query::QuerySpec;
-
-absl::Status Invalid(Position p, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat("sql: ", FormatPosition(p), ": ", what));
-}
-absl::Status Unsupported(Position p, absl::string_view what) {
-  return absl::UnimplementedError(absl::StrCat("sql: ", FormatPosition(p), ": ", what));
-}
-
-// A numeric literal, optionally signed: 1e6, 1e+06 and 1000000.0 are the same value.
-absl::optional<double> NumberOf(const Expr& e) {
-  if (e.kind == Expr::Kind::kUnary && (e.op == "-" || e.op == "+") && e.children.size() == 1) {
-    absl::optional<double> inner = NumberOf(e.children[0]);
-    if (!inner) return absl::nullopt;
-    return e.op == "-" ? -*inner : *inner;
-  }
-  if (e.kind != Expr::Kind::kNumber) return absl::nullopt;
-  char* end = nullptr;
-  const double v = std::strtod(e.text.c_str(), &end);
-  if (end == nullptr || *end != '\0' || !std::isfinite(v)) return absl::nullopt;
-  return v;
-}
 
 // The literal's text as the filter language spells it (sign folded into the number).
 absl::optional<std::string> FilterLiteral(const Expr& e) {

@@ -4,16 +4,11 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "server/sql/diagnostics.h"
 
 namespace dpq::sql {
 
-std::string FormatPosition(Position p) { return absl::StrCat("line ", p.line, ", column ", p.column); }
-
 namespace {
-
-absl::Status ErrorAt(Position p, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat("sql: ", FormatPosition(p), ": ", what));
-}
 
 class Scanner {
  public:
@@ -66,7 +61,7 @@ absl::StatusOr<std::vector<Token>> Tokenize(absl::string_view text) {
         s.advance();
         s.advance();
         while (!s.done() && !(s.peek() == '*' && s.peek(1) == '/')) s.advance();
-        if (s.done()) return ErrorAt(start, "unterminated comment: close it with */");
+        if (s.done()) return Invalid(start, "unterminated comment: close it with */");
         s.advance();
         s.advance();
       } else {
@@ -81,7 +76,7 @@ absl::StatusOr<std::vector<Token>> Tokenize(absl::string_view text) {
       return out;
     }
     if (out.size() >= kMaxTokens) {
-      return ErrorAt(t.pos, absl::StrCat("more than ", kMaxTokens, " tokens"));
+      return Invalid(t.pos, absl::StrCat("more than ", kMaxTokens, " tokens"));
     }
     const char c = s.peek();
     if (IsIdentStart(c)) {
@@ -92,11 +87,11 @@ absl::StatusOr<std::vector<Token>> Tokenize(absl::string_view text) {
       t.kind = Token::Kind::kQuotedIdent;
       s.advance();
       while (!s.done() && s.peek() != '`' && s.peek() != '\n') t.text.push_back(s.advance());
-      if (s.done() || s.peek() != '`') return ErrorAt(t.pos, "unterminated quoted identifier");
+      if (s.done() || s.peek() != '`') return Invalid(t.pos, "unterminated quoted identifier");
       s.advance();
       t.upper = absl::AsciiStrToUpper(t.text);
     } else if (c == '"') {
-      return ErrorAt(t.pos,
+      return Invalid(t.pos,
                      "double quotes are not allowed: write strings in single quotes and identifiers "
                      "plain or in `backticks`");
     } else if (IsDigit(c) || (c == '.' && IsDigit(s.peek(1)))) {
@@ -114,15 +109,15 @@ absl::StatusOr<std::vector<Token>> Tokenize(absl::string_view text) {
           while (!s.done() && IsDigit(s.peek())) t.text.push_back(s.advance());
         }
       }
-      if (IsIdentChar(s.peek())) return ErrorAt(s.pos(), "a number must not run into a name");
+      if (IsIdentChar(s.peek())) return Invalid(s.pos(), "a number must not run into a name");
       if (t.text.size() > kMaxNumberChars) {
-        return ErrorAt(t.pos, absl::StrCat("a number longer than ", kMaxNumberChars, " characters"));
+        return Invalid(t.pos, absl::StrCat("a number longer than ", kMaxNumberChars, " characters"));
       }
     } else if (c == '\'') {
       t.kind = Token::Kind::kString;
       s.advance();
       while (true) {
-        if (s.done()) return ErrorAt(t.pos, "unterminated string: close it with '");
+        if (s.done()) return Invalid(t.pos, "unterminated string: close it with '");
         const char d = s.advance();
         if (d == '\'') {
           if (s.peek() == '\'') {
@@ -132,7 +127,7 @@ absl::StatusOr<std::vector<Token>> Tokenize(absl::string_view text) {
           }
           break;
         }
-        if (d == '\0') return ErrorAt(t.pos, "a string must not contain NUL");
+        if (d == '\0') return Invalid(t.pos, "a string must not contain NUL");
         t.text.push_back(d);
       }
     } else {
@@ -151,7 +146,7 @@ absl::StatusOr<std::vector<Token>> Tokenize(absl::string_view text) {
       if (!matched) {
         if (absl::string_view("(),.*+-/;=<>").find(c) == absl::string_view::npos) {
           const unsigned char u = static_cast<unsigned char>(c);
-          return ErrorAt(t.pos, u >= 0x20 && u < 0x7f
+          return Invalid(t.pos, u >= 0x20 && u < 0x7f
                                     ? absl::StrCat("unexpected character '", std::string(1, c), "'")
                                     : absl::StrCat("unexpected byte 0x", absl::Hex(u)));
         }

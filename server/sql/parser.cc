@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "server/base/status_macros.h"
+#include "server/sql/diagnostics.h"
 #include "server/sql/lexer.h"
 
 namespace dpq::sql {
@@ -88,12 +89,7 @@ class Parser {
         return absl::StrCat("'", t.text.substr(0, 20), "'");
     }
   }
-  static absl::Status Error(const Token& t, absl::string_view what) {
-    return absl::InvalidArgumentError(absl::StrCat("sql: ", FormatPosition(t.pos), ": ", what));
-  }
-  static absl::Status Unsupported(Position p, absl::string_view what) {
-    return absl::UnimplementedError(absl::StrCat("sql: ", FormatPosition(p), ": ", what));
-  }
+  static absl::Status Error(const Token& t, absl::string_view what) { return Invalid(t.pos, what); }
   absl::Status Expected(absl::string_view what) const {
     return Error(Peek(), absl::StrCat("expected ", what, ", found ", Describe(Peek())));
   }

@@ -1,35 +1,14 @@
 #include "server/sql/width_bucket.h"
 
 #include <cmath>
-#include <cstdlib>
 
 #include "absl/strings/str_cat.h"
 #include "absl/types/optional.h"
-#include "server/query/dataset_schema.h"
+#include "server/sql/diagnostics.h"
+#include "server/sql/number_literal.h"
 
 namespace dpq::sql {
 namespace {
-
-absl::Status Invalid(Position p, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat("sql: ", FormatPosition(p), ": ", what));
-}
-
-// A signed numeric literal within the public bound magnitude.
-absl::optional<double> Literal(const Expr& e) {
-  if (e.kind == Expr::Kind::kUnary && (e.op == "-" || e.op == "+") && e.children.size() == 1) {
-    absl::optional<double> inner = Literal(e.children[0]);
-    if (!inner) return absl::nullopt;
-    return e.op == "-" ? -*inner : *inner;
-  }
-  if (e.kind != Expr::Kind::kNumber) return absl::nullopt;
-  char* end = nullptr;
-  const double v = std::strtod(e.text.c_str(), &end);
-  if (end == nullptr || *end != '\0' || !std::isfinite(v) ||
-      std::fabs(v) > query::kMaxBoundMagnitude) {
-    return absl::nullopt;
-  }
-  return v + 0.0;  // one spelling of zero, as the planner's bins
-}
 
 constexpr char kForms[] =
     "WIDTH_BUCKET takes (column, low, high, buckets) or (column, (edge, edge, ...))";
@@ -56,7 +35,7 @@ absl::StatusOr<std::vector<double>> WidthBucketEdges(const Expr& call) {
   }
   const std::vector<Expr>& a = call.children;
   const auto bound = [](const Expr& e) -> absl::StatusOr<double> {
-    absl::optional<double> v = Literal(e);
+    absl::optional<double> v = BoundLiteral(e);
     if (!v) {
       return Invalid(e.pos, "a WIDTH_BUCKET bound is a number literal of magnitude at most 1e15");
     }
@@ -68,7 +47,7 @@ absl::StatusOr<std::vector<double>> WidthBucketEdges(const Expr& call) {
     absl::StatusOr<double> high = bound(a[2]);
     if (!high.ok()) return high.status();
     if (!(*low < *high)) return Invalid(a[1].pos, "WIDTH_BUCKET's low must be < high");
-    absl::optional<double> n = Literal(a[3]);
+    absl::optional<double> n = BoundLiteral(a[3]);
     if (!n || *n != std::floor(*n) || *n < 1 || *n > kMaxWidthBuckets) {
       return Invalid(a[3].pos, absl::StrCat("WIDTH_BUCKET's number of buckets is a whole number in [1, ",
                                             kMaxWidthBuckets, "]"));
