@@ -260,6 +260,15 @@ absl::StatusOr<Accuracy> AccuracyOf(const query::QueryPlan& plan, double expecte
 
 }  // namespace
 
+absl::StatusOr<absl::optional<store::Allocation>> QueryEngine::PriorAllocation(
+    int64_t dataset_id, const std::string& request_id, bool callers_id) {
+  // An id the server drew just now (128 random bits) names no earlier allocation: looking it up
+  // would be a round trip on every query for nothing. Should it ever collide, the debit's own
+  // conflict check still catches it (DebitResult::replayed).
+  if (!callers_id) return absl::optional<store::Allocation>();
+  return s_.ledger->FindAllocation(dataset_id, request_id);
+}
+
 absl::StatusOr<query::DatasetSchema> QueryEngine::AuthorizedDataset(const store::Principal& principal,
                                                                    const std::string& dataset) {
   if (principal.role == store::Role::kAdmin) return s_.datasets->Get(dataset);
@@ -319,7 +328,8 @@ absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
   ASSIGN_OR_RETURN(Prepared q, Prepare(spec, schema));
   const query::QueryPlan& plan = q.plan;
   RETURN_IF_ERROR(ValidateRequestId(request_id));
-  if (request_id.empty()) request_id = NewRequestId(*rng_);
+  const bool callers_id = !request_id.empty();
+  if (!callers_id) request_id = NewRequestId(*rng_);
   std::vector<std::string> warnings = query::QueryWarnings(plan.spec.epsilon, schema.epsilon_preset);
   const auto with_warnings = [&](QueryOutcome out) {
     out.warnings = std::move(warnings);
@@ -328,8 +338,7 @@ absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
 
   // 2. A known request id: its stored answer, or, if it was charged and never answered (its scan
   //    failed), the scan it paid for, run once more without a second charge.
-  ASSIGN_OR_RETURN(absl::optional<store::Allocation> prior,
-                   s_.ledger->FindAllocation(schema.id, request_id));
+  ASSIGN_OR_RETURN(absl::optional<store::Allocation> prior, PriorAllocation(schema.id, request_id, callers_id));
   if (prior.has_value()) {
     if (prior->fingerprint != plan.fingerprint || prior->principal_id != principal.id) {
       return RequestIdTaken(request_id);
@@ -366,6 +375,7 @@ absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
   //    refusal (RESOURCE_EXHAUSTED) here has touched no data.
   store::Allocation a = AllocationFor(principal, schema, plan, q.release);
   a.request_id = request_id;
+  a.request_id_is_fresh = !callers_id;
   ASSIGN_OR_RETURN(store::DebitResult debit, s_.ledger->Debit(schema.id, std::move(a)));
   if (debit.replayed && debit.allocation.principal_id != principal.id) {
     return RequestIdTaken(request_id);
@@ -462,7 +472,8 @@ absl::StatusOr<BatchOutcome> QueryEngine::RunBatch(const store::Principal& princ
   const std::vector<Prepared>& prepared = batch.prepared;
   const std::string& fingerprint = batch.fingerprint;
   RETURN_IF_ERROR(ValidateRequestId(request_id));
-  if (request_id.empty()) request_id = NewRequestId(*rng_);
+  const bool callers_id = !request_id.empty();
+  if (!callers_id) request_id = NewRequestId(*rng_);
 
   const auto from_stored = [&](store::Allocation a, store::BudgetState budget,
                                bool replayed) -> absl::StatusOr<BatchOutcome> {
@@ -514,8 +525,7 @@ absl::StatusOr<BatchOutcome> QueryEngine::RunBatch(const store::Principal& princ
     return from_stored(*std::move(stored), std::move(budget), replayed);
   };
 
-  ASSIGN_OR_RETURN(absl::optional<store::Allocation> prior,
-                   s_.ledger->FindAllocation(schema.id, request_id));
+  ASSIGN_OR_RETURN(absl::optional<store::Allocation> prior, PriorAllocation(schema.id, request_id, callers_id));
   if (prior.has_value()) {
     if (prior->fingerprint != fingerprint || prior->principal_id != principal.id) {
       return RequestIdTaken(request_id);
@@ -550,6 +560,7 @@ absl::StatusOr<BatchOutcome> QueryEngine::RunBatch(const store::Principal& princ
   ASSIGN_OR_RETURN(BatchPrice charge, PriceOf(batch));
   store::Allocation a;
   a.request_id = request_id;
+  a.request_id_is_fresh = !callers_id;
   a.principal_id = principal.id;
   a.analyst = principal.name;
   a.fingerprint = fingerprint;

@@ -120,6 +120,11 @@ class QueryEngine {
                                             double expected_count);
 
  private:
+  // The allocation an earlier request with the caller's own id made, if any (none when the
+  // server assigned the id).
+  absl::StatusOr<absl::optional<store::Allocation>> PriorAllocation(int64_t dataset_id,
+                                                                    const std::string& request_id,
+                                                                    bool callers_id);
   struct Prepared {
     query::QueryPlan plan;
     absl::optional<query::filter::TypedFilter> filter;

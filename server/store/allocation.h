@@ -76,6 +76,9 @@ struct Allocation {
   // the answer is then `release` (its row in `releases`, written after the scan), and value,
   // ci_lower, ci_upper and result above stay zero/empty. Hashed (audit_chain.cc).
   bool release_deferred = false;
+  // Set by the engine when the server drew request_id just now (128 random bits): no committed
+  // row can hold it, so the debit does not look for one (a round trip saved). Not stored.
+  bool request_id_is_fresh = false;
   struct Release {
     double value = 0;
     double ci_lower = 0;

@@ -171,9 +171,20 @@ const std::vector<Statement>& LedgerStatements() {
        "SELECT principal_id, epsilon_cap_units, delta_cap_units, epsilon_spent_units, "
        "delta_spent_units FROM grants WHERE dataset_id = $1 AND principal_id = ANY($2::bigint[]) "
        "ORDER BY principal_id FOR UPDATE"},
-      // One row per admitted debit; every value is a bound parameter (arrays, unnested in
-      // parallel), doubles travel as %.17g text and hashes as hex, so all round-trip exactly.
-      {"dpq_debit_insert_audit",
+      // The group's writes in one statement (one round trip): the ledger's new head and spend, the
+      // charged grants' spend, and one audit row per admitted debit. Data-modifying CTEs all run
+      // to completion whatever the outer statement reads, on rows this transaction has locked
+      // (steps 1 and 3), so the result is that of the three statements in a row. Every value is a
+      // bound parameter (arrays, unnested in parallel); doubles travel as %.17g text and hashes as
+      // hex, so all round-trip exactly.
+      {"dpq_debit_write",
+       "WITH ledger AS (UPDATE ledgers SET epsilon_spent_units = $28, delta_spent_units = $29, "
+       "audit_head_seq = $30, audit_head_hash = decode($31, 'hex'), accountant_state = $32, "
+       "updated_at = now() WHERE dataset_id = $1 RETURNING 1), "
+       "charged AS (UPDATE grants g SET epsilon_spent_units = c.epsilon_spent_units, "
+       "delta_spent_units = c.delta_spent_units FROM unnest($33::bigint[], $34::bigint[], "
+       "$35::bigint[]) AS c(principal_id, epsilon_spent_units, delta_spent_units) "
+       "WHERE g.principal_id = c.principal_id AND g.dataset_id = $1 RETURNING 1) "
        "INSERT INTO audit (dataset_id, seq, request_id, principal_id, analyst, fingerprint, "
        "aggregate, column_name, mechanism, epsilon_units, delta_units, sensitivity, noise_scale, "
        "count_noise_scale, value, confidence, ci_lower, ci_upper, clamp_lower, clamp_upper, "
@@ -193,12 +204,6 @@ const std::vector<Statement>& LedgerStatements() {
        "ci_lower, ci_upper, clamp_lower, clamp_upper, max_contributions, prev_hash, hash, events, "
        "dataset_version, result, release_deferred) "
        "RETURNING seq, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"},
-      {"dpq_debit_update_ledger",
-       "UPDATE ledgers SET epsilon_spent_units = $2, delta_spent_units = $3, audit_head_seq = $4, "
-       "audit_head_hash = $5, accountant_state = $6, updated_at = now() WHERE dataset_id = $1"},
-      {"dpq_debit_update_grant",
-       "UPDATE grants SET epsilon_spent_units = $3, delta_spent_units = $4 "
-       "WHERE principal_id = $1 AND dataset_id = $2"},
   };
   return *statements;
 }
@@ -322,17 +327,19 @@ void CommitDebitGroup(Database* db, int64_t dataset_id, DebitBatcher::Group& tak
     std::set<std::string> distinct_ids;
     std::set<int64_t> principal_ids;
     for (const DebitBatcher::Member* m : group) {
-      distinct_ids.insert(m->allocation.request_id);
+      if (!m->allocation.request_id_is_fresh) distinct_ids.insert(m->allocation.request_id);
       principal_ids.insert(m->allocation.principal_id);
     }
-    ArrayLiteral request_ids;
-    for (const std::string& id : distinct_ids) request_ids.AddText(id);
     std::map<std::string, Allocation> prior;
-    const std::string find_prior = PrepareFindPrior(c, head_seq);
-    for (const auto& row : tx.exec_prepared(find_prior, dataset_id, request_ids.str())) {
-      Allocation a = AllocationFromRow(row);
-      std::string id = a.request_id;
-      prior.emplace(std::move(id), std::move(a));
+    if (!distinct_ids.empty()) {  // only ids the callers chose can name a committed row
+      ArrayLiteral request_ids;
+      for (const std::string& id : distinct_ids) request_ids.AddText(id);
+      const std::string find_prior = PrepareFindPrior(c, head_seq);
+      for (const auto& row : tx.exec_prepared(find_prior, dataset_id, request_ids.str())) {
+        Allocation a = AllocationFromRow(row);
+        std::string id = a.request_id;
+        prior.emplace(std::move(id), std::move(a));
+      }
     }
     {
       std::vector<Allocation*> found;
@@ -431,8 +438,9 @@ void CommitDebitGroup(Database* db, int64_t dataset_id, DebitBatcher::Group& tak
     // debit always ended; the row locks go with the rollback.
     if (admitted.empty()) return absl::OkStatus();
 
-    // 5. One INSERT of the admitted rows (seqs head+1.. in admission order, each hash chained onto
-    //    the previous row's), one UPDATE of the ledger, one per charged grant, one COMMIT.
+    // 5. One statement writes it all (dpq_debit_write): the admitted rows (seqs head+1.. in
+    //    admission order, each hash chained onto the previous row's), the ledger, the charged
+    //    grants. Then one COMMIT.
     ArrayLiteral seq, request_id, principal_id, analyst, fingerprint, aggregate, column, mechanism,
         epsilon_units, delta_units, sensitivity, noise_scale, count_noise_scale, value, confidence,
         ci_lower, ci_upper, clamp_lower, clamp_upper, max_contributions, prev_hash, hash, events,
@@ -466,13 +474,22 @@ void CommitDebitGroup(Database* db, int64_t dataset_id, DebitBatcher::Group& tak
       result.AddText(a.result);
       release_deferred.AddText(a.release_deferred ? "t" : "f");
     }
+    ArrayLiteral grant_principal, grant_epsilon_spent, grant_delta_spent;
+    for (const auto& [principal, g] : grants) {
+      if (!g.charged) continue;
+      grant_principal.AddInt(principal);
+      grant_epsilon_spent.AddInt(g.epsilon_spent_units);
+      grant_delta_spent.AddInt(g.delta_spent_units);
+    }
     const pqxx::result inserted = tx.exec_prepared(
-        "dpq_debit_insert_audit", dataset_id, seq.str(), request_id.str(), principal_id.str(),
+        "dpq_debit_write", dataset_id, seq.str(), request_id.str(), principal_id.str(),
         analyst.str(), fingerprint.str(), aggregate.str(), column.str(), mechanism.str(),
         epsilon_units.str(), delta_units.str(), sensitivity.str(), noise_scale.str(),
         count_noise_scale.str(), value.str(), confidence.str(), ci_lower.str(), ci_upper.str(),
         clamp_lower.str(), clamp_upper.str(), max_contributions.str(), prev_hash.str(), hash.str(),
-        events.str(), dataset_version.str(), result.str(), release_deferred.str());
+        events.str(), dataset_version.str(), result.str(), release_deferred.str(),
+        budget.epsilon_spent_units, budget.delta_spent_units, head_seq, ToHex(head_hash), state,
+        grant_principal.str(), grant_epsilon_spent.str(), grant_delta_spent.str());
     if (inserted.size() != admitted.size()) {
       return absl::InternalError(absl::StrCat("debit group: inserted ", inserted.size(), " audit rows of ",
                                               admitted.size()));
@@ -484,14 +501,6 @@ void CommitDebitGroup(Database* db, int64_t dataset_id, DebitBatcher::Group& tak
         return absl::InternalError("debit group: the INSERT returned an unexpected seq");
       }
       decided[admitted[static_cast<size_t>(s)]]->allocation.created_at = row[1].as<std::string>();
-    }
-    tx.exec_prepared0("dpq_debit_update_ledger", dataset_id, budget.epsilon_spent_units,
-                      budget.delta_spent_units, head_seq, pqxx::binarystring(head_hash), state);
-    // One primary-key UPDATE per charged grant (a group rarely spans more than a few analysts).
-    for (const auto& [principal, g] : grants) {
-      if (!g.charged) continue;
-      tx.exec_prepared0("dpq_debit_update_grant", principal, dataset_id, g.epsilon_spent_units,
-                        g.delta_spent_units);
     }
     t.Commit();
     return absl::OkStatus();
