@@ -1,6 +1,7 @@
 #include "server/store/dataset_store.h"
 
 #include "server/base/validation.h"
+#include "absl/strings/string_view.h"
 #include "server/store/admin_log.h"
 
 #include <algorithm>
@@ -38,18 +39,30 @@ const char* SqlType(ColumnType type) {
   return "text";
 }
 
-// One statement returns every dataset's columns; `filter` selects which datasets:
-// by name ($1), all, or those granted to a principal ($1).
-constexpr char kSchemaColumns[] = R"sql(
-SELECT d.id, d.name, d.privacy_unit, d.version, coalesce(d.epsilon_preset, ''),
+// The schema rows (one per column, ordered by `order_by`) of the datasets `filter` selects (a
+// condition on datasets `d`; its parameters are the caller's). `per_dataset` adds columns computed
+// once per dataset, after SchemasFromRows' own. The per-dataset values are computed in a
+// MATERIALIZED CTE, once per dataset rather than once per column row: the ledger row (for
+// max_query_epsilon) and the grant row are the hottest rows of the database (every debit group
+// rewrites them, and each lookup walks their HOT chain), and the per-column subqueries had made
+// this the most expensive statement of a small query (pg_stat_statements, 7 columns, 32 clients:
+// 0.108 ms per call, above the scan's 0.055).
+std::string SchemaQuery(absl::string_view filter, absl::string_view per_dataset,
+                        absl::string_view order_by) {
+  return absl::StrCat(
+      "WITH d AS MATERIALIZED (SELECT d.id, d.name, d.privacy_unit, d.version, d.epsilon_preset, "
+      "d.created_at, d.has_row_rank, (SELECT coalesce(l.max_query_epsilon_units, 0) FROM ledgers l "
+      "WHERE l.dataset_id = d.id) AS max_query_epsilon_units",
+      per_dataset, " FROM datasets d WHERE ", filter, ") ",
+      R"sql(SELECT d.id, d.name, d.privacy_unit, d.version, coalesce(d.epsilon_preset, ''),
        to_char(d.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
        c.name, c.type, c.lower_bound, c.upper_bound,
        (SELECT array_agg(k.value ORDER BY k.position) FROM dataset_categories k
          WHERE k.dataset_id = d.id AND k.column_name = c.name),
-       d.has_row_rank,
-       (SELECT coalesce(l.max_query_epsilon_units, 0) FROM ledgers l WHERE l.dataset_id = d.id)
-)sql";
-constexpr char kSchemasFrom[] = " FROM datasets d JOIN dataset_columns c ON c.dataset_id = d.id";
+       d.has_row_rank, d.max_query_epsilon_units)sql",
+      per_dataset.empty() ? "" : ", d.granted",
+      " FROM d JOIN dataset_columns c ON c.dataset_id = d.id ORDER BY ", order_by);
+}
 
 // A text[] value (no NULL elements: dataset_categories.value is NOT NULL).
 std::vector<std::string> ParseTextArray(const pqxx::field& f) {
@@ -397,8 +410,7 @@ absl::StatusOr<DatasetSchema> DatasetStore::Get(const std::string& name, bool in
     // One statement: autocommit, no BEGIN/ROLLBACK round trips (it runs on every query).
     pqxx::nontransaction tx(c);
     found = SchemasFromRows(tx.exec_params(
-        absl::StrCat(kSchemaColumns, kSchemasFrom, " WHERE d.name = $1 AND ($2 OR d.dropped_at IS NULL) ",
-                     "ORDER BY d.id, c.position"),
+        SchemaQuery("d.name = $1 AND ($2 OR d.dropped_at IS NULL)", "", "d.id, c.position"),
         name, include_dropped));
     return absl::OkStatus();
   }));
@@ -415,11 +427,11 @@ absl::StatusOr<DatasetStore::Granted> DatasetStore::GetWithGrant(const std::stri
     // One statement: autocommit, no BEGIN/ROLLBACK round trips, prepared once per connection
     // (parsed and planned once: it runs on every query; a lookup by unique name plans alike for
     // every value). The grant is one more column after SchemasFromRows' own, the same on every row.
-    static const std::string* const sql = new std::string(absl::StrCat(
-        kSchemaColumns,
+    static const std::string* const sql = new std::string(SchemaQuery(
+        "d.name = $1 AND d.dropped_at IS NULL",
         ", EXISTS (SELECT 1 FROM grants g WHERE g.principal_id = $2 AND g.dataset_id = d.id "
-        "AND g.revoked_at IS NULL)",
-        kSchemasFrom, " WHERE d.name = $1 AND d.dropped_at IS NULL ORDER BY d.id, c.position"));
+        "AND g.revoked_at IS NULL) AS granted",
+        "d.id, c.position"));
     c.prepare("dpq_dataset_with_grant", *sql);
     pqxx::nontransaction tx(c);
     const pqxx::result rows = tx.exec_prepared("dpq_dataset_with_grant", name, principal_id);
@@ -437,10 +449,9 @@ absl::StatusOr<std::vector<DatasetSchema>> DatasetStore::List(absl::optional<int
   RETURN_IF_ERROR(db_->Run("list datasets", [&](pqxx::connection& c) {
     pqxx::read_transaction tx(c);
     found = SchemasFromRows(tx.exec_params(
-        absl::StrCat(kSchemaColumns, kSchemasFrom,
-                     " WHERE d.dropped_at IS NULL AND ($1 < 0 OR EXISTS (SELECT 1 FROM grants g "
-                     "WHERE g.dataset_id = d.id AND g.principal_id = $1 AND g.revoked_at IS NULL)) "
-                     "ORDER BY d.name, c.position"),
+        SchemaQuery("d.dropped_at IS NULL AND ($1 < 0 OR EXISTS (SELECT 1 FROM grants g "
+                    "WHERE g.dataset_id = d.id AND g.principal_id = $1 AND g.revoked_at IS NULL))",
+                    "", "d.name, c.position"),
         principal_id.value_or(-1)));
     return absl::OkStatus();
   }));
