@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every end-to-end benchmark scenario with its baseline, side by side, in one command:
-#   bench/run.sh            full sizes (1M and 10M rows, 1..64 clients, 100k history; about 70 min on 2 cores),
+#   bench/run.sh            full sizes (1M and 10M rows, 1..64 clients, 100k history; about 20 min on a quiet 2-core VM),
 #                           results in bench/results/<date>-<host>.json plus SVG plots
 #   bench/run.sh --quick    tiny sizes (well under 2 minutes): checks that every tool still works;
 #                           results go to <build>/bench-results/, and a missed goal is no failure
