@@ -263,8 +263,9 @@ absl::StatusOr<Accuracy> AccuracyOf(const query::QueryPlan& plan, double expecte
 absl::StatusOr<absl::optional<store::Allocation>> QueryEngine::PriorAllocation(
     int64_t dataset_id, const std::string& request_id, bool callers_id) {
   // An id the server drew just now (128 random bits) names no earlier allocation: looking it up
-  // would be a round trip on every query for nothing. Should it ever collide, the debit's own
-  // conflict check still catches it (DebitResult::replayed).
+  // would be a round trip on every query for nothing. Should it ever collide, the audit table's
+  // unique (dataset_id, request_id) key fails the debit, which charges nothing and replays nothing
+  // (DebitGroupCommitTest.AFreshRequestIdIsNotLookedUpAndACollisionChargesNothing).
   if (!callers_id) return absl::optional<store::Allocation>();
   return s_.ledger->FindAllocation(dataset_id, request_id);
 }
@@ -338,7 +339,8 @@ absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
 
   // 2. A known request id: its stored answer, or, if it was charged and never answered (its scan
   //    failed), the scan it paid for, run once more without a second charge.
-  ASSIGN_OR_RETURN(absl::optional<store::Allocation> prior, PriorAllocation(schema.id, request_id, callers_id));
+  ASSIGN_OR_RETURN(absl::optional<store::Allocation> prior,
+                   PriorAllocation(schema.id, request_id, callers_id));
   if (prior.has_value()) {
     if (prior->fingerprint != plan.fingerprint || prior->principal_id != principal.id) {
       return RequestIdTaken(request_id);
@@ -525,7 +527,8 @@ absl::StatusOr<BatchOutcome> QueryEngine::RunBatch(const store::Principal& princ
     return from_stored(*std::move(stored), std::move(budget), replayed);
   };
 
-  ASSIGN_OR_RETURN(absl::optional<store::Allocation> prior, PriorAllocation(schema.id, request_id, callers_id));
+  ASSIGN_OR_RETURN(absl::optional<store::Allocation> prior,
+                   PriorAllocation(schema.id, request_id, callers_id));
   if (prior.has_value()) {
     if (prior->fingerprint != fingerprint || prior->principal_id != principal.id) {
       return RequestIdTaken(request_id);

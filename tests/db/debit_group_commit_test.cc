@@ -547,6 +547,36 @@ TEST_F(DebitGroupCommitTest, DuplicateRequestIdsInsideOneGroupAreChargedOnce) {
   ExpectConsistent(ds, outcomes);
 }
 
+// An id the engine marks fresh (drawn by the server, 128 random bits) is not looked up under the
+// lock. Were it ever to collide with a committed row, the group fails on the audit table's unique
+// key and charges nothing; it never hands back the committed row. The same id, not marked fresh,
+// is looked up and replayed (the engine then refuses another analyst's replay).
+TEST_F(DebitGroupCommitTest, AFreshRequestIdIsNotLookedUpAndACollisionChargesNothing) {
+  const int64_t ds = NewDataset("fresh", 10, 0);
+  ASSERT_OK_AND_ASSIGN(DebitResult first, ledger_->Debit(ds, Alloc(alice_, "q-same", 1)));
+
+  Allocation fresh = Alloc(bob_, "q-same", 1);
+  fresh.request_id_is_fresh = true;
+  EXPECT_THAT(ledger_->Debit(ds, fresh), StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("unique")));
+  EXPECT_EQ(AuditRows(ds), 1);
+  ASSERT_OK_AND_ASSIGN(BudgetState after_collision, ledger_->Get(ds));
+  EXPECT_EQ(after_collision.epsilon_spent_units, EpsU(1));
+
+  ASSERT_OK_AND_ASSIGN(DebitResult looked_up, ledger_->Debit(ds, Alloc(bob_, "q-same", 1)));
+  EXPECT_TRUE(looked_up.replayed);
+  EXPECT_EQ(looked_up.allocation.seq, first.allocation.seq);
+  EXPECT_EQ(AuditRows(ds), 1);
+
+  // A fresh id that does not collide is charged as any other.
+  Allocation unique = Alloc(bob_, "q-other", 2);
+  unique.request_id_is_fresh = true;
+  ASSERT_OK_AND_ASSIGN(DebitResult charged, ledger_->Debit(ds, unique));
+  EXPECT_FALSE(charged.replayed);
+  EXPECT_EQ(charged.allocation.seq, first.allocation.seq + 1);
+  ASSERT_OK_AND_ASSIGN(BudgetState b, ledger_->Get(ds));
+  EXPECT_EQ(b.epsilon_spent_units, EpsU(3));
+}
+
 // Two analysts, one capped: the cap and the dataset budget both hold exactly under concurrency,
 // and each grant's spent equals the sum of that analyst's audit rows.
 TEST_F(DebitGroupCommitTest, CapsHoldUnderConcurrencyAlongsideTheDatasetBudget) {
