@@ -857,7 +857,10 @@ class Analyzer {
     return absl::nullopt;
   }
 
-  // Exact shares in the ledger's units, so the parts' charges add up to the statement's.
+  // Shares in the ledger's units, so the parts' charges add up to the statement's: exactly up to
+  // epsilon 1125 (2^50 units); above, each share travels as a double in QuerySpec::epsilon and may
+  // come back a few dozen units (1e-12 each) off, so the sum is within 4.5e-10 at epsilon 1e6
+  // (the bound is derived in tests/fuzz/sql_fuzz.cc, which checks it).
   absl::Status SplitBudget() {
     // Out of range (e.g. above the largest epsilon of one query): the message points at OPTIONS.
     absl::StatusOr<int64_t> eps = query::EpsilonToUnits(out_.epsilon, "epsilon", query::kMaxEpsilon);
