@@ -13,6 +13,7 @@
 #include "server/query/filter/ast.h"
 #include "server/query/planner.h"
 #include "server/store/database.h"
+#include "server/store/scan_arithmetic.h"
 #include "server/store/scan_router.h"
 
 namespace dpq::store {
@@ -35,6 +36,11 @@ struct GroupStats {
 // group with at least one kept row, sorted by key; the top-level fields stay zero.
 struct ScanResult : GroupStats {
   std::vector<GroupStats> groups;
+  // Empty when the float8 statement answered. Otherwise the SQLSTATE of the data exception it
+  // raised: the answer then came from the same scan in exact numeric (scan_arithmetic.h). By the
+  // argument of scan_arithmetic.h this never happens; when it does it is a bug, and the engine
+  // logs it and counts it (dpq_scan_data_errors_total) while the analyst still gets the answer.
+  std::string recovered_data_error;
 };
 
 class AggregateScanner {
@@ -58,14 +64,29 @@ class AggregateScanner {
   // Grouped scans also keep at most plan.max_partitions groups per unit: each unit ranks its groups
   // by a keyed hash of the unit and its group values under a fresh random key (`partition_seed`),
   // so the choice is uniform and independent of other units' data, and keeps the first M.
+  // Every arithmetic step after the clamp is total (scan_arithmetic.h). Should the float8
+  // statement still raise a data exception (SQLSTATE class 22), the scan runs once more in exact
+  // numeric, which cannot, and says so in ScanResult::recovered_data_error: the analyst's status
+  // never depends on a stored value.
   absl::StatusOr<ScanResult> Scan(const query::ScanPlan& plan,
                                   absl::Time deadline = absl::InfiniteFuture(),
                                   const query::filter::TypedFilter* filter = nullptr,
                                   const std::string& partition_seed = "");
 
+  // Fault injection for the fallback's tests: every float8 statement raises division_by_zero
+  // (SQLSTATE 22012), as a scan with an arithmetic bug would. Never set in production.
+  void FailFloat8ScansForTesting(bool fail) { fail_float8_for_testing_ = fail; }
+
  private:
+  // One run of the statement in `arithmetic`. A data exception is returned in `data_error`
+  // (SQLSTATE) with an OK status, after the transaction was rolled back normally.
+  absl::Status RunOnce(const query::ScanPlan& plan, absl::Time deadline,
+                       const query::filter::TypedFilter* filter, const std::string& partition_seed,
+                       ScanArithmetic arithmetic, ScanResult* out, std::string* data_error);
+
   std::unique_ptr<ScanRouter> own_router_;
   ScanRouter* router_;
+  bool fail_float8_for_testing_ = false;
 };
 
 }  // namespace dpq::store

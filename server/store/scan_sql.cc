@@ -1,0 +1,245 @@
+#include "server/store/scan_sql.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "server/base/status_macros.h"
+#include "server/store/bounding_sql.h"
+#include "server/store/database.h"
+#include "server/store/dataset_store.h"
+#include "server/store/filter/filter_sql.h"
+
+namespace dpq::store {
+namespace {
+
+// A PostgreSQL array literal of text values, each double-quoted with '"' and '\' escaped, bound as
+// one parameter (never spliced into the statement).
+std::string TextArrayLiteral(const std::vector<std::string>& values) {
+  std::string out = "{";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) out.push_back(',');
+    out.push_back('"');
+    for (char c : values[i]) {
+      if (c == '"' || c == '\\') out.push_back('\\');
+      out.push_back(c);
+    }
+    out.push_back('"');
+  }
+  out.push_back('}');
+  return out;
+}
+
+std::string FloatArrayLiteral(const std::vector<double>& values) {
+  std::string out = "{";
+  for (size_t i = 0; i < values.size(); ++i) {
+    absl::StrAppend(&out, i ? "," : "", ExactDouble(values[i]));
+  }
+  out.push_back('}');
+  return out;
+}
+
+// Builds one statement; see BuildScanStatement. The query nests as
+//   SELECT aggregates FROM (SELECT *, bucket FROM (<ranked>) ranked WHERE rn <= K [AND pn <= M]) kept
+// where <ranked> selects from the table (u, the clamped value c, group texts g_i, ranks), or, for
+// per-unit pre-aggregation, reduces those rows to one clamped value per unit and group first.
+class ScanBuilder {
+ public:
+  ScanBuilder(const query::ScanPlan& plan, const query::filter::TypedFilter* filter,
+              const std::string& seed, ScanArithmetic arithmetic,
+              const std::function<std::string(const std::string&)>& quote)
+      : plan_(plan), filter_(filter), seed_(seed), math_(arithmetic), quote_(quote) {}
+
+  absl::StatusOr<ScanStatement> Build() {
+    pre_ = plan_.pre_aggregate;
+    unit_ = quote_(plan_.unit_column);
+    unit_ref_ = pre_ ? "u" : unit_;
+    if (!plan_.value_column.empty() || pre_) {
+      lo_ = Param(ExactDouble(plan_.clamp_lower), math_.type());
+      hi_ = Param(ExactDouble(plan_.clamp_upper), math_.type());
+    }
+    SelectRowsAndGroups();
+    std::vector<std::string> reduced = pre_ ? PerUnitReduction() : std::vector<std::string>{};
+    if (!pre_) inner_.push_back(RowRankSelect(plan_, filter_ != nullptr, partition_by_));
+    if (!group_refs_.empty()) (pre_ ? reduced : inner_).push_back(GroupRank());
+    std::string kept = absl::StrCat("rn <= ", Param(absl::StrCat(plan_.max_contributions), "int"));
+    if (!group_refs_.empty()) {
+      absl::StrAppend(&kept, " AND pn <= ", Param(absl::StrCat(plan_.max_partitions), "int"));
+    }
+    if (filter_ != nullptr) {
+      ASSIGN_OR_RETURN(SqlFragment fragment, RenderFilter(*filter_, next_param(), quote_));
+      conditions_.push_back(fragment.sql);
+      params_.insert(params_.end(), fragment.params.begin(), fragment.params.end());
+    }
+    std::string ranked = absl::StrCat(
+        "SELECT ", absl::StrJoin(inner_, ", "), " FROM ", DataTableName(plan_.dataset_id),
+        conditions_.empty() ? "" : absl::StrCat(" WHERE ", absl::StrJoin(conditions_, " AND ")));
+    if (pre_) {
+      std::vector<std::string> by = {"u"};
+      by.insert(by.end(), group_refs_.begin(), group_refs_.end());
+      ranked = absl::StrCat("SELECT ", absl::StrJoin(reduced, ", "), " FROM (", ranked,
+                            ") unit_rows GROUP BY ", absl::StrJoin(by, ", "));
+    }
+    ScanStatement out;
+    out.group_columns = group_refs_.size();
+    out.buckets = plan_.bucket_edges.empty() ? 0 : plan_.bucket_edges.size() - 1;
+    const std::string bucket = BucketExpression(out.buckets);
+    const std::vector<std::string> select = Aggregates();
+    out.sql = absl::StrCat("SELECT ", absl::StrJoin(select, ", "), " FROM (SELECT *, ", bucket,
+                           " AS b FROM (", ranked, ") ranked WHERE ", kept, ") kept",
+                           GroupClause(out.buckets > 0));
+    out.params = std::move(params_);
+    return out;
+  }
+
+ private:
+  std::string Param(std::string value, absl::string_view cast) {
+    params_.push_back(std::move(value));
+    return absl::StrCat("$", params_.size(), "::", cast);
+  }
+  int next_param() const { return static_cast<int>(params_.size()) + 1; }
+
+  // The inner select list: the unit, the clamped value c (or the raw value v, clamped wide, that a
+  // pre-aggregation sums), the group texts; and the WHERE conditions on the table's rows.
+  void SelectRowsAndGroups() {
+    inner_ = {absl::StrCat(unit_, " AS u")};
+    if (!plan_.value_column.empty()) {
+      const std::string col = quote_(plan_.value_column);
+      conditions_.push_back(absl::StrCat(col, " IS NOT NULL"));
+      if (!pre_) {
+        inner_.push_back(absl::StrCat(math_.Clamp(math_.Raw(col), lo_, hi_), " AS c"));
+      } else if (!plan_.pre_aggregate_count) {
+        inner_.push_back(absl::StrCat(math_.ClampForPreAggregate(math_.Raw(col)), " AS v"));
+      }
+    } else if (!pre_) {
+      inner_.push_back(absl::StrCat("NULL::", math_.type(), " AS c"));
+    }
+    partition_by_ = {unit_};
+    for (size_t i = 0; i < plan_.group_columns.size(); ++i) {
+      const std::string g = quote_(plan_.group_columns[i]);
+      const std::string ref = absl::StrCat("g", i);
+      inner_.push_back(absl::StrCat(g, "::text AS ", ref));
+      // Partitioned by the same text the rows are grouped by: a unit keeps at most K rows per
+      // released group whatever the column's type (typed and text equality differ for -0 and 0,
+      // and for distinct doubles printed alike on a session with extra_float_digits <= 0).
+      partition_by_.push_back(absl::StrCat(g, "::text"));
+      texts_.push_back(pre_ ? ref : absl::StrCat(g, "::text"));
+      group_refs_.push_back(ref);
+      // NULL forms its own group in the first null_group_columns columns (planner.h).
+      if (i >= plan_.null_group_columns) conditions_.push_back(absl::StrCat(g, " IS NOT NULL"));
+      if (i < plan_.group_domains.size() && !plan_.group_domains[i].empty()) {
+        conditions_.push_back(absl::StrCat(
+            g, "::text = ANY(", Param(TextArrayLiteral(plan_.group_domains[i]), "text[]"), ")"));
+      }
+    }
+  }
+
+  // The reduction's select list: one clamped value per unit and group (its row count, the sum or
+  // the mean of its wide-clamped raw values), ranked 1: it is the unit's only row of that group.
+  std::vector<std::string> PerUnitReduction() const {
+    std::string per_unit;
+    if (plan_.pre_aggregate_count) {
+      per_unit = absl::StrCat("count(*)::", math_.type());
+    } else if (plan_.pre_aggregate_mean) {
+      per_unit = math_.Mean("sum(v)", "count(*)");
+    } else {
+      per_unit = "sum(v)";
+    }
+    std::vector<std::string> reduced = {"u", absl::StrCat(math_.Clamp(per_unit, lo_, hi_), " AS c")};
+    reduced.insert(reduced.end(), group_refs_.begin(), group_refs_.end());
+    reduced.push_back("1 AS rn");
+    return reduced;
+  }
+
+  // md5 over the unit and the length-prefixed values: a keyed, per-query random order of a unit's
+  // groups; the values themselves break ties, so distinct groups get distinct ranks. The unit is
+  // hashed too, so each unit's choice is an independent draw: hashing the values alone ranks the
+  // groups in ONE order shared by every unit, and with M = 1 every unit with groups {a, b} would
+  // keep the same one of them (all of a's units or none). The choice still depends only on the
+  // unit's own rows and the seed, so the bound holds as before. A NULL unit (all NULL-unit rows
+  // form one unit) hashes as "-": real ids print as "n:..."; a NULL group value alike.
+  std::string GroupRank() {
+    const std::string seed = Param(seed_, "text");
+    std::string hashed = absl::StrCat(seed, " || coalesce(length(", unit_ref_, "::text)::text || ':' || ",
+                                      unit_ref_, "::text, '-')");
+    for (const std::string& t : texts_) {
+      absl::StrAppend(&hashed, " || coalesce(length(", t, ")::text || ':' || ", t, ", '-')");
+    }
+    return absl::StrCat("dense_rank() OVER (PARTITION BY ", unit_ref_, " ORDER BY md5(", hashed,
+                        "), ", absl::StrJoin(texts_, ", "), ") AS pn");
+  }
+
+  // width_bucket over the sorted edges counts the edges <= c; clamped values lie in [e0, en], so
+  // 1..n+1, and en joins the last bucket. The comparison is exact in float8 for either arithmetic
+  // (a clamped value is a stored double or a bound); `greatest(.., 1)` keeps a value that
+  // ToFloat8 flushed to 0 below a tiny positive e0 in the first bucket, where its clamp put it.
+  std::string BucketExpression(size_t buckets) {
+    if (buckets == 0) return "NULL::int";
+    return absl::StrCat("greatest(least(width_bucket(", math_.ToFloat8("c"), ", ",
+                        Param(FloatArrayLiteral(plan_.bucket_edges), "float8[]"), "), ", buckets,
+                        "), 1) - 1");
+  }
+
+  // The outer select list (ScanStatement's result columns).
+  std::vector<std::string> Aggregates() {
+    std::vector<std::string> select = group_refs_;
+    const bool bucketed = !plan_.bucket_edges.empty();
+    select.push_back(bucketed ? "b" : "NULL::int");
+    select.push_back(bucketed ? "GROUPING(b)" : "1");
+    select.push_back("count(*)");
+    std::string sum = "0::float8", sum_sq = "0::float8";
+    if (plan_.sum_values || plan_.sum_squares) {
+      const std::string centred = absl::StrCat("c - ", Param(ExactDouble(plan_.center), math_.type()));
+      if (plan_.sum_values) sum = math_.ToFloat8(math_.Sum(centred));
+      if (plan_.sum_squares) sum_sq = math_.ToFloat8(math_.Sum(math_.Square(centred)));
+    }
+    select.push_back(sum);
+    select.push_back(sum_sq);
+    select.push_back(plan_.count_units
+                         ? "count(DISTINCT u) + max(CASE WHEN u IS NULL THEN 1 ELSE 0 END)"
+                         : "0");
+    return select;
+  }
+
+  std::string GroupClause(bool bucketed) const {
+    const std::string groups = absl::StrJoin(group_refs_, ", ");
+    if (bucketed) {
+      return absl::StrCat(" GROUP BY GROUPING SETS ((", groups, group_refs_.empty() ? "" : ", ",
+                          "b), (", groups, "))");
+    }
+    return group_refs_.empty() ? "" : absl::StrCat(" GROUP BY ", groups);
+  }
+
+  const query::ScanPlan& plan_;
+  const query::filter::TypedFilter* filter_;
+  const std::string& seed_;
+  SafeArithmetic math_;
+  const std::function<std::string(const std::string&)>& quote_;
+  std::vector<std::string> params_;
+  bool pre_ = false;
+  std::string unit_, unit_ref_, lo_, hi_;
+  std::vector<std::string> inner_, conditions_, partition_by_, texts_, group_refs_;
+};
+
+}  // namespace
+
+absl::string_view BoundingModeName(BoundingMode mode) {
+  switch (mode) {
+    case BoundingMode::kRandomWindow: return "random_window";
+    case BoundingMode::kStoredRank: return "stored_rank";
+    case BoundingMode::kPerUnitPreAggregate: return "per_unit_pre_aggregate";
+  }
+  return "random_window";
+}
+
+BoundingMode BoundingModeOf(const query::ScanPlan& plan, bool has_filter) {
+  if (plan.pre_aggregate) return BoundingMode::kPerUnitPreAggregate;
+  return UsesStoredRank(plan, has_filter) ? BoundingMode::kStoredRank : BoundingMode::kRandomWindow;
+}
+
+absl::StatusOr<ScanStatement> BuildScanStatement(
+    const query::ScanPlan& plan, const query::filter::TypedFilter* filter,
+    const std::string& partition_seed, ScanArithmetic arithmetic,
+    const std::function<std::string(const std::string&)>& quote_name) {
+  return ScanBuilder(plan, filter, partition_seed, arithmetic, quote_name).Build();
+}
+
+}  // namespace dpq::store
