@@ -11,6 +11,12 @@
 namespace dpq::query {
 
 enum class AggregateKind { kCount, kSum, kMean, kVariance, kStddev, kQuantile, kHistogram };
+// Every AggregateKind. The scan-totality test plans and scans each of them, and fails for one it
+// has no query shapes for; it also fails when the SQL analyzer lowers to a kind missing here.
+inline constexpr AggregateKind kAllAggregateKinds[] = {
+    AggregateKind::kCount,  AggregateKind::kSum,      AggregateKind::kMean,
+    AggregateKind::kVariance, AggregateKind::kStddev, AggregateKind::kQuantile,
+    AggregateKind::kHistogram};
 enum class MechanismKind { kLaplace, kGaussian };
 
 // "count", "sum", "mean", "variance", "stddev", "quantile", "histogram"

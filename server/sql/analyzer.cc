@@ -658,11 +658,7 @@ class Analyzer {
   }
 
   absl::StatusOr<OutputExpr> Aggregate(const Expr& call) {
-    static const std::map<std::string, AggregateKind> kKinds = {
-        {"COUNT", AggregateKind::kCount},       {"SUM", AggregateKind::kSum},
-        {"AVG", AggregateKind::kMean},          {"VAR_POP", AggregateKind::kVariance},
-        {"STDDEV_POP", AggregateKind::kStddev}, {"PERCENTILE_CONT", AggregateKind::kQuantile},
-        {"APPROX_QUANTILES", AggregateKind::kQuantile}};
+    const std::map<std::string, AggregateKind>& kKinds = SqlAggregateFunctions();
     const std::string& f = call.name;
     if (in_aggregate_) return Invalid(call.pos, "aggregates cannot be nested");
     auto kind = kKinds.find(f);
@@ -952,6 +948,15 @@ absl::StatusOr<std::string> DatasetOf(const Script& script) {
     }
   }
   return first;
+}
+
+const std::map<std::string, query::AggregateKind>& SqlAggregateFunctions() {
+  static const auto* const kFunctions = new std::map<std::string, query::AggregateKind>{
+      {"COUNT", query::AggregateKind::kCount},       {"SUM", query::AggregateKind::kSum},
+      {"AVG", query::AggregateKind::kMean},          {"VAR_POP", query::AggregateKind::kVariance},
+      {"STDDEV_POP", query::AggregateKind::kStddev}, {"PERCENTILE_CONT", query::AggregateKind::kQuantile},
+      {"APPROX_QUANTILES", query::AggregateKind::kQuantile}};
+  return *kFunctions;
 }
 
 absl::StatusOr<CompiledStatement> Analyze(const Statement& statement, const DatasetSchema& schema) {

@@ -42,6 +42,7 @@
 #define DPQ_SERVER_SQL_ANALYZER_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,10 @@ struct CompiledStatement {
 // The dataset a script reads: every statement's FROM must name the same one (INVALID_ARGUMENT at
 // the second FROM otherwise; a batch is charged to one ledger).
 absl::StatusOr<std::string> DatasetOf(const Script& script);
+
+// The DP aggregate functions the analyzer compiles, by SQL name, and the flag aggregate each
+// lowers to. The scan-totality test (tests/db/scan_totality_test.cc) writes statements for each.
+const std::map<std::string, query::AggregateKind>& SqlAggregateFunctions();
 
 // Compiles `statement` against `schema` (the dataset FROM names). Every part's spec is complete
 // (dataset, epsilon, delta, bounds when given, K, M, where) and still planned by the engine.
