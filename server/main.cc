@@ -370,6 +370,7 @@ absl::Status Serve() {
   RETURN_IF_ERROR(metrics.Serve(absl::GetFlag(FLAGS_metrics_listen)));
 
   engine::QueryEngine engine({&datasets, &principals, &ledger, &scanner, &cache}, &dp::SecureRandom());
+  engine.OnScanDataError([&metrics](const std::string& dataset) { metrics.RecordScanDataError(dataset); });
   api::Authenticator auth(&principals);
   store::AdminLog admin_log(db.get());
   api::QueryAdmission admission(limits.admission);

@@ -305,6 +305,14 @@ absl::StatusOr<NoisyRelease> QueryEngine::Execute(const Prepared& q, absl::Time 
   ASSIGN_OR_RETURN(store::ScanResult exact,
                    s_.scanner->Scan(q.plan.scan, deadline, q.filter ? &*q.filter : nullptr,
                                     NewPartitionSeed(*rng_)));
+  if (!exact.recovered_data_error.empty()) {
+    // A bug by the argument of store/scan_arithmetic.h: the operator must hear of it. The analyst
+    // still gets the answer (from the numeric scan), so nothing they see depends on the value.
+    Log(LogLevel::kError, "scan raised a data exception; answered by the numeric fallback",
+        {{"dataset", q.plan.spec.dataset}, {"sqlstate", exact.recovered_data_error},
+         {"aggregate", std::string(query::AggregateName(q.plan.spec.aggregate))}});
+    if (on_scan_data_error_) on_scan_data_error_(q.plan.spec.dataset);
+  }
   return ReleaseWithNoise(q.plan, q.release, exact, *rng_);
 }
 

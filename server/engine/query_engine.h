@@ -9,6 +9,7 @@
 #ifndef DPQ_SERVER_ENGINE_QUERY_ENGINE_H_
 #define DPQ_SERVER_ENGINE_QUERY_ENGINE_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,13 @@ class QueryEngine {
   };
   // `rng` must be dp::SecureRandom() in production.
   QueryEngine(Stores stores, dp::RandomSource* rng) : s_(stores), rng_(rng) {}
+
+  // Called with the dataset's name whenever a scan's float8 statement raised a data exception
+  // and the numeric fallback answered (store::ScanResult::recovered_data_error): dpqd counts it in
+  // dpq_scan_data_errors_total. Set before serving.
+  void OnScanDataError(std::function<void(const std::string& dataset)> hook) {
+    on_scan_data_error_ = std::move(hook);
+  }
 
   // The dataset if `principal` may query it: admins may query any dataset, analysts only granted
   // ones (PERMISSION_DENIED). NOT_FOUND for an unknown dataset.
@@ -157,6 +165,7 @@ class QueryEngine {
 
   Stores s_;
   dp::RandomSource* rng_;
+  std::function<void(const std::string& dataset)> on_scan_data_error_;
 };
 
 }  // namespace dpq::engine

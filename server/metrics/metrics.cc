@@ -295,9 +295,19 @@ Metrics::Metrics(LedgerSnapshot snapshot, PoolSnapshot pool, BuildInfo build)
                       .Help("Local-DP reports submitted to this process, by collection and outcome "
                             "(accepted, or the refusal's code)")
                       .Register(*registry_);
+  scan_data_errors_ = &prometheus::BuildCounter()
+                           .Name("dpq_scan_data_errors_total")
+                           .Help("Scans whose float8 statement raised a data exception (a bug: "
+                                 "scans are total by construction) and were answered by the "
+                                 "exact numeric fallback, by dataset")
+                           .Register(*registry_);
 }
 
 Metrics::~Metrics() = default;
+
+void Metrics::RecordScanDataError(absl::string_view dataset) {
+  scan_data_errors_->Add({{"dataset", std::string(dataset)}}).Increment();
+}
 
 void Metrics::RecordLdpReport(absl::string_view collection, absl::string_view outcome) {
   ldp_reports_->Add({{"collection", std::string(collection)}, {"outcome", std::string(outcome)}})

@@ -122,6 +122,10 @@ class Metrics {
   // code of the refusal. Callers pass collection "" unless the collection exists (bounded labels).
   void RecordLdpReport(absl::string_view collection, absl::string_view outcome);
 
+  // A scan of `dataset` whose float8 statement raised a data exception and that the numeric
+  // fallback answered (dpq_scan_data_errors_total; an alert fires on any increase).
+  void RecordScanDataError(absl::string_view dataset);
+
   // Everything one scrape shows, in exposition order (registry, ledger, pool).
   std::vector<prometheus::MetricFamily> Collect() const;
 
@@ -147,6 +151,7 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>* verify_ok_;
   prometheus::Family<prometheus::Gauge>* verify_time_;
   prometheus::Family<prometheus::Counter>* ldp_reports_ = nullptr;
+  prometheus::Family<prometheus::Counter>* scan_data_errors_ = nullptr;
   std::unique_ptr<HttpServer> http_;
 };
 
