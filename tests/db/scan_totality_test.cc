@@ -1,0 +1,428 @@
+// Scans are total: no stored value and no bounds that validation accepts can make a scan
+// statement fail (docs/threat-model.md, "Scans are total"; server/store/scan_arithmetic.h).
+//
+// The shapes are generated from the code's own tables, not from a hand list of queries:
+//  * every query::AggregateKind (kAllAggregateKinds) x every bounding request (row-clamped,
+//    per-unit pre-aggregated; the store then picks the random window or the stored rank) x every
+//    grouping (none, declared keys, a key list, selected keys, numeric bins, text histogram) x with
+//    and without a filter x every bounds pair below; a kind with no shapes here fails the test;
+//  * every SQL aggregate function the analyzer knows (sql::SqlAggregateFunctions) in each of its
+//    forms and groupings (WHERE key lists, WIDTH_BUCKET, max_rows_contributed), compiled by the
+//    real parser and analyzer; a function with no forms here fails the test.
+// Each planned shape is scanned on real PostgreSQL over a table of adversarial values, and the
+// test asserts that the float8 statement itself answered (no fallback), that every
+// store::BoundingMode and every grouping was reached, and that the numeric fallback is total too.
+// Planner or analyzer refusals are fine: they happen before the charge and depend on the request
+// and the schema only.
+#include <cfloat>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/query/filter/type_checker.h"
+#include "server/query/planner.h"
+#include "server/sql/analyzer.h"
+#include "server/sql/parser.h"
+#include "server/store/aggregate_scanner.h"
+#include "server/store/scan_sql.h"
+#include "tests/db/adversarial_dataset.h"
+#include "tests/db/store_test_env.h"
+#include "tests/support/status_matchers.h"
+
+namespace dpq::store {
+namespace {
+
+using query::AggregateKind;
+using query::ColumnSchema;
+using query::ColumnType;
+using query::QuerySpec;
+using ::dpq::testing::AdversarialBounds;
+using ::dpq::testing::Bounds;
+
+enum class Grouping { kNone, kDeclaredKeys, kKeyList, kSelectedKeys, kNumericBins, kTextHistogram };
+constexpr Grouping kAllGroupings[] = {Grouping::kNone,         Grouping::kDeclaredKeys,
+                                      Grouping::kKeyList,      Grouping::kSelectedKeys,
+                                      Grouping::kNumericBins,  Grouping::kTextHistogram};
+std::string GroupingName(Grouping g) {
+  switch (g) {
+    case Grouping::kNone: return "none";
+    case Grouping::kDeclaredKeys: return "declared_keys";
+    case Grouping::kKeyList: return "key_list";
+    case Grouping::kSelectedKeys: return "selected_keys";
+    case Grouping::kNumericBins: return "numeric_bins";
+    case Grouping::kTextHistogram: return "text_histogram";
+  }
+  return "?";
+}
+
+// Filters, each applied before contribution bounding: none, one on the value column (NaN passes
+// `x > 0` in PostgreSQL's order), one on the integer column with its extremes, one on text.
+const std::vector<std::string>& Filters() {
+  static const auto* const kFilters =
+      new std::vector<std::string>{"", "x > 0 OR n IS NULL", "n >= 0 AND cat <> 'b'"};
+  return *kFilters;
+}
+
+// One query shape to plan: the spec and the labels the coverage is counted by.
+struct Shape {
+  QuerySpec spec;
+  Grouping grouping = Grouping::kNone;
+  std::string label;
+};
+
+// The specs of one aggregate kind with one grouping and bounding request; empty where the
+// combination does not exist for that kind (bins and text histograms are histogram-only).
+// A kind this switch does not know fails the test: new aggregates must be covered here.
+std::vector<QuerySpec> SpecsFor(AggregateKind kind, Grouping grouping, bool per_unit, Bounds b) {
+  QuerySpec spec;
+  spec.dataset = "adversarial";
+  spec.aggregate = kind;
+  spec.epsilon = 1;
+  spec.pre_aggregate = per_unit;
+  spec.max_contributions = per_unit ? 1 : 5;
+  spec.max_partitions = 2;
+  spec.lower = b.lower;
+  spec.upper = b.upper;
+  switch (kind) {
+    case AggregateKind::kCount:
+      if (!per_unit) spec.lower.reset(), spec.upper.reset();
+      break;
+    case AggregateKind::kSum:
+    case AggregateKind::kMean:
+    case AggregateKind::kVariance:
+    case AggregateKind::kStddev:
+      spec.column = "x";
+      break;
+    case AggregateKind::kQuantile:
+      spec.column = "x";
+      break;
+    case AggregateKind::kHistogram:
+      spec.column = grouping == Grouping::kTextHistogram ? "grp" : "x";
+      break;
+    default:
+      ADD_FAILURE() << "the scan-totality test has no shapes for aggregate "
+                    << query::AggregateName(kind) << ": add them to SpecsFor";
+      return {};
+  }
+  const bool histogram = kind == AggregateKind::kHistogram;
+  if (histogram && grouping == Grouping::kTextHistogram) {
+    spec.lower.reset(), spec.upper.reset();
+  } else if (histogram) {
+    if (grouping != Grouping::kNumericBins) return {};
+    spec.bins = {b.lower, b.lower + (b.upper - b.lower) / 2, b.upper};
+  } else if (grouping == Grouping::kNumericBins || grouping == Grouping::kTextHistogram) {
+    return {};
+  }
+  switch (grouping) {
+    case Grouping::kDeclaredKeys: spec.group_by = {"cat"}; break;
+    case Grouping::kKeyList: spec.group_by = {"grp"}, spec.keys = {"g0", "g1", "", "zz"}; break;
+    case Grouping::kSelectedKeys: spec.group_by = {"grp"}; break;
+    default: break;
+  }
+  if (grouping == Grouping::kSelectedKeys || (histogram && grouping == Grouping::kTextHistogram)) {
+    spec.delta = 1e-6;
+  }
+  std::vector<QuerySpec> out;
+  if (kind == AggregateKind::kQuantile) {
+    spec.quantiles = {0.5};
+    out.push_back(spec);
+    spec.quantiles = {0.05, 0.25, 0.4, 0.5, 0.6, 0.75, 0.95};  // read off the noisy CDF
+  }
+  out.push_back(spec);
+  if (kind == AggregateKind::kMean || kind == AggregateKind::kSum) {
+    spec.mechanism = query::MechanismKind::kGaussian;
+    spec.delta = 1e-6;
+    out.push_back(spec);
+  }
+  return out;
+}
+
+std::vector<Shape> FlagShapes(const std::vector<Bounds>& bounds = AdversarialBounds()) {
+  std::vector<Shape> shapes;
+  for (AggregateKind kind : query::kAllAggregateKinds) {
+    for (Grouping grouping : kAllGroupings) {
+      for (bool per_unit : {false, true}) {
+        for (const Bounds& b : bounds) {
+          for (QuerySpec spec : SpecsFor(kind, grouping, per_unit, b)) {
+            for (const std::string& where : Filters()) {
+              spec.where = where;
+              shapes.push_back({spec, grouping,
+                                absl::StrFormat("%s per_unit=%d grouping=%s bounds=[%.17g, %.17g] "
+                                                "mechanism=%s quantiles=%d where=\"%s\"",
+                                                query::AggregateName(kind), per_unit,
+                                                GroupingName(grouping), b.lower, b.upper,
+                                                query::MechanismName(spec.mechanism),
+                                                spec.quantiles.size(), where)});
+            }
+          }
+        }
+      }
+    }
+  }
+  return shapes;
+}
+
+// SQL forms of one aggregate function: the call with its bounds arguments, in every grouping the
+// analyzer accepts for it. A function this switch does not know fails the test.
+std::vector<std::string> SqlFormsFor(const std::string& function, Bounds b) {
+  const std::string bounds = absl::StrFormat("(%.17g, %.17g)", b.lower, b.upper);
+  std::vector<std::string> calls;
+  if (function == "COUNT") {
+    calls = {"COUNT(*)", "COUNT(x)", "COUNT(*, contribution_bounds_per_group => (1, 3))",
+             "COUNT(x, contribution_bounds_per_group => (0, 2))"};
+  } else if (function == "SUM" || function == "AVG") {
+    calls = {absl::StrCat(function, "(x, contribution_bounds_per_group => ", bounds, ")"),
+             absl::StrCat(function, "(x, contribution_bounds_per_row => ", bounds, ")")};
+  } else if (function == "VAR_POP" || function == "STDDEV_POP") {
+    calls = {absl::StrCat(function, "(x, contribution_bounds_per_row => ", bounds, ")")};
+  } else if (function == "PERCENTILE_CONT") {
+    calls = {absl::StrCat("PERCENTILE_CONT(x, 0.5, contribution_bounds_per_row => ", bounds, ")")};
+  } else if (function == "APPROX_QUANTILES") {
+    calls = {absl::StrCat("APPROX_QUANTILES(x, 4, contribution_bounds_per_row => ", bounds, ")")};
+  } else {
+    ADD_FAILURE() << "the scan-totality test has no SQL forms for " << function
+                  << ": add them to SqlFormsFor";
+    return {};
+  }
+  const std::string head =
+      "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, "
+      "max_groups_contributed = 2";
+  std::vector<std::string> out;
+  for (const std::string& call : calls) {
+    for (const std::string& where : {std::string(""), std::string(" WHERE x > 0 OR n IS NULL")}) {
+      out.push_back(absl::StrCat(head, ") ", call, " FROM adversarial", where));
+      out.push_back(absl::StrCat(head, ") cat, ", call, " FROM adversarial", where, " GROUP BY cat"));
+      out.push_back(absl::StrCat(head, ") grp, ", call, " FROM adversarial", where, " GROUP BY grp"));
+      out.push_back(absl::StrCat(head, ") grp, ", call, " FROM adversarial WHERE grp IN ('g0', '', 'zz')",
+                                 where.empty() ? "" : " AND (x > 0 OR n IS NULL)", " GROUP BY grp"));
+    }
+  }
+  if (function == "COUNT") {
+    out.push_back(absl::StrCat(head, ") WIDTH_BUCKET(x, ", b.lower, ", ", b.upper,
+                               ", 4) AS bucket, COUNT(*) FROM adversarial GROUP BY bucket"));
+    out.push_back(absl::StrFormat(
+        "%s) WIDTH_BUCKET(x, (%.17g, %.17g)) AS bucket, COUNT(*) FROM adversarial GROUP BY bucket",
+        head, b.lower, b.upper));
+    out.push_back(
+        "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, max_rows_contributed "
+        "= 3) grp, COUNT(*) FROM adversarial GROUP BY grp");
+    out.push_back(
+        "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, max_rows_contributed = 3) cat, "
+        "COUNT(*) FROM adversarial GROUP BY cat");
+  }
+  return out;
+}
+
+class ScanTotalityTest : public ::dpq::testing::StoreTest {
+ protected:
+  void SetUp() override {
+    StoreTest::SetUp();
+    if (HasFatalFailure()) return;
+    ASSERT_OK_AND_ASSIGN(schema_, ::dpq::testing::CreateAdversarialDataset(db(), url()));
+  }
+
+  // Plans and scans `spec`; records what was reached. Returns false when the planner refused.
+  bool PlanAndScan(const QuerySpec& spec, const std::string& label, AggregateScanner& scanner,
+                   bool expect_fallback = false) {
+    absl::StatusOr<query::QueryPlan> plan = query::PlanQuery(spec, schema_);
+    if (!plan.ok()) {
+      EXPECT_THAT(plan.status().code(), ::testing::AnyOf(absl::StatusCode::kInvalidArgument,
+                                                         absl::StatusCode::kUnimplemented))
+          << label << ": " << plan.status();
+      return false;
+    }
+    absl::optional<query::filter::TypedFilter> filter;
+    if (!spec.where.empty()) {
+      absl::StatusOr<query::filter::TypedFilter> f = query::filter::ParseAndCheckFilter(spec.where, schema_);
+      EXPECT_TRUE(f.ok()) << label << ": " << f.status();
+      if (!f.ok()) return false;
+      filter = *std::move(f);
+    }
+    absl::StatusOr<ScanResult> r =
+        scanner.Scan(plan->scan, absl::InfiniteFuture(), filter ? &*filter : nullptr, "seed");
+    EXPECT_TRUE(r.ok()) << label << ": " << r.status();
+    if (!r.ok()) return false;
+    if (expect_fallback) {
+      EXPECT_EQ(r->recovered_data_error, "22012") << label;
+    } else {
+      EXPECT_EQ(r->recovered_data_error, "") << label << ": the float8 statement failed";
+    }
+    for (const GroupStats& g : r->groups.empty() ? std::vector<GroupStats>{*r} : r->groups) {
+      EXPECT_TRUE(std::isfinite(g.sum) && std::isfinite(g.sum_sq)) << label;
+    }
+    modes_.insert(BoundingModeOf(plan->scan, filter.has_value()));
+    ++scanned_;
+    return true;
+  }
+
+  query::DatasetSchema schema_;
+  std::set<BoundingMode> modes_;
+  int scanned_ = 0;
+};
+
+TEST_F(ScanTotalityTest, EveryFlagShapeScansWithoutErrorOnAdversarialValues) {
+  AggregateScanner scanner(db());
+  std::map<AggregateKind, int> per_kind;
+  std::set<Grouping> groupings;
+  const std::vector<Shape> shapes = FlagShapes();
+  for (const Shape& shape : shapes) {
+    if (PlanAndScan(shape.spec, shape.label, scanner)) {
+      ++per_kind[shape.spec.aggregate];
+      groupings.insert(shape.grouping);
+    }
+  }
+  for (AggregateKind kind : query::kAllAggregateKinds) {
+    EXPECT_GT(per_kind[kind], 0) << "no shape of " << query::AggregateName(kind) << " was scanned";
+  }
+  for (BoundingMode mode : kAllBoundingModes) {
+    EXPECT_EQ(modes_.count(mode), 1u) << "bounding mode " << BoundingModeName(mode) << " never scanned";
+  }
+  for (Grouping g : kAllGroupings) {
+    EXPECT_EQ(groupings.count(g), 1u) << "grouping " << GroupingName(g) << " never scanned";
+  }
+  std::printf("scan_totality: %zu flag shapes, %d planned and scanned\n", shapes.size(), scanned_);
+}
+
+TEST_F(ScanTotalityTest, EverySqlFormScansWithoutErrorOnAdversarialValues) {
+  AggregateScanner scanner(db());
+  std::set<query::AggregateKind> lowered;
+  int statements = 0;
+  for (const auto& [function, kind] : sql::SqlAggregateFunctions()) {
+    int scanned_before = scanned_;
+    for (const Bounds& b : AdversarialBounds()) {
+      for (const std::string& text : SqlFormsFor(function, b)) {
+        ++statements;
+        absl::StatusOr<sql::Script> script = sql::Parse(text);
+        ASSERT_TRUE(script.ok()) << text << ": " << script.status();
+        absl::StatusOr<sql::CompiledStatement> compiled = sql::Analyze(script->statements[0], schema_);
+        if (!compiled.ok()) {
+          EXPECT_THAT(compiled.status().code(), ::testing::AnyOf(absl::StatusCode::kInvalidArgument,
+                                                                 absl::StatusCode::kUnimplemented))
+              << text << ": " << compiled.status();
+          continue;
+        }
+        for (const QuerySpec& part : compiled->parts) {
+          lowered.insert(part.aggregate);
+          PlanAndScan(part, text, scanner);
+        }
+      }
+    }
+    EXPECT_GT(scanned_, scanned_before) << "no SQL form of " << function << " was scanned";
+  }
+  // Every kind the analyzer lowers to is one the flag enumeration covers.
+  const std::set<query::AggregateKind> all(std::begin(query::kAllAggregateKinds),
+                                           std::end(query::kAllAggregateKinds));
+  for (query::AggregateKind kind : lowered) EXPECT_EQ(all.count(kind), 1u) << query::AggregateName(kind);
+  std::printf("scan_totality: %d SQL statements, %d parts scanned\n", statements, scanned_);
+}
+
+// The fallback must be total too: with every float8 statement failing (fault injection), each
+// shape is answered in numeric, on one bounds pair per kind of magnitude.
+TEST_F(ScanTotalityTest, TheNumericFallbackAnswersEveryFlagShape) {
+  AggregateScanner scanner(db());
+  scanner.FailFloat8ScansForTesting(true);
+  int fell_back = 0;
+  const std::vector<Bounds> some = {{-1e-147, 1.0000000000000001e-147}, {-1e15, 1e15}, {1, 2.5}};
+  for (const Shape& shape : FlagShapes(some)) {
+    if (PlanAndScan(shape.spec, shape.label, scanner, /*expect_fallback=*/true)) ++fell_back;
+  }
+  EXPECT_GT(fell_back, 0);
+  for (BoundingMode mode : kAllBoundingModes) {
+    EXPECT_EQ(modes_.count(mode), 1u) << "bounding mode " << BoundingModeName(mode) << " never scanned";
+  }
+}
+
+
+// The two scans that once failed on data, now answered from the float8 statement:
+// a per-unit SUM whose two raw values of 1e308 overflowed float8 before the clamp, and a variance
+// whose centred square of an exact 0 underflowed against the centre 6.9e-164 of
+// [-1e-147, 1.0000000000000001e-147] (and of 1e-200 against the centre 0 of [-1, 1]).
+TEST_F(ScanTotalityTest, PerUnitSumOfTwoValuesNear1e308IsClampedNotOverflowed) {
+  Sql(absl::StrCat("INSERT INTO ", DataTableName(schema_.id),
+                   " (pid, x, _dpq_rank) VALUES (9001, 1e308, 1), (9001, 1e308, 2)"));
+  AggregateScanner scanner(db());
+  for (query::AggregateKind kind : {AggregateKind::kSum, AggregateKind::kMean}) {
+    QuerySpec spec;
+    spec.dataset = "adversarial";
+    spec.aggregate = kind;
+    spec.column = "x";
+    spec.epsilon = 1;
+    spec.pre_aggregate = true;
+    spec.lower = -1e15;
+    spec.upper = 1e15;
+    spec.where = "pid = 9001";
+    ASSERT_OK_AND_ASSIGN(query::QueryPlan plan, query::PlanQuery(spec, schema_));
+    ASSERT_OK_AND_ASSIGN(auto filter, query::filter::ParseAndCheckFilter(spec.where, schema_));
+    ASSERT_OK_AND_ASSIGN(ScanResult r, scanner.Scan(plan.scan, absl::InfiniteFuture(), &filter, "s"));
+    EXPECT_EQ(r.recovered_data_error, "");
+    EXPECT_EQ(r.count, 1);
+    EXPECT_EQ(r.sum + plan.scan.center, 1e15) << query::AggregateName(kind);
+  }
+}
+
+TEST_F(ScanTotalityTest, VarianceOfZeroAgainstATinyNonzeroCentreDoesNotUnderflow) {
+  Sql(absl::StrCat("INSERT INTO ", DataTableName(schema_.id),
+                   " (pid, x, _dpq_rank) VALUES (9002, 0, 1), (9003, 1e-200, 1)"));
+  AggregateScanner scanner(db());
+  const std::vector<std::pair<Bounds, std::string>> cases = {
+      {{-1e-147, 1.0000000000000001e-147}, "pid = 9002"}, {{-1, 1}, "pid = 9003"}};
+  for (const auto& [bounds, where] : cases) {
+    for (query::AggregateKind kind : {AggregateKind::kVariance, AggregateKind::kStddev}) {
+      QuerySpec spec;
+      spec.dataset = "adversarial";
+      spec.aggregate = kind;
+      spec.column = "x";
+      spec.epsilon = 1;
+      spec.lower = bounds.lower;
+      spec.upper = bounds.upper;
+      spec.where = where;
+      ASSERT_OK_AND_ASSIGN(query::QueryPlan plan, query::PlanQuery(spec, schema_));
+      if (where == "pid = 9002") ASSERT_NE(plan.scan.center, 0.0) << "the centre is tiny, not 0";
+      ASSERT_OK_AND_ASSIGN(auto filter, query::filter::ParseAndCheckFilter(where, schema_));
+      ASSERT_OK_AND_ASSIGN(ScanResult r, scanner.Scan(plan.scan, absl::InfiniteFuture(), &filter, "s"));
+      EXPECT_EQ(r.recovered_data_error, "") << where;
+      EXPECT_EQ(r.count, 1) << where;
+      EXPECT_EQ(r.sum_sq, 0) << where << ": the square of a tiny difference flushes to 0";
+    }
+  }
+}
+
+// Where the float8 statement answers, the numeric fallback gives the same statistics (the
+// stored-rank bounding keeps the same rows in both): it is the same scan, exactly computed.
+TEST_F(ScanTotalityTest, TheNumericFallbackComputesTheSameStatistics) {
+  ASSERT_OK_AND_ASSIGN(CreatedDataset tiny, CreateTinyDataset("tiny", 200));
+  query::ScanPlan plan;
+  plan.dataset_id = tiny.schema.id;
+  plan.unit_column = "uid";
+  plan.value_column = "x";
+  plan.clamp_lower = 0;
+  plan.clamp_upper = 10;
+  plan.center = 5;
+  plan.max_contributions = 1;
+  plan.sum_squares = true;
+  plan.bound_by_row_rank = true;
+  plan.bucket_edges = {0, 2.5, 5, 10};
+  AggregateScanner scanner(db());
+  ASSERT_OK_AND_ASSIGN(ScanResult float8, scanner.Scan(plan));
+  scanner.FailFloat8ScansForTesting(true);
+  ASSERT_OK_AND_ASSIGN(ScanResult numeric, scanner.Scan(plan));
+  EXPECT_EQ(float8.recovered_data_error, "");
+  EXPECT_EQ(numeric.recovered_data_error, "22012");
+  EXPECT_EQ(numeric.count, float8.count);
+  EXPECT_EQ(numeric.buckets, float8.buckets);
+  EXPECT_NEAR(numeric.sum, float8.sum, 1e-9 * std::abs(float8.sum) + 1e-12);
+  EXPECT_NEAR(numeric.sum_sq, float8.sum_sq, 1e-9 * float8.sum_sq);
+  EXPECT_EQ(float8.count, 200);
+}
+
+}  // namespace
+}  // namespace dpq::store
