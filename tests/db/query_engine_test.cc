@@ -192,6 +192,28 @@ TEST_F(QueryEngineTest, HugeEpsilonSumAndMeanMatchTheData) {
   EXPECT_EQ(Budget().epsilon_spent(), 2e6);
 }
 
+// Defence in depth (store/scan_arithmetic.h): should a float8 scan raise a data exception after
+// the charge, the analyst still gets the answer (from the numeric fallback) with the same status
+// and charge, and the engine reports the dataset to the hook dpqd wires to
+// dpq_scan_data_errors_total.
+TEST_F(QueryEngineTest, AScanDataErrorIsAnsweredByTheFallbackAndReported) {
+  std::vector<std::string> reported;
+  engine_->OnScanDataError([&reported](const std::string& dataset) { reported.push_back(dataset); });
+  scanner_->FailFloat8ScansForTesting(true);
+  QuerySpec sum = Count(1e6);
+  sum.aggregate = AggregateKind::kSum;
+  sum.column = "x";
+  double exact_sum = 0;
+  for (int uid = 1; uid <= kRows; ++uid) exact_sum += (uid % 10) + 0.5;
+  ASSERT_OK_AND_ASSIGN(QueryOutcome s, engine_->Run(granted_, sum, "fallback"));
+  EXPECT_NEAR(s.allocation.value, exact_sum, 1e-2);
+  EXPECT_EQ(Budget().epsilon_spent(), 1e6);
+  EXPECT_EQ(reported, std::vector<std::string>{"people"});
+  scanner_->FailFloat8ScansForTesting(false);
+  ASSERT_OK(engine_->Run(granted_, Count(1e6), "no-fallback").status());
+  EXPECT_EQ(reported.size(), 1u) << "a scan that answered in float8 is not reported";
+}
+
 TEST_F(QueryEngineTest, SameRequestIdReplaysTheStoredAnswerWithoutCharging) {
   ASSERT_OK_AND_ASSIGN(QueryOutcome first, engine_->Run(granted_, Count(0.5), "idem"));
   ASSERT_FALSE(first.replayed);
