@@ -4,29 +4,43 @@ data except the released noisy values.
 
 For a base dataset D and, per adversarial variant, a neighbour D' = D plus ONE privacy unit (NULL in
 every column, values near +-1e308, NaN/+-inf, values far outside the declared bounds, an undeclared
-group key, 500 rows, the NULL unit), the same generated grid of requests runs on D and on every D'
-as the same analyst, in the same order, with the same request ids:
+group key, 500 rows, the NULL unit, rows of huge values whose per-unit sum overflows float8, tiny
+and subnormal values, all zeros, 2000 rows of 1e308), the same generated grid of requests runs on D
+and on every D' as the same analyst, in the same order, with the same request ids:
   * single queries (itertools.product of aggregate, mechanism, K, grouping; and of aggregate,
     column, clamp bounds, --where filter), every aggregate, declared keys/categories and DP
     partition selection, extreme explicit bounds (1e15, 1e16 and the overflow probe of issue 11,
     L = DBL_MAX / (n - 1/2) with n the neighbour's number of kept rows);
   * `dpqctl query-batch`, `dpqctl plan`, replays (same --request-id), repeats (the result cache)
     and the same questions from a second analyst;
+  * `dpqctl sql` forms of the same questions: per-unit SUM / AVG (declared bounds and explicit
+    contribution_bounds_per_group up to 1e15), row-clamped SUM, VAR_POP, STDDEV_POP (also with
+    bounds of 1e-147) and PERCENTILE_CONT, per-unit COUNT, GROUP BY declared categories, keys
+    stated by WHERE, selected keys and WIDTH_BUCKET, a script of two statements, refusals; a
+    replay, a cached repeat and bob's release of one; `dpqctl sql --explain` of some;
+  * `dpqctl query --per-unit` (count, sum, mean; grouped and not; extreme bounds), the first two
+    being the flag twins of SQL statements asked before them (cached answers);
   * through gRPC (the Python stubs), inputs that dpqctl refuses itself: NaN and infinite bounds,
     bins, quantiles, epsilon, delta, confidence.
 Every observable except the noisy values is compared: exit code, error code and message, mechanism,
 epsilon/delta charged and the budget after, noise scales, sensitivity, K, M, clamp bounds, interval
 confidence and (count, sum, histogram: data-independent) half-width, the number, keys and labels of
 rows for declared keys and bins, rank errors, cached/replayed flags, warnings, request ids, plans,
-the schema the analyst sees, and at the end the audit trail (which requests were charged what).
+the SQL result's columns, row count and public keys, the schema the analyst sees, and at the end the
+audit trail (which requests were charged what).
 A difference fails the variant's test, naming the request (its argv) and the observable.
 
 Also here: the two regression tests of issue 11 (the overflow probe on n-1 and n kept rows; the
 NULL unit and the bounding method), the all-or-nothing refusal of 2.5 in a declared integer column,
-and the per-analyst result cache.
+the per-analyst result cache (for flag and SQL questions), and two scans that once failed on one
+neighbour only: a per-unit SUM / AVG on D and on D plus a unit with two rows of u = 1e308 (the raw
+per-unit total overflows float8), and a variance over bounds (-1e-147, 1.0000000000000001e-147) on
+a row holding exactly 0 against one holding 5 (squares underflow float8); both must now answer on
+both sides with the same charge.
 
-Sized for two busy cores: ~320 requests per dataset, 8 datasets, run 3 datasets at a time; every
-loop is bounded in count and the whole grid by GRID_TIME_LIMIT_S.
+Sized for two busy cores: ~365 requests per dataset (~45 of them SQL, --explain and --per-unit),
+12 datasets (11 loaded: the loader refuses NaN), run 3 datasets at a time; every loop is bounded in
+count and the whole grid by GRID_TIME_LIMIT_S.
 """
 
 import concurrent.futures
@@ -118,6 +132,23 @@ VARIANTS = {
     # The unit whose id is NULL (all NULL-unit rows form one unit): D has none.
     "nullunit": [["", "100", "50", "a", "g0", "999"], ["", "0", "0", "b", "g1", "-999"],
                  ["", "", "", "", "", ""]],
+    # Several rows of huge finite values in the same groups: a per-unit sum of the raw values
+    # (before its clamp to [L, U]) overflows float8, in x, in u, per cat and per grp.
+    "hugesum": _unit(["1e308", "50", "a", "g0", "1e308"],
+                     ["1.7976931348623157e308", "9223372036854775807", "a", "g0",
+                      "1.7976931348623157e308"],
+                     ["1e308", "40", "a", "g0", "1e308"], ["-1e308", "0", "b", "g1", "-1e308"],
+                     ["-1.7976931348623157e308", "1", "b", "g1", "-1.7976931348623157e308"]),
+    # Tiny values: 1e-200 (its square underflows), the smallest subnormal and a negative one.
+    "tiny": _unit(["1e-200", "1", "a", "g0", "1e-200"],
+                  ["4.9406564584124654e-324", "0", "b", "g1", "4.9406564584124654e-324"],
+                  ["-1e-200", "0", "c", "g2", "-1e-200"]),
+    # Every value exactly 0 (a clamp to bounds that exclude 0, a variance of zeros).
+    "zeros": _unit(["0", "0", "a", "g0", "0"], ["0", "0", "b", "g1", "0"],
+                   ["0", "0", "a", "g0", "0"]),
+    # 2000 rows of u = 1e308: K clamps rows, but a per-unit sum sees all 2000 before its clamp.
+    "manyhuge": _unit(*[[repr(float(i % 101)), str(i % 51), "abc"[i % 3], "g%d" % (i % 4), "1e308"]
+                        for i in range(2000)]),
 }
 
 
@@ -162,7 +193,7 @@ FLAGS = {"aggregate": "--aggregate", "column": "--column", "lower": "--lower", "
          "mechanism": "--mechanism", "delta": "--delta", "max_contributions": "--max-contributions",
          "where": "--where", "confidence": "--confidence", "quantiles": "--quantiles",
          "bins": "--bins", "group_by": "--group-by", "keys": "--keys",
-         "max_partitions": "--max-partitions", "epsilon": "--epsilon"}
+         "max_partitions": "--max-partitions", "epsilon": "--epsilon", "per_unit": "--per-unit"}
 
 
 def selects_keys(q):
@@ -185,6 +216,9 @@ def _number(v):
 def query_flags(q):
     args = []
     for key, value in q.items():
+        if value is True:  # a switch (--per-unit)
+            args.append(FLAGS[key])
+            continue
         if isinstance(value, list):
             value = ",".join(_number(v) for v in value)
         args += [FLAGS[key], _number(value)]
@@ -278,6 +312,104 @@ def grpc_queries():
         {"aggregate": "sum", "column": "x", "epsilon": EPS, "max_contributions": 2 ** 31 - 1},
     ]
     return queries
+
+
+def per_unit_queries():
+    """Flag queries with --per-unit: each unit's row count, sum or mean per group clamped to
+    [--lower, --upper] (SQL's contribution_bounds_per_group), with extreme bounds (the overflow
+    probe is refused: above 1e15). The first two are the flag twins of SQL statements run before
+    them (one question each: answered from the result cache)."""
+    wide = {"lower": -1e15, "upper": 1e15}
+    queries = [
+        dict(aggregate="sum", column="u", per_unit=True, **wide),
+        dict(aggregate="mean", column="u", per_unit=True, **wide),
+        dict(aggregate="sum", column="u", per_unit=True, group_by=["cat"], **wide),
+        dict(aggregate="mean", column="u", per_unit=True, group_by=["cat"], **wide),
+        dict(aggregate="sum", column="u", per_unit=True, group_by=["grp"], **wide),
+        dict(aggregate="sum", column="u", per_unit=True, lower=PROBE[0], upper=PROBE[1]),
+        dict(aggregate="sum", column="x", per_unit=True),  # the declared bounds
+        dict(aggregate="count", per_unit=True, lower=1, upper=3),
+        dict(aggregate="count", per_unit=True, lower=1, upper=3, group_by=["cat"]),
+    ]
+    return [with_privacy(q, "laplace") for q in queries]
+
+
+TINY = "(-1e-147, 1.0000000000000001e-147)"  # (x - midpoint)^2 underflows for x = 0
+WIDE = "(-1e15, 1e15)"
+WHERE_KEYS = "WHERE grp IN ('g0', 'g1', 'nokey')"
+
+
+def dp_select(body, delta=False, extra=""):
+    """SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = EPS[, delta = DELTA]) `body`, where
+    `body` names the dataset {d}."""
+    options = "epsilon = %s" % _number(EPS) + (", delta = %s" % _number(DELTA) if delta else "")
+    return "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (%s%s) %s" % (options, extra, body)
+
+
+def sql_query(body, half_width=(), delta=False, extra="", selects=False):
+    """One `dpqctl sql` statement of the grid. half_width: the output columns whose interval
+    half-width is data-independent (COUNT, SUM); selects: its GROUP BY keys come from DP partition
+    selection (which keys are released is then not compared)."""
+    return {"sql": dp_select(body, delta, extra), "half_width": set(half_width), "selects": selects}
+
+
+def sql_queries():
+    """The SQL forms of the grid's questions: per-unit SUM / AVG (declared and explicit bounds,
+    extreme ones), row-clamped SUM / VAR_POP / STDDEV_POP / PERCENTILE_CONT, per-unit COUNT, every
+    kind of GROUP BY key (declared categories, WHERE-stated keys, selected keys, WIDTH_BUCKET), a
+    script of two statements and a refusal (SUM of a column without declared bounds)."""
+    d = "FROM {d}"
+    return [
+        sql_query("SUM(x) AS s, AVG(x) AS a " + d, ["s"]),
+        sql_query("SUM(x, contribution_bounds_per_group => (0, 200)) AS s, "
+                  "AVG(x, contribution_bounds_per_group => (10, 90)) AS a " + d, ["s"]),
+        sql_query("SUM(x, contribution_bounds_per_row => (0, 50)) AS s " + d, ["s"]),
+        sql_query("VAR_POP(x, contribution_bounds_per_row => (0, 100)) AS v, "
+                  "STDDEV_POP(x, contribution_bounds_per_row => (0, 100)) AS sd " + d),
+        sql_query("PERCENTILE_CONT(x, 0.5, contribution_bounds_per_row => (0, 100)) AS m " + d),
+        sql_query("COUNT(*, contribution_bounds_per_group => (1, 3)) AS c, COUNT(*) AS n " + d,
+                  ["c", "n"]),
+        sql_query("SUM(n) AS s, STDDEV_POP(n) AS sd " + d, ["s"]),
+        sql_query("cat, COUNT(*) AS n, SUM(x) AS s, AVG(x) AS a %s GROUP BY cat" % d, ["n", "s"]),
+        sql_query("grp, COUNT(*) AS n, SUM(x) AS s %s %s GROUP BY grp" % (d, WHERE_KEYS),
+                  ["n", "s"]),
+        sql_query("grp, COUNT(*) AS n %s GROUP BY grp" % d, ["n"], delta=True, selects=True),
+        sql_query("grp, SUM(u, contribution_bounds_per_group => %s) AS s, AVG(x) AS a %s "
+                  "GROUP BY grp" % (WIDE, d), ["s"], delta=True, selects=True),
+        sql_query("WIDTH_BUCKET(x, 0, 100, 4) AS b, COUNT(*) AS n %s GROUP BY b" % d, ["n"]),
+        sql_query("WIDTH_BUCKET(u, -1e15, 1e15, 4) AS b, COUNT(*, contribution_bounds_per_group => "
+                  "(0, 3)) AS n %s GROUP BY b" % d, ["n"]),
+        # SQL_TWIN and the next: the twins of the first two per-unit flag queries.
+        sql_query("SUM(u, contribution_bounds_per_group => %s) AS s %s" % (WIDE, d), ["s"]),
+        sql_query("AVG(u, contribution_bounds_per_group => %s) AS a %s" % (WIDE, d)),
+        sql_query("SUM(u, contribution_bounds_per_group => (-1e16, 1e16)) AS s, "
+                  "AVG(u, contribution_bounds_per_group => (-1e16, 1e16)) AS a " + d, ["s"]),
+        sql_query("SUM(u, contribution_bounds_per_group => (%r, %r)) AS s %s" % (PROBE + (d,)),
+                  ["s"]),
+        sql_query("cat, SUM(u, contribution_bounds_per_group => %s) AS s, AVG(u, "
+                  "contribution_bounds_per_group => %s) AS a %s GROUP BY cat" % (WIDE, WIDE, d),
+                  ["s"]),
+        sql_query("SUM(u, contribution_bounds_per_group => %s) AS s %s WHERE x >= 50 OR "
+                  "(cat IN ('a', 'b') AND n IS NOT NULL)" % (WIDE, d), ["s"]),
+        sql_query("SUM(u, contribution_bounds_per_group => %s) AS s %s" % (WIDE, d), ["s"],
+                  delta=True, extra=", mechanism = 'gaussian'"),
+        sql_query("VAR_POP(u, contribution_bounds_per_row => %s) AS v %s" % (TINY, d)),
+        sql_query("cat, VAR_POP(u, contribution_bounds_per_row => %s) AS v, STDDEV_POP(u, "
+                  "contribution_bounds_per_row => %s) AS sd %s GROUP BY cat" % (TINY, TINY, d)),
+        sql_query("PERCENTILE_CONT(u, 0.5, contribution_bounds_per_row => %s) AS m %s" % (WIDE, d)),
+        # A script: two statements, one charge.
+        {"sql": dp_select("COUNT(*) AS n " + d) + "; " +
+                dp_select("AVG(u, contribution_bounds_per_group => %s) AS a %s" % (WIDE, d)),
+         "half_width": {"n"}, "selects": False},
+        # Refused on every dataset: u has no declared bounds.
+        sql_query("SUM(u) AS s " + d, ["s"]),
+    ]
+
+
+SQL_TWIN = 13            # index in sql_queries() of the SQL twin of per_unit_queries()[0]
+SQL_REFUSED = (15, 16, 24)  # statements refused on every dataset (bounds above 1e15, no bounds)
+PER_UNIT_REFUSED = (5,)     # per_unit_queries() refused on every dataset (the overflow probe)
+SQL_EXPLAINED = (0, 5, 10, 11, 13, 15, 20, 21)  # statements also run with --explain
 
 
 # ---------------------------------------------------------------------------------------------
@@ -388,6 +520,53 @@ def answer_view(q, doc, prefix=""):
     return view
 
 
+def sql_released_rows(result):
+    """The cells of one SQL result set as answer_view rows: one per released cell, keyed by the
+    row's unreleased cells (its GROUP BY keys: the grid selects no computed values) and labelled
+    with the cell's output column."""
+    names = [c.get("name") for c in result.get("columns") or []]
+    rows = []
+    for values, noise in zip(result.get("rows") or [], result.get("noise") or []):
+        key = [v for v, n in zip(values, noise) if n is None]
+        for name, n in zip(names, noise):
+            if n is not None:
+                rows.append({"key": key, "label": name, "noise_scale": n.get("noise_scale"),
+                             "interval": n.get("interval")})
+    return rows
+
+
+def sql_view(s, doc, prefix=""):
+    """The public observables of one `dpqctl sql` answer: the charge (joint and summed) and the
+    budget after, cached/replayed, the request id, each result set's columns, and per released
+    cell its noise scale, interval confidence and (COUNT, SUM) half-width; the number of rows and
+    their keys unless the keys were selected from the data (then as SelectedRows)."""
+    view = {}
+    for f in ("epsilon", "delta", "epsilon_sum", "delta_sum", "cached", "replayed", "request_id"):
+        view[prefix + f] = doc.get(f, ABSENT)
+    _budget_view(doc.get("budget"), prefix, view)
+    results = doc.get("results") or []
+    view[prefix + "results.count"] = len(results)
+    for i, result in enumerate(results):
+        p = "%sresults[%d]." % (prefix, i)
+        view[p + "columns"] = [(c.get("name"), c.get("type")) for c in result.get("columns") or []]
+        rows = sql_released_rows(result)
+        if s["selects"]:
+            view[p + "rows(selected)"] = SelectedRows(
+                rows, bool(rows) and rows[0]["label"] in s["half_width"], True)
+            continue
+        view[p + "rows.count"] = len(result.get("rows") or [])
+        view[p + "cells.count"] = len(rows)
+        for j, r in enumerate(rows):
+            c = "%scells[%d]." % (p, j)
+            view[c + "key"] = r["key"]
+            view[c + "label"] = r["label"]
+            view[c + "noise_scale"] = r["noise_scale"]
+            view[c + "interval.confidence"] = (r["interval"] or {}).get("confidence", ABSENT)
+            if r["label"] in s["half_width"]:
+                view[c + "interval.half_width"] = HalfWidth(r["interval"] or {})
+    return view
+
+
 def error_view(code, message):
     return {"error.code": code, "error.message": message}
 
@@ -492,6 +671,32 @@ def plan_step(q, mode, index):
     return Step("plan %d" % index, run, describe)
 
 
+def sql_step(s, request_id, analyst="alice"):
+    """`dpqctl sql` of one grid statement (the dataset's name put in for {d})."""
+    def statement(dataset):
+        return s["sql"].replace("{d}", dataset)
+
+    def run(ctx, dataset):
+        result = ctx.ctl(analyst, "sql", statement(dataset), "--request-id", request_id)
+        return ctl_view(result, lambda doc: sql_view(s, doc))
+
+    def describe(dataset):
+        return "[%s] dpqctl sql %r --request-id %s" % (analyst, statement(dataset), request_id)
+    return Step("sql " + request_id, run, describe)
+
+
+def explain_step(s, index):
+    """`dpqctl sql --explain`: the plan (parts, bounds, K, mechanism, charge, expected error)
+    is data-blind, so all of it is compared but the dataset's name."""
+    def run(ctx, dataset):
+        result = ctx.ctl("alice", "sql", s["sql"].replace("{d}", dataset), "--explain")
+        return ctl_view(result, lambda doc: {k: v for k, v in flat(doc).items() if k != "dataset"})
+
+    def describe(dataset):
+        return "[alice] dpqctl sql %r --explain" % s["sql"].replace("{d}", dataset)
+    return Step("explain %d" % index, run, describe)
+
+
 def grpc_step(q, request_id):
     def run(ctx, dataset):
         client = ctx.grpc_client()
@@ -537,6 +742,19 @@ def build_steps(batch_dir, with_grpc):
         steps.append(query_step(singles[i], "q-%04d" % i))
         steps.append(query_step(singles[i], "again-%04d" % i))
         steps.append(query_step(singles[i], "bob-%04d" % i, analyst="bob"))
+    # SQL: every statement; the SQL twin of a flag query again (replayed with its request id,
+    # served from the cache with a new one, bob's own release); the plans of some.
+    sqls = sql_queries()
+    for i, s in enumerate(sqls):
+        steps.append(sql_step(s, "s-%02d" % i))
+    twin = sqls[SQL_TWIN]
+    steps += [sql_step(twin, "s-%02d" % SQL_TWIN), sql_step(twin, "s-again-%02d" % SQL_TWIN),
+              sql_step(twin, "s-bob-%02d" % SQL_TWIN, analyst="bob")]
+    for i in SQL_EXPLAINED:
+        steps.append(explain_step(sqls[i], i))
+    # --per-unit flag queries, after the SQL: the first is the SQL twin's (a cached answer).
+    for i, q in enumerate(per_unit_queries()):
+        steps.append(query_step(q, "pu-%02d" % i))
     if with_grpc:
         for i, q in enumerate(grpc_queries()):
             steps.append(grpc_step(q, "g-%04d" % i))
@@ -566,6 +784,10 @@ class Context:
             c.close()
 
 
+AUDIT_FIELDS = ("seq", "request_id", "analyst", "aggregate", "mechanism", "column", "epsilon",
+                "delta", "noise_scale")
+
+
 def run_grid(ctx, dataset, steps, deadline):
     views = []
     for step in steps:
@@ -574,9 +796,7 @@ def run_grid(ctx, dataset, steps, deadline):
                                  (dataset, len(views), len(steps)))
         views.append(step.run(ctx, dataset))
     audit = ctx.dpqd.ctl("audit", dataset)
-    entries = [{k: e.get(k) for k in ("seq", "request_id", "analyst", "aggregate", "mechanism",
-                                      "column", "epsilon", "delta", "noise_scale")}
-               for e in audit["entries"]]
+    entries = [{k: e.get(k) for k in AUDIT_FIELDS} for e in audit["entries"]]
     budget = {k: v for k, v in ctx.dpqd.ctl("budget", "show", dataset).items() if k != "dataset"}
     return views, entries, budget
 
@@ -624,6 +844,43 @@ class ComparatorTest(unittest.TestCase):
         self.assertEqual(differences(answer_view(sel, two), answer_view(sel, one)), [])
         other_scale = dict(doc, rows=[dict(row, key=["g7"], noise_scale=0.5)])
         self.assertNotEqual(differences(answer_view(sel, two), answer_view(sel, other_scale)), [])
+
+    def test_comparator_flags_public_differences_of_sql_answers(self):
+        """The same for `dpqctl sql` answers: the noisy cells may differ, the charge, columns, keys
+        (declared), row count, noise scales and (COUNT) half-widths may not."""
+        s = sql_query("cat, COUNT(*) AS n FROM {d} GROUP BY cat", ["n"])
+        cell = {"noise_scale": 0.001, "interval": {"confidence": 0.95, "lower": 9.9, "upper": 10.1}}
+        result = {"columns": [{"name": "cat", "type": "string"}, {"name": "n", "type": "int64"}],
+                  "rows": [["a", 10], ["b", 12]], "noise": [[None, cell], [None, cell]]}
+        doc = {"epsilon": EPS, "delta": 0.0, "epsilon_sum": EPS, "delta_sum": 0.0, "cached": False,
+               "replayed": False, "request_id": "s", "budget": {"epsilon_spent": 1.0},
+               "results": [result]}
+        base = sql_view(s, doc)
+        noisy = json.loads(json.dumps(doc))
+        noisy["results"][0]["rows"] = [["a", 11], ["b", 13]]
+        noisy["results"][0]["noise"][0][1]["interval"].update(lower=10.9, upper=11.1)
+        self.assertEqual(differences(base, sql_view(s, noisy)), [])
+        for path, value in ((("epsilon",), 2 * EPS), (("cached",), True),
+                            (("results", 0, "rows", 1, 0), "c"),
+                            (("results", 0, "rows"), [["a", 10]]),
+                            (("results", 0, "noise"), [[None, cell]]),
+                            (("results", 0, "columns", 1, "name"), "m"),
+                            (("results", 0, "noise", 1, 1, "noise_scale"), 0.002),
+                            (("results", 0, "noise", 1, 1, "interval"),
+                             {"confidence": 0.95, "lower": 9.0, "upper": 11.0}),
+                            (("results",), [])):
+            changed = json.loads(json.dumps(doc))
+            target = changed
+            for part in path[:-1]:
+                target = target[part]
+            target[path[-1]] = value
+            self.assertNotEqual(differences(base, sql_view(s, changed)), [], path)
+        # Keys selected from the data: which keys (and how many) is not compared.
+        selected = sql_query("grp, COUNT(*) AS n FROM {d} GROUP BY grp", ["n"], delta=True,
+                             selects=True)
+        fewer = json.loads(json.dumps(doc))
+        fewer["results"][0].update(rows=[["g7", 3]], noise=[[None, cell]])
+        self.assertEqual(differences(sql_view(selected, doc), sql_view(selected, fewer)), [])
 
 
 class NeighbourTest(harness.DpqdTestCase):
@@ -741,6 +998,18 @@ class NeighbourTest(harness.DpqdTestCase):
     def test_neighbour_the_null_unit(self):
         self.compare_with_base("nullunit")
 
+    def test_neighbour_huge_values_whose_per_unit_sum_overflows(self):
+        self.compare_with_base("hugesum")
+
+    def test_neighbour_tiny_and_subnormal_values(self):
+        self.compare_with_base("tiny")
+
+    def test_neighbour_all_zero_values(self):
+        self.compare_with_base("zeros")
+
+    def test_neighbour_2000_rows_of_1e308_for_one_unit(self):
+        self.compare_with_base("manyhuge")
+
     def test_grid_size_and_success_mix(self):
         """The grid is big enough to matter and mostly reaches the data: a grid of refusals
         would compare nothing but error messages."""
@@ -750,6 +1019,36 @@ class NeighbourTest(harness.DpqdTestCase):
         ok = sum(1 for v in views if v.get("exit", 0) == 0 and "error.code" not in v)
         self.assertGreaterEqual(len(self.steps), 300)
         self.assertGreaterEqual(ok, 180, "only %d of %d requests succeeded on D" % (ok, len(views)))
+        # The SQL and --per-unit requests answer on D but for the ones meant to be refused (bounds
+        # above 1e15, SUM of a column without declared bounds).
+        refused = ({"sql s-%02d" % i for i in SQL_REFUSED} | {"explain %d" % i for i in SQL_REFUSED}
+                   | {"query pu-%02d" % i for i in PER_UNIT_REFUSED})
+        new = [(s.label, v) for s, v in zip(self.steps, views)
+               if s.label.split(" ")[0] in ("sql", "explain") or s.label.startswith("query pu-")]
+        self.assertGreaterEqual(len(new), 40)
+        wrong = ["%s: %s" % (label, v.get("error.message", "answered")) for label, v in new
+                 if (v.get("exit") == 0) == (label in refused)]
+        self.assertEqual(wrong, [], "SQL / --per-unit requests on D that did not answer (or "
+                                    "should have been refused)")
+
+    def test_sql_replay_cache_and_flag_twin_on_the_grid(self):
+        """The grid's SQL statement asked again with its request id is replayed, with a new id
+        served from alice's result cache, from bob a fresh release; the --per-unit flag query of
+        the same question (asked after it) is the cached release too."""
+        if "nb_base" in self.grid_errors:
+            raise self.grid_errors["nb_base"]
+        views = self.results["nb_base"][0]
+        labels = [s.label for s in self.steps]
+        first = labels.index("sql s-%02d" % SQL_TWIN)
+        replay = labels.index("sql s-%02d" % SQL_TWIN, first + 1)
+        by_label = {label: v for label, v in zip(labels, views)}
+        self.assertEqual((views[first].get("exit"), views[first].get("cached")), (0, False))
+        self.assertTrue(views[replay].get("replayed"), views[replay])
+        self.assertTrue(by_label["sql s-again-%02d" % SQL_TWIN].get("cached"))
+        self.assertEqual(by_label["sql s-again-%02d" % SQL_TWIN].get("epsilon"), 0)
+        self.assertFalse(by_label["sql s-bob-%02d" % SQL_TWIN].get("cached"))
+        self.assertEqual(by_label["sql s-bob-%02d" % SQL_TWIN].get("epsilon"), EPS)
+        self.assertTrue(by_label["query pu-00"].get("cached"), by_label["query pu-00"])
 
     def test_result_cache_is_per_analyst(self):
         """The same question again from the same analyst is the stored release (cached, nothing
@@ -871,6 +1170,109 @@ class NeighbourTest(harness.DpqdTestCase):
                                 "%s run %d: sum over [0, 10] with K=1 is %r, interval [%r, %r] does "
                                 "not hold 0: the rank chosen at load was not used" %
                                 (name, run, r["value"], lo, hi))
+
+    # -- per-unit sums of huge values, variances of tiny ones -----------------------------------
+
+    def _observe(self, dataset, args, request_id):
+        """(exit, error code, error message, the epsilon and delta the answer states, the audit
+        rows it added (without seq and request id)) of one request by alice on `dataset`."""
+        before = len(self.dpqd.ctl("audit", dataset)["entries"])
+        r = self.dpqd.ctl(*args, "--request-id", request_id, token=self.ctx.tokens["alice"],
+                          check=False)
+        added = self.dpqd.ctl("audit", dataset)["entries"][before:]
+        return (r.returncode, r.error_code, r.error_message, r.get("epsilon"), r.get("delta"),
+                [{k: e.get(k) for k in AUDIT_FIELDS if k not in ("seq", "request_id")}
+                 for e in added])
+
+    def _assert_answered_alike(self, runs):
+        """runs: [(what, observed on one side, observed on the other)]. Both sides must answer,
+        with the same charge; every mismatch is listed."""
+        bad = ["%s:\n    %r\n    %r" % (what, a, b) for what, a, b in runs if a != b or a[0] != 0]
+        self.assertEqual(bad, [], "(exit, code, message, epsilon, delta, audit rows) differ or "
+                         "are not an answer:\n" + "\n".join(bad))
+
+    def test_per_unit_sum_of_huge_values_answers_on_both_neighbours(self):
+        """A per-unit SUM / AVG adds up each unit's raw values before it clamps the total to
+        [L, U]: with two rows of u = 1e308 that raw total overflows float8. D and D plus such a unit
+        must both answer, with the same charge (an error on one side only would tell the analyst
+        that the unit exists), through SQL (per-unit by default) and through --per-unit, with
+        the declared and with explicit bounds, grouped and not."""
+        # u has declared bounds (the default ones), w the same values and none (explicit bounds).
+        rows = ["%d,%r,%r,%s" % (pid, v, v, "ab"[pid % 2])
+                for pid, v in ((pid, round(pid * 7.3 % 100, 2)) for pid in range(1, 31))]
+        types = ["pid=integer", "u=double", "w=double", "cat=text"]
+        extra = ("--bounds", "u=0:100", "--categories", "cat=a|b")
+        names = ("pu_base", "pu_huge")
+        self._create(names[0], "pid,u,w,cat", rows, types, extra)
+        self._create(names[1], "pid,u,w,cat", rows + ["%d,1e308,1e308,a" % ADDED] * 2, types, extra)
+        statements = [
+            "SUM(u) AS s FROM {d}",
+            "AVG(u) AS a FROM {d}",
+            "cat, SUM(u) AS s, AVG(u) AS a FROM {d} GROUP BY cat",
+            "SUM(u) AS s, AVG(u) AS a, COUNT(*) AS n FROM {d}",
+            "SUM(w, contribution_bounds_per_group => %s) AS s FROM {d}" % WIDE,
+            "AVG(w, contribution_bounds_per_group => %s) AS a FROM {d}" % WIDE,
+        ]
+        flags = [
+            ["--aggregate", "sum", "--column", "u", "--per-unit"],
+            ["--aggregate", "mean", "--column", "u", "--per-unit"],
+            ["--aggregate", "sum", "--column", "u", "--per-unit", "--group-by", "cat"],
+            ["--aggregate", "sum", "--column", "w", "--per-unit", "--lower=-1e15", "--upper=1e15"],
+            ["--aggregate", "mean", "--column", "w", "--per-unit", "--lower=-1e15", "--upper=1e15"],
+        ]
+        runs = []
+        for i, body in enumerate(statements):
+            # epsilon 1: a question of its own (the flag queries below ask at epsilon 2).
+            seen = [self._observe(name, ["sql", "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS "
+                                         "(epsilon = 1) " + body.replace("{d}", name)],
+                                  "pu-sql-%d" % i) for name in names]
+            runs.append(("dpqctl sql %r" % body, seen[0], seen[1]))
+        for i, args in enumerate(flags):
+            seen = [self._observe(name, ["query", name] + args + ["--epsilon", "2"],
+                                  "pu-flag-%d" % i) for name in names]
+            runs.append(("dpqctl query %s" % " ".join(args), seen[0], seen[1]))
+        self._assert_answered_alike(runs)
+
+    def test_variance_with_tiny_bounds_answers_whether_a_value_is_zero_or_not(self):
+        """With bounds (-1e-147, 1.0000000000000001e-147) a variance works with squares of order
+        1e-294 and below, where float8 underflows for some values (a row holding exactly 0) and
+        not for others (a nonzero value, clamped to a bound). The status and charge must not tell
+        them apart: --where "pid = <id>" on a unit holding 0 and on one holding 5, and D against D
+        plus a unit holding 0, all answer with the same charge."""
+        rows = ["1,0", "2,5"] + ["%d,%r" % (pid, round(pid * 0.37 - 3.1, 2))
+                                 for pid in range(3, 25)]
+        types = ["pid=integer", "u=double"]
+        names = ("tv_base", "tv_zero")
+        self._create(names[0], "pid,u", rows, types)
+        self._create(names[1], "pid,u", rows + ["%d,0" % ADDED], types)
+        tiny = ["--column", "u", "--lower=-1e-147", "--upper=1.0000000000000001e-147"]
+        runs = []
+        for aggregate, mechanism in itertools.product(("variance", "stddev"),
+                                                      ("laplace", "gaussian")):
+            args = ["--aggregate", aggregate] + tiny + ["--mechanism", mechanism, "--epsilon", "1"]
+            if mechanism == "gaussian":
+                args += ["--delta", "1e-6"]
+            rid = "tv-%s-%s" % (aggregate, mechanism)
+            seen = [self._observe(names[0], ["query", names[0]] + args +
+                                  ["--where", "pid = %d" % pid], "%s-%d" % (rid, pid))
+                    for pid in (1, 2)]
+            runs.append(("%s --where 'pid = 1' (u = 0) vs 'pid = 2' (u = 5)" % " ".join(args),
+                         seen[0], seen[1]))
+            for j, where in enumerate(("", "pid = %d" % ADDED, "u >= 0")):
+                more = ["--where", where] if where else []
+                seen = [self._observe(name, ["query", name] + args + more, "%s-w%d" % (rid, j))
+                        for name in names]
+                runs.append(("%s %s: D vs D + a unit holding 0" % (" ".join(args), " ".join(more)),
+                             seen[0], seen[1]))
+        for i, body in enumerate((
+                "VAR_POP(u, contribution_bounds_per_row => %s) AS v FROM {d}" % TINY,
+                "STDDEV_POP(u, contribution_bounds_per_row => %s) AS sd FROM {d} WHERE pid = %d" %
+                (TINY, ADDED))):
+            seen = [self._observe(name, ["sql", "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS "
+                                         "(epsilon = 1) " + body.replace("{d}", name)],
+                                  "tv-sql-%d" % i) for name in names]
+            runs.append(("dpqctl sql %r: D vs D + a unit holding 0" % body, seen[0], seen[1]))
+        self._assert_answered_alike(runs)
 
     def test_non_integer_in_integer_column_is_refused_whole(self):
         """A 2.5 cannot turn a declared integer column into a double one (issue 11: a type
