@@ -386,7 +386,9 @@ TEST_F(ScanTotalityTest, VarianceOfZeroAgainstATinyNonzeroCentreDoesNotUnderflow
       spec.upper = bounds.upper;
       spec.where = where;
       ASSERT_OK_AND_ASSIGN(query::QueryPlan plan, query::PlanQuery(spec, schema_));
-      if (where == "pid = 9002") ASSERT_NE(plan.scan.center, 0.0) << "the centre is tiny, not 0";
+      if (where == "pid = 9002") {
+        ASSERT_NE(plan.scan.center, 0.0) << "the centre is tiny, not 0";
+      }
       ASSERT_OK_AND_ASSIGN(auto filter, query::filter::ParseAndCheckFilter(where, schema_));
       ASSERT_OK_AND_ASSIGN(ScanResult r, scanner.Scan(plan.scan, absl::InfiniteFuture(), &filter, "s"));
       EXPECT_EQ(r.recovered_data_error, "") << where;
