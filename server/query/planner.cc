@@ -9,6 +9,7 @@
 #include "server/base/budget_share.h"
 #include "server/base/status_macros.h"
 #include "server/base/validation.h"
+#include "server/query/aggregate_plans.h"
 #include "server/query/privacy_units.h"
 #include "server/query/sensitivity.h"
 
@@ -39,46 +40,6 @@ absl::Status ValidatePrivacyParameters(const QuerySpec& spec, bool select_keys) 
     return absl::InvalidArgumentError(absl::StrCat("max_contributions must lie in [1, ",
                                                    kMaxContributionsLimit, "], got ",
                                                    spec.max_contributions));
-  }
-  return absl::OkStatus();
-}
-
-// Resolves the clamp range: requested bounds must sit inside the declared ones, so an analyst can
-// narrow but never widen what the data owner declared public.
-// A pre-aggregated sum (QuerySpec::pre_aggregate) clamps a unit's total, which may lie outside
-// the declared bounds of one row: `per_unit_total` lifts only that containment check.
-absl::Status ResolveBounds(const ColumnSchema& column, QuerySpec& spec, bool per_unit_total = false) {
-  if (spec.lower.has_value() != spec.upper.has_value()) {
-    return absl::InvalidArgumentError("lower and upper must be given together");
-  }
-  if (!spec.lower.has_value()) {
-    if (!column.lower.has_value()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "lower/upper are required: column ", column.name, " has no declared bounds"));
-    }
-    // Declared before the public magnitude limit existed, a bound may exceed it: refuse (a fact
-    // of the schema, the same on every dataset) rather than risk a sum that overflows on data.
-    RETURN_IF_ERROR(ValidateBound(*column.lower, absl::StrCat("declared lower bound of ", column.name)));
-    RETURN_IF_ERROR(ValidateBound(*column.upper, absl::StrCat("declared upper bound of ", column.name)));
-    spec.lower = column.lower;
-    spec.upper = column.upper;
-    return absl::OkStatus();
-  }
-  // Every bound lies within +-kMaxBoundMagnitude, so no scan can overflow whatever the rows hold
-  // (issue 11: a bound near DBL_MAX/n made the float8 sum fail exactly when n rows were kept).
-  RETURN_IF_ERROR(ValidateBound(*spec.lower, "lower"));
-  RETURN_IF_ERROR(ValidateBound(*spec.upper, "upper"));
-  // -0.0 + 0.0 == +0.0: one spelling of zero, so equal queries get equal fingerprints.
-  *spec.lower += 0.0;
-  *spec.upper += 0.0;
-  if (!(*spec.lower < *spec.upper)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("lower must be < upper, got lower=", *spec.lower, " upper=", *spec.upper));
-  }
-  if (!per_unit_total && column.lower.has_value() && (*spec.lower < *column.lower || *spec.upper > *column.upper)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "lower/upper [", *spec.lower, ", ", *spec.upper, "] must lie within the declared bounds [",
-        *column.lower, ", ", *column.upper, "] of column ", column.name));
   }
   return absl::OkStatus();
 }
@@ -157,35 +118,6 @@ absl::Status UnknownColumn(const DatasetSchema& schema, const std::string& name,
                            absl::string_view field) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": column ", QuoteForMessage(name),
                                                  " does not exist in dataset ", schema.name));
-}
-
-absl::Status ValidateQuantiles(QuerySpec& spec) {
-  if (spec.quantiles.empty() || spec.quantiles.size() > kMaxQuantiles) {
-    return absl::InvalidArgumentError(absl::StrCat("quantiles: give 1..", kMaxQuantiles,
-                                                   " levels for aggregate quantile"));
-  }
-  for (double& q : spec.quantiles) {
-    if (!(q >= 0 && q <= 1)) {
-      return absl::InvalidArgumentError(absl::StrCat("quantiles must lie in [0, 1], got ", q));
-    }
-    q += 0.0;  // one spelling of zero
-  }
-  return absl::OkStatus();
-}
-
-absl::Status ValidateBins(QuerySpec& spec) {
-  if (spec.bins.size() < 2 || spec.bins.size() > kMaxBinEdges) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "bins: a histogram of a numeric column needs 2..", kMaxBinEdges, " edges, got ", spec.bins.size()));
-  }
-  for (size_t i = 0; i < spec.bins.size(); ++i) {
-    RETURN_IF_ERROR(ValidateBound(spec.bins[i], "bins"));
-    spec.bins[i] += 0.0;
-    if (i > 0 && !(spec.bins[i - 1] < spec.bins[i])) {
-      return absl::InvalidArgumentError("bins must be strictly increasing");
-    }
-  }
-  return absl::OkStatus();
 }
 
 // Group-by columns and their domains. Sets plan.scan.group_* and plan.declared_keys, and says
@@ -406,121 +338,10 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
     plan.components.push_back({stat, eps, delta, per_group * group_factor, coordinates * m});
   };
 
-  switch (agg) {
-    case AggregateKind::kCount: {
-      spec.column.clear();
-      if (spec.pre_aggregate) {
-        // Each unit present in a group adds its row count there clamped to [L, U], 0 <= L < U: one
-        // value per unit and group, so this is a sum of one row per unit with K = 1, whose
-        // sensitivity max(|L|, |U|) = U per group, M U for the vector (Wilson et al. 2020, §3).
-        // Adding or removing a unit changes each of its <= M groups by at most U: L1 = M U.
-        plan.scan.pre_aggregate = true;
-        plan.scan.pre_aggregate_count = true;
-        plan.scan.clamp_lower = *spec.lower;
-        plan.scan.clamp_upper = *spec.upper;
-        ASSIGN_OR_RETURN(double s, SumSensitivity(k, *spec.lower, *spec.upper));
-        push(NoiseComponent::Statistic::kSum, mech_epsilon, mech_delta, s, 1);
-        break;
-      }
-      spec.lower.reset();
-      spec.upper.reset();
-      ASSIGN_OR_RETURN(double c, CountSensitivity(k));
-      push(NoiseComponent::Statistic::kCount, mech_epsilon, mech_delta, c, 1);
-      break;
-    }
-    case AggregateKind::kHistogram: {
-      spec.lower.reset();
-      spec.upper.reset();
-      ASSIGN_OR_RETURN(double c, CountSensitivity(k));
-      if (text_histogram) {
-        push(NoiseComponent::Statistic::kCount, mech_epsilon, mech_delta, c, 1);
-        break;
-      }
-      RETURN_IF_ERROR(ValidateBins(spec));
-      plan.scan.value_column = column->name;
-      plan.scan.clamp_lower = spec.bins.front();
-      plan.scan.clamp_upper = spec.bins.back();
-      plan.scan.bucket_edges = spec.bins;
-      // K rows of one unit fall in at most K bins: the count vector moves by K in L1.
-      push(NoiseComponent::Statistic::kBucketCounts, mech_epsilon, mech_delta, c,
-           static_cast<int>(std::min<size_t>(k, spec.bins.size() - 1)));
-      break;
-    }
-    default: {
-      RETURN_IF_ERROR(
-          ResolveBounds(*column, spec, spec.pre_aggregate && agg == AggregateKind::kSum));
-      plan.scan.value_column = column->name;
-      // Pre-aggregated (BigQuery / ZetaSQL contribution_bounds_per_group): each unit's rows of a
-      // group become one value clamped to [L, U], so with K = 1 the sensitivities below are those
-      // of one row per unit and group, whatever the number of rows a unit holds (Wilson et al.
-      // 2020, "Differentially private SQL with bounded user contribution", §3).
-      plan.scan.pre_aggregate = spec.pre_aggregate;
-      plan.scan.pre_aggregate_mean = spec.pre_aggregate && agg == AggregateKind::kMean;
-      plan.scan.clamp_lower = *spec.lower;
-      plan.scan.clamp_upper = *spec.upper;
-      if (agg == AggregateKind::kSum) {
-        ASSIGN_OR_RETURN(double s, SumSensitivity(k, *spec.lower, *spec.upper));
-        push(NoiseComponent::Statistic::kSum, mech_epsilon, mech_delta, s, 1);
-      } else if (agg == AggregateKind::kMean) {
-        // Mean as (noisy centred sum) / (noisy count), the budget split evenly; basic composition of
-        // the two releases gives (epsilon, delta) in total (Dwork & Roth 2014, Thm. 3.16). Centring on
-        // the midpoint makes the sum's sensitivity k (U - L) / 2 wherever [L, U] sits, as Google's
-        // differential-privacy library does in BoundedMean (cc/algorithms/bounded-mean.h).
-        plan.scan.center = *spec.lower / 2 + *spec.upper / 2;
-        ASSIGN_OR_RETURN(double s, CenteredSumSensitivity(k, *spec.lower, *spec.upper));
-        ASSIGN_OR_RETURN(double c, CountSensitivity(k));
-        push(NoiseComponent::Statistic::kSum, ShareOf(mech_epsilon, 2), ShareOf(mech_delta, 2), s, 1);
-        push(NoiseComponent::Statistic::kCount, ShareOf(mech_epsilon, 2), ShareOf(mech_delta, 2), c, 1);
-      } else if (agg == AggregateKind::kVariance || agg == AggregateKind::kStddev) {
-        // Variance from three noisy moments of the centred values (count, sum, sum of squares),
-        // a third of the budget each: var = S2/N - (S1/N)^2 (Google differential-privacy library,
-        // BoundedVariance; Dwork & Roth 2014, Thm. 3.16 for the split). Centring bounds each
-        // square by ((U - L) / 2)^2.
-        plan.scan.center = *spec.lower / 2 + *spec.upper / 2;
-        plan.scan.sum_squares = true;
-        ASSIGN_OR_RETURN(double s, CenteredSumSensitivity(k, *spec.lower, *spec.upper));
-        ASSIGN_OR_RETURN(double s2, CenteredSumOfSquaresSensitivity(k, *spec.lower, *spec.upper));
-        ASSIGN_OR_RETURN(double c, CountSensitivity(k));
-        const double third_epsilon = ShareOf(mech_epsilon, 3);
-        const double third_delta = ShareOf(mech_delta, 3);
-        push(NoiseComponent::Statistic::kSum, third_epsilon, third_delta, s, 1);
-        push(NoiseComponent::Statistic::kSumSquares, third_epsilon, third_delta, s2, 1);
-        push(NoiseComponent::Statistic::kCount, third_epsilon, third_delta, c, 1);
-      } else {  // kQuantile
-        RETURN_IF_ERROR(ValidateQuantiles(spec));
-        std::vector<double> edges(kQuantileBuckets + 1);
-        // lower + (upper - lower) i / B: 7.1, not 7.1000000000000005, for i = 71 on [0, 100]
-        // (edges are interval ends the analyst reads); the scaled form when the span overflows.
-        const double span = *spec.upper - *spec.lower;
-        for (int i = 0; i <= kQuantileBuckets; ++i) {
-          edges[i] = std::isfinite(span * kQuantileBuckets)
-                         ? *spec.lower + span * i / kQuantileBuckets
-                         : *spec.lower + (*spec.upper / kQuantileBuckets - *spec.lower / kQuantileBuckets) * i;
-        }
-        edges.back() = *spec.upper;
-        plan.scan.bucket_edges = std::move(edges);
-        // Up to kMaxSelectedQuantiles levels: half of epsilon selects the quantiles (exponential
-        // mechanism, dp_quantile.h), half buys a noisy histogram over the same buckets whose CDF
-        // bounds them (quantile_interval.h: the value intervals, a post-processing of that
-        // histogram); basic composition of the two (Dwork & Roth 2014, Thm. 3.16). One selection of
-        // all quantiles per group at epsilon / 2m: a unit touches at most m groups, so composing
-        // over them gives epsilon / 2; dp_quantile.h splits a group's share over its quantiles.
-        // More levels: all of epsilon buys the histogram and the quantiles are read off its CDF
-        // too (QuantileBand::Estimates), because the exponential mechanism's rank error grows with
-        // the number of levels it splits epsilon over and the CDF's does not (decisions.md).
-        const bool select = spec.quantiles.size() <= static_cast<size_t>(kMaxSelectedQuantiles);
-        plan.quantile_epsilon = select ? ShareOf(ShareOf(mech_epsilon, 2), m) : 0.0;
-        ASSIGN_OR_RETURN(double c, CountSensitivity(k));
-        // K rows of one unit fall in at most K buckets: the count vector moves by K in L1.
-        push(NoiseComponent::Statistic::kBucketCounts, select ? ShareOf(mech_epsilon, 2) : mech_epsilon, 0.0,
-             c, std::min(k, kQuantileBuckets));
-      }
-      break;
-    }
-  }
-  plan.scan.sum_values = agg == AggregateKind::kSum || agg == AggregateKind::kMean ||
-                         agg == AggregateKind::kVariance || agg == AggregateKind::kStddev ||
-                         plan.scan.pre_aggregate_count;
+  AggregateContext context{spec, plan, column, text_histogram, mech_epsilon, mech_delta, k, m, push};
+  const AggregateDescription& description = DescriptionOf(agg);
+  RETURN_IF_ERROR(description.plan(context));
+  plan.scan.sum_values = description.sums_values || plan.scan.pre_aggregate_count;
   plan.scan.bound_by_row_rank = schema.CanBoundByRowRank() && !spec.pre_aggregate;
   plan.fingerprint = Fingerprint(spec, plan.epsilon_units, plan.delta_units, plan.grouped());
   return plan;

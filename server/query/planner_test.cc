@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/query/aggregate_plans.h"
 #include "server/query/privacy_units.h"
 #include "server/query/sensitivity.h"
 
@@ -1021,6 +1022,13 @@ TEST(PlannerTest, PreAggregationRefusesOtherAggregatesAndKAboveOne) {
   sum.pre_aggregate = true;
   sum.max_contributions = 2;
   EXPECT_THAT(PlanQuery(sum, TestSchema()).status().message(), HasSubstr("must be 1"));
+}
+
+TEST(AggregateDescriptionsTest, EveryKindHasItsOwnDescription) {
+  for (AggregateKind kind : kAllAggregateKinds) {
+    EXPECT_EQ(DescriptionOf(kind).kind, kind) << AggregateName(kind);
+    EXPECT_NE(DescriptionOf(kind).plan, nullptr) << AggregateName(kind);
+  }
 }
 
 }  // namespace
