@@ -1,0 +1,323 @@
+#include "server/sql/analyzer_clauses.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
+#include "server/base/status_macros.h"
+#include "server/query/filter/type_checker.h"
+#include "server/query/planner.h"
+#include "server/query/privacy_units.h"
+#include "server/sql/diagnostics.h"
+#include "server/sql/number_literal.h"
+#include "server/sql/width_bucket.h"
+
+namespace dpq::sql::internal {
+
+using query::AggregateKind;
+using query::ColumnSchema;
+using query::DatasetSchema;
+using query::QuerySpec;
+
+absl::StatusOr<Analyzer::Bounds> Analyzer::BoundsOf(const Expr& named) {
+  const Expr& v = named.children[0];
+  if (v.kind != Expr::Kind::kTuple || v.children.size() != 2) {
+    return Invalid(v.pos, absl::StrCat(named.name, " takes two numbers: (lower, upper)"));
+  }
+  absl::optional<double> lo = NumberOf(v.children[0]);
+  absl::optional<double> hi = NumberOf(v.children[1]);
+  if (!lo || !hi) return Invalid(v.pos, absl::StrCat(named.name, " takes two number literals"));
+  if (!(*lo < *hi)) {
+    return Invalid(v.pos, absl::StrCat(named.name, ": lower must be < upper"));
+  }
+  return Bounds{*lo, *hi, v.pos};
+}
+
+absl::Status Analyzer::CountBounds(const Bounds& b, QuerySpec& spec) {
+  if (b.lower != std::floor(b.lower) || b.lower < 0) {
+    return Invalid(b.pos, "COUNT's lower bound is a whole number of rows >= 0");
+  }
+  if (b.upper != std::floor(b.upper) || b.upper > 1000000) {
+    return Invalid(b.pos, "COUNT's upper bound is a whole number of rows in [1, 1000000]");
+  }
+  if (b.lower == 0) {
+    spec.max_contributions = static_cast<int>(b.upper);
+    return absl::OkStatus();
+  }
+  spec.pre_aggregate = true;
+  spec.lower = b.lower;
+  spec.upper = b.upper;
+  return absl::OkStatus();
+}
+
+absl::Status Analyzer::CountAsHistogram(const absl::optional<Bounds>& bounds, QuerySpec& spec) {
+  if (spec.pre_aggregate) {
+    return Unsupported(bounds->pos, "with a WIDTH_BUCKET group COUNT's contribution_bounds_per_group "
+                                    "must start at 0 (the histogram keeps at most U rows per unit)");
+  }
+  spec.aggregate = AggregateKind::kHistogram;
+  spec.column = bucket_column_;
+  spec.bins = bucket_edges_;
+  return absl::OkStatus();
+}
+
+absl::Status Analyzer::CountWithRowBound(const absl::optional<Bounds>& bounds, QuerySpec& spec) {
+  if (bounds) {
+    return Invalid(bounds->pos, "with max_rows_contributed COUNT takes no "
+                                "contribution_bounds_per_group: K bounds a unit's rows across "
+                                "all groups");
+  }
+  spec.max_contributions = max_rows_contributed_;
+  spec.max_partitions = 1;
+  if (!bucket_column_.empty()) {
+    if (!out_.group_by.empty()) {
+      return Unsupported(st_.group_by_pos, "with max_rows_contributed a WIDTH_BUCKET group must "
+                                           "be the only GROUP BY item");
+    }
+    return CountAsHistogram(bounds, spec);
+  }
+  if (out_.group_by.empty()) return absl::OkStatus();  // K rows per unit, one count
+  if (out_.group_by.size() != 1 || out_.group_types[0] != query::ColumnType::kText ||
+      !keys_.empty()) {
+    return Unsupported(st_.group_by_pos,
+                       "max_rows_contributed is supported with GROUP BY one text column (no key "
+                       "list in WHERE), a WIDTH_BUCKET alone, or no GROUP BY; give "
+                       "max_groups_contributed otherwise");
+  }
+  // The flag text histogram: its column's categories (declared, or selected like keys) are the
+  // groups; NULL values are dropped, as the flag histogram drops them.
+  spec.aggregate = AggregateKind::kHistogram;
+  spec.column = out_.group_by[0];
+  spec.group_by.clear();
+  out_.category_histogram = true;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<OutputExpr> Analyzer::Aggregate(const Expr& call) {
+  const std::map<std::string, AggregateKind>& kKinds = SqlAggregateFunctions();
+  const std::string& f = call.name;
+  if (in_aggregate_) return Invalid(call.pos, "aggregates cannot be nested");
+  auto kind = kKinds.find(f);
+  if (kind == kKinds.end()) {
+    if (f == "MIN" || f == "MAX") {
+      return Unsupported(call.pos, absl::StrCat(f, " is not supported: a DP minimum or maximum is "
+                                                   "dominated by one unit; use PERCENTILE_CONT(col, ",
+                                                f == "MIN" ? "0" : "1", ")"));
+    }
+    return Unsupported(call.pos, absl::StrCat("function ", f, " is not supported: the aggregates "
+                                              "are COUNT, SUM, AVG, VAR_POP, STDDEV_POP, "
+                                              "PERCENTILE_CONT and APPROX_QUANTILES"));
+  }
+  if (max_rows_contributed_ > 0 && f != "COUNT") {
+    return Unsupported(call.pos, absl::StrCat(f, " is not supported with max_rows_contributed: "
+                                                 "dpq answers COUNT under it (a histogram); give "
+                                                 "max_groups_contributed for ", f));
+  }
+  if (!bucket_column_.empty() && f != "COUNT") {
+    return Unsupported(call.pos, absl::StrCat(f, " is not supported with a WIDTH_BUCKET group: "
+                                                 "it releases a histogram of counts (COUNT only)"));
+  }
+  if (out_.parts.size() == kMaxAggregatesPerStatement) {
+    return Invalid(call.pos, absl::StrCat("at most ", kMaxAggregatesPerStatement,
+                                          " aggregates per statement"));
+  }
+  bool per_group = f == "COUNT" || f == "SUM" || f == "AVG";
+  // dpq extension: SUM / AVG also take contribution_bounds_per_row (row-level, K rows).
+  const bool either_bounds = f == "SUM" || f == "AVG";
+  const std::string usual_name = per_group ? "contribution_bounds_per_group" : "contribution_bounds_per_row";
+  std::string bounds_name = usual_name;
+  std::vector<const Expr*> positional;
+  absl::optional<Bounds> bounds;
+  for (const Expr& arg : call.children) {
+    if (arg.kind == Expr::Kind::kNamedArg) {
+      const bool row_level = either_bounds && arg.name == "contribution_bounds_per_row";
+      if (arg.name != usual_name && !row_level) {
+        return Invalid(arg.pos, absl::StrCat("named argument ", arg.name, " is not supported by ",
+                                             f, ": it takes ", usual_name, " => (lower, upper)",
+                                             either_bounds ? " or contribution_bounds_per_row => "
+                                                             "(lower, upper)"
+                                                           : ""));
+      }
+      if (bounds && arg.name != bounds_name) {  // both kinds of bounds
+        return Invalid(arg.pos, absl::StrCat(f, " takes contribution_bounds_per_group (a unit's ",
+                                             f == "SUM" ? "sum" : "mean", " clamped) or "
+                                             "contribution_bounds_per_row (rows clamped), not both"));
+      }
+      if (bounds) return Invalid(arg.pos, absl::StrCat(bounds_name, " is given twice"));
+      if (row_level) {
+        per_group = false;
+        bounds_name = arg.name;
+      }
+      ASSIGN_OR_RETURN(Bounds b, BoundsOf(arg));
+      bounds = b;
+    } else {
+      if (bounds) return Invalid(arg.pos, "positional arguments come before named ones");
+      positional.push_back(&arg);
+    }
+  }
+  const size_t want = (f == "PERCENTILE_CONT" || f == "APPROX_QUANTILES") ? 2 : 1;
+  if (positional.size() != want) {
+    return Invalid(call.pos, absl::StrCat(f, " takes ", want == 2 ? "a column and a number" : "one column",
+                                          ", got ", positional.size(), " arguments"));
+  }
+  QuerySpec spec;
+  spec.dataset = schema_.name;
+  spec.aggregate = kind->second;
+  spec.max_partitions = max_groups_;
+  spec.group_by = out_.group_by;
+  std::string where = where_;
+  const Expr& arg = *positional[0];
+  const ColumnSchema* column = nullptr;
+  if (arg.kind == Expr::Kind::kStar) {
+    if (f != "COUNT") return Invalid(arg.pos, absl::StrCat(f, "(*) is not defined: name a column"));
+  } else if (arg.kind == Expr::Kind::kColumn) {
+    ASSIGN_OR_RETURN(column, Column(arg));
+    if (f != "COUNT" && !column->is_numeric()) {
+      return Invalid(arg.pos, absl::StrCat(f, " needs a numeric column; ", column->name, " is text"));
+    }
+  } else {
+    in_aggregate_ = true;
+    absl::Status nested = Output(arg).status();
+    in_aggregate_ = false;
+    if (!nested.ok() && absl::StrContains(nested.message(), "nested")) return nested;
+    return Unsupported(arg.pos, absl::StrCat(f, " of an expression is not supported: aggregate a "
+                                             "column (filter rows with WHERE)"));
+  }
+  if (f == "COUNT") {
+    spec.max_contributions = 1;
+    if (max_rows_contributed_ > 0) {
+      RETURN_IF_ERROR(CountWithRowBound(bounds, spec));
+    } else {
+      if (bounds) RETURN_IF_ERROR(CountBounds(*bounds, spec));
+      if (!bucket_column_.empty()) RETURN_IF_ERROR(CountAsHistogram(bounds, spec));
+    }
+    if (column != nullptr) {
+      const std::string not_null = absl::StrCat(column->name, " IS NOT NULL");
+      where = where.empty() ? not_null : absl::StrCat("(", where, ") AND ", not_null);
+    }
+  } else {
+    spec.column = column->name;
+    if (bounds) {
+      spec.lower = bounds->lower;
+      spec.upper = bounds->upper;
+    } else if (!column->lower.has_value()) {
+      return Invalid(call.pos, absl::StrCat(f, ": column ", column->name, " has no declared bounds: "
+                                            "give ", bounds_name, " => (lower, upper)"));
+    } else {
+      // The declared bounds, written out: the planner resolves them alike (same plan, same
+      // fingerprint), and ExplainSql can show them.
+      spec.lower = column->lower;
+      spec.upper = column->upper;
+    }
+    if (per_group) {
+      spec.pre_aggregate = true;
+      spec.max_contributions = 1;
+    } else {
+      spec.max_contributions = max_rows_;
+    }
+    if (spec.aggregate == AggregateKind::kQuantile) {
+      absl::optional<double> n = NumberOf(*positional[1]);
+      if (!n) return Invalid(positional[1]->pos, absl::StrCat(f, ": the second argument is a number"));
+      if (f == "PERCENTILE_CONT") {
+        if (!(*n >= 0 && *n <= 1)) {
+          return Invalid(positional[1]->pos, "PERCENTILE_CONT's percentile lies in [0, 1]");
+        }
+        spec.quantiles = {*n};
+      } else {
+        if (*n != std::floor(*n) || *n < 1 || *n > 99) {
+          return Invalid(positional[1]->pos,
+                         "APPROX_QUANTILES takes a whole number of quantiles in [1, 99]");
+        }
+        const int count = static_cast<int>(*n);
+        for (int i = 0; i <= count; ++i) spec.quantiles.push_back(static_cast<double>(i) / count);
+      }
+    }
+  }
+  spec.where = where;
+  spec.keys = keys_;
+  if (mechanism_ == query::MechanismKind::kGaussian) {
+    if (spec.aggregate == AggregateKind::kQuantile) {
+      return Invalid(call.pos, absl::StrCat(f, " uses the exponential mechanism (pure epsilon-DP): "
+                                            "mechanism 'gaussian' does not apply; ask it in a "
+                                            "statement without that option"));
+    }
+    spec.mechanism = mechanism_;
+  }
+  if (!out_.group_by.empty() && needs_selection_ && !(out_.delta > 0)) {
+    return Invalid(st_.group_by_pos,
+                   absl::StrCat("GROUP BY ", absl::StrJoin(out_.group_by, ", "),
+                                ": a column without declared categories, so the groups are chosen "
+                                "by DP partition selection, which needs delta > 0 in OPTIONS"));
+  }
+  if (f == "PERCENTILE_CONT") {
+    absl::optional<OutputExpr> shared = LevelOfEarlierPercentile(spec);
+    if (shared) return *shared;
+  }
+  out_.parts.push_back(std::move(spec));
+  out_.part_info.push_back({f, f == "APPROX_QUANTILES", call.pos});
+  OutputExpr o;
+  o.kind = OutputExpr::Kind::kPart;
+  o.index = static_cast<int>(out_.parts.size() - 1);
+  return o;
+}
+
+absl::optional<OutputExpr> Analyzer::LevelOfEarlierPercentile(const QuerySpec& spec) {
+  for (size_t j = 0; j < out_.parts.size(); ++j) {
+    QuerySpec& p = out_.parts[j];
+    if (out_.part_info[j].function != "PERCENTILE_CONT" || p.column != spec.column ||
+        p.lower != spec.lower || p.upper != spec.upper ||
+        p.max_contributions != spec.max_contributions || p.where != spec.where) {
+      continue;
+    }
+    const double q = spec.quantiles[0];
+    auto at = std::find(p.quantiles.begin(), p.quantiles.end(), q);
+    if (at == p.quantiles.end()) {
+      p.quantiles.push_back(q);
+      at = p.quantiles.end() - 1;
+    }
+    OutputExpr o;
+    o.kind = OutputExpr::Kind::kPart;
+    o.index = static_cast<int>(j);
+    o.level = static_cast<int>(at - p.quantiles.begin());
+    return o;
+  }
+  return absl::nullopt;
+}
+
+absl::Status Analyzer::SplitBudget() {
+  // Out of range (e.g. above the largest epsilon of one query): the message points at OPTIONS.
+  absl::StatusOr<int64_t> eps = query::EpsilonToUnits(out_.epsilon, "epsilon", query::kMaxEpsilon);
+  if (!eps.ok()) return Invalid(st_.options_pos, eps.status().message());
+  const int64_t eps_units = *eps;
+  const int64_t n = static_cast<int64_t>(out_.parts.size());
+  if (eps_units < n) return Invalid(st_.options_pos, "epsilon is too small to split over the aggregates");
+  out_.epsilon = query::EpsilonFromUnits(eps_units);
+  for (int64_t i = 0; i < n; ++i) {
+    out_.parts[i].epsilon = query::EpsilonFromUnits(eps_units / n + (i < eps_units % n ? 1 : 0));
+  }
+  // Gaussian parts need delta for their noise too (and, grouped by selected keys, half of it
+  // for the selection: planner.cc), so every part gets a share, as `--mechanism gaussian` does.
+  if ((needs_selection_ && !out_.group_by.empty()) || mechanism_ == query::MechanismKind::kGaussian) {
+    absl::StatusOr<int64_t> delta = query::DeltaToUnits(out_.delta, "delta");
+    if (!delta.ok()) return Invalid(st_.options_pos, delta.status().message());
+    const int64_t delta_units = *delta;
+    if (delta_units < n) return Invalid(st_.options_pos, "delta is too small to split over the aggregates");
+    out_.delta = query::DeltaFromUnits(delta_units);
+    for (int64_t i = 0; i < n; ++i) {
+      out_.parts[i].delta = query::DeltaFromUnits(delta_units / n + (i < delta_units % n ? 1 : 0));
+    }
+  } else {
+    // Nothing needs delta: pure epsilon-DP (Laplace), nothing of delta is charged.
+    out_.delta = 0;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace dpq::sql::internal
