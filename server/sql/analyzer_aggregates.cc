@@ -100,12 +100,12 @@ absl::Status Analyzer::CountWithRowBound(const absl::optional<Bounds>& bounds, Q
   return absl::OkStatus();
 }
 
-absl::StatusOr<OutputExpr> Analyzer::Aggregate(const Expr& call) {
-  const std::map<std::string, AggregateKind>& kKinds = SqlAggregateFunctions();
+absl::StatusOr<AggregateKind> Analyzer::AggregateKindOf(const Expr& call) {
+  const std::map<std::string, AggregateKind>& kinds = SqlAggregateFunctions();
   const std::string& f = call.name;
   if (in_aggregate_) return Invalid(call.pos, "aggregates cannot be nested");
-  auto kind = kKinds.find(f);
-  if (kind == kKinds.end()) {
+  auto kind = kinds.find(f);
+  if (kind == kinds.end()) {
     if (f == "MIN" || f == "MAX") {
       return Unsupported(call.pos, absl::StrCat(f, " is not supported: a DP minimum or maximum is "
                                                    "dominated by one unit; use PERCENTILE_CONT(col, ",
@@ -128,119 +128,142 @@ absl::StatusOr<OutputExpr> Analyzer::Aggregate(const Expr& call) {
     return Invalid(call.pos, absl::StrCat("at most ", kMaxAggregatesPerStatement,
                                           " aggregates per statement"));
   }
-  bool per_group = f == "COUNT" || f == "SUM" || f == "AVG";
+  return kind->second;
+}
+
+absl::StatusOr<Analyzer::AggregateArgs> Analyzer::ArgumentsOf(const Expr& call) {
+  const std::string& f = call.name;
+  AggregateArgs args;
+  args.per_group = f == "COUNT" || f == "SUM" || f == "AVG";
   // dpq extension: SUM / AVG also take contribution_bounds_per_row (row-level, K rows).
   const bool either_bounds = f == "SUM" || f == "AVG";
-  const std::string usual_name = per_group ? "contribution_bounds_per_group" : "contribution_bounds_per_row";
-  std::string bounds_name = usual_name;
-  std::vector<const Expr*> positional;
-  absl::optional<Bounds> bounds;
+  const std::string usual_name =
+      args.per_group ? "contribution_bounds_per_group" : "contribution_bounds_per_row";
+  args.bounds_name = usual_name;
   for (const Expr& arg : call.children) {
-    if (arg.kind == Expr::Kind::kNamedArg) {
-      const bool row_level = either_bounds && arg.name == "contribution_bounds_per_row";
-      if (arg.name != usual_name && !row_level) {
-        return Invalid(arg.pos, absl::StrCat("named argument ", arg.name, " is not supported by ",
-                                             f, ": it takes ", usual_name, " => (lower, upper)",
-                                             either_bounds ? " or contribution_bounds_per_row => "
-                                                             "(lower, upper)"
-                                                           : ""));
-      }
-      if (bounds && arg.name != bounds_name) {  // both kinds of bounds
-        return Invalid(arg.pos, absl::StrCat(f, " takes contribution_bounds_per_group (a unit's ",
-                                             f == "SUM" ? "sum" : "mean", " clamped) or "
-                                             "contribution_bounds_per_row (rows clamped), not both"));
-      }
-      if (bounds) return Invalid(arg.pos, absl::StrCat(bounds_name, " is given twice"));
-      if (row_level) {
-        per_group = false;
-        bounds_name = arg.name;
-      }
-      ASSIGN_OR_RETURN(Bounds b, BoundsOf(arg));
-      bounds = b;
-    } else {
-      if (bounds) return Invalid(arg.pos, "positional arguments come before named ones");
-      positional.push_back(&arg);
+    if (arg.kind != Expr::Kind::kNamedArg) {
+      if (args.bounds) return Invalid(arg.pos, "positional arguments come before named ones");
+      args.positional.push_back(&arg);
+      continue;
     }
+    const bool row_level = either_bounds && arg.name == "contribution_bounds_per_row";
+    if (arg.name != usual_name && !row_level) {
+      return Invalid(arg.pos, absl::StrCat("named argument ", arg.name, " is not supported by ",
+                                           f, ": it takes ", usual_name, " => (lower, upper)",
+                                           either_bounds ? " or contribution_bounds_per_row => "
+                                                           "(lower, upper)"
+                                                         : ""));
+    }
+    if (args.bounds && arg.name != args.bounds_name) {  // both kinds of bounds
+      return Invalid(arg.pos, absl::StrCat(f, " takes contribution_bounds_per_group (a unit's ",
+                                           f == "SUM" ? "sum" : "mean", " clamped) or "
+                                           "contribution_bounds_per_row (rows clamped), not both"));
+    }
+    if (args.bounds) return Invalid(arg.pos, absl::StrCat(args.bounds_name, " is given twice"));
+    if (row_level) {
+      args.per_group = false;
+      args.bounds_name = arg.name;
+    }
+    ASSIGN_OR_RETURN(Bounds b, BoundsOf(arg));
+    args.bounds = b;
   }
   const size_t want = (f == "PERCENTILE_CONT" || f == "APPROX_QUANTILES") ? 2 : 1;
-  if (positional.size() != want) {
+  if (args.positional.size() != want) {
     return Invalid(call.pos, absl::StrCat(f, " takes ", want == 2 ? "a column and a number" : "one column",
-                                          ", got ", positional.size(), " arguments"));
+                                          ", got ", args.positional.size(), " arguments"));
   }
-  QuerySpec spec;
-  spec.dataset = schema_.name;
-  spec.aggregate = kind->second;
-  spec.max_partitions = max_groups_;
-  spec.group_by = out_.group_by;
-  std::string where = where_;
-  const Expr& arg = *positional[0];
-  const ColumnSchema* column = nullptr;
+  return args;
+}
+
+absl::StatusOr<const query::ColumnSchema*> Analyzer::AggregatedColumn(const Expr& call,
+                                                                      const Expr& arg) {
+  const std::string& f = call.name;
   if (arg.kind == Expr::Kind::kStar) {
     if (f != "COUNT") return Invalid(arg.pos, absl::StrCat(f, "(*) is not defined: name a column"));
-  } else if (arg.kind == Expr::Kind::kColumn) {
-    ASSIGN_OR_RETURN(column, Column(arg));
+    return nullptr;
+  }
+  if (arg.kind == Expr::Kind::kColumn) {
+    ASSIGN_OR_RETURN(const ColumnSchema* column, Column(arg));
     if (f != "COUNT" && !column->is_numeric()) {
       return Invalid(arg.pos, absl::StrCat(f, " needs a numeric column; ", column->name, " is text"));
     }
-  } else {
-    in_aggregate_ = true;
-    absl::Status nested = Output(arg).status();
-    in_aggregate_ = false;
-    if (!nested.ok() && absl::StrContains(nested.message(), "nested")) return nested;
-    return Unsupported(arg.pos, absl::StrCat(f, " of an expression is not supported: aggregate a "
-                                             "column (filter rows with WHERE)"));
+    return column;
   }
+  in_aggregate_ = true;
+  absl::Status nested = Output(arg).status();
+  in_aggregate_ = false;
+  if (!nested.ok() && absl::StrContains(nested.message(), "nested")) return nested;
+  return Unsupported(arg.pos, absl::StrCat(f, " of an expression is not supported: aggregate a "
+                                           "column (filter rows with WHERE)"));
+}
+
+absl::Status Analyzer::CountPart(const AggregateArgs& args, const ColumnSchema* column,
+                                 QuerySpec& spec) {
+  spec.max_contributions = 1;
+  if (max_rows_contributed_ > 0) {
+    RETURN_IF_ERROR(CountWithRowBound(args.bounds, spec));
+  } else {
+    if (args.bounds) RETURN_IF_ERROR(CountBounds(*args.bounds, spec));
+    if (!bucket_column_.empty()) RETURN_IF_ERROR(CountAsHistogram(args.bounds, spec));
+  }
+  if (column != nullptr) {
+    const std::string not_null = absl::StrCat(column->name, " IS NOT NULL");
+    spec.where = spec.where.empty() ? not_null : absl::StrCat("(", spec.where, ") AND ", not_null);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Analyzer::ValuePart(const Expr& call, const AggregateArgs& args,
+                                 const ColumnSchema& column, QuerySpec& spec) {
+  const std::string& f = call.name;
+  spec.column = column.name;
+  if (args.bounds) {
+    spec.lower = args.bounds->lower;
+    spec.upper = args.bounds->upper;
+  } else if (!column.lower.has_value()) {
+    return Invalid(call.pos, absl::StrCat(f, ": column ", column.name, " has no declared bounds: "
+                                          "give ", args.bounds_name, " => (lower, upper)"));
+  } else {
+    // The declared bounds, written out: the planner resolves them alike (same plan, same
+    // fingerprint), and ExplainSql can show them.
+    spec.lower = column.lower;
+    spec.upper = column.upper;
+  }
+  spec.pre_aggregate = args.per_group;
+  spec.max_contributions = args.per_group ? 1 : max_rows_;
+  if (spec.aggregate != AggregateKind::kQuantile) return absl::OkStatus();
+  const Expr& level = *args.positional[1];
+  absl::optional<double> n = NumberOf(level);
+  if (!n) return Invalid(level.pos, absl::StrCat(f, ": the second argument is a number"));
+  if (f == "PERCENTILE_CONT") {
+    if (!(*n >= 0 && *n <= 1)) return Invalid(level.pos, "PERCENTILE_CONT's percentile lies in [0, 1]");
+    spec.quantiles = {*n};
+    return absl::OkStatus();
+  }
+  if (*n != std::floor(*n) || *n < 1 || *n > 99) {
+    return Invalid(level.pos, "APPROX_QUANTILES takes a whole number of quantiles in [1, 99]");
+  }
+  const int count = static_cast<int>(*n);
+  for (int i = 0; i <= count; ++i) spec.quantiles.push_back(static_cast<double>(i) / count);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<OutputExpr> Analyzer::Aggregate(const Expr& call) {
+  const std::string& f = call.name;
+  ASSIGN_OR_RETURN(AggregateKind kind, AggregateKindOf(call));
+  ASSIGN_OR_RETURN(AggregateArgs args, ArgumentsOf(call));
+  QuerySpec spec;
+  spec.dataset = schema_.name;
+  spec.aggregate = kind;
+  spec.max_partitions = max_groups_;
+  spec.group_by = out_.group_by;
+  spec.where = where_;
+  ASSIGN_OR_RETURN(const ColumnSchema* column, AggregatedColumn(call, *args.positional[0]));
   if (f == "COUNT") {
-    spec.max_contributions = 1;
-    if (max_rows_contributed_ > 0) {
-      RETURN_IF_ERROR(CountWithRowBound(bounds, spec));
-    } else {
-      if (bounds) RETURN_IF_ERROR(CountBounds(*bounds, spec));
-      if (!bucket_column_.empty()) RETURN_IF_ERROR(CountAsHistogram(bounds, spec));
-    }
-    if (column != nullptr) {
-      const std::string not_null = absl::StrCat(column->name, " IS NOT NULL");
-      where = where.empty() ? not_null : absl::StrCat("(", where, ") AND ", not_null);
-    }
+    RETURN_IF_ERROR(CountPart(args, column, spec));
   } else {
-    spec.column = column->name;
-    if (bounds) {
-      spec.lower = bounds->lower;
-      spec.upper = bounds->upper;
-    } else if (!column->lower.has_value()) {
-      return Invalid(call.pos, absl::StrCat(f, ": column ", column->name, " has no declared bounds: "
-                                            "give ", bounds_name, " => (lower, upper)"));
-    } else {
-      // The declared bounds, written out: the planner resolves them alike (same plan, same
-      // fingerprint), and ExplainSql can show them.
-      spec.lower = column->lower;
-      spec.upper = column->upper;
-    }
-    if (per_group) {
-      spec.pre_aggregate = true;
-      spec.max_contributions = 1;
-    } else {
-      spec.max_contributions = max_rows_;
-    }
-    if (spec.aggregate == AggregateKind::kQuantile) {
-      absl::optional<double> n = NumberOf(*positional[1]);
-      if (!n) return Invalid(positional[1]->pos, absl::StrCat(f, ": the second argument is a number"));
-      if (f == "PERCENTILE_CONT") {
-        if (!(*n >= 0 && *n <= 1)) {
-          return Invalid(positional[1]->pos, "PERCENTILE_CONT's percentile lies in [0, 1]");
-        }
-        spec.quantiles = {*n};
-      } else {
-        if (*n != std::floor(*n) || *n < 1 || *n > 99) {
-          return Invalid(positional[1]->pos,
-                         "APPROX_QUANTILES takes a whole number of quantiles in [1, 99]");
-        }
-        const int count = static_cast<int>(*n);
-        for (int i = 0; i <= count; ++i) spec.quantiles.push_back(static_cast<double>(i) / count);
-      }
-    }
+    RETURN_IF_ERROR(ValuePart(call, args, *column, spec));
   }
-  spec.where = where;
   spec.keys = keys_;
   if (mechanism_ == query::MechanismKind::kGaussian) {
     if (spec.aggregate == AggregateKind::kQuantile) {

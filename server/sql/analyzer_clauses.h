@@ -118,6 +118,25 @@ class Analyzer {
   // by at most K in L1 together, the bound of the flag histogram (planner.cc, kHistogram).
   absl::Status CountWithRowBound(const absl::optional<Bounds>& bounds, query::QuerySpec& spec);
 
+  // An aggregate call's parsed arguments: the positional ones (the column, then the level of a
+  // quantile), the bounds and their name, and whether they bound a unit's per-group value.
+  struct AggregateArgs {
+    std::vector<const Expr*> positional;
+    absl::optional<Bounds> bounds;
+    bool per_group = false;
+    std::string bounds_name;
+  };
+  // The flag aggregate of a known function allowed in this statement, or the refusal.
+  absl::StatusOr<query::AggregateKind> AggregateKindOf(const Expr& call);
+  absl::StatusOr<AggregateArgs> ArgumentsOf(const Expr& call);
+  // The aggregated column (null for COUNT(*)); an expression is refused.
+  absl::StatusOr<const query::ColumnSchema*> AggregatedColumn(const Expr& call, const Expr& arg);
+  // COUNT's part: K, the per-unit or histogram forms, COUNT(col)'s IS NOT NULL.
+  absl::Status CountPart(const AggregateArgs& args, const query::ColumnSchema* column,
+                         query::QuerySpec& spec);
+  // A value aggregate's part: bounds (given or declared), per-unit or row-clamped, quantile levels.
+  absl::Status ValuePart(const Expr& call, const AggregateArgs& args,
+                         const query::ColumnSchema& column, query::QuerySpec& spec);
   absl::StatusOr<OutputExpr> Aggregate(const Expr& call);
 
   // PERCENTILE_CONT calls on the same column with the same bounds are one quantile part with
