@@ -40,7 +40,6 @@ void Log(LogLevel level, absl::string_view message, const std::vector<LogField>&
 std::string FormatLogLine(LogFormat format, LogLevel level, absl::string_view message,
                           const std::vector<LogField>& fields, absl::string_view time);
 
-inline void LogDebug(absl::string_view m) { Log(LogLevel::kDebug, m); }
 inline void LogInfo(absl::string_view m) { Log(LogLevel::kInfo, m); }
 inline void LogWarning(absl::string_view m) { Log(LogLevel::kWarning, m); }
 inline void LogError(absl::string_view m) { Log(LogLevel::kError, m); }

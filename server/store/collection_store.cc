@@ -7,6 +7,7 @@
 #include "server/base/validation.h"
 #include "server/store/admin_log.h"
 #include "server/store/array_literal.h"
+#include "server/store/text_array.h"
 
 namespace dpq::store {
 namespace {
@@ -22,16 +23,6 @@ SELECT c.id, c.name, c.domain, c.epsilon, c.mechanism, c.reports_per_client,
 
 // Reports fetched per round trip by ForEachReport.
 constexpr int kReportPage = 10000;
-
-std::vector<std::string> ParseTextArray(const pqxx::field& f) {
-  std::vector<std::string> out;
-  pqxx::array_parser parser = f.as_array();
-  for (auto [kind, text] = parser.get_next(); kind != pqxx::array_parser::done;
-       std::tie(kind, text) = parser.get_next()) {
-    if (kind == pqxx::array_parser::string_value) out.push_back(text);
-  }
-  return out;
-}
 
 CollectionRecord FromRow(const pqxx::row& r) {
   CollectionRecord c;

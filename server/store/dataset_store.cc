@@ -1,9 +1,5 @@
 #include "server/store/dataset_store.h"
 
-#include "server/base/validation.h"
-#include "absl/strings/string_view.h"
-#include "server/store/admin_log.h"
-
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
@@ -18,10 +14,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 #include "server/base/logging.h"
 #include "server/base/status_macros.h"
+#include "server/base/validation.h"
+#include "server/store/admin_log.h"
 #include "server/store/bounding_sql.h"
 #include "server/store/row_ranker.h"
+#include "server/store/text_array.h"
 
 namespace dpq::store {
 namespace {
@@ -62,17 +62,6 @@ std::string SchemaQuery(absl::string_view filter, absl::string_view per_dataset,
        d.has_row_rank, d.max_query_epsilon_units)sql",
       per_dataset.empty() ? "" : ", d.granted",
       " FROM d JOIN dataset_columns c ON c.dataset_id = d.id ORDER BY ", order_by);
-}
-
-// A text[] value (no NULL elements: dataset_categories.value is NOT NULL).
-std::vector<std::string> ParseTextArray(const pqxx::field& f) {
-  std::vector<std::string> out;
-  pqxx::array_parser parser = f.as_array();
-  for (auto [kind, text] = parser.get_next(); kind != pqxx::array_parser::done;
-       std::tie(kind, text) = parser.get_next()) {
-    if (kind == pqxx::array_parser::string_value) out.push_back(text);
-  }
-  return out;
 }
 
 std::vector<DatasetSchema> SchemasFromRows(const pqxx::result& rows) {

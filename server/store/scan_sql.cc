@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/base/status_macros.h"
+#include "server/store/array_literal.h"
 #include "server/store/bounding_sql.h"
 #include "server/store/database.h"
 #include "server/store/dataset_store.h"
@@ -11,30 +12,17 @@
 namespace dpq::store {
 namespace {
 
-// A PostgreSQL array literal of text values, each double-quoted with '"' and '\' escaped, bound as
-// one parameter (never spliced into the statement).
+// Text and float8 arrays as one bound parameter each (array_literal.h); doubles round-trip exactly.
 std::string TextArrayLiteral(const std::vector<std::string>& values) {
-  std::string out = "{";
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i) out.push_back(',');
-    out.push_back('"');
-    for (char c : values[i]) {
-      if (c == '"' || c == '\\') out.push_back('\\');
-      out.push_back(c);
-    }
-    out.push_back('"');
-  }
-  out.push_back('}');
-  return out;
+  ArrayLiteral out;
+  for (const std::string& v : values) out.AddText(v);
+  return out.str();
 }
 
 std::string FloatArrayLiteral(const std::vector<double>& values) {
-  std::string out = "{";
-  for (size_t i = 0; i < values.size(); ++i) {
-    absl::StrAppend(&out, i ? "," : "", ExactDouble(values[i]));
-  }
-  out.push_back('}');
-  return out;
+  ArrayLiteral out;
+  for (double v : values) out.AddText(ExactDouble(v));
+  return out.str();
 }
 
 // Builds one statement; see BuildScanStatement. The query nests as

@@ -201,18 +201,4 @@ absl::StatusOr<RdpConversion> RdpToEpsilon(absl::Span<const double> orders,
   return best;
 }
 
-double RdpToDelta(absl::Span<const double> orders, absl::Span<const double> rdp, double epsilon) {
-  double best_log = 0;  // delta <= 1 always
-  for (size_t i = 0; i < orders.size(); ++i) {
-    const double a = orders[i], r = rdp[i];
-    if (!(a > 1.01) || std::isinf(r)) continue;
-    // Balle et al. 2020 Thm 21 solved for delta (dp_accounting compute_delta).
-    const double log_d = (a - 1) * (r - epsilon) + (a - 1) * std::log1p(-1 / a) - std::log(a);
-    best_log = std::min(best_log, log_d);
-    // KL bound (Bretagnolle-Huber): delta <= sqrt(1 - e^{-r}).
-    if (r < 1e300) best_log = std::min(best_log, 0.5 * std::log(-std::expm1(-r)));
-  }
-  return std::exp(best_log);
-}
-
 }  // namespace dpq::dp::accounting

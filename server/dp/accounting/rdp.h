@@ -66,10 +66,6 @@ struct RdpConversion {
 absl::StatusOr<RdpConversion> RdpToEpsilon(absl::Span<const double> orders,
                                            absl::Span<const double> rdp, double delta);
 
-// Inverse direction (same theorem solved for delta): smallest delta with eps(delta) <= epsilon,
-// i.e. min_a exp((a-1)(rdp(a) - epsilon) + (a-1) log(1 - 1/a) - log a).
-double RdpToDelta(absl::Span<const double> orders, absl::Span<const double> rdp, double epsilon);
-
 }  // namespace dpq::dp::accounting
 
 #endif  // DPQ_SERVER_DP_ACCOUNTING_RDP_H_
