@@ -87,7 +87,9 @@ absl::StatusOr<std::vector<AdminLogEntry>> AdminLog::List() {
   std::vector<AdminLogEntry> out;
   RETURN_IF_ERROR(db_->Run("list admin log", [&](pqxx::connection& c) {
     pqxx::read_transaction tx(c);
-    for (const pqxx::row& r : tx.exec(absl::StrCat(kSelectFrom, " ORDER BY seq"))) out.push_back(EntryFromRow(r));
+    for (const pqxx::row& r : tx.exec(absl::StrCat(kSelectFrom, " ORDER BY seq"))) {
+      out.push_back(EntryFromRow(r));
+    }
     return absl::OkStatus();
   }));
   return out;

@@ -246,7 +246,8 @@ TEST_F(AuditVerifyTest, ADeletedTailIsCaughtWithAndWithoutTheLedgerHead) {
   ASSERT_OK_AND_ASSIGN(std::vector<Allocation> rows, ledger_->ListAllocations(ds));
   AsOwner(absl::StrCat("DELETE FROM audit WHERE dataset_id = ", ds, " AND seq > 6; "
                        "UPDATE ledgers SET audit_head_seq = 6, audit_head_hash = '\\x", ToHex(rows[5].hash),
-                       "', epsilon_spent_units = ", 6 * dpq::testing::EpsU(0.01), " WHERE dataset_id = ", ds));
+                       "', epsilon_spent_units = ", 6 * dpq::testing::EpsU(0.01),
+                       " WHERE dataset_id = ", ds));
   for (bool full : {false, true}) {
     v = Verify(ds, full);
     EXPECT_FALSE(v.ok) << "full=" << full;
