@@ -104,7 +104,12 @@ ABSL_FLAG(bool, check_config, false,
           "(0: all good) without serving");
 ABSL_FLAG(double, audit_verify_seconds, 3600,
           "how often dpqd verifies every dataset's audit chain (first at start-up; 0: only when "
-          "`dpqctl audit verify` asks); results in dpq_audit_verify_ok");
+          "`dpqctl audit verify` asks); results in dpq_audit_verify_ok. Each pass reads only the "
+          "rows appended since the last verified row (its checkpoint, kept in the database)");
+ABSL_FLAG(double, audit_full_verify_seconds, 7 * 86400,
+          "a pass of --audit-verify-seconds reads a dataset's audit chain from its first row again "
+          "when the last such full verification of it (by any dpqd on the database) is older than "
+          "this (0: only when `dpqctl audit verify --full` asks, or without a checkpoint)");
 
 namespace dpq {
 namespace {
@@ -187,6 +192,7 @@ absl::StatusOr<Limits> LimitFlags() {
 struct ServeFlags {
   Limits limits;
   double audit_verify_seconds = 0;
+  double audit_full_verify_seconds = 0;
   std::string read_database_url;
   store::ScanRouterOptions scan_routing;
 };
@@ -208,6 +214,10 @@ absl::StatusOr<ServeFlags> CheckFlags() {
   f.audit_verify_seconds = absl::GetFlag(FLAGS_audit_verify_seconds);
   if (!(f.audit_verify_seconds >= 0 && f.audit_verify_seconds <= 7 * 86400)) {
     return absl::InvalidArgumentError("--audit-verify-seconds must lie in [0, 604800] (0: off)");
+  }
+  f.audit_full_verify_seconds = absl::GetFlag(FLAGS_audit_full_verify_seconds);
+  if (!(f.audit_full_verify_seconds >= 0 && f.audit_full_verify_seconds <= 366 * 86400)) {
+    return absl::InvalidArgumentError("--audit-full-verify-seconds must lie in [0, 31622400] (0: off)");
   }
   f.read_database_url = absl::GetFlag(FLAGS_read_database_url);
   if (!f.read_database_url.empty() && absl::GetFlag(FLAGS_database_url).empty()) {
@@ -437,7 +447,8 @@ absl::Status Serve() {
   std::unique_ptr<api::AuditVerifier> verifier;
   if (flags.audit_verify_seconds > 0) {
     verifier = std::make_unique<api::AuditVerifier>(&ledger, &metrics,
-                                                     absl::Seconds(flags.audit_verify_seconds));
+                                                     absl::Seconds(flags.audit_verify_seconds),
+                                                     flags.audit_full_verify_seconds);
     verifier->Start();
   }
   LogInfo(absl::StrCat("dpqd listening on ", absl::GetFlag(FLAGS_listen),

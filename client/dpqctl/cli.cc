@@ -470,7 +470,7 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
 
   // audit
   std::string audit_dataset, verify_dataset;
-  bool audit_admin_log = false, verify_admin_log = false;
+  bool audit_admin_log = false, verify_admin_log = false, verify_full = false;
   CLI::App* audit = app.add_subcommand(
       "audit", "a dataset's budget allocations, oldest first (`audit verify DATASET` checks them); "
                "--admin-log: every admin action");
@@ -482,13 +482,16 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
       "verify", "recompute the audit hash chain and the ledger from the audit rows (exit 4 if broken)");
   audit_verify->add_option("dataset", verify_dataset, "dataset name");
   audit_verify->add_flag("--admin-log", verify_admin_log, "check the admin log's hash chain instead");
+  audit_verify->add_flag("--full", verify_full,
+                         "read the whole chain from its first row (default: only the rows appended "
+                         "since the last verified row, which must still hold its hash)");
   audit_verify->callback([&] {
     if (verify_admin_log == !verify_dataset.empty()) {
       throw CLI::RequiredError("audit verify needs a DATASET or --admin-log (one of them)");
     }
     run = [&](const Output& output) {
-      return verify_admin_log ? RunAdminLogVerify(options, output)
-                              : RunAuditVerify(options, output, verify_dataset);
+      return verify_admin_log ? RunAdminLogVerify(options, output, verify_full)
+                              : RunAuditVerify(options, output, verify_dataset, verify_full);
     };
   });
   audit->callback([&] {

@@ -121,12 +121,13 @@ int RunPlan(const GlobalOptions& options, const Output& output, const PlanArgs& 
 // AdminService.ListAudit.
 int RunAudit(const GlobalOptions& options, const Output& output, const std::string& dataset);
 // Exit 0 when the chain and ledger verify, kExitVerificationFailed when they do not.
-int RunAuditVerify(const GlobalOptions& options, const Output& output, const std::string& dataset);
+int RunAuditVerify(const GlobalOptions& options, const Output& output, const std::string& dataset,
+                   bool full);
 inline constexpr int kExitVerificationFailed = 4;
 // AdminService.ListAdminLog: every admin action, oldest first.
 int RunAdminLog(const GlobalOptions& options, const Output& output);
 // AdminService.VerifyAdminLog; exit kExitVerificationFailed when the chain is broken.
-int RunAdminLogVerify(const GlobalOptions& options, const Output& output);
+int RunAdminLogVerify(const GlobalOptions& options, const Output& output, bool full);
 
 // --- accounting (commands_accounting.cc) ------------------------------------------------------
 

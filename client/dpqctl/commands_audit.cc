@@ -21,9 +21,11 @@ int RunAudit(const GlobalOptions& options, const Output& output, const std::stri
       ListAuditResponseToJson, WriteListAuditText);
 }
 
-int RunAuditVerify(const GlobalOptions& options, const Output& output, const std::string& dataset) {
+int RunAuditVerify(const GlobalOptions& options, const Output& output, const std::string& dataset,
+                   bool full) {
   dpq::v1::VerifyAuditRequest request;
   request.set_dataset(dataset);
+  request.set_full(full);
   bool verified = true;
   const int rc = RunRpc<dpq::v1::VerifyAuditResponse>(
       options, output, kDefaultTimeoutSeconds,
@@ -50,8 +52,9 @@ int RunAdminLog(const GlobalOptions& options, const Output& output) {
       ListAdminLogResponseToJson, WriteListAdminLogText);
 }
 
-int RunAdminLogVerify(const GlobalOptions& options, const Output& output) {
+int RunAdminLogVerify(const GlobalOptions& options, const Output& output, bool full) {
   dpq::v1::VerifyAdminLogRequest request;
+  request.set_full(full);
   bool verified = true;
   const int rc = RunRpc<dpq::v1::VerifyAdminLogResponse>(
       options, output, kDefaultTimeoutSeconds,

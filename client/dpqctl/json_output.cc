@@ -231,7 +231,10 @@ nlohmann::json VerifyAuditResponseToJson(const dpq::v1::VerifyAuditResponse& r) 
           {"epsilon_spent_recomputed", r.epsilon_spent_recomputed()},
           {"delta_spent_recomputed", r.delta_spent_recomputed()},
           {"epsilon_spent_ledger", r.epsilon_spent_ledger()},
-          {"delta_spent_ledger", r.delta_spent_ledger()}};
+          {"delta_spent_ledger", r.delta_spent_ledger()},
+          {"full", r.full()},
+          {"rows_read", r.rows_read()},
+          {"checkpoint_seq", r.checkpoint_seq()}};
 }
 
 nlohmann::json PriceResponseToJson(const dpq::v1::PriceResponse& response) {
@@ -344,7 +347,10 @@ nlohmann::json VerifyAdminLogResponseToJson(const dpq::v1::VerifyAdminLogRespons
   return {{"ok", response.ok()},
           {"entries", response.entries()},
           {"first_broken_seq", response.first_broken_seq()},
-          {"reason", response.reason()}};
+          {"reason", response.reason()},
+          {"full", response.full()},
+          {"rows_read", response.rows_read()},
+          {"checkpoint_seq", response.checkpoint_seq()}};
 }
 
 }  // namespace dpqctl

@@ -432,11 +432,23 @@ void WriteListAuditText(std::ostream& out, const dpq::v1::ListAuditResponse& res
              rows);
 }
 
+namespace {
+
+// "full verification, read 12 rows" or "incremental from seq 7, read 6 rows".
+template <typename Response>
+std::string VerifyScope(const Response& r) {
+  std::string scope = r.full() ? "full verification"
+                               : "incremental from seq " + std::to_string(r.checkpoint_seq());
+  return scope + ", read " + std::to_string(r.rows_read()) + (r.rows_read() == 1 ? " row" : " rows");
+}
+
+}  // namespace
+
 void WriteVerifyAuditText(std::ostream& out, const dpq::v1::VerifyAuditResponse& r) {
   if (r.ok()) {
     out << "audit chain intact: " << r.entries() << " entries; ledger matches (epsilon spent "
         << FormatNumber(r.epsilon_spent_ledger()) << ", delta spent "
-        << FormatNumber(r.delta_spent_ledger()) << ")\n";
+        << FormatNumber(r.delta_spent_ledger()) << ")\n  " << VerifyScope(r) << "\n";
     return;
   }
   out << "AUDIT VERIFICATION FAILED";
@@ -444,7 +456,7 @@ void WriteVerifyAuditText(std::ostream& out, const dpq::v1::VerifyAuditResponse&
   out << ": " << r.reason() << "\n  epsilon spent: ledger " << FormatNumber(r.epsilon_spent_ledger())
       << ", recomputed " << FormatNumber(r.epsilon_spent_recomputed()) << "\n  delta spent: ledger "
       << FormatNumber(r.delta_spent_ledger()) << ", recomputed "
-      << FormatNumber(r.delta_spent_recomputed()) << "\n";
+      << FormatNumber(r.delta_spent_recomputed()) << "\n  " << VerifyScope(r) << "\n";
 }
 
 void WritePriceText(std::ostream& out, const dpq::v1::PriceResponse& response) {
@@ -553,10 +565,11 @@ void WriteListAdminLogText(std::ostream& out, const dpq::v1::ListAdminLogRespons
 
 void WriteVerifyAdminLogText(std::ostream& out, const dpq::v1::VerifyAdminLogResponse& response) {
   if (response.ok()) {
-    out << "admin log OK: " << response.entries() << " entries, hash chain intact\n";
+    out << "admin log OK: " << response.entries() << " entries, hash chain intact ("
+        << VerifyScope(response) << ")\n";
   } else {
     out << "admin log BROKEN at seq " << response.first_broken_seq() << ": " << response.reason()
-        << " (" << response.entries() << " entries)\n";
+        << " (" << response.entries() << " entries; " << VerifyScope(response) << ")\n";
   }
 }
 

@@ -169,15 +169,19 @@ grpc::Status AdminService::ListAdminLog(grpc::ServerContext* context,
 }
 
 grpc::Status AdminService::VerifyAdminLog(grpc::ServerContext* context,
-                                          const v1::VerifyAdminLogRequest* /*request*/,
+                                          const v1::VerifyAdminLogRequest* request,
                                           v1::VerifyAdminLogResponse* response) {
   return ToGrpcStatus([&]() -> absl::Status {
     RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
-    ASSIGN_OR_RETURN(store::AdminLog::Verification v, o_.admin_log->Verify());
+    ASSIGN_OR_RETURN(store::AdminLog::Verification v, o_.admin_log->Verify(request->full()));
+    if (o_.metrics != nullptr) o_.metrics->RecordAuditVerifyRows("", v.rows_read);
     response->set_ok(v.ok);
     response->set_entries(v.entries);
     response->set_first_broken_seq(v.first_broken_seq);
     response->set_reason(v.reason);
+    response->set_full(v.full);
+    response->set_rows_read(v.rows_read);
+    response->set_checkpoint_seq(v.checkpoint_seq);
     return absl::OkStatus();
   }());
 }

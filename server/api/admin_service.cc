@@ -266,9 +266,12 @@ grpc::Status AdminService::VerifyAudit(grpc::ServerContext* context,
     RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
     ASSIGN_OR_RETURN(query::DatasetSchema schema,
                      o_.datasets->Get(request->dataset(), /*include_dropped=*/true));
-    ASSIGN_OR_RETURN(store::BudgetLedger::Verification v, o_.ledger->Verify(schema.id));
+    store::BudgetLedger::VerifyOptions options;
+    options.full = request->full();
+    ASSIGN_OR_RETURN(store::BudgetLedger::Verification v, o_.ledger->Verify(schema.id, options));
     if (o_.metrics != nullptr) {  // dpq_audit_verify_ok / _timestamp_seconds (alerts.yml)
       o_.metrics->RecordAuditVerify(schema.name, v.ok, absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
+      o_.metrics->RecordAuditVerifyRows(schema.name, v.rows_read);
     }
     response->set_ok(v.ok);
     response->set_entries(v.entries);
@@ -278,6 +281,9 @@ grpc::Status AdminService::VerifyAudit(grpc::ServerContext* context,
     response->set_delta_spent_recomputed(query::DeltaFromUnits(v.delta_spent_recomputed_units));
     response->set_epsilon_spent_ledger(query::EpsilonFromUnits(v.epsilon_spent_ledger_units));
     response->set_delta_spent_ledger(query::DeltaFromUnits(v.delta_spent_ledger_units));
+    response->set_full(v.full);
+    response->set_rows_read(v.rows_read);
+    response->set_checkpoint_seq(v.checkpoint_seq);
     return absl::OkStatus();
   }());
 }

@@ -10,8 +10,8 @@
 namespace dpq::api {
 
 AuditVerifier::AuditVerifier(store::BudgetLedger* ledger, metrics::Metrics* metrics,
-                             absl::Duration interval)
-    : ledger_(ledger), metrics_(metrics), interval_(interval) {}
+                             absl::Duration interval, double full_after_seconds)
+    : ledger_(ledger), metrics_(metrics), interval_(interval), full_after_seconds_(full_after_seconds) {}
 
 AuditVerifier::~AuditVerifier() { Stop(); }
 
@@ -37,7 +37,10 @@ void AuditVerifier::VerifyAll() {
   std::map<std::string, bool> ok_by_name;
   for (const store::BudgetState& b : *budgets) {
     if (stop_.HasBeenNotified()) return;
-    absl::StatusOr<store::BudgetLedger::Verification> v = ledger_->Verify(b.dataset_id);
+    store::BudgetLedger::VerifyOptions options;
+    options.full = false;
+    options.full_after_seconds = full_after_seconds_;
+    absl::StatusOr<store::BudgetLedger::Verification> v = ledger_->Verify(b.dataset_id, options);
     if (!v.ok()) {
       LogWarning(absl::StrCat("audit verification of ", b.dataset, ": ", v.status().ToString()));
       ok_by_name.erase(b.dataset);
@@ -47,6 +50,7 @@ void AuditVerifier::VerifyAll() {
       LogError(absl::StrCat("audit verification of ", b.dataset, " FAILED at seq ", v->first_broken_seq,
                             ": ", v->reason));
     }
+    metrics_->RecordAuditVerifyRows(b.dataset, v->rows_read);
     auto [it, inserted] = ok_by_name.emplace(b.dataset, v->ok);
     if (!inserted) it->second = it->second && v->ok;
   }

@@ -1,8 +1,10 @@
-// Periodic audit verification in dpqd (issue 13): every `interval` it walks every dataset's audit
-// chain (BudgetLedger::Verify, the same check as `dpqctl audit verify`) and records the result in
+// Periodic audit verification in dpqd: every `interval` it verifies every dataset's audit chain
+// (BudgetLedger::Verify, the same check as `dpqctl audit verify`) and records the result in
 // dpq_audit_verify_ok / dpq_audit_verify_timestamp_seconds, which alerts.yml watches
-// (DpqAuditVerifyFailing, and DpqAuditVerifyStale after 2 days without one). The VerifyAudit RPC
-// records its result in the same series.
+// (DpqAuditVerifyFailing, and DpqAuditVerifyStale after 2 days without one), and the rows it read
+// in dpq_audit_verify_rows_total. The VerifyAudit RPC records its result in the same series.
+// Each pass is incremental: it reads the rows appended since the dataset's checkpoint, and the
+// whole chain again when the last full verification of it is older than `full_after_seconds`.
 #ifndef DPQ_SERVER_API_AUDIT_VERIFIER_H_
 #define DPQ_SERVER_API_AUDIT_VERIFIER_H_
 
@@ -17,7 +19,9 @@ namespace dpq::api {
 
 class AuditVerifier {
  public:
-  AuditVerifier(store::BudgetLedger* ledger, metrics::Metrics* metrics, absl::Duration interval);
+  // full_after_seconds: BudgetLedger::VerifyOptions::full_after_seconds (0: never by age).
+  AuditVerifier(store::BudgetLedger* ledger, metrics::Metrics* metrics, absl::Duration interval,
+                double full_after_seconds = 0);
   ~AuditVerifier();  // Stop()
 
   AuditVerifier(const AuditVerifier&) = delete;
@@ -38,6 +42,7 @@ class AuditVerifier {
   store::BudgetLedger* ledger_;
   metrics::Metrics* metrics_;
   const absl::Duration interval_;
+  const double full_after_seconds_;
   absl::Notification stop_;
   std::thread thread_;
 };

@@ -295,6 +295,11 @@ Metrics::Metrics(LedgerSnapshot snapshot, PoolSnapshot pool, BuildInfo build)
                       .Help("Local-DP reports submitted to this process, by collection and outcome "
                             "(accepted, or the refusal's code)")
                       .Register(*registry_);
+  verify_rows_ = &prometheus::BuildCounter()
+                      .Name("dpq_audit_verify_rows_total")
+                      .Help("Audit rows read by the audit verifications of this process, by "
+                            "dataset; dataset=\"\" counts the admin log's rows")
+                      .Register(*registry_);
   scan_data_errors_ = &prometheus::BuildCounter()
                            .Name("dpq_scan_data_errors_total")
                            .Help("Scans whose float8 statement raised a data exception (a bug: "
@@ -304,6 +309,10 @@ Metrics::Metrics(LedgerSnapshot snapshot, PoolSnapshot pool, BuildInfo build)
 }
 
 Metrics::~Metrics() = default;
+
+void Metrics::RecordAuditVerifyRows(absl::string_view dataset, int64_t rows) {
+  verify_rows_->Add({{"dataset", std::string(dataset)}}).Increment(static_cast<double>(rows));
+}
 
 void Metrics::RecordScanDataError(absl::string_view dataset) {
   scan_data_errors_->Add({{"dataset", std::string(dataset)}}).Increment();

@@ -9,7 +9,8 @@
 //    dpq_audit_rows_total, dpq_analyst_{epsilon,delta}_cap and their _remaining), read from the
 //    database at scrape time through a snapshot function, so every replica reports the same truth;
 //  * the last audit verification this process ran per dataset (dpq_audit_verify_ok,
-//    dpq_audit_verify_timestamp_seconds), from the VerifyAudit RPC and dpqd's periodic check;
+//    dpq_audit_verify_timestamp_seconds), from the VerifyAudit RPC and dpqd's periodic check,
+//    and the rows those verifications read (dpq_audit_verify_rows_total);
 //  * this process's database connection pool (dpq_db_connections_opened_total,
 //    dpq_db_connections_closed_total{reason}, dpq_db_connect_failures_total,
 //    dpq_db_connections{state}), read from memory at scrape time, so they are there even when the
@@ -118,6 +119,10 @@ class Metrics {
   // The result of an audit verification of `dataset` finished at `unix_seconds`.
   void RecordAuditVerify(absl::string_view dataset, bool ok, double unix_seconds);
 
+  // `rows` audit rows read by one verification of `dataset`'s chain; dataset "" for the admin
+  // log's chain (no dataset is named "": names match ^[a-z_][a-z0-9_]{0,62}$).
+  void RecordAuditVerifyRows(absl::string_view dataset, int64_t rows);
+
   // One local-DP report submission (dpq_ldp_reports_total): outcome "accepted" or the lower-case
   // code of the refusal. Callers pass collection "" unless the collection exists (bounded labels).
   void RecordLdpReport(absl::string_view collection, absl::string_view outcome);
@@ -152,6 +157,7 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>* verify_time_;
   prometheus::Family<prometheus::Counter>* ldp_reports_ = nullptr;
   prometheus::Family<prometheus::Counter>* scan_data_errors_ = nullptr;
+  prometheus::Family<prometheus::Counter>* verify_rows_ = nullptr;
   std::unique_ptr<HttpServer> http_;
 };
 

@@ -21,89 +21,11 @@
 #include "server/store/audit_chain.h"
 #include "server/store/debit_batcher.h"
 #include "server/store/ledger_accounting.h"
+#include "server/store/ledger_rows.h"
 #include "server/store/one_trip_transaction.h"
 
 namespace dpq::store {
 namespace {
-
-constexpr char kBudgetColumns[] =
-    "l.dataset_id, d.name, l.accountant, l.epsilon_total_units, l.delta_total_units, "
-    "l.epsilon_spent_units, l.delta_spent_units, l.audit_head_seq, l.audit_head_hash, "
-    "l.accountant_state, coalesce(l.max_query_epsilon_units, 0)";
-
-// An audit row (AllocationFromRow reads them in this order).
-constexpr char kAllocationColumns[] =
-    "seq, request_id, principal_id, analyst, "
-    "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), fingerprint, "
-    "aggregate, column_name, mechanism, epsilon_units, delta_units, sensitivity, noise_scale, "
-    "count_noise_scale, value, confidence, ci_lower, ci_upper, clamp_lower, clamp_upper, "
-    "max_contributions, prev_hash, hash, events, dataset_version, result, release_deferred";
-// Its release (migration 0007), after the audit columns in reads of whole histories:
-//   SELECT <allocation>, <release> FROM <kAllocationWithRelease> ...
-// Lookups by request id read the audit row alone (its unique index) and then the release by
-// primary key (AttachReleases): joined, PostgreSQL's generic plans walk the dataset's history.
-constexpr char kReleaseColumns[] =
-    "released_value, released_ci_lower, released_ci_upper, released_result, release_hash";
-constexpr char kAllocationWithRelease[] = "audit LEFT JOIN releases USING (dataset_id, seq)";
-
-BudgetState BudgetFromRow(const pqxx::row& r) {
-  BudgetState b;
-  b.dataset_id = r[0].as<int64_t>();
-  b.dataset = r[1].as<std::string>();
-  b.accountant = r[2].as<std::string>();
-  b.epsilon_total_units = r[3].as<int64_t>();
-  b.delta_total_units = r[4].as<int64_t>();
-  b.epsilon_spent_units = r[5].as<int64_t>();
-  b.delta_spent_units = r[6].as<int64_t>();
-  b.max_query_epsilon_units = r[10].as<int64_t>();
-  return b;
-}
-
-std::string Bytes(const pqxx::field& f) {
-  pqxx::binarystring b(f);
-  return b.str();
-}
-
-Allocation AllocationFromRow(const pqxx::row& r) {
-  Allocation a;
-  a.seq = r[0].as<int64_t>();
-  a.request_id = r[1].as<std::string>();
-  a.principal_id = r[2].as<int64_t>();
-  a.analyst = r[3].as<std::string>();
-  a.created_at = r[4].as<std::string>();
-  a.fingerprint = r[5].as<std::string>();
-  a.aggregate = r[6].as<std::string>();
-  a.column = r[7].as<std::string>();
-  a.mechanism = r[8].as<std::string>();
-  a.epsilon_units = r[9].as<int64_t>();
-  a.delta_units = r[10].as<int64_t>();
-  a.sensitivity = r[11].as<double>();
-  a.noise_scale = r[12].as<double>();
-  a.count_noise_scale = r[13].as<double>();
-  a.value = r[14].as<double>();
-  a.confidence = r[15].as<double>();
-  a.ci_lower = r[16].as<double>();
-  a.ci_upper = r[17].as<double>();
-  if (!r[18].is_null()) a.clamp_lower = r[18].as<double>();
-  if (!r[19].is_null()) a.clamp_upper = r[19].as<double>();
-  a.max_contributions = r[20].as<int>();
-  a.prev_hash = Bytes(r[21]);
-  a.hash = Bytes(r[22]);
-  a.events = r[23].as<std::string>();
-  a.dataset_version = r[24].as<int64_t>();
-  a.result = r[25].as<std::string>();
-  a.release_deferred = r[26].as<bool>();
-  if (r.size() > 27 && !r[27].is_null()) {
-    Allocation::Release release;
-    release.value = r[27].as<double>();
-    release.ci_lower = r[28].as<double>();
-    release.ci_upper = r[29].as<double>();
-    release.result = r[30].as<std::string>();
-    release.hash = Bytes(r[31]);
-    a.release = std::move(release);
-  }
-  return a;
-}
 
 // Reads the releases of the deferred allocations among `allocations` (all of `dataset_id`) by
 // primary key, one statement.
@@ -121,13 +43,7 @@ void AttachReleases(pqxx::transaction_base& tx, int64_t dataset_id,
            absl::StrCat("SELECT seq, ", kReleaseColumns,
                         " FROM releases WHERE dataset_id = $1 AND seq = ANY($2::bigint[])"),
            dataset_id, seqs.str())) {
-    Allocation::Release release;
-    release.value = r[1].as<double>();
-    release.ci_lower = r[2].as<double>();
-    release.ci_upper = r[3].as<double>();
-    release.result = r[4].as<std::string>();
-    release.hash = Bytes(r[5]);
-    by_seq.at(r[0].as<int64_t>())->release = std::move(release);
+    by_seq.at(r[0].as<int64_t>())->release = ReleaseFromRow(r, 1);
   }
 }
 
@@ -267,19 +183,6 @@ absl::Status RequestIdTaken(const std::string& request_id) {
 absl::optional<int64_t> OptionalInt(const pqxx::field& f) {
   if (f.is_null()) return absl::nullopt;
   return f.as<int64_t>();
-}
-
-// The dataset's ledger row (kBudgetColumns). With `lock`, the row stays locked until the
-// transaction ends: every budget change of a dataset is serialised on it. NOT_FOUND when the
-// dataset has no ledger.
-absl::StatusOr<pqxx::row> ReadLedger(pqxx::transaction_base& tx, int64_t dataset_id, bool lock) {
-  pqxx::result r = tx.exec_params(
-      absl::StrCat("SELECT ", kBudgetColumns,
-                   " FROM ledgers l JOIN datasets d ON d.id = l.dataset_id WHERE l.dataset_id = $1",
-                   lock ? " FOR UPDATE OF l" : ""),
-      dataset_id);
-  if (r.empty()) return absl::NotFoundError(absl::StrCat("no ledger for dataset id ", dataset_id));
-  return r[0];
 }
 
 absl::StatusOr<pqxx::row> LockLedger(pqxx::work& tx, int64_t dataset_id) {
@@ -717,98 +620,6 @@ absl::StatusOr<std::vector<BudgetState>> BudgetLedger::ListBudgets() {
     return absl::OkStatus();
   }));
   return out;
-}
-
-absl::StatusOr<BudgetLedger::Verification> BudgetLedger::Verify(int64_t dataset_id) {
-  Verification v;
-  std::vector<Allocation> rows;
-  BudgetState budget;
-  int64_t head_seq = 0;
-  std::string head_hash, state;
-  // One snapshot: rows, head and state are read in the same repeatable-read transaction.
-  RETURN_IF_ERROR(db_->Run("verify audit", [&](pqxx::connection& c) -> absl::Status {
-    pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> tx(c);
-    ASSIGN_OR_RETURN(pqxx::row ledger, ReadLedger(tx, dataset_id, /*lock=*/false));
-    budget = BudgetFromRow(ledger);
-    head_seq = ledger[7].as<int64_t>();
-    head_hash = Bytes(ledger[8]);
-    state = ledger[9].as<std::string>();
-    rows.clear();
-    for (const auto& row : tx.exec_params(
-             absl::StrCat("SELECT ", kAllocationColumns, ", ", kReleaseColumns, " FROM ", kAllocationWithRelease,
-                          " WHERE dataset_id = $1 ORDER BY seq"),
-             dataset_id)) {
-      rows.push_back(AllocationFromRow(row));
-    }
-    return absl::OkStatus();
-  }));
-  v.entries = static_cast<int64_t>(rows.size());
-  v.epsilon_spent_ledger_units = budget.epsilon_spent_units;
-  v.delta_spent_ledger_units = budget.delta_spent_units;
-
-  std::string expected_prev = GenesisHash();
-  for (size_t i = 0; i < rows.size() && v.first_broken_seq == 0; ++i) {
-    const Allocation& a = rows[i];
-    const int64_t want_seq = static_cast<int64_t>(i) + 1;
-    if (a.seq != want_seq) {
-      v.first_broken_seq = want_seq;
-      v.reason = absl::StrCat("row ", want_seq, " is missing (next row has seq ", a.seq, ")");
-    } else if (a.prev_hash != expected_prev) {
-      v.first_broken_seq = a.seq;
-      v.reason = absl::StrCat("row ", a.seq, " does not link to the previous row's hash");
-    } else if (ChainHash(a.prev_hash, dataset_id, a) != a.hash) {
-      v.first_broken_seq = a.seq;
-      v.reason = absl::StrCat("row ", a.seq, " content does not match its hash (altered)");
-    } else if (a.release.has_value() &&
-               (!a.release_deferred ||
-                ReleaseHash(a.hash, dataset_id, a.seq, a.release->value, a.release->ci_lower,
-                            a.release->ci_upper, a.release->result) != a.release->hash)) {
-      v.first_broken_seq = a.seq;
-      v.reason = absl::StrCat("row ", a.seq, ": its release does not match its hash (altered)");
-    }
-    expected_prev = a.hash;
-  }
-  const int64_t last_seq = rows.empty() ? 0 : rows.back().seq;
-  if (v.first_broken_seq == 0 && (head_seq != last_seq || head_hash != expected_prev)) {
-    v.first_broken_seq = std::min(head_seq, last_seq) + 1;
-    v.reason = absl::StrCat("the ledger head (seq ", head_seq, ") does not match the chain's last row (seq ",
-                            last_seq, "): rows were removed or added outside dpqd");
-  }
-
-  // Recompute what the ledger should have spent.
-  if (budget.accountant == "basic") {
-    for (const Allocation& a : rows) {
-      v.epsilon_spent_recomputed_units += a.epsilon_units;
-      v.delta_spent_recomputed_units += a.delta_units;
-    }
-  } else {
-    BudgetState fresh = budget;
-    fresh.epsilon_spent_units = 0;
-    fresh.epsilon_total_units = INT64_MAX;  // recompute, never refuse
-    std::string recomputed_state;
-    for (const Allocation& a : rows) {
-      auto composed = ComposeCharge(fresh, recomputed_state, a.events);
-      if (!composed.ok()) {
-        v.reason = absl::StrCat("row ", a.seq, ": its events do not compose: ", composed.status().message());
-        if (v.first_broken_seq == 0) v.first_broken_seq = a.seq;
-        break;
-      }
-      recomputed_state = std::move(composed->state);
-      fresh.epsilon_spent_units = composed->epsilon_spent_units;
-    }
-    ASSIGN_OR_RETURN(v.epsilon_spent_recomputed_units,
-                     SpentEpsilonUnits(budget.accountant, recomputed_state, budget.delta_total_units));
-    v.delta_spent_recomputed_units = recomputed_state.empty() ? 0 : budget.delta_total_units;
-    if (v.reason.empty() && recomputed_state != state) {
-      v.reason = "the ledger's accountant state differs from the one recomputed from the audit rows";
-    }
-  }
-  if (v.reason.empty() && (v.epsilon_spent_recomputed_units != budget.epsilon_spent_units ||
-                           v.delta_spent_recomputed_units != budget.delta_spent_units)) {
-    v.reason = "the ledger's spent budget differs from the sum recomputed from the audit rows";
-  }
-  v.ok = v.reason.empty();
-  return v;
 }
 
 }  // namespace dpq::store

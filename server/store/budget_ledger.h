@@ -115,17 +115,35 @@ class BudgetLedger {
 
   struct Verification {
     bool ok = false;
-    int64_t entries = 0;
+    int64_t entries = 0;  // rows in the chain (the last seq walked)
     int64_t first_broken_seq = 0;  // 0: no broken link
     std::string reason;
     int64_t epsilon_spent_recomputed_units = 0, delta_spent_recomputed_units = 0;
     int64_t epsilon_spent_ledger_units = 0, delta_spent_ledger_units = 0;
+    bool full = false;           // walked from genesis (else from the checkpoint)
+    int64_t rows_read = 0;       // audit rows read (the checkpoint row included)
+    int64_t checkpoint_seq = 0;  // the stored checkpoint found (0: none)
   };
-  // Walks the audit chain (seq 1..n without gaps, each prev_hash the previous hash, each hash
-  // ChainHash of its content), checks each release is bound to a deferred row by its ReleaseHash,
-  // checks the ledger head points at the last row (so a deleted tail is seen), and recomputes the
-  // ledger's spent budget (and accountant state) from the rows' charges.
-  absl::StatusOr<Verification> Verify(int64_t dataset_id);
+  struct VerifyOptions {
+    // From genesis; else from the dataset's checkpoint (audit_verified), when there is one.
+    bool full = true;
+    // With full == false: still from genesis when the last verification from genesis (by any
+    // dpqd) is older than this many seconds; 0: only when there is no checkpoint.
+    double full_after_seconds = 0;
+  };
+  // Walks the audit chain in one repeatable-read snapshot, reading kVerifyPageRows rows at a
+  // time and keeping only the running recomputation (memory does not grow with the history):
+  // seq without gaps, each prev_hash the previous hash, each hash ChainHash of its content, each
+  // release bound to a deferred row by its ReleaseHash; then checks the ledger head points at the
+  // last row (so a deleted tail is seen), and recomputes the ledger's spent budget (and accountant
+  // state) from the rows' charges.
+  // Incremental (options.full == false): starts at the checkpoint, which must still hold the hash
+  // it was verified with (else the run goes on from genesis and fails: the chain was rewritten or
+  // cut). Rows before the checkpoint are not read again; a full run checks them and the
+  // checkpoint too. A run that finds nothing wrong moves the checkpoint to the last row.
+  absl::StatusOr<Verification> Verify(int64_t dataset_id, const VerifyOptions& options);
+  absl::StatusOr<Verification> Verify(int64_t dataset_id) { return Verify(dataset_id, VerifyOptions()); }
+  static constexpr int64_t kVerifyPageRows = 10000;
 
   // Every dataset's ledger, for metrics.
   absl::StatusOr<std::vector<BudgetState>> ListBudgets();

@@ -4,7 +4,9 @@
 - An RDP ledger composes Gaussian queries far below basic composition, and its spent epsilon is
   what the (real) price RPC says the same events cost.
 - `audit verify` recomputes the hash chain and the ledger; an UPDATE made as the table owner with
-  the append-only trigger disabled is found, naming the altered row (issue 4, tampering test).
+  the append-only trigger disabled is found by `audit verify --full`, naming the altered row. The
+  default, incremental run reads only the rows after the last verified one, so it does not see a
+  row rewritten before it (it reads the checkpoint row alone and says so).
 """
 
 import os
@@ -127,9 +129,17 @@ class LedgerTest(harness.DpqdTestCase):
              "UPDATE audit SET epsilon_units = 1 WHERE seq = 3; "
              "ALTER TABLE audit ENABLE TRIGGER audit_append_only;"],
             check=True, capture_output=True, stdin=subprocess.DEVNULL, timeout=60)
-        verify = self.dpqd.ctl("audit", "verify", "slid", check=False)
+        incremental = self.dpqd.ctl("audit", "verify", "slid")
+        self.assertTrue(incremental["ok"], dict(incremental))
+        self.assertFalse(incremental["full"])
+        self.assertEqual((incremental["checkpoint_seq"], incremental["rows_read"]), (4, 1))
+        self.assertIn("incremental from seq 4, read 1 row",
+                      self.dpqd.ctl_text("audit", "verify", "slid"))
+        verify = self.dpqd.ctl("audit", "verify", "slid", "--full", check=False)
         self.assertEqual(verify.returncode, EXIT_VERIFICATION_FAILED, dict(verify))
         self.assertFalse(verify["ok"])
+        self.assertTrue(verify["full"])
+        self.assertEqual(verify["rows_read"], 4)
         self.assertEqual(verify["first_broken_seq"], 3)
         self.assertIn("altered", verify["reason"])
 

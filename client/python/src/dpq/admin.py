@@ -98,18 +98,20 @@ class AdminMethods:
         return results.Records(
             self._call(self._admin.ListAudit, dpq_pb2.ListAuditRequest(dataset=dataset)).entries)
 
-    def verify_audit(self, dataset):
-        """dpqctl audit verify: the recomputed hash chain and ledger, as a dict (`ok`, ...)."""
+    def verify_audit(self, dataset, full=False):
+        """dpqctl audit verify [--full]: the recomputed hash chain and ledger, as a dict (`ok`,
+        `full`, `rows_read`, ...). Without `full`, only the rows since the last verified one."""
         return results.message_dict(
-            self._call(self._admin.VerifyAudit, dpq_pb2.VerifyAuditRequest(dataset=dataset)))
+            self._call(self._admin.VerifyAudit,
+                       dpq_pb2.VerifyAuditRequest(dataset=dataset, full=full)))
 
     def admin_log(self):
         return results.Records(
             self._call(self._admin.ListAdminLog, dpq_pb2.ListAdminLogRequest()).entries)
 
-    def verify_admin_log(self):
+    def verify_admin_log(self, full=False):
         return results.message_dict(
-            self._call(self._admin.VerifyAdminLog, dpq_pb2.VerifyAdminLogRequest()))
+            self._call(self._admin.VerifyAdminLog, dpq_pb2.VerifyAdminLogRequest(full=full)))
 
     def status(self):
         """dpqctl status: server and schema version, the database, every budget (a dict)."""
