@@ -260,14 +260,31 @@ absl::StatusOr<Accuracy> AccuracyOf(const query::QueryPlan& plan, double expecte
 
 }  // namespace
 
-absl::StatusOr<absl::optional<store::Allocation>> QueryEngine::PriorAllocation(
-    int64_t dataset_id, const std::string& request_id, bool callers_id) {
+absl::StatusOr<QueryEngine::Earlier> QueryEngine::FindEarlier(const store::Principal& principal,
+                                                             const query::DatasetSchema& schema,
+                                                             const std::string& fingerprint,
+                                                             const std::string& request_id,
+                                                             bool callers_id, bool use_cache) {
+  Earlier found;
   // An id the server drew just now (128 random bits) names no earlier allocation: looking it up
   // would be a round trip on every query for nothing. Should it ever collide, the audit table's
   // unique (dataset_id, request_id) key fails the debit, which charges nothing and replays nothing
   // (DebitGroupCommitTest.AFreshRequestIdIsNotLookedUpAndACollisionChargesNothing).
-  if (!callers_id) return absl::optional<store::Allocation>();
-  return s_.ledger->FindAllocation(dataset_id, request_id);
+  if (callers_id) {
+    ASSIGN_OR_RETURN(found.own, s_.ledger->FindAllocation(schema.id, request_id));
+  }
+  if (found.own.has_value() || !use_cache) return found;
+  // The cache probe looks for the caller's own id too: a twin of this request (the same id,
+  // retried at once on another dpqd) may have charged it since the lookup above, and a reply to
+  // an id that is charged is a replay, never a cache hit.
+  ASSIGN_OR_RETURN(absl::optional<store::CacheHit> hit,
+                   s_.cache->Probe(schema.id, fingerprint, schema.version, principal.id,
+                                   callers_id ? request_id : std::string()));
+  if (!hit.has_value()) return found;
+  ASSIGN_OR_RETURN(absl::optional<store::Allocation> stored,
+                   s_.ledger->FindAllocation(schema.id, hit->request_id));
+  (hit->own ? found.own : found.cached) = std::move(stored);
+  return found;
 }
 
 absl::StatusOr<query::DatasetSchema> QueryEngine::AuthorizedDataset(const store::Principal& principal,
@@ -335,49 +352,46 @@ absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
   //    (bounds, grids, limits), the calibrated mechanisms and the events to charge.
   ASSIGN_OR_RETURN(query::DatasetSchema schema, AuthorizedDataset(principal, spec.dataset));
   ASSIGN_OR_RETURN(Prepared q, Prepare(spec, schema));
-  const query::QueryPlan& plan = q.plan;
   RETURN_IF_ERROR(ValidateRequestId(request_id));
   const bool callers_id = !request_id.empty();
   if (!callers_id) request_id = NewRequestId(*rng_);
-  std::vector<std::string> warnings = query::QueryWarnings(plan.spec.epsilon, schema.epsilon_preset);
-  const auto with_warnings = [&](QueryOutcome out) {
-    out.warnings = std::move(warnings);
-    return out;
-  };
+  absl::StatusOr<QueryOutcome> out = RunPrepared(principal, schema, q, request_id, callers_id, deadline);
+  if (!out.ok()) return out.status();
+  out->warnings = query::QueryWarnings(q.plan.spec.epsilon, schema.epsilon_preset);
+  return out;
+}
 
+absl::StatusOr<QueryOutcome> QueryEngine::RunPrepared(const store::Principal& principal,
+                                                      const query::DatasetSchema& schema,
+                                                      const Prepared& q,
+                                                      const std::string& request_id,
+                                                      bool callers_id, absl::Time deadline) {
+  const query::QueryPlan& plan = q.plan;
   // 2. A known request id: its stored answer, or, if it was charged and never answered (its scan
   //    failed), the scan it paid for, run once more without a second charge.
-  ASSIGN_OR_RETURN(absl::optional<store::Allocation> prior,
-                   PriorAllocation(schema.id, request_id, callers_id));
-  if (prior.has_value()) {
-    if (prior->fingerprint != plan.fingerprint || prior->principal_id != principal.id) {
+  // 3. Else the same analyst asked the same question on the same data before: that release, for
+  //    free (result_cache.h says why the cache is per analyst).
+  ASSIGN_OR_RETURN(Earlier earlier, FindEarlier(principal, schema, plan.fingerprint, request_id,
+                                                callers_id, /*use_cache=*/true));
+  if (earlier.own.has_value()) {
+    store::Allocation& prior = *earlier.own;
+    if (prior.fingerprint != plan.fingerprint || prior.principal_id != principal.id) {
       return RequestIdTaken(request_id);
     }
     ASSIGN_OR_RETURN(store::BudgetState budget, s_.ledger->Get(schema.id));
-    if (prior->released()) {
-      ASSIGN_OR_RETURN(QueryOutcome out, FromStored(plan.spec, *std::move(prior), std::move(budget),
-                                                    /*replayed=*/true, /*cached=*/false));
-      return with_warnings(std::move(out));
+    if (prior.released()) {
+      return FromStored(plan.spec, std::move(prior), std::move(budget), /*replayed=*/true,
+                        /*cached=*/false);
     }
-    ASSIGN_OR_RETURN(QueryOutcome out, Answer(q, schema, *prior, std::move(budget),
-                                              /*replayed=*/true, deadline));
-    return with_warnings(std::move(out));
+    return Answer(q, schema, prior, std::move(budget), /*replayed=*/true, deadline);
   }
-
-  // 3. The same analyst asked the same question on the same data before: that release, for free
-  //    (result_cache.h says why the cache is per analyst).
-  ASSIGN_OR_RETURN(absl::optional<std::string> cached_id,
-                   s_.cache->FindRequestId(schema.id, plan.fingerprint, schema.version, principal.id));
-  if (cached_id.has_value()) {
-    ASSIGN_OR_RETURN(absl::optional<store::Allocation> hit,
-                     s_.ledger->FindAllocation(schema.id, *cached_id));
-    if (hit.has_value()) {
-      ASSIGN_OR_RETURN(store::BudgetState budget, s_.ledger->Get(schema.id));
-      ASSIGN_OR_RETURN(QueryOutcome out, FromStored(plan.spec, *std::move(hit), std::move(budget),
-                                                    /*replayed=*/false, /*cached=*/true));
-      out.allocation.request_id = request_id;  // the caller's own id, not the earlier one
-      return with_warnings(std::move(out));
-    }
+  if (earlier.cached.has_value()) {
+    ASSIGN_OR_RETURN(store::BudgetState budget, s_.ledger->Get(schema.id));
+    ASSIGN_OR_RETURN(QueryOutcome out, FromStored(plan.spec, *std::move(earlier.cached),
+                                                  std::move(budget), /*replayed=*/false,
+                                                  /*cached=*/true));
+    out.allocation.request_id = request_id;  // the caller's own id, not the earlier one
+    return out;
   }
 
   // 4. Pay before you look: the charge commits (lock, check, audit row) before the scan starts, so
@@ -391,16 +405,12 @@ absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
     return RequestIdTaken(request_id);
   }
   if (debit.replayed && debit.allocation.released()) {  // a concurrent twin committed and answered
-    ASSIGN_OR_RETURN(QueryOutcome out, FromStored(plan.spec, std::move(debit.allocation),
-                                                  std::move(debit.budget), /*replayed=*/true,
-                                                  /*cached=*/false));
-    return with_warnings(std::move(out));
+    return FromStored(plan.spec, std::move(debit.allocation), std::move(debit.budget),
+                      /*replayed=*/true, /*cached=*/false);
   }
   // 5. Scan, noise, store the release (the first one stored for this charge is its answer for
   //    ever), and only then let it leave.
-  ASSIGN_OR_RETURN(QueryOutcome out, Answer(q, schema, debit.allocation, std::move(debit.budget),
-                                            debit.replayed, deadline));
-  return with_warnings(std::move(out));
+  return Answer(q, schema, debit.allocation, std::move(debit.budget), debit.replayed, deadline);
 }
 
 absl::StatusOr<QueryEngine::PreparedBatch> QueryEngine::PrepareBatch(
@@ -478,13 +488,22 @@ absl::StatusOr<BatchOutcome> QueryEngine::RunBatch(const store::Principal& princ
                                                    std::string request_id, absl::Time deadline,
                                                    BatchCache cache) {
   ASSIGN_OR_RETURN(PreparedBatch batch, PrepareBatch(principal, dataset, std::move(specs), delta));
-  const query::DatasetSchema& schema = batch.schema;
-  const std::vector<Prepared>& prepared = batch.prepared;
-  const std::string& fingerprint = batch.fingerprint;
   RETURN_IF_ERROR(ValidateRequestId(request_id));
   const bool callers_id = !request_id.empty();
   if (!callers_id) request_id = NewRequestId(*rng_);
+  absl::StatusOr<BatchOutcome> out =
+      RunPreparedBatch(principal, batch, request_id, callers_id, deadline, cache);
+  return out;
+}
 
+absl::StatusOr<BatchOutcome> QueryEngine::RunPreparedBatch(const store::Principal& principal,
+                                                           const PreparedBatch& batch,
+                                                           const std::string& request_id,
+                                                           bool callers_id, absl::Time deadline,
+                                                           BatchCache cache) {
+  const query::DatasetSchema& schema = batch.schema;
+  const std::vector<Prepared>& prepared = batch.prepared;
+  const std::string& fingerprint = batch.fingerprint;
   const auto from_stored = [&](store::Allocation a, store::BudgetState budget,
                                bool replayed) -> absl::StatusOr<BatchOutcome> {
     BatchOutcome out;
@@ -535,36 +554,27 @@ absl::StatusOr<BatchOutcome> QueryEngine::RunBatch(const store::Principal& princ
     return from_stored(*std::move(stored), std::move(budget), replayed);
   };
 
-  ASSIGN_OR_RETURN(absl::optional<store::Allocation> prior,
-                   PriorAllocation(schema.id, request_id, callers_id));
-  if (prior.has_value()) {
-    if (prior->fingerprint != fingerprint || prior->principal_id != principal.id) {
+  // As Run's steps 2 and 3 (the cache only for SQL scripts; result_cache.h says why it is per
+  // analyst).
+  ASSIGN_OR_RETURN(Earlier earlier, FindEarlier(principal, schema, fingerprint, request_id, callers_id,
+                                                cache == BatchCache::kUse));
+  if (earlier.own.has_value()) {
+    store::Allocation& prior = *earlier.own;
+    if (prior.fingerprint != fingerprint || prior.principal_id != principal.id) {
       return RequestIdTaken(request_id);
     }
     ASSIGN_OR_RETURN(store::BudgetState budget, s_.ledger->Get(schema.id));
-    if (prior->released()) return from_stored(*std::move(prior), std::move(budget), /*replayed=*/true);
-    return answer(*prior, std::move(budget), /*replayed=*/true);
+    if (prior.released()) return from_stored(std::move(prior), std::move(budget), /*replayed=*/true);
+    return answer(prior, std::move(budget), /*replayed=*/true);
   }
-
-  // The same analyst asked the same batch on the same data before: that release, for free (as
-  // Run's step 3; result_cache.h says why the cache is per analyst).
-  absl::optional<std::string> cached_id;
-  if (cache == BatchCache::kUse) {
-    ASSIGN_OR_RETURN(cached_id,
-                     s_.cache->FindRequestId(schema.id, fingerprint, schema.version, principal.id));
-  }
-  if (cached_id.has_value()) {
-    ASSIGN_OR_RETURN(absl::optional<store::Allocation> hit,
-                     s_.ledger->FindAllocation(schema.id, *cached_id));
-    if (hit.has_value()) {
-      ASSIGN_OR_RETURN(store::BudgetState budget, s_.ledger->Get(schema.id));
-      ASSIGN_OR_RETURN(BatchOutcome out, from_stored(*std::move(hit), std::move(budget),
-                                                     /*replayed=*/false));
-      out.cached = true;
-      out.allocation.request_id = request_id;  // the caller's own id, not the earlier one
-      for (QueryOutcome& a : out.answers) a.cached = true;
-      return out;
-    }
+  if (earlier.cached.has_value()) {
+    ASSIGN_OR_RETURN(store::BudgetState budget, s_.ledger->Get(schema.id));
+    ASSIGN_OR_RETURN(BatchOutcome out, from_stored(*std::move(earlier.cached), std::move(budget),
+                                                   /*replayed=*/false));
+    out.cached = true;
+    out.allocation.request_id = request_id;  // the caller's own id, not the earlier one
+    for (QueryOutcome& a : out.answers) a.cached = true;
+    return out;
   }
 
   // The charge, priced from the prepared events (no data), committed before any scan.

@@ -128,11 +128,17 @@ class QueryEngine {
                                             double expected_count);
 
  private:
-  // The allocation an earlier request with the caller's own id made, if any (none when the
-  // server assigned the id).
-  absl::StatusOr<absl::optional<store::Allocation>> PriorAllocation(int64_t dataset_id,
-                                                                    const std::string& request_id,
-                                                                    bool callers_id);
+  // What an earlier request left for this one: `own`, the allocation charged under this request
+  // id (a replay; never looked up for an id the server drew), else, with `use_cache`, `cached`,
+  // the same analyst's answered allocation of the same question on this dataset version.
+  struct Earlier {
+    absl::optional<store::Allocation> own;
+    absl::optional<store::Allocation> cached;
+  };
+  absl::StatusOr<Earlier> FindEarlier(const store::Principal& principal,
+                                      const query::DatasetSchema& schema,
+                                      const std::string& fingerprint, const std::string& request_id,
+                                      bool callers_id, bool use_cache);
   struct Prepared {
     query::QueryPlan plan;
     absl::optional<query::filter::TypedFilter> filter;
@@ -155,6 +161,15 @@ class QueryEngine {
                                              const std::string& dataset,
                                              std::vector<query::QuerySpec> specs, double delta);
   static absl::StatusOr<BatchPrice> PriceOf(const PreparedBatch& batch);
+  // Run and RunBatch once the request is prepared and its id known (steps 2 to 5 of Run).
+  absl::StatusOr<QueryOutcome> RunPrepared(const store::Principal& principal,
+                                           const query::DatasetSchema& schema, const Prepared& q,
+                                           const std::string& request_id, bool callers_id,
+                                           absl::Time deadline);
+  absl::StatusOr<BatchOutcome> RunPreparedBatch(const store::Principal& principal,
+                                                const PreparedBatch& batch,
+                                                const std::string& request_id, bool callers_id,
+                                                absl::Time deadline, BatchCache cache);
   // Scans and adds noise: the released values (they must not leave before they are stored).
   absl::StatusOr<NoisyRelease> Execute(const Prepared& q, absl::Time deadline);
   // For `paid` (a committed, deferred allocation of `q`): scan, noise, store the release once, and
