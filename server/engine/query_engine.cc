@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "server/base/database_failure.h"
 #include "server/base/limit_error.h"
 #include "server/base/logging.h"
 #include "server/base/status_macros.h"
@@ -74,12 +75,16 @@ absl::StatusOr<QueryOutcome> FromStored(const query::QuerySpec& spec, store::All
 // After the charge the data is touched, and the cost stays whatever happens (pay before you look).
 // The error tells the analyst only what they observe anyway (their deadline passed, or the service
 // failed) and how to get what they paid for; never the scan's own message, which a failure could
-// fill with something of the data. Operators find the cause's code in the log (not its message:
-// logs never hold row values).
+// fill with something of the data. Operators find the cause's code in the log, and the message
+// of a database failure (built without row data, store/postgres/pqxx_status.h), never another
+// message: logs never hold row values.
 absl::Status ChargedButUnanswered(const absl::Status& cause, const std::string& request_id,
                                   absl::Time deadline) {
   LogWarning(absl::StrCat("request ", request_id, ": charged, not answered: ",
-                          absl::StatusCodeToString(cause.code())));
+                          absl::StatusCodeToString(cause.code()),
+                          DatabaseFailureOf(cause).has_value()
+                              ? absl::StrCat(" (", cause.message(), ")")
+                              : std::string()));
   const bool late = absl::Now() >= deadline || cause.code() == absl::StatusCode::kDeadlineExceeded ||
                     cause.code() == absl::StatusCode::kCancelled;
   const std::string why = late ? "its deadline passed before the answer was ready"
@@ -356,7 +361,9 @@ absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
   const bool callers_id = !request_id.empty();
   if (!callers_id) request_id = NewRequestId(*rng_);
   absl::StatusOr<QueryOutcome> out = RunPrepared(principal, schema, q, request_id, callers_id, deadline);
-  if (!out.ok()) return out.status();
+  // A failure whose retry is safe names the id to retry with: one the server drew is otherwise
+  // unknown to the caller, and only that id finds a charge that may have committed.
+  if (!out.ok()) return WithRequestId(out.status(), request_id);
   out->warnings = query::QueryWarnings(q.plan.spec.epsilon, schema.epsilon_preset);
   return out;
 }
@@ -493,6 +500,7 @@ absl::StatusOr<BatchOutcome> QueryEngine::RunBatch(const store::Principal& princ
   if (!callers_id) request_id = NewRequestId(*rng_);
   absl::StatusOr<BatchOutcome> out =
       RunPreparedBatch(principal, batch, request_id, callers_id, deadline, cache);
+  if (!out.ok()) return WithRequestId(out.status(), request_id);  // as Run: the id to retry with
   return out;
 }
 

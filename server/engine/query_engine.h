@@ -97,7 +97,9 @@ class QueryEngine {
                                                         const std::string& dataset);
 
   // request_id: empty means "assign one". The scan is cancelled at `deadline`. Errors: see the
-  // proto's AnalystService.Query.
+  // proto's AnalystService.Query. Every failure a retry with the same request id resolves
+  // (UNAVAILABLE, DEADLINE_EXCEEDED) carries that id, drawn or given (RequestIdOf,
+  // server/base/database_failure.h): the caller must retry with it.
   absl::StatusOr<QueryOutcome> Run(const store::Principal& principal, const query::QuerySpec& spec,
                                    std::string request_id, absl::Time deadline = absl::InfiniteFuture());
 

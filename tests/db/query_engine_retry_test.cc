@@ -1,16 +1,21 @@
 // Retries of one request id through the engine, over the real store: twins of a request answered by
-// two engines (two dpqd) on one database. A reply to a request id that is already charged says
-// `replayed`, never `cached`.
+// two engines (two dpqd) on one database, and a debit whose connection is lost. A reply to a
+// request id that is already charged says `replayed`, never `cached`; every failure whose retry is
+// safe is UNAVAILABLE and names the request id to retry with, also when the server drew it.
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/base/database_failure.h"
 #include "server/dp/testing/seeded_random.h"
 #include "server/engine/query_engine.h"
 #include "tests/db/engine_test_env.h"
@@ -20,6 +25,8 @@ namespace dpq::engine {
 namespace {
 
 using ::dpq::testing::IsOk;
+using ::dpq::testing::StatusIs;
+using ::testing::Optional;
 
 int64_t Units(double epsilon) { return *query::EpsilonToUnits(epsilon, "epsilon", query::kMaxEpsilonBudget); }
 
@@ -171,6 +178,53 @@ TEST_F(QueryEngineRetryTest, ConcurrentTwinsOnTwoEnginesAreOneChargeAndOneReplay
     EXPECT_EQ(a->allocation.value, b->allocation.value) << id;
     EXPECT_EQ(AuditRowsOf(id), 1) << id;
   }
+}
+
+// A debit whose connection is lost while it waits for the ledger lock (what a PostgreSQL restart
+// or pg_terminate_backend does). The client sent no request id, so the server drew one: the
+// failure is UNAVAILABLE and names it, and a retry with it charges once.
+TEST_F(QueryEngineRetryTest, ALostDebitNamesTheServerDrawnIdAndItsRetryChargesOnce) {
+  std::thread holder([&] {
+    (void)TrySql(absl::StrCat("SELECT 1 FROM ledgers WHERE dataset_id = ", ds_id_,
+                              " FOR UPDATE; SELECT pg_sleep(2)"));
+  });
+  std::string sleeping;
+  for (int i = 0; i < 100 && sleeping != "1"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    sleeping = Sql("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' "
+                   "AND datname = current_database()");
+  }
+  if (sleeping != "1") {
+    holder.join();
+    FAIL() << "the lock holder did not start";
+  }
+  absl::StatusOr<QueryOutcome> lost = absl::UnknownError("not run");
+  std::thread query([&] { lost = engine_->Run(ann_, Sum(0.25), ""); });
+  std::string killed;
+  for (int i = 0; i < 100 && killed != "t"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    killed = Sql("SELECT coalesce(bool_or(pg_terminate_backend(pid)), false) FROM pg_stat_activity "
+                 "WHERE datname = current_database() AND wait_event_type = 'Lock' "
+                 "AND query LIKE '%FOR UPDATE OF l%'");
+  }
+  query.join();
+  holder.join();
+  ASSERT_EQ(killed, "t") << "the debit never waited for the lock";
+  ASSERT_THAT(lost, StatusIs(absl::StatusCode::kUnavailable));
+  EXPECT_TRUE(IsRetryableDatabaseFailure(lost.status())) << lost.status();
+  const absl::optional<std::string> drawn = RequestIdOf(lost.status());
+  ASSERT_TRUE(drawn.has_value()) << lost.status();
+  EXPECT_TRUE(absl::StartsWith(*drawn, "q-")) << *drawn;
+  EXPECT_EQ(Spent(), 0);
+
+  ASSERT_OK_AND_ASSIGN(QueryOutcome retry, engine_->Run(ann_, Sum(0.25), *drawn));
+  EXPECT_FALSE(retry.replayed);  // nothing had committed
+  EXPECT_EQ(retry.allocation.request_id, *drawn);
+  ASSERT_OK_AND_ASSIGN(QueryOutcome again, other_->Run(ann_, Sum(0.25), *drawn));
+  EXPECT_TRUE(again.replayed);
+  EXPECT_EQ(again.allocation.value, retry.allocation.value);
+  EXPECT_EQ(AuditRowsOf(*drawn), 1);
+  EXPECT_EQ(Spent(), Units(0.25));
 }
 
 }  // namespace
