@@ -230,39 +230,6 @@ absl::Status CheckQueryEpsilonLimit(const query::QueryPlan& plan, const query::D
       query::EpsilonFromUnits(plan.epsilon_units), schema.name, limit, schema.name));
 }
 
-struct Accuracy {
-  double sensitivity = 0, noise_scale = 0, error = 0;
-};
-
-// The first component's noise and interval half-width (mean/variance: divided by expected_count),
-// or a quantile's rank error bound.
-absl::StatusOr<Accuracy> AccuracyOf(const query::QueryPlan& plan, double expected_count) {
-  Accuracy out;
-  if (plan.spec.aggregate == query::AggregateKind::kQuantile) {
-    // The largest rank-error bound over the requested levels, exactly as the release reports it.
-    // The band (dozens of Chernoff optimisations per level) only when the values come from it.
-    std::optional<dp::QuantileBand> band;
-    if (plan.quantile_epsilon == 0) {
-      ASSIGN_OR_RETURN(Calibrated histogram, Calibrate(plan.spec.mechanism, plan.components.at(0),
-                                                       plan.spec.confidence));
-      ASSIGN_OR_RETURN(band, QuantileBandOf(plan, *histogram.mechanism));
-    }
-    for (size_t i = 0; i < plan.spec.quantiles.size(); ++i) {
-      ASSIGN_OR_RETURN(double e, QuantileRankError(plan, band ? &*band : nullptr, i));
-      out.error = std::max(out.error, e);
-    }
-    out.sensitivity = plan.spec.max_contributions;
-    return out;
-  }
-  ASSIGN_OR_RETURN(Calibrated c, Calibrate(plan.spec.mechanism, plan.components.at(0),
-                                            ComponentConfidence(plan)));
-  out.error = c.half_width;  // exactly what the query itself will report
-  out.sensitivity = plan.components[0].sensitivity;
-  out.noise_scale = c.mechanism->noise_scale();
-  if (plan.components.size() > 1 && expected_count > 0) out.error /= expected_count;
-  return out;
-}
-
 }  // namespace
 
 absl::StatusOr<QueryEngine::Earlier> QueryEngine::FindEarlier(const store::Principal& principal,
@@ -512,56 +479,6 @@ absl::StatusOr<BatchOutcome> QueryEngine::RunPreparedBatch(const store::Principa
   const query::DatasetSchema& schema = batch.schema;
   const std::vector<Prepared>& prepared = batch.prepared;
   const std::string& fingerprint = batch.fingerprint;
-  const auto from_stored = [&](store::Allocation a, store::BudgetState budget,
-                               bool replayed) -> absl::StatusOr<BatchOutcome> {
-    BatchOutcome out;
-    const std::string& result = a.release.has_value() ? a.release->result : a.result;
-    ASSIGN_OR_RETURN(std::vector<BatchAnswer> answers, DecodeBatch(result));
-    if (answers.size() != prepared.size()) return absl::InternalError("stored batch has another size");
-    for (size_t i = 0; i < answers.size(); ++i) {
-      out.answers.push_back(AnswerOutcome(prepared[i].plan.spec, a, answers[i], i));
-      out.answers.back().replayed = replayed;
-    }
-    out.allocation = std::move(a);
-    out.budget = std::move(budget);
-    out.replayed = replayed;
-    out.epsilon_sum_units = batch.epsilon_sum_units;
-    out.delta_sum_units = batch.delta_sum_units;
-    return out;
-  };
-  // Runs every query of the paid batch and stores its answers once (as Run's Answer).
-  const auto answer = [&](const store::Allocation& paid, store::BudgetState budget,
-                          bool replayed) -> absl::StatusOr<BatchOutcome> {
-    std::vector<BatchAnswer> answers;
-    for (size_t i = 0; i < prepared.size(); ++i) {
-      absl::StatusOr<NoisyRelease> r = Execute(prepared[i], deadline);
-      if (!r.ok()) return ChargedButUnanswered(r.status(), paid.request_id, deadline);
-      const store::Allocation one =
-          AllocationFor(principal, schema, prepared[i].plan, prepared[i].release);
-      BatchAnswer b;
-      b.aggregate = one.aggregate;
-      b.column = one.column;
-      b.mechanism = one.mechanism;
-      b.epsilon_units = one.epsilon_units;
-      b.delta_units = one.delta_units;
-      b.noise_scale = one.noise_scale;
-      b.count_noise_scale = one.count_noise_scale;
-      b.sensitivity = one.sensitivity;
-      b.confidence = one.confidence;
-      b.lower = one.clamp_lower;
-      b.upper = one.clamp_upper;
-      b.max_contributions = one.max_contributions;
-      b.max_partitions = prepared[i].plan.spec.max_partitions;
-      b.rows = std::move(r->rows);
-      answers.push_back(std::move(b));
-    }
-    store::Allocation::Release release;
-    release.result = EncodeBatch(answers);
-    absl::StatusOr<store::Allocation> stored = s_.ledger->StoreRelease(schema.id, paid.seq, release);
-    if (!stored.ok()) return ChargedButUnanswered(stored.status(), paid.request_id, deadline);
-    return from_stored(*std::move(stored), std::move(budget), replayed);
-  };
-
   // As Run's steps 2 and 3 (the cache only for SQL scripts; result_cache.h says why it is per
   // analyst).
   ASSIGN_OR_RETURN(Earlier earlier, FindEarlier(principal, schema, fingerprint, request_id, callers_id,
@@ -572,13 +489,13 @@ absl::StatusOr<BatchOutcome> QueryEngine::RunPreparedBatch(const store::Principa
       return RequestIdTaken(request_id);
     }
     ASSIGN_OR_RETURN(store::BudgetState budget, s_.ledger->Get(schema.id));
-    if (prior.released()) return from_stored(std::move(prior), std::move(budget), /*replayed=*/true);
-    return answer(prior, std::move(budget), /*replayed=*/true);
+    if (prior.released()) return BatchFromStored(batch, std::move(prior), std::move(budget), true);
+    return AnswerBatch(principal, batch, prior, std::move(budget), /*replayed=*/true, deadline);
   }
   if (earlier.cached.has_value()) {
     ASSIGN_OR_RETURN(store::BudgetState budget, s_.ledger->Get(schema.id));
-    ASSIGN_OR_RETURN(BatchOutcome out, from_stored(*std::move(earlier.cached), std::move(budget),
-                                                   /*replayed=*/false));
+    ASSIGN_OR_RETURN(BatchOutcome out, BatchFromStored(batch, *std::move(earlier.cached),
+                                                       std::move(budget), /*replayed=*/false));
     out.cached = true;
     out.allocation.request_id = request_id;  // the caller's own id, not the earlier one
     for (QueryOutcome& a : out.answers) a.cached = true;
@@ -606,67 +523,67 @@ absl::StatusOr<BatchOutcome> QueryEngine::RunPreparedBatch(const store::Principa
     return RequestIdTaken(request_id);
   }
   if (debit.replayed && debit.allocation.released()) {
-    return from_stored(std::move(debit.allocation), std::move(debit.budget), /*replayed=*/true);
+    return BatchFromStored(batch, std::move(debit.allocation), std::move(debit.budget),
+                           /*replayed=*/true);
   }
-  return answer(debit.allocation, std::move(debit.budget), debit.replayed);
+  return AnswerBatch(principal, batch, debit.allocation, std::move(debit.budget), debit.replayed,
+                     deadline);
 }
 
-absl::StatusOr<AccuracyPlan> QueryEngine::PlanAccuracy(const store::Principal& principal,
-                                                       const query::QuerySpec& spec_in,
-                                                       double target_error, double expected_count) {
-  ASSIGN_OR_RETURN(query::DatasetSchema schema, AuthorizedDataset(principal, spec_in.dataset));
-  if (!(expected_count >= 0) || !std::isfinite(expected_count)) {
-    return absl::InvalidArgumentError("expected_count must be finite and >= 0");
+absl::StatusOr<BatchOutcome> QueryEngine::BatchFromStored(const PreparedBatch& batch,
+                                                          store::Allocation a,
+                                                          store::BudgetState budget, bool replayed) {
+  BatchOutcome out;
+  const std::string& result = a.release.has_value() ? a.release->result : a.result;
+  ASSIGN_OR_RETURN(std::vector<BatchAnswer> answers, DecodeBatch(result));
+  if (answers.size() != batch.prepared.size()) {
+    return absl::InternalError("stored batch has another size");
   }
-  query::QuerySpec spec = spec_in;
-  const auto error_at = [&](double epsilon) -> absl::StatusOr<AccuracyPlan> {
-    query::QuerySpec s = spec;
-    s.epsilon = epsilon;
-    ASSIGN_OR_RETURN(Prepared q, Prepare(s, schema, /*with_release=*/false));
-    ASSIGN_OR_RETURN(Accuracy acc, AccuracyOf(q.plan, expected_count));
-    AccuracyPlan out;
-    out.epsilon = q.plan.spec.epsilon;
-    out.delta = q.plan.spec.delta;
-    out.mechanism = q.plan.spec.mechanism;
-    out.sensitivity = acc.sensitivity;
-    out.noise_scale = acc.noise_scale;
-    out.error = acc.error;
-    out.confidence = q.plan.spec.confidence;
-    out.rank_error = q.plan.spec.aggregate == query::AggregateKind::kQuantile;
-    return out;
-  };
-  AccuracyPlan result;
-  if (spec.epsilon > 0) {
-    ASSIGN_OR_RETURN(result, error_at(spec.epsilon));
-  } else {
-    if (!(target_error > 0) || !std::isfinite(target_error)) {
-      return absl::InvalidArgumentError(
-          "give epsilon (> 0) to learn the error, or target_error (> 0) to learn the epsilon");
-    }
-    // The error falls as epsilon grows: bisect on a log scale between the smallest and the
-    // largest epsilon a query may spend.
-    double lo = 1e-6, hi = 1e6;
-    ASSIGN_OR_RETURN(AccuracyPlan at_hi, error_at(hi));
-    if (at_hi.error > target_error) {
-      return absl::OutOfRangeError(absl::StrFormat(
-          "no epsilon up to 1e6 gives an error of %g or less (at 1e6: %g)", target_error, at_hi.error));
-    }
-    ASSIGN_OR_RETURN(AccuracyPlan at_lo, error_at(lo));
-    if (at_lo.error <= target_error) {
-      result = at_lo;
-    } else {
-      for (int i = 0; i < 100 && hi / lo > 1 + 1e-12; ++i) {
-        const double mid = std::sqrt(lo * hi);
-        ASSIGN_OR_RETURN(AccuracyPlan m, error_at(mid));
-        (m.error <= target_error ? hi : lo) = mid;
-      }
-      // Round up to the ledger's 1e-12 units so the planned epsilon is one a query can spend.
-      const double units = std::ceil(hi * 1e12);
-      ASSIGN_OR_RETURN(result, error_at(units / 1e12));
-    }
+  for (size_t i = 0; i < answers.size(); ++i) {
+    out.answers.push_back(AnswerOutcome(batch.prepared[i].plan.spec, a, answers[i], i));
+    out.answers.back().replayed = replayed;
   }
-  result.warnings = query::QueryWarnings(result.epsilon, schema.epsilon_preset);
-  return result;
+  out.allocation = std::move(a);
+  out.budget = std::move(budget);
+  out.replayed = replayed;
+  out.epsilon_sum_units = batch.epsilon_sum_units;
+  out.delta_sum_units = batch.delta_sum_units;
+  return out;
+}
+
+absl::StatusOr<BatchOutcome> QueryEngine::AnswerBatch(const store::Principal& principal,
+                                                      const PreparedBatch& batch,
+                                                      const store::Allocation& paid,
+                                                      store::BudgetState budget, bool replayed,
+                                                      absl::Time deadline) {
+  std::vector<BatchAnswer> answers;
+  for (const Prepared& q : batch.prepared) {
+    absl::StatusOr<NoisyRelease> r = Execute(q, deadline);
+    if (!r.ok()) return ChargedButUnanswered(r.status(), paid.request_id, deadline);
+    const store::Allocation one = AllocationFor(principal, batch.schema, q.plan, q.release);
+    BatchAnswer b;
+    b.aggregate = one.aggregate;
+    b.column = one.column;
+    b.mechanism = one.mechanism;
+    b.epsilon_units = one.epsilon_units;
+    b.delta_units = one.delta_units;
+    b.noise_scale = one.noise_scale;
+    b.count_noise_scale = one.count_noise_scale;
+    b.sensitivity = one.sensitivity;
+    b.confidence = one.confidence;
+    b.lower = one.clamp_lower;
+    b.upper = one.clamp_upper;
+    b.max_contributions = one.max_contributions;
+    b.max_partitions = q.plan.spec.max_partitions;
+    b.rows = std::move(r->rows);
+    answers.push_back(std::move(b));
+  }
+  store::Allocation::Release release;
+  release.result = EncodeBatch(answers);
+  absl::StatusOr<store::Allocation> stored =
+      s_.ledger->StoreRelease(batch.schema.id, paid.seq, release);
+  if (!stored.ok()) return ChargedButUnanswered(stored.status(), paid.request_id, deadline);
+  return BatchFromStored(batch, *std::move(stored), std::move(budget), replayed);
 }
 
 }  // namespace dpq::engine

@@ -172,6 +172,15 @@ class QueryEngine {
                                                 const PreparedBatch& batch,
                                                 const std::string& request_id, bool callers_id,
                                                 absl::Time deadline, BatchCache cache);
+  // A batch's answer read back from its stored allocation `a` (replayed, cached or just stored).
+  static absl::StatusOr<BatchOutcome> BatchFromStored(const PreparedBatch& batch, store::Allocation a,
+                                                      store::BudgetState budget, bool replayed);
+  // For `paid` (a committed, deferred allocation of `batch`): every query's scan and noise, the
+  // answers stored once, and the stored answer returned (as Answer for one query).
+  absl::StatusOr<BatchOutcome> AnswerBatch(const store::Principal& principal,
+                                           const PreparedBatch& batch, const store::Allocation& paid,
+                                           store::BudgetState budget, bool replayed,
+                                           absl::Time deadline);
   // Scans and adds noise: the released values (they must not leave before they are stored).
   absl::StatusOr<NoisyRelease> Execute(const Prepared& q, absl::Time deadline);
   // For `paid` (a committed, deferred allocation of `q`): scan, noise, store the release once, and
