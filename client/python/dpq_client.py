@@ -5,14 +5,18 @@ names, defaults included) and raise dpq.DpqError, which carries the gRPC code na
 The package with its generated stubs is assembled in <build>/python by the CMake target
 dpq_python_stubs; put that directory on sys.path (tests/e2e/harness.py does). New code should use
 `dpq.Client`, whose results are typed.
+
+Unlike dpq.Client, DpqClient does not repeat failed calls unless given a dpq.RetryPolicy: the tests
+that use it (tests/e2e/robustness_test.py) retry with the same request id themselves and count
+every attempt the server saw.
 """
 import dpq
 from dpq import DpqError  # noqa: F401  (re-exported: tests catch dpq_client.DpqError)
 
 
 class DpqClient:
-    def __init__(self, target, token, tls_ca_file=None, timeout=30.0):
-        self.client = dpq.Client(target, token, tls_ca=tls_ca_file, timeout=timeout)
+    def __init__(self, target, token, tls_ca_file=None, timeout=30.0, retry=None):
+        self.client = dpq.Client(target, token, tls_ca=tls_ca_file, timeout=timeout, retry=retry)
 
     @property
     def _timeout(self):

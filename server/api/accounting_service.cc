@@ -129,7 +129,7 @@ grpc::Status AccountingService::Price(grpc::ServerContext* context, const v1::Pr
     return absl::OkStatus();
   }();
   if (!status.ok()) response->Clear();
-  return ToGrpcStatus(status);
+  return ToGrpcStatus(*context, status);
 }
 
 grpc::Status AccountingService::Calibrate(grpc::ServerContext* context,
@@ -171,7 +171,7 @@ grpc::Status AccountingService::Calibrate(grpc::ServerContext* context,
     return absl::OkStatus();
   }();
   if (!status.ok()) response->Clear();
-  return ToGrpcStatus(status);
+  return ToGrpcStatus(*context, status);
 }
 
 }  // namespace dpq::api

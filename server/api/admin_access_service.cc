@@ -36,7 +36,7 @@ void ToProto(const store::GrantRecord& g, v1::GrantInfo* out) {
 grpc::Status AdminService::ListAnalysts(grpc::ServerContext* context,
                                         const v1::ListAnalystsRequest* /*request*/,
                                         v1::ListAnalystsResponse* response) {
-  return ToGrpcStatus([&]() -> absl::Status {
+  return ToGrpcStatus(*context, [&]() -> absl::Status {
     RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
     ASSIGN_OR_RETURN(std::vector<store::PrincipalRecord> principals, o_.principals->List());
     ASSIGN_OR_RETURN(std::vector<store::GrantRecord> grants, o_.principals->ListGrants(absl::nullopt));
@@ -58,7 +58,7 @@ grpc::Status AdminService::ListAnalysts(grpc::ServerContext* context,
 grpc::Status AdminService::RevokeAnalyst(grpc::ServerContext* context,
                                          const v1::RevokeAnalystRequest* request,
                                          v1::RevokeAnalystResponse* /*response*/) {
-  return ToGrpcStatus([&]() -> absl::Status {
+  return ToGrpcStatus(*context, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal caller, o_.auth->AuthenticateAdmin(*context));
     RETURN_IF_ERROR(ValidateAnalystName(request->name(), "name"));
     if (request->name() == caller.name) {
@@ -73,7 +73,7 @@ grpc::Status AdminService::RevokeAnalyst(grpc::ServerContext* context,
 grpc::Status AdminService::RotateToken(grpc::ServerContext* context,
                                        const v1::RotateTokenRequest* request,
                                        v1::CreateAnalystResponse* response) {
-  return ToGrpcStatus([&]() -> absl::Status {
+  return ToGrpcStatus(*context, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal admin, o_.auth->AuthenticateAdmin(*context));
     RETURN_IF_ERROR(ValidateAnalystName(request->name(), "name"));
     const std::string token = NewToken();
@@ -90,7 +90,7 @@ grpc::Status AdminService::RotateToken(grpc::ServerContext* context,
 grpc::Status AdminService::RevokeGrant(grpc::ServerContext* context,
                                        const v1::RevokeGrantRequest* request,
                                        v1::RevokeGrantResponse* /*response*/) {
-  return ToGrpcStatus([&]() -> absl::Status {
+  return ToGrpcStatus(*context, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal admin, o_.auth->AuthenticateAdmin(*context));
     RETURN_IF_ERROR(ValidateAnalystName(request->analyst(), "analyst"));
     RETURN_IF_ERROR(ValidateIdentifier(request->dataset(), "dataset"));
@@ -103,7 +103,7 @@ grpc::Status AdminService::RevokeGrant(grpc::ServerContext* context,
 grpc::Status AdminService::ListGrants(grpc::ServerContext* context,
                                       const v1::ListGrantsRequest* request,
                                       v1::ListGrantsResponse* response) {
-  return ToGrpcStatus([&]() -> absl::Status {
+  return ToGrpcStatus(*context, [&]() -> absl::Status {
     RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
     absl::optional<std::string> dataset;
     if (!request->dataset().empty()) {
@@ -119,7 +119,7 @@ grpc::Status AdminService::ListGrants(grpc::ServerContext* context,
 grpc::Status AdminService::ServerStatus(grpc::ServerContext* context,
                                         const v1::ServerStatusRequest* /*request*/,
                                         v1::ServerStatusResponse* response) {
-  return ToGrpcStatus([&]() -> absl::Status {
+  return ToGrpcStatus(*context, [&]() -> absl::Status {
     // Authenticating reads the database: with the database down this call is UNAVAILABLE, which
     // `dpqctl status` reports as "database unreachable".
     RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
@@ -152,7 +152,7 @@ grpc::Status AdminService::ServerStatus(grpc::ServerContext* context,
 grpc::Status AdminService::ListAdminLog(grpc::ServerContext* context,
                                         const v1::ListAdminLogRequest* /*request*/,
                                         v1::ListAdminLogResponse* response) {
-  return ToGrpcStatus([&]() -> absl::Status {
+  return ToGrpcStatus(*context, [&]() -> absl::Status {
     RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
     ASSIGN_OR_RETURN(std::vector<store::AdminLogEntry> entries, o_.admin_log->List());
     for (const store::AdminLogEntry& e : entries) {
@@ -171,7 +171,7 @@ grpc::Status AdminService::ListAdminLog(grpc::ServerContext* context,
 grpc::Status AdminService::VerifyAdminLog(grpc::ServerContext* context,
                                           const v1::VerifyAdminLogRequest* request,
                                           v1::VerifyAdminLogResponse* response) {
-  return ToGrpcStatus([&]() -> absl::Status {
+  return ToGrpcStatus(*context, [&]() -> absl::Status {
     RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
     ASSIGN_OR_RETURN(store::AdminLog::Verification v, o_.admin_log->Verify(request->full()));
     if (o_.metrics != nullptr) o_.metrics->RecordAuditVerifyRows("", v.rows_read);

@@ -96,7 +96,7 @@ class CsvUpload {
 grpc::Status AdminService::LoadDataset(grpc::ServerContext* context,
                                        grpc::ServerReader<v1::CreateDatasetRequest>* reader,
                                        v1::CreateDatasetResponse* response) {
-  return ToGrpcStatus([&]() -> absl::Status {
+  return ToGrpcStatus(*context, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal admin, o_.auth->AuthenticateAdmin(*context));
     ASSIGN_OR_RETURN(v1::DatasetHeader header, ReadHeader(reader));
     RETURN_IF_ERROR(ValidateIdentifier(header.name(), "header.name"));
@@ -114,7 +114,7 @@ grpc::Status AdminService::LoadDataset(grpc::ServerContext* context,
 grpc::Status AdminService::DropDataset(grpc::ServerContext* context,
                                        const v1::DropDatasetRequest* request,
                                        v1::DropDatasetResponse* response) {
-  return ToGrpcStatus([&]() -> absl::Status {
+  return ToGrpcStatus(*context, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal admin, o_.auth->AuthenticateAdmin(*context));
     RETURN_IF_ERROR(ValidateIdentifier(request->name(), "name"));
     if (!request->confirm()) {
@@ -130,7 +130,7 @@ grpc::Status AdminService::DropDataset(grpc::ServerContext* context,
 grpc::Status AdminService::CreateDataset(grpc::ServerContext* context,
                                          grpc::ServerReader<v1::CreateDatasetRequest>* reader,
                                          v1::CreateDatasetResponse* response) {
-  return ToGrpcStatus([&]() -> absl::Status {
+  return ToGrpcStatus(*context, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal admin, o_.auth->AuthenticateAdmin(*context));
     ASSIGN_OR_RETURN(v1::DatasetHeader header, ReadHeader(reader));
     ASSIGN_OR_RETURN(query::DatasetSchema schema, DatasetSchemaFromProto(header));
@@ -150,7 +150,7 @@ grpc::Status AdminService::CreateDataset(grpc::ServerContext* context,
 grpc::Status AdminService::CreateAnalyst(grpc::ServerContext* context,
                                          const v1::CreateAnalystRequest* request,
                                          v1::CreateAnalystResponse* response) {
-  return ToGrpcStatus([&]() -> absl::Status {
+  return ToGrpcStatus(*context, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal admin, o_.auth->AuthenticateAdmin(*context));
     RETURN_IF_ERROR(ValidateAnalystName(request->name(), "name"));
     store::Role role;
@@ -175,7 +175,7 @@ grpc::Status AdminService::CreateAnalyst(grpc::ServerContext* context,
 
 grpc::Status AdminService::Grant(grpc::ServerContext* context, const v1::GrantRequest* request,
                                  v1::GrantResponse* response) {
-  return ToGrpcStatus([&]() -> absl::Status {
+  return ToGrpcStatus(*context, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal admin, o_.auth->AuthenticateAdmin(*context));
     RETURN_IF_ERROR(ValidateAnalystName(request->analyst(), "analyst"));
     RETURN_IF_ERROR(ValidateIdentifier(request->dataset(), "dataset"));
@@ -200,7 +200,7 @@ grpc::Status AdminService::Grant(grpc::ServerContext* context, const v1::GrantRe
 
 grpc::Status AdminService::SetBudget(grpc::ServerContext* context, const v1::SetBudgetRequest* request,
                                      v1::Budget* response) {
-  return ToGrpcStatus([&]() -> absl::Status {
+  return ToGrpcStatus(*context, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal admin, o_.auth->AuthenticateAdmin(*context));
     double epsilon = request->epsilon();
     if (!request->preset().empty()) {
@@ -249,7 +249,7 @@ grpc::Status AdminService::SetBudget(grpc::ServerContext* context, const v1::Set
 
 grpc::Status AdminService::ListAudit(grpc::ServerContext* context, const v1::ListAuditRequest* request,
                                      v1::ListAuditResponse* response) {
-  return ToGrpcStatus([&]() -> absl::Status {
+  return ToGrpcStatus(*context, [&]() -> absl::Status {
     RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
     ASSIGN_OR_RETURN(query::DatasetSchema schema,
                      o_.datasets->Get(request->dataset(), /*include_dropped=*/true));
@@ -262,7 +262,7 @@ grpc::Status AdminService::ListAudit(grpc::ServerContext* context, const v1::Lis
 grpc::Status AdminService::VerifyAudit(grpc::ServerContext* context,
                                        const v1::VerifyAuditRequest* request,
                                        v1::VerifyAuditResponse* response) {
-  return ToGrpcStatus([&]() -> absl::Status {
+  return ToGrpcStatus(*context, [&]() -> absl::Status {
     RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
     ASSIGN_OR_RETURN(query::DatasetSchema schema,
                      o_.datasets->Get(request->dataset(), /*include_dropped=*/true));

@@ -16,7 +16,8 @@ namespace {
 // Records the query metric and returns the call's status; a failed call's response is cleared, so
 // nothing of it leaves the server.
 template <typename Response>
-grpc::Status FinishQuery(metrics::Metrics& metrics, const std::string& dataset,
+grpc::Status FinishQuery(grpc::ServerContextBase& call, metrics::Metrics& metrics,
+                         const std::string& dataset,
                          const std::string& aggregate, const absl::Status& status, bool replayed,
                          bool cached, absl::Time start, Response* response) {
   // These outcomes arise only after the dataset was resolved (callers pass "" for a request refused
@@ -29,14 +30,14 @@ grpc::Status FinishQuery(metrics::Metrics& metrics, const std::string& dataset,
   metrics.RecordQuery(known ? dataset : "", aggregate, outcome,
                       absl::ToDoubleSeconds(absl::Now() - start));
   if (!status.ok()) response->Clear();
-  return ToGrpcStatus(status);
+  return ToGrpcStatus(call, status);
 }
 
 }  // namespace
 
 grpc::Status AnalystService::WhoAmI(grpc::ServerContext* context, const v1::WhoAmIRequest* /*request*/,
                                     v1::WhoAmIResponse* response) {
-  return ToGrpcStatus([&]() -> absl::Status {
+  return ToGrpcStatus(*context, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal principal, o_.auth->Authenticate(*context));
     response->set_name(principal.name);
     response->set_role(principal.role == store::Role::kAdmin ? v1::ROLE_ADMIN : v1::ROLE_ANALYST);
@@ -64,7 +65,7 @@ grpc::Status AnalystService::Query(grpc::ServerContext* context, const v1::Query
     ToProto(outcome, response);
     return absl::OkStatus();
   }();
-  return FinishQuery(*o_.metrics, admitted ? request->dataset() : "", aggregate, status,
+  return FinishQuery(*context, *o_.metrics, admitted ? request->dataset() : "", aggregate, status,
                      response->replayed(), response->cached(), start, response);
 }
 
@@ -96,13 +97,13 @@ grpc::Status AnalystService::QueryBatch(grpc::ServerContext* context,
     ToProto(outcome, response);
     return absl::OkStatus();
   }();
-  return FinishQuery(*o_.metrics, admitted ? request->dataset() : "", "batch", status,
+  return FinishQuery(*context, *o_.metrics, admitted ? request->dataset() : "", "batch", status,
                      response->replayed(), /*cached=*/false, start, response);
 }
 
 grpc::Status AnalystService::Plan(grpc::ServerContext* context, const v1::PlanRequest* request,
                                   v1::PlanResponse* response) {
-  return ToGrpcStatus([&]() -> absl::Status {
+  return ToGrpcStatus(*context, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal principal, o_.auth->Authenticate(*context));
     ASSIGN_OR_RETURN(query::QuerySpec spec, QuerySpecFromProto(request->query()));
     ASSIGN_OR_RETURN(engine::AccuracyPlan plan,
@@ -116,7 +117,7 @@ grpc::Status AnalystService::Plan(grpc::ServerContext* context, const v1::PlanRe
 grpc::Status AnalystService::ListDatasets(grpc::ServerContext* context,
                                           const v1::ListDatasetsRequest* request,
                                           v1::ListDatasetsResponse* response) {
-  return ToGrpcStatus([&]() -> absl::Status {
+  return ToGrpcStatus(*context, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal principal, o_.auth->Authenticate(*context));
     absl::optional<int64_t> only_granted;
     if (principal.role != store::Role::kAdmin) only_granted = principal.id;
@@ -128,7 +129,7 @@ grpc::Status AnalystService::ListDatasets(grpc::ServerContext* context,
 
 grpc::Status AnalystService::GetDataset(grpc::ServerContext* context,
                                         const v1::GetDatasetRequest* request, v1::Dataset* response) {
-  return ToGrpcStatus([&]() -> absl::Status {
+  return ToGrpcStatus(*context, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal principal, o_.auth->Authenticate(*context));
     RETURN_IF_ERROR(ValidateIdentifier(request->name(), "name"));
     ASSIGN_OR_RETURN(query::DatasetSchema schema,
@@ -140,7 +141,7 @@ grpc::Status AnalystService::GetDataset(grpc::ServerContext* context,
 
 grpc::Status AnalystService::GetBudget(grpc::ServerContext* context,
                                        const v1::GetBudgetRequest* request, v1::Budget* response) {
-  return ToGrpcStatus([&]() -> absl::Status {
+  return ToGrpcStatus(*context, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal principal, o_.auth->Authenticate(*context));
     ASSIGN_OR_RETURN(query::DatasetSchema schema,
                      o_.engine->AuthorizedDataset(principal, request->dataset()));

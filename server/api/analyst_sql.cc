@@ -42,12 +42,12 @@ grpc::Status AnalystService::ExecuteSql(grpc::ServerContext* context, const v1::
   o_.metrics->RecordQuery(admitted && status.ok() ? response->dataset() : "", "sql", outcome,
                           absl::ToDoubleSeconds(absl::Now() - start));
   if (!status.ok()) response->Clear();
-  return ToGrpcStatus(status);
+  return ToGrpcStatus(*context, status);
 }
 
 grpc::Status AnalystService::ExplainSql(grpc::ServerContext* context, const v1::SqlRequest* request,
                                         v1::ExplainSqlResponse* response) {
-  return ToGrpcStatus([&]() -> absl::Status {
+  return ToGrpcStatus(*context, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal principal, o_.auth->Authenticate(*context));
     ASSIGN_OR_RETURN(engine::SqlExplanation e,
                      engine::ExplainSql(*o_.engine, principal, request->statement(),

@@ -33,7 +33,8 @@ absl::StatusOr<store::Principal> Authenticator::Authenticate(const grpc::ServerC
   }
   value.remove_prefix(kPrefix.size());
   absl::StatusOr<store::Principal> principal = principals_->FindByTokenHash(TokenHash(std::string(value)));
-  if (principal.ok()) NoteCallPrincipal(&context, principal->name);  // for the call's log line
+  // For the call's log line, and for the wording of its failures (status_mapping.h).
+  if (principal.ok()) NoteCallPrincipal(&context, principal->name, principal->role == store::Role::kAdmin);
   return principal;
 }
 

@@ -60,7 +60,7 @@ void ToProto(const store::CollectionRecord& c, v1::Collection* out) {
 grpc::Status CollectionService::CreateCollection(grpc::ServerContext* context,
                                                  const v1::CreateCollectionRequest* request,
                                                  v1::Collection* response) {
-  return ToGrpcStatus([&]() -> absl::Status {
+  return ToGrpcStatus(*context, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal admin, o_.auth->AuthenticateAdmin(*context));
     store::CollectionSpec spec;
     spec.name = request->name();
@@ -82,7 +82,7 @@ grpc::Status CollectionService::CreateCollection(grpc::ServerContext* context,
 grpc::Status CollectionService::ListCollections(grpc::ServerContext* context,
                                                 const v1::ListCollectionsRequest* /*request*/,
                                                 v1::ListCollectionsResponse* response) {
-  return ToGrpcStatus([&]() -> absl::Status {
+  return ToGrpcStatus(*context, [&]() -> absl::Status {
     RETURN_IF_ERROR(o_.auth->Authenticate(*context).status());
     ASSIGN_OR_RETURN(std::vector<store::CollectionRecord> all, o_.collections->List());
     for (const store::CollectionRecord& c : all) ToProto(c, response->add_collections());
@@ -93,7 +93,7 @@ grpc::Status CollectionService::ListCollections(grpc::ServerContext* context,
 grpc::Status CollectionService::GetCollection(grpc::ServerContext* context,
                                               const v1::GetCollectionRequest* request,
                                               v1::Collection* response) {
-  return ToGrpcStatus([&]() -> absl::Status {
+  return ToGrpcStatus(*context, [&]() -> absl::Status {
     RETURN_IF_ERROR(o_.auth->Authenticate(*context).status());
     ASSIGN_OR_RETURN(store::CollectionRecord c, o_.collections->Get(request->name()));
     ToProto(c, response);
@@ -114,13 +114,13 @@ grpc::Status CollectionService::SubmitReport(grpc::ServerContext* context,
                                 submitted.ok() ? "accepted" : OutcomeLabel(submitted));
     return submitted;
   }();
-  return ToGrpcStatus(status);
+  return ToGrpcStatus(*context, status);
 }
 
 grpc::Status CollectionService::Estimate(grpc::ServerContext* context,
                                          const v1::EstimateRequest* request,
                                          v1::EstimateResponse* response) {
-  return ToGrpcStatus([&]() -> absl::Status {
+  return ToGrpcStatus(*context, [&]() -> absl::Status {
     RETURN_IF_ERROR(o_.auth->Authenticate(*context).status());
     const double confidence = request->confidence() == 0 ? 0.95 : request->confidence();
     ASSIGN_OR_RETURN(collection::CollectionEstimate e,

@@ -20,25 +20,36 @@ using grpc::experimental::InterceptionHookPoints;
 // Client-supplied strings are logged at most this long (a 1 MB name must not make a 1 MB line).
 constexpr size_t kMaxLoggedBytes = 64;
 
-struct Principals {
-  absl::Mutex mu;
-  absl::flat_hash_map<const grpc::ServerContextBase*, std::string> by_call ABSL_GUARDED_BY(mu);
+// What the handler learnt about a call that its log line reports.
+struct CallNotes {
+  std::string principal;
+  bool admin = false;
+  std::string failure;     // the own message of a service failure (status_mapping.h)
+  std::string request_id;  // the request id that failure names (possibly drawn by the server)
 };
 
-Principals& CallPrincipals() {
-  static Principals* const principals = new Principals;  // never destroyed: calls may outlive main
-  return *principals;
+struct Notes {
+  absl::Mutex mu;
+  absl::flat_hash_map<const grpc::ServerContextBase*, CallNotes> by_call ABSL_GUARDED_BY(mu);
+};
+
+Notes& AllCallNotes() {
+  static Notes* const notes = new Notes;  // never destroyed: calls may outlive main
+  return *notes;
 }
 
-std::string TakeCallPrincipal(const grpc::ServerContextBase* call) {
-  Principals& p = CallPrincipals();
-  absl::MutexLock lock(&p.mu);
-  auto it = p.by_call.find(call);
-  if (it == p.by_call.end()) return "";
-  std::string name = std::move(it->second);
-  p.by_call.erase(it);
-  return name;
+CallNotes TakeCallNotes(const grpc::ServerContextBase* call) {
+  Notes& n = AllCallNotes();
+  absl::MutexLock lock(&n.mu);
+  auto it = n.by_call.find(call);
+  if (it == n.by_call.end()) return CallNotes();
+  CallNotes notes = std::move(it->second);
+  n.by_call.erase(it);
+  return notes;
 }
+
+// A failure's message in the log: long enough for libpq's text, bounded like every logged string.
+constexpr size_t kMaxLoggedFailureBytes = 512;
 
 // The string field `path` ("dataset", "query.dataset", "header.name") of `message`, or "".
 std::string StringField(const google::protobuf::Message& message, const std::vector<const char*>& path) {
@@ -75,7 +86,7 @@ class RequestLog : public grpc::experimental::Interceptor {
   }
 
   ~RequestLog() override {
-    if (info_->server_context() != nullptr) TakeCallPrincipal(info_->server_context());
+    if (info_->server_context() != nullptr) TakeCallNotes(info_->server_context());
   }
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
@@ -95,12 +106,16 @@ class RequestLog : public grpc::experimental::Interceptor {
       const LogLevel level = dpq_ ? LogLevel::kInfo : LogLevel::kDebug;  // probes are frequent
       if (LogEnabled(level)) {
         std::vector<LogField> fields = {{"rpc", method_}};
-        const std::string analyst = TakeCallPrincipal(info_->server_context());
-        if (!analyst.empty()) fields.emplace_back("analyst", analyst);
+        const CallNotes notes = TakeCallNotes(info_->server_context());
+        if (!notes.principal.empty()) fields.emplace_back("analyst", notes.principal);
         if (!dataset_.empty()) fields.emplace_back("dataset", dataset_);
-        if (!request_id_.empty()) fields.emplace_back("request_id", request_id_);
+        const std::string& request_id = request_id_.empty() ? notes.request_id : request_id_;
+        if (!request_id.empty()) fields.emplace_back("request_id", request_id);
         fields.emplace_back("status", absl::StatusCodeToString(
                                           static_cast<absl::StatusCode>(status.error_code())));
+        if (!notes.failure.empty()) {
+          fields.emplace_back("error", notes.failure.substr(0, kMaxLoggedFailureBytes));
+        }
         fields.emplace_back("duration_ms", absl::ToDoubleMilliseconds(absl::Now() - start_));
         Log(level, "rpc", fields);
       }
@@ -119,10 +134,28 @@ class RequestLog : public grpc::experimental::Interceptor {
 
 }  // namespace
 
-void NoteCallPrincipal(const grpc::ServerContextBase* call, const std::string& name) {
-  Principals& p = CallPrincipals();
-  absl::MutexLock lock(&p.mu);
-  p.by_call[call] = name;
+void NoteCallPrincipal(const grpc::ServerContextBase* call, const std::string& name, bool admin) {
+  Notes& n = AllCallNotes();
+  absl::MutexLock lock(&n.mu);
+  CallNotes& notes = n.by_call[call];
+  notes.principal = name;
+  notes.admin = admin;
+}
+
+bool CallIsAdmin(const grpc::ServerContextBase* call) {
+  Notes& n = AllCallNotes();
+  absl::MutexLock lock(&n.mu);
+  auto it = n.by_call.find(call);
+  return it != n.by_call.end() && it->second.admin;
+}
+
+void NoteCallFailure(const grpc::ServerContextBase* call, const std::string& detail,
+                     const std::string& request_id) {
+  Notes& n = AllCallNotes();
+  absl::MutexLock lock(&n.mu);
+  CallNotes& notes = n.by_call[call];
+  notes.failure = detail;
+  notes.request_id = request_id;
 }
 
 grpc::experimental::Interceptor* RequestLogFactory::CreateServerInterceptor(

@@ -53,7 +53,7 @@ grpc::Status TrainingService::StartRun(grpc::ServerContext* context,
     return absl::OkStatus();
   }();
   if (!status.ok()) response->Clear();
-  return ToGrpcStatus(status);
+  return ToGrpcStatus(*context, status);
 }
 
 grpc::Status TrainingService::ReportSteps(grpc::ServerContext* context,
@@ -75,7 +75,7 @@ grpc::Status TrainingService::ReportSteps(grpc::ServerContext* context,
     return absl::OkStatus();
   }();
   if (!status.ok()) response->Clear();
-  return ToGrpcStatus(status);
+  return ToGrpcStatus(*context, status);
 }
 
 grpc::Status TrainingService::GetRun(grpc::ServerContext* context, const v1::GetRunRequest* request,
@@ -88,7 +88,7 @@ grpc::Status TrainingService::GetRun(grpc::ServerContext* context, const v1::Get
     return absl::OkStatus();
   }();
   if (!status.ok()) response->Clear();
-  return ToGrpcStatus(status);
+  return ToGrpcStatus(*context, status);
 }
 
 grpc::Status TrainingService::ListRuns(grpc::ServerContext* context,
@@ -102,7 +102,7 @@ grpc::Status TrainingService::ListRuns(grpc::ServerContext* context,
     return absl::OkStatus();
   }();
   if (!status.ok()) response->Clear();
-  return ToGrpcStatus(status);
+  return ToGrpcStatus(*context, status);
 }
 
 }  // namespace dpq::api

@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "server/base/database_failure.h"
 #include "server/base/limit_error.h"
 #include "server/base/logging.h"
 #include "server/base/status_macros.h"
@@ -74,12 +75,16 @@ absl::StatusOr<QueryOutcome> FromStored(const query::QuerySpec& spec, store::All
 // After the charge the data is touched, and the cost stays whatever happens (pay before you look).
 // The error tells the analyst only what they observe anyway (their deadline passed, or the service
 // failed) and how to get what they paid for; never the scan's own message, which a failure could
-// fill with something of the data. Operators find the cause's code in the log (not its message:
-// logs never hold row values).
+// fill with something of the data. Operators find the cause's code in the log, and the message
+// of a database failure (built without row data, store/postgres/pqxx_status.h), never another
+// message: logs never hold row values.
 absl::Status ChargedButUnanswered(const absl::Status& cause, const std::string& request_id,
                                   absl::Time deadline) {
   LogWarning(absl::StrCat("request ", request_id, ": charged, not answered: ",
-                          absl::StatusCodeToString(cause.code())));
+                          absl::StatusCodeToString(cause.code()),
+                          DatabaseFailureOf(cause).has_value()
+                              ? absl::StrCat(" (", cause.message(), ")")
+                              : std::string()));
   const bool late = absl::Now() >= deadline || cause.code() == absl::StatusCode::kDeadlineExceeded ||
                     cause.code() == absl::StatusCode::kCancelled;
   const std::string why = late ? "its deadline passed before the answer was ready"
@@ -225,49 +230,33 @@ absl::Status CheckQueryEpsilonLimit(const query::QueryPlan& plan, const query::D
       query::EpsilonFromUnits(plan.epsilon_units), schema.name, limit, schema.name));
 }
 
-struct Accuracy {
-  double sensitivity = 0, noise_scale = 0, error = 0;
-};
-
-// The first component's noise and interval half-width (mean/variance: divided by expected_count),
-// or a quantile's rank error bound.
-absl::StatusOr<Accuracy> AccuracyOf(const query::QueryPlan& plan, double expected_count) {
-  Accuracy out;
-  if (plan.spec.aggregate == query::AggregateKind::kQuantile) {
-    // The largest rank-error bound over the requested levels, exactly as the release reports it.
-    // The band (dozens of Chernoff optimisations per level) only when the values come from it.
-    std::optional<dp::QuantileBand> band;
-    if (plan.quantile_epsilon == 0) {
-      ASSIGN_OR_RETURN(Calibrated histogram, Calibrate(plan.spec.mechanism, plan.components.at(0),
-                                                       plan.spec.confidence));
-      ASSIGN_OR_RETURN(band, QuantileBandOf(plan, *histogram.mechanism));
-    }
-    for (size_t i = 0; i < plan.spec.quantiles.size(); ++i) {
-      ASSIGN_OR_RETURN(double e, QuantileRankError(plan, band ? &*band : nullptr, i));
-      out.error = std::max(out.error, e);
-    }
-    out.sensitivity = plan.spec.max_contributions;
-    return out;
-  }
-  ASSIGN_OR_RETURN(Calibrated c, Calibrate(plan.spec.mechanism, plan.components.at(0),
-                                            ComponentConfidence(plan)));
-  out.error = c.half_width;  // exactly what the query itself will report
-  out.sensitivity = plan.components[0].sensitivity;
-  out.noise_scale = c.mechanism->noise_scale();
-  if (plan.components.size() > 1 && expected_count > 0) out.error /= expected_count;
-  return out;
-}
-
 }  // namespace
 
-absl::StatusOr<absl::optional<store::Allocation>> QueryEngine::PriorAllocation(
-    int64_t dataset_id, const std::string& request_id, bool callers_id) {
+absl::StatusOr<QueryEngine::Earlier> QueryEngine::FindEarlier(const store::Principal& principal,
+                                                             const query::DatasetSchema& schema,
+                                                             const std::string& fingerprint,
+                                                             const std::string& request_id,
+                                                             bool callers_id, bool use_cache) {
+  Earlier found;
   // An id the server drew just now (128 random bits) names no earlier allocation: looking it up
   // would be a round trip on every query for nothing. Should it ever collide, the audit table's
   // unique (dataset_id, request_id) key fails the debit, which charges nothing and replays nothing
   // (DebitGroupCommitTest.AFreshRequestIdIsNotLookedUpAndACollisionChargesNothing).
-  if (!callers_id) return absl::optional<store::Allocation>();
-  return s_.ledger->FindAllocation(dataset_id, request_id);
+  if (callers_id) {
+    ASSIGN_OR_RETURN(found.own, s_.ledger->FindAllocation(schema.id, request_id));
+  }
+  if (found.own.has_value() || !use_cache) return found;
+  // The cache probe looks for the caller's own id too: a twin of this request (the same id,
+  // retried at once on another dpqd) may have charged it since the lookup above, and a reply to
+  // an id that is charged is a replay, never a cache hit.
+  ASSIGN_OR_RETURN(absl::optional<store::CacheHit> hit,
+                   s_.cache->Probe(schema.id, fingerprint, schema.version, principal.id,
+                                   callers_id ? request_id : std::string()));
+  if (!hit.has_value()) return found;
+  ASSIGN_OR_RETURN(absl::optional<store::Allocation> stored,
+                   s_.ledger->FindAllocation(schema.id, hit->request_id));
+  (hit->own ? found.own : found.cached) = std::move(stored);
+  return found;
 }
 
 absl::StatusOr<query::DatasetSchema> QueryEngine::AuthorizedDataset(const store::Principal& principal,
@@ -335,49 +324,48 @@ absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
   //    (bounds, grids, limits), the calibrated mechanisms and the events to charge.
   ASSIGN_OR_RETURN(query::DatasetSchema schema, AuthorizedDataset(principal, spec.dataset));
   ASSIGN_OR_RETURN(Prepared q, Prepare(spec, schema));
-  const query::QueryPlan& plan = q.plan;
   RETURN_IF_ERROR(ValidateRequestId(request_id));
   const bool callers_id = !request_id.empty();
   if (!callers_id) request_id = NewRequestId(*rng_);
-  std::vector<std::string> warnings = query::QueryWarnings(plan.spec.epsilon, schema.epsilon_preset);
-  const auto with_warnings = [&](QueryOutcome out) {
-    out.warnings = std::move(warnings);
-    return out;
-  };
+  absl::StatusOr<QueryOutcome> out = RunPrepared(principal, schema, q, request_id, callers_id, deadline);
+  // A failure whose retry is safe names the id to retry with: one the server drew is otherwise
+  // unknown to the caller, and only that id finds a charge that may have committed.
+  if (!out.ok()) return WithRequestId(out.status(), request_id);
+  out->warnings = query::QueryWarnings(q.plan.spec.epsilon, schema.epsilon_preset);
+  return out;
+}
 
+absl::StatusOr<QueryOutcome> QueryEngine::RunPrepared(const store::Principal& principal,
+                                                      const query::DatasetSchema& schema,
+                                                      const Prepared& q,
+                                                      const std::string& request_id,
+                                                      bool callers_id, absl::Time deadline) {
+  const query::QueryPlan& plan = q.plan;
   // 2. A known request id: its stored answer, or, if it was charged and never answered (its scan
   //    failed), the scan it paid for, run once more without a second charge.
-  ASSIGN_OR_RETURN(absl::optional<store::Allocation> prior,
-                   PriorAllocation(schema.id, request_id, callers_id));
-  if (prior.has_value()) {
-    if (prior->fingerprint != plan.fingerprint || prior->principal_id != principal.id) {
+  // 3. Else the same analyst asked the same question on the same data before: that release, for
+  //    free (result_cache.h says why the cache is per analyst).
+  ASSIGN_OR_RETURN(Earlier earlier, FindEarlier(principal, schema, plan.fingerprint, request_id,
+                                                callers_id, /*use_cache=*/true));
+  if (earlier.own.has_value()) {
+    store::Allocation& prior = *earlier.own;
+    if (prior.fingerprint != plan.fingerprint || prior.principal_id != principal.id) {
       return RequestIdTaken(request_id);
     }
     ASSIGN_OR_RETURN(store::BudgetState budget, s_.ledger->Get(schema.id));
-    if (prior->released()) {
-      ASSIGN_OR_RETURN(QueryOutcome out, FromStored(plan.spec, *std::move(prior), std::move(budget),
-                                                    /*replayed=*/true, /*cached=*/false));
-      return with_warnings(std::move(out));
+    if (prior.released()) {
+      return FromStored(plan.spec, std::move(prior), std::move(budget), /*replayed=*/true,
+                        /*cached=*/false);
     }
-    ASSIGN_OR_RETURN(QueryOutcome out, Answer(q, schema, *prior, std::move(budget),
-                                              /*replayed=*/true, deadline));
-    return with_warnings(std::move(out));
+    return Answer(q, schema, prior, std::move(budget), /*replayed=*/true, deadline);
   }
-
-  // 3. The same analyst asked the same question on the same data before: that release, for free
-  //    (result_cache.h says why the cache is per analyst).
-  ASSIGN_OR_RETURN(absl::optional<std::string> cached_id,
-                   s_.cache->FindRequestId(schema.id, plan.fingerprint, schema.version, principal.id));
-  if (cached_id.has_value()) {
-    ASSIGN_OR_RETURN(absl::optional<store::Allocation> hit,
-                     s_.ledger->FindAllocation(schema.id, *cached_id));
-    if (hit.has_value()) {
-      ASSIGN_OR_RETURN(store::BudgetState budget, s_.ledger->Get(schema.id));
-      ASSIGN_OR_RETURN(QueryOutcome out, FromStored(plan.spec, *std::move(hit), std::move(budget),
-                                                    /*replayed=*/false, /*cached=*/true));
-      out.allocation.request_id = request_id;  // the caller's own id, not the earlier one
-      return with_warnings(std::move(out));
-    }
+  if (earlier.cached.has_value()) {
+    ASSIGN_OR_RETURN(store::BudgetState budget, s_.ledger->Get(schema.id));
+    ASSIGN_OR_RETURN(QueryOutcome out, FromStored(plan.spec, *std::move(earlier.cached),
+                                                  std::move(budget), /*replayed=*/false,
+                                                  /*cached=*/true));
+    out.allocation.request_id = request_id;  // the caller's own id, not the earlier one
+    return out;
   }
 
   // 4. Pay before you look: the charge commits (lock, check, audit row) before the scan starts, so
@@ -391,16 +379,12 @@ absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
     return RequestIdTaken(request_id);
   }
   if (debit.replayed && debit.allocation.released()) {  // a concurrent twin committed and answered
-    ASSIGN_OR_RETURN(QueryOutcome out, FromStored(plan.spec, std::move(debit.allocation),
-                                                  std::move(debit.budget), /*replayed=*/true,
-                                                  /*cached=*/false));
-    return with_warnings(std::move(out));
+    return FromStored(plan.spec, std::move(debit.allocation), std::move(debit.budget),
+                      /*replayed=*/true, /*cached=*/false);
   }
   // 5. Scan, noise, store the release (the first one stored for this charge is its answer for
   //    ever), and only then let it leave.
-  ASSIGN_OR_RETURN(QueryOutcome out, Answer(q, schema, debit.allocation, std::move(debit.budget),
-                                            debit.replayed, deadline));
-  return with_warnings(std::move(out));
+  return Answer(q, schema, debit.allocation, std::move(debit.budget), debit.replayed, deadline);
 }
 
 absl::StatusOr<QueryEngine::PreparedBatch> QueryEngine::PrepareBatch(
@@ -478,93 +462,44 @@ absl::StatusOr<BatchOutcome> QueryEngine::RunBatch(const store::Principal& princ
                                                    std::string request_id, absl::Time deadline,
                                                    BatchCache cache) {
   ASSIGN_OR_RETURN(PreparedBatch batch, PrepareBatch(principal, dataset, std::move(specs), delta));
-  const query::DatasetSchema& schema = batch.schema;
-  const std::vector<Prepared>& prepared = batch.prepared;
-  const std::string& fingerprint = batch.fingerprint;
   RETURN_IF_ERROR(ValidateRequestId(request_id));
   const bool callers_id = !request_id.empty();
   if (!callers_id) request_id = NewRequestId(*rng_);
+  absl::StatusOr<BatchOutcome> out =
+      RunPreparedBatch(principal, batch, request_id, callers_id, deadline, cache);
+  if (!out.ok()) return WithRequestId(out.status(), request_id);  // as Run: the id to retry with
+  return out;
+}
 
-  const auto from_stored = [&](store::Allocation a, store::BudgetState budget,
-                               bool replayed) -> absl::StatusOr<BatchOutcome> {
-    BatchOutcome out;
-    const std::string& result = a.release.has_value() ? a.release->result : a.result;
-    ASSIGN_OR_RETURN(std::vector<BatchAnswer> answers, DecodeBatch(result));
-    if (answers.size() != prepared.size()) return absl::InternalError("stored batch has another size");
-    for (size_t i = 0; i < answers.size(); ++i) {
-      out.answers.push_back(AnswerOutcome(prepared[i].plan.spec, a, answers[i], i));
-      out.answers.back().replayed = replayed;
-    }
-    out.allocation = std::move(a);
-    out.budget = std::move(budget);
-    out.replayed = replayed;
-    out.epsilon_sum_units = batch.epsilon_sum_units;
-    out.delta_sum_units = batch.delta_sum_units;
-    return out;
-  };
-  // Runs every query of the paid batch and stores its answers once (as Run's Answer).
-  const auto answer = [&](const store::Allocation& paid, store::BudgetState budget,
-                          bool replayed) -> absl::StatusOr<BatchOutcome> {
-    std::vector<BatchAnswer> answers;
-    for (size_t i = 0; i < prepared.size(); ++i) {
-      absl::StatusOr<NoisyRelease> r = Execute(prepared[i], deadline);
-      if (!r.ok()) return ChargedButUnanswered(r.status(), paid.request_id, deadline);
-      const store::Allocation one =
-          AllocationFor(principal, schema, prepared[i].plan, prepared[i].release);
-      BatchAnswer b;
-      b.aggregate = one.aggregate;
-      b.column = one.column;
-      b.mechanism = one.mechanism;
-      b.epsilon_units = one.epsilon_units;
-      b.delta_units = one.delta_units;
-      b.noise_scale = one.noise_scale;
-      b.count_noise_scale = one.count_noise_scale;
-      b.sensitivity = one.sensitivity;
-      b.confidence = one.confidence;
-      b.lower = one.clamp_lower;
-      b.upper = one.clamp_upper;
-      b.max_contributions = one.max_contributions;
-      b.max_partitions = prepared[i].plan.spec.max_partitions;
-      b.rows = std::move(r->rows);
-      answers.push_back(std::move(b));
-    }
-    store::Allocation::Release release;
-    release.result = EncodeBatch(answers);
-    absl::StatusOr<store::Allocation> stored = s_.ledger->StoreRelease(schema.id, paid.seq, release);
-    if (!stored.ok()) return ChargedButUnanswered(stored.status(), paid.request_id, deadline);
-    return from_stored(*std::move(stored), std::move(budget), replayed);
-  };
-
-  ASSIGN_OR_RETURN(absl::optional<store::Allocation> prior,
-                   PriorAllocation(schema.id, request_id, callers_id));
-  if (prior.has_value()) {
-    if (prior->fingerprint != fingerprint || prior->principal_id != principal.id) {
+absl::StatusOr<BatchOutcome> QueryEngine::RunPreparedBatch(const store::Principal& principal,
+                                                           const PreparedBatch& batch,
+                                                           const std::string& request_id,
+                                                           bool callers_id, absl::Time deadline,
+                                                           BatchCache cache) {
+  const query::DatasetSchema& schema = batch.schema;
+  const std::vector<Prepared>& prepared = batch.prepared;
+  const std::string& fingerprint = batch.fingerprint;
+  // As Run's steps 2 and 3 (the cache only for SQL scripts; result_cache.h says why it is per
+  // analyst).
+  ASSIGN_OR_RETURN(Earlier earlier, FindEarlier(principal, schema, fingerprint, request_id, callers_id,
+                                                cache == BatchCache::kUse));
+  if (earlier.own.has_value()) {
+    store::Allocation& prior = *earlier.own;
+    if (prior.fingerprint != fingerprint || prior.principal_id != principal.id) {
       return RequestIdTaken(request_id);
     }
     ASSIGN_OR_RETURN(store::BudgetState budget, s_.ledger->Get(schema.id));
-    if (prior->released()) return from_stored(*std::move(prior), std::move(budget), /*replayed=*/true);
-    return answer(*prior, std::move(budget), /*replayed=*/true);
+    if (prior.released()) return BatchFromStored(batch, std::move(prior), std::move(budget), true);
+    return AnswerBatch(principal, batch, prior, std::move(budget), /*replayed=*/true, deadline);
   }
-
-  // The same analyst asked the same batch on the same data before: that release, for free (as
-  // Run's step 3; result_cache.h says why the cache is per analyst).
-  absl::optional<std::string> cached_id;
-  if (cache == BatchCache::kUse) {
-    ASSIGN_OR_RETURN(cached_id,
-                     s_.cache->FindRequestId(schema.id, fingerprint, schema.version, principal.id));
-  }
-  if (cached_id.has_value()) {
-    ASSIGN_OR_RETURN(absl::optional<store::Allocation> hit,
-                     s_.ledger->FindAllocation(schema.id, *cached_id));
-    if (hit.has_value()) {
-      ASSIGN_OR_RETURN(store::BudgetState budget, s_.ledger->Get(schema.id));
-      ASSIGN_OR_RETURN(BatchOutcome out, from_stored(*std::move(hit), std::move(budget),
-                                                     /*replayed=*/false));
-      out.cached = true;
-      out.allocation.request_id = request_id;  // the caller's own id, not the earlier one
-      for (QueryOutcome& a : out.answers) a.cached = true;
-      return out;
-    }
+  if (earlier.cached.has_value()) {
+    ASSIGN_OR_RETURN(store::BudgetState budget, s_.ledger->Get(schema.id));
+    ASSIGN_OR_RETURN(BatchOutcome out, BatchFromStored(batch, *std::move(earlier.cached),
+                                                       std::move(budget), /*replayed=*/false));
+    out.cached = true;
+    out.allocation.request_id = request_id;  // the caller's own id, not the earlier one
+    for (QueryOutcome& a : out.answers) a.cached = true;
+    return out;
   }
 
   // The charge, priced from the prepared events (no data), committed before any scan.
@@ -588,67 +523,67 @@ absl::StatusOr<BatchOutcome> QueryEngine::RunBatch(const store::Principal& princ
     return RequestIdTaken(request_id);
   }
   if (debit.replayed && debit.allocation.released()) {
-    return from_stored(std::move(debit.allocation), std::move(debit.budget), /*replayed=*/true);
+    return BatchFromStored(batch, std::move(debit.allocation), std::move(debit.budget),
+                           /*replayed=*/true);
   }
-  return answer(debit.allocation, std::move(debit.budget), debit.replayed);
+  return AnswerBatch(principal, batch, debit.allocation, std::move(debit.budget), debit.replayed,
+                     deadline);
 }
 
-absl::StatusOr<AccuracyPlan> QueryEngine::PlanAccuracy(const store::Principal& principal,
-                                                       const query::QuerySpec& spec_in,
-                                                       double target_error, double expected_count) {
-  ASSIGN_OR_RETURN(query::DatasetSchema schema, AuthorizedDataset(principal, spec_in.dataset));
-  if (!(expected_count >= 0) || !std::isfinite(expected_count)) {
-    return absl::InvalidArgumentError("expected_count must be finite and >= 0");
+absl::StatusOr<BatchOutcome> QueryEngine::BatchFromStored(const PreparedBatch& batch,
+                                                          store::Allocation a,
+                                                          store::BudgetState budget, bool replayed) {
+  BatchOutcome out;
+  const std::string& result = a.release.has_value() ? a.release->result : a.result;
+  ASSIGN_OR_RETURN(std::vector<BatchAnswer> answers, DecodeBatch(result));
+  if (answers.size() != batch.prepared.size()) {
+    return absl::InternalError("stored batch has another size");
   }
-  query::QuerySpec spec = spec_in;
-  const auto error_at = [&](double epsilon) -> absl::StatusOr<AccuracyPlan> {
-    query::QuerySpec s = spec;
-    s.epsilon = epsilon;
-    ASSIGN_OR_RETURN(Prepared q, Prepare(s, schema, /*with_release=*/false));
-    ASSIGN_OR_RETURN(Accuracy acc, AccuracyOf(q.plan, expected_count));
-    AccuracyPlan out;
-    out.epsilon = q.plan.spec.epsilon;
-    out.delta = q.plan.spec.delta;
-    out.mechanism = q.plan.spec.mechanism;
-    out.sensitivity = acc.sensitivity;
-    out.noise_scale = acc.noise_scale;
-    out.error = acc.error;
-    out.confidence = q.plan.spec.confidence;
-    out.rank_error = q.plan.spec.aggregate == query::AggregateKind::kQuantile;
-    return out;
-  };
-  AccuracyPlan result;
-  if (spec.epsilon > 0) {
-    ASSIGN_OR_RETURN(result, error_at(spec.epsilon));
-  } else {
-    if (!(target_error > 0) || !std::isfinite(target_error)) {
-      return absl::InvalidArgumentError(
-          "give epsilon (> 0) to learn the error, or target_error (> 0) to learn the epsilon");
-    }
-    // The error falls as epsilon grows: bisect on a log scale between the smallest and the
-    // largest epsilon a query may spend.
-    double lo = 1e-6, hi = 1e6;
-    ASSIGN_OR_RETURN(AccuracyPlan at_hi, error_at(hi));
-    if (at_hi.error > target_error) {
-      return absl::OutOfRangeError(absl::StrFormat(
-          "no epsilon up to 1e6 gives an error of %g or less (at 1e6: %g)", target_error, at_hi.error));
-    }
-    ASSIGN_OR_RETURN(AccuracyPlan at_lo, error_at(lo));
-    if (at_lo.error <= target_error) {
-      result = at_lo;
-    } else {
-      for (int i = 0; i < 100 && hi / lo > 1 + 1e-12; ++i) {
-        const double mid = std::sqrt(lo * hi);
-        ASSIGN_OR_RETURN(AccuracyPlan m, error_at(mid));
-        (m.error <= target_error ? hi : lo) = mid;
-      }
-      // Round up to the ledger's 1e-12 units so the planned epsilon is one a query can spend.
-      const double units = std::ceil(hi * 1e12);
-      ASSIGN_OR_RETURN(result, error_at(units / 1e12));
-    }
+  for (size_t i = 0; i < answers.size(); ++i) {
+    out.answers.push_back(AnswerOutcome(batch.prepared[i].plan.spec, a, answers[i], i));
+    out.answers.back().replayed = replayed;
   }
-  result.warnings = query::QueryWarnings(result.epsilon, schema.epsilon_preset);
-  return result;
+  out.allocation = std::move(a);
+  out.budget = std::move(budget);
+  out.replayed = replayed;
+  out.epsilon_sum_units = batch.epsilon_sum_units;
+  out.delta_sum_units = batch.delta_sum_units;
+  return out;
+}
+
+absl::StatusOr<BatchOutcome> QueryEngine::AnswerBatch(const store::Principal& principal,
+                                                      const PreparedBatch& batch,
+                                                      const store::Allocation& paid,
+                                                      store::BudgetState budget, bool replayed,
+                                                      absl::Time deadline) {
+  std::vector<BatchAnswer> answers;
+  for (const Prepared& q : batch.prepared) {
+    absl::StatusOr<NoisyRelease> r = Execute(q, deadline);
+    if (!r.ok()) return ChargedButUnanswered(r.status(), paid.request_id, deadline);
+    const store::Allocation one = AllocationFor(principal, batch.schema, q.plan, q.release);
+    BatchAnswer b;
+    b.aggregate = one.aggregate;
+    b.column = one.column;
+    b.mechanism = one.mechanism;
+    b.epsilon_units = one.epsilon_units;
+    b.delta_units = one.delta_units;
+    b.noise_scale = one.noise_scale;
+    b.count_noise_scale = one.count_noise_scale;
+    b.sensitivity = one.sensitivity;
+    b.confidence = one.confidence;
+    b.lower = one.clamp_lower;
+    b.upper = one.clamp_upper;
+    b.max_contributions = one.max_contributions;
+    b.max_partitions = q.plan.spec.max_partitions;
+    b.rows = std::move(r->rows);
+    answers.push_back(std::move(b));
+  }
+  store::Allocation::Release release;
+  release.result = EncodeBatch(answers);
+  absl::StatusOr<store::Allocation> stored =
+      s_.ledger->StoreRelease(batch.schema.id, paid.seq, release);
+  if (!stored.ok()) return ChargedButUnanswered(stored.status(), paid.request_id, deadline);
+  return BatchFromStored(batch, *std::move(stored), std::move(budget), replayed);
 }
 
 }  // namespace dpq::engine

@@ -97,7 +97,9 @@ class QueryEngine {
                                                         const std::string& dataset);
 
   // request_id: empty means "assign one". The scan is cancelled at `deadline`. Errors: see the
-  // proto's AnalystService.Query.
+  // proto's AnalystService.Query. Every failure a retry with the same request id resolves
+  // (UNAVAILABLE, DEADLINE_EXCEEDED) carries that id, drawn or given (RequestIdOf,
+  // server/base/database_failure.h): the caller must retry with it.
   absl::StatusOr<QueryOutcome> Run(const store::Principal& principal, const query::QuerySpec& spec,
                                    std::string request_id, absl::Time deadline = absl::InfiniteFuture());
 
@@ -128,11 +130,17 @@ class QueryEngine {
                                             double expected_count);
 
  private:
-  // The allocation an earlier request with the caller's own id made, if any (none when the
-  // server assigned the id).
-  absl::StatusOr<absl::optional<store::Allocation>> PriorAllocation(int64_t dataset_id,
-                                                                    const std::string& request_id,
-                                                                    bool callers_id);
+  // What an earlier request left for this one: `own`, the allocation charged under this request
+  // id (a replay; never looked up for an id the server drew), else, with `use_cache`, `cached`,
+  // the same analyst's answered allocation of the same question on this dataset version.
+  struct Earlier {
+    absl::optional<store::Allocation> own;
+    absl::optional<store::Allocation> cached;
+  };
+  absl::StatusOr<Earlier> FindEarlier(const store::Principal& principal,
+                                      const query::DatasetSchema& schema,
+                                      const std::string& fingerprint, const std::string& request_id,
+                                      bool callers_id, bool use_cache);
   struct Prepared {
     query::QueryPlan plan;
     absl::optional<query::filter::TypedFilter> filter;
@@ -155,6 +163,24 @@ class QueryEngine {
                                              const std::string& dataset,
                                              std::vector<query::QuerySpec> specs, double delta);
   static absl::StatusOr<BatchPrice> PriceOf(const PreparedBatch& batch);
+  // Run and RunBatch once the request is prepared and its id known (steps 2 to 5 of Run).
+  absl::StatusOr<QueryOutcome> RunPrepared(const store::Principal& principal,
+                                           const query::DatasetSchema& schema, const Prepared& q,
+                                           const std::string& request_id, bool callers_id,
+                                           absl::Time deadline);
+  absl::StatusOr<BatchOutcome> RunPreparedBatch(const store::Principal& principal,
+                                                const PreparedBatch& batch,
+                                                const std::string& request_id, bool callers_id,
+                                                absl::Time deadline, BatchCache cache);
+  // A batch's answer read back from its stored allocation `a` (replayed, cached or just stored).
+  static absl::StatusOr<BatchOutcome> BatchFromStored(const PreparedBatch& batch, store::Allocation a,
+                                                      store::BudgetState budget, bool replayed);
+  // For `paid` (a committed, deferred allocation of `batch`): every query's scan and noise, the
+  // answers stored once, and the stored answer returned (as Answer for one query).
+  absl::StatusOr<BatchOutcome> AnswerBatch(const store::Principal& principal,
+                                           const PreparedBatch& batch, const store::Allocation& paid,
+                                           store::BudgetState budget, bool replayed,
+                                           absl::Time deadline);
   // Scans and adds noise: the released values (they must not leave before they are stored).
   absl::StatusOr<NoisyRelease> Execute(const Prepared& q, absl::Time deadline);
   // For `paid` (a committed, deferred allocation of `q`): scan, noise, store the release once, and

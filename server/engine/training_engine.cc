@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "server/base/database_failure.h"
 #include "server/base/status_macros.h"
 #include "server/base/validation.h"
 #include "server/dp/accounting/accountant.h"
@@ -149,6 +150,9 @@ absl::StatusOr<StepReportOutcome> TrainingEngine::ReportSteps(const store::Princ
         "same request_id) and a longer --timeout");
   }
   absl::StatusOr<store::DebitResult> debited = ledger_->Debit(schema.id, std::move(a));
+  // A debit in doubt (or lost) is resolved by a retry with this id: the caller must learn it,
+  // also when the server drew it.
+  if (!debited.ok()) debited = WithRequestId(debited.status(), request_id);
   if (debited.status().code() == absl::StatusCode::kResourceExhausted) {
     // The ledger's message speaks of queries; the trainer must learn that it has to stop.
     return absl::ResourceExhaustedError(absl::StrCat(

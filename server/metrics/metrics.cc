@@ -10,7 +10,13 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <thread>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -20,6 +26,38 @@
 
 namespace dpq::metrics {
 namespace {
+
+// The host to connect to for reaching a server listening on `listen` ("host:port", "[v6]:port",
+// or a bare port): the wildcard addresses are reached through loopback.
+std::string ConnectHost(const std::string& listen) {
+  const size_t colon = listen.rfind(':');
+  std::string host = colon == std::string::npos ? "" : listen.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.empty() || host == "0.0.0.0") return "127.0.0.1";
+  if (host == "::") return "::1";
+  return host;
+}
+
+// civetweb 1.15's accept loop polls its listening sockets with a fixed 2 s timeout
+// (SOCKET_TIMEOUT_QUANTUM) and reads the stop flag only between polls, so stopping an idle server
+// took up to 2 s (dpqd was still running 2-3 s after SIGTERM). A connection to the port wakes the
+// poll. It is closed at once, so the worker that may receive it reads EOF instead of waiting for
+// a request (request_timeout_ms).
+void WakeAcceptLoop(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) return;
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    const bool connected = ::connect(fd, a->ai_addr, a->ai_addrlen) == 0;
+    ::close(fd);
+    if (connected) break;
+  }
+  freeaddrinfo(found);
+}
 
 constexpr auto kCounter = prometheus::MetricType::Counter;
 constexpr auto kGauge = prometheus::MetricType::Gauge;
@@ -211,12 +249,17 @@ class Metrics::HttpServer : public CivetHandler {
  public:
   HttpServer(const Metrics* metrics, const std::string& listen)
       : metrics_(metrics),
+        host_(ConnectHost(listen)),
         // Throws CivetException when the address cannot be bound.
         server_(std::vector<std::string>{"listening_ports", listen, "num_threads", "4",
                                          "request_timeout_ms", "10000"}) {
     server_.addHandler("/", this);
   }
   ~HttpServer() override { server_.close(); }
+
+  // Where a connection reaches this server (for WakeAcceptLoop).
+  const std::string& host() const { return host_; }
+  std::vector<int> ports() { return server_.getListeningPorts(); }
 
   bool handleGet(CivetServer* /*server*/, mg_connection* conn) override {
     const mg_request_info* info = mg_get_request_info(conn);
@@ -246,6 +289,7 @@ class Metrics::HttpServer : public CivetHandler {
   }
 
   const Metrics* metrics_;
+  const std::string host_;
   CivetServer server_;
 };
 
@@ -363,7 +407,23 @@ std::vector<prometheus::MetricFamily> Metrics::Collect() const {
   return out;
 }
 
-void Metrics::StopServing() { http_.reset(); }
+void Metrics::StopServing() {
+  if (http_ == nullptr) return;
+  const std::string host = http_->host();
+  const std::vector<int> ports = http_->ports();
+  std::atomic<bool> closed{false};
+  std::thread closer([this, &closed] {
+    http_.reset();  // sets civetweb's stop flag, then waits for its threads
+    closed = true;
+  });
+  // Until the server is down: wake its accept loop (WakeAcceptLoop says why), a few times in case
+  // the first connection came before the stop flag was set.
+  while (!closed.load()) {
+    for (int port : ports) WakeAcceptLoop(host, port);
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  closer.join();
+}
 
 absl::Status Metrics::Serve(const std::string& listen) {
   try {

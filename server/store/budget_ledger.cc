@@ -410,7 +410,7 @@ void CommitDebitGroup(Database* db, int64_t dataset_id, DebitBatcher::Group& tak
   });
 
   // Only now, after COMMIT returned (or when nothing needed writing), does any member get OK. A
-  // failed transaction (UNAVAILABLE, INTERNAL commit in doubt, ...) fails every member: their
+  // failed transaction (UNAVAILABLE, a commit in doubt included, ...) fails every member: their
   // decisions assumed the others' rows. A transaction that failed before taking the group (while
   // connecting or waiting for the ledger lock) fails the leader's debit alone: the others were not
   // tried, and the next leader tries them.

@@ -74,8 +74,10 @@ class BudgetLedger {
   //   A request id already committed with the same fingerprint returns that row, replayed=true,
   //     and charges nothing (even if the charge would no longer fit).
   //   NOT_FOUND: no ledger for the dataset.
-  //   UNAVAILABLE: the connection broke before COMMIT (nothing committed).
-  //   INTERNAL "commit in doubt": the outcome is unknown; never retried here.
+  //   UNAVAILABLE: the connection broke before COMMIT (nothing committed), or during it
+  //     (DatabaseFailure::kCommitInDoubt: the outcome is unknown; never retried here). Either way
+  //     the caller's retry with the same request id resolves it: it replays the committed row or
+  //     commits the debit once.
   // Group commit (debit_batcher.h). The call may be decided together with other concurrent debits
   // of the same dataset (at most DebitBatcher::kMaxGroup). A debit with no concurrent debit of its
   // dataset runs at once, alone: no timer, no added latency. Within a group:
@@ -91,7 +93,7 @@ class BudgetLedger {
   //     is charged once: with the same fingerprint the later ones replay the first (replayed=true),
   //     with another fingerprint they get ALREADY_EXISTS.
   //   - Answer only after commit: no member of a group gets OK before its COMMIT succeeded. When
-  //     the transaction fails, every member gets that error (UNAVAILABLE, INTERNAL in doubt, ...):
+  //     the transaction fails, every member gets that error (UNAVAILABLE, in doubt or not, ...):
   //     nothing of the group was written (or, in doubt, all or nothing was). The group is formed
   //     once the leader holds the ledger lock; a failure before that (connecting, waiting for the
   //     lock) fails the leader's debit alone, and the next leader tries the others.

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "server/base/database_failure.h"
 #include "server/store/postgres/pqxx_status.h"
 
 namespace dpq::store {
@@ -112,7 +113,10 @@ absl::StatusOr<std::unique_ptr<pqxx::connection>> Database::Acquire() {
     absl::MutexLock lock(&mu_);
     --open_;
     ++counts_.connect_failures;
-    return absl::UnavailableError(absl::StrCat("cannot connect to the database: ", e.what()));
+    // libpq's text names the server's host and port: for dpqd's log and admins only (the class
+    // gives analysts a fixed message, api/status_mapping.h).
+    return RetryableDatabaseError(DatabaseFailure::kUnavailable,
+                                  absl::StrCat("cannot connect to the database: ", e.what()));
   }
 }
 
@@ -157,7 +161,10 @@ absl::Status Database::RunWithAttempts(absl::string_view context,
       conn->reset();
     }
     Release(*std::move(conn));
-    if (status.code() != absl::StatusCode::kAborted) break;
+    // A serialization failure or deadlock rolled the whole unit back: running it again is safe.
+    // Nothing else is retried here: after a broken connection or a commit in doubt only the
+    // caller's retry with its request id can tell what happened.
+    if (DatabaseFailureOf(status) != DatabaseFailure::kConflict) break;
   }
   return status;
 }

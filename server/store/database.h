@@ -54,8 +54,9 @@ class Database {
   // inhibited), so all of one `fn`'s statements run on one server session. An idle connection
   // the server closed while it was pooled (a PostgreSQL restart) is noticed before use and
   // replaced, so it does not fail a request. Transactions that fail
-  // with a serialization failure or deadlock (ABORTED) are retried up to `kMaxAttempts` times; a
-  // commit in doubt is never retried.
+  // with a serialization failure or deadlock (DatabaseFailure::kConflict) are retried up to
+  // `kMaxAttempts` times, then reported as UNAVAILABLE; a broken connection and a commit in doubt
+  // are never retried (UNAVAILABLE at once: the caller retries with its request id).
   absl::Status Run(absl::string_view context, const std::function<absl::Status(pqxx::connection&)>& fn) {
     return RunWithAttempts(context, fn, kMaxAttempts);
   }

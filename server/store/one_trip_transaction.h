@@ -33,12 +33,15 @@ class OneTripTransaction {
   ~OneTripTransaction();
 
   pqxx::transaction_base& tx() { return tx_; }
-  // COMMIT; throws as libpqxx does (a failed COMMIT is never reported as success).
+  // COMMIT; throws as libpqxx does (a failed COMMIT is never reported as success). A read-write
+  // block whose session broke during the COMMIT throws pqxx::in_doubt_error; a read-only one the
+  // error itself (it wrote nothing, so nothing is in doubt).
   void Commit();
 
  private:
   pqxx::connection& conn_;
   pqxx::nontransaction tx_;
+  const Mode mode_;
   const int uncaught_at_start_;
   bool open_ = false;
 };

@@ -22,17 +22,33 @@
 
 namespace dpq::store {
 
+// What ResultCache::Probe found: the request id of an allocation to read with
+// BudgetLedger::FindAllocation, and whether it is the caller's own request id.
+struct CacheHit {
+  std::string request_id;
+  bool own = false;  // the caller's request id was already charged: the answer is a replay
+};
+
 class ResultCache {
  public:
   explicit ResultCache(Database* db) : db_(db) {}
+  // Virtual for one reason: a db test interleaves a concurrent twin of the request between the
+  // engine's replay check and this probe (query_engine_test), the race the own-id rule closes.
+  virtual ~ResultCache() = default;
 
-  // The request id of `principal_id`'s first answered allocation of `dataset_id` with this
-  // fingerprint on `dataset_version`, if any (read it with BudgetLedger::FindAllocation). An
-  // allocation charged but not answered (its scan failed) is no cache entry.
-  absl::StatusOr<absl::optional<std::string>> FindRequestId(int64_t dataset_id,
-                                                            const std::string& fingerprint,
-                                                            int64_t dataset_version,
-                                                            int64_t principal_id);
+  // `principal_id`'s allocation of `dataset_id` with this fingerprint on `dataset_version`:
+  //   - the one charged under `own_request_id`, answered or not, if it exists (own = true): a twin
+  //     of the request (the same id retried at once on another dpqd) charged it since the
+  //     engine's replay check, so this reply is a replay of that charge, never a cache hit;
+  //   - else the first answered one (own = false), the cache hit. An allocation charged but not
+  //     answered (its scan failed) is no cache entry.
+  // `own_request_id` is "" when the server drew the id (no earlier use can exist). One statement,
+  // served by the audit_cache_lookup index (migration 0005).
+  virtual absl::StatusOr<absl::optional<CacheHit>> Probe(int64_t dataset_id,
+                                                         const std::string& fingerprint,
+                                                         int64_t dataset_version,
+                                                         int64_t principal_id,
+                                                         const std::string& own_request_id);
 
  private:
   Database* db_;

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "server/base/database_failure.h"
 
 namespace dpq::store {
 namespace {
@@ -56,8 +57,9 @@ absl::Status ScanRouter::Run(absl::string_view context, int64_t dataset_id, int6
     const absl::Status fresh = AwaitStandby(dataset_id, min_version, deadline);
     if (fresh.ok()) {
       const absl::Status s = standby_->Run(context, scan);
-      const bool unusable = s.code() == absl::StatusCode::kUnavailable ||
-                            s.code() == absl::StatusCode::kAborted;
+      // Retryable failures are all UNAVAILABLE (pqxx_status.h): the standby broke, or recovery
+      // conflicts cancelled the scan on every attempt (kConflict: the standby itself is up).
+      const bool unusable = s.code() == absl::StatusCode::kUnavailable;
       if (!unusable) {
         NoteStandby(true);
         absl::MutexLock lock(&mu_);
@@ -66,7 +68,7 @@ absl::Status ScanRouter::Run(absl::string_view context, int64_t dataset_id, int6
       }
       // Broken mid-scan, or cancelled by recovery conflicts on every attempt: the primary has the
       // same rows (and more), so the scan that was paid for still runs once.
-      NoteStandby(s.code() == absl::StatusCode::kAborted);
+      NoteStandby(DatabaseFailureOf(s) == DatabaseFailure::kConflict);
       absl::MutexLock lock(&mu_);
       ++stats_.fallbacks_unavailable;
     } else if (fresh.code() == absl::StatusCode::kNotFound) {

@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "server/base/database_failure.h"
 #include "server/base/logging.h"
 #include "server/base/status_macros.h"
 #include "server/store/postgres/pqxx_status.h"
@@ -176,7 +177,10 @@ absl::StatusOr<MigrationReport> ApplyMigrations(const std::string& connection_ur
     absl::Status status = StatusFromPqxx(e, context);
     // Whatever went wrong inside a migration file (a constraint, a deadlock, ...) is a broken
     // migration, not something the caller should retry; only a lost connection stays UNAVAILABLE.
-    if (applying_file && status.code() != absl::StatusCode::kUnavailable) {
+    const absl::optional<DatabaseFailure> failure = DatabaseFailureOf(status);
+    const bool connection_lost = failure == DatabaseFailure::kUnavailable ||
+                                 failure == DatabaseFailure::kCommitInDoubt;
+    if (applying_file && !connection_lost) {
       return absl::InternalError(status.message());
     }
     return status;

@@ -13,6 +13,7 @@ from dpq.errors import (AlreadyExists, DeadlineExceeded, DpqError, FailedPrecond
                         InvalidArgument, NotFound, PermissionDenied, ResourceExhausted,
                         Unauthenticated, Unavailable, Unimplemented)
 from dpq.collections import Collection, Estimate, FrequencyEstimate
+from dpq.retry import NO_RETRY, RetryPolicy, new_request_id
 from dpq.sql import SqlResult, SqlTable
 from dpq.training import StepReport, TrainingRun, TrainingRuns
 from dpq.results import (BatchResult, Budget, Column, Credentials, Dataset, Interval, LoadResult,
@@ -26,5 +27,5 @@ __all__ = [
     "DeadlineExceeded", "Unimplemented", "QueryResult", "BatchResult", "Plan", "Budget", "Row",
     "Interval", "Dataset", "Column", "LoadResult", "Credentials", "Records", "SqlResult",
     "SqlTable", "Collection", "Estimate", "FrequencyEstimate", "TrainingRun", "StepReport",
-    "TrainingRuns",
+    "TrainingRuns", "RetryPolicy", "NO_RETRY", "new_request_id",
 ]

@@ -9,7 +9,12 @@ class AdminMethods:
     PermissionDenied from each of these."""
 
     def _call(self, method, request):
+        """A call that changes state: never repeated (retry.py)."""
         return self._rpc.invoke(method, request)
+
+    def _read(self, method, request):
+        """A call that only reads: repeated after UNAVAILABLE under the client's RetryPolicy."""
+        return self._rpc.invoke(method, request, retry=True)
 
     # -- datasets -------------------------------------------------------------------------
 
@@ -63,7 +68,7 @@ class AdminMethods:
     def analysts(self):
         """dpqctl analyst list: every principal with its state and grants."""
         return results.Records(
-            self._call(self._admin.ListAnalysts, dpq_pb2.ListAnalystsRequest()).analysts)
+            self._read(self._admin.ListAnalysts, dpq_pb2.ListAnalystsRequest()).analysts)
 
     def revoke_analyst(self, name):
         self._call(self._admin.RevokeAnalyst, dpq_pb2.RevokeAnalystRequest(name=name))
@@ -89,31 +94,31 @@ class AdminMethods:
     def grants(self, dataset=""):
         """dpqctl grant list: caps and spend per analyst ('' for every dataset)."""
         return results.Records(
-            self._call(self._admin.ListGrants, dpq_pb2.ListGrantsRequest(dataset=dataset)).grants)
+            self._read(self._admin.ListGrants, dpq_pb2.ListGrantsRequest(dataset=dataset)).grants)
 
     # -- audit and status -----------------------------------------------------------------
 
     def audit(self, dataset):
         """dpqctl audit: every debit of the dataset, oldest first."""
         return results.Records(
-            self._call(self._admin.ListAudit, dpq_pb2.ListAuditRequest(dataset=dataset)).entries)
+            self._read(self._admin.ListAudit, dpq_pb2.ListAuditRequest(dataset=dataset)).entries)
 
     def verify_audit(self, dataset, full=False):
         """dpqctl audit verify [--full]: the recomputed hash chain and ledger, as a dict (`ok`,
         `full`, `rows_read`, ...). Without `full`, only the rows since the last verified one."""
         return results.message_dict(
-            self._call(self._admin.VerifyAudit,
+            self._read(self._admin.VerifyAudit,
                        dpq_pb2.VerifyAuditRequest(dataset=dataset, full=full)))
 
     def admin_log(self):
         return results.Records(
-            self._call(self._admin.ListAdminLog, dpq_pb2.ListAdminLogRequest()).entries)
+            self._read(self._admin.ListAdminLog, dpq_pb2.ListAdminLogRequest()).entries)
 
     def verify_admin_log(self, full=False):
         return results.message_dict(
-            self._call(self._admin.VerifyAdminLog, dpq_pb2.VerifyAdminLogRequest(full=full)))
+            self._read(self._admin.VerifyAdminLog, dpq_pb2.VerifyAdminLogRequest(full=full)))
 
     def status(self):
         """dpqctl status: server and schema version, the database, every budget (a dict)."""
         return results.message_dict(
-            self._call(self._admin.ServerStatus, dpq_pb2.ServerStatusRequest()))
+            self._read(self._admin.ServerStatus, dpq_pb2.ServerStatusRequest()))

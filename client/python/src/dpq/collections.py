@@ -95,12 +95,12 @@ class Collections:
 
     def list(self):
         response = self._rpc.invoke(self._stub.ListCollections,
-                                    collection_pb2.ListCollectionsRequest())
+                                    collection_pb2.ListCollectionsRequest(), retry=True)
         return [Collection.from_message(c) for c in response.collections]
 
     def get(self, name):
         return Collection.from_message(self._rpc.invoke(
-            self._stub.GetCollection, collection_pb2.GetCollectionRequest(name=name)))
+            self._stub.GetCollection, collection_pb2.GetCollectionRequest(name=name), retry=True))
 
     def _declaration(self, name):
         if name not in self._declared:
@@ -120,6 +120,8 @@ class Collections:
                     name, declared.olh_hash_range, ldp.olh_g(declared.epsilon)))
         report = ldp.randomize(declared.mechanism, declared.domain.index(value),
                                len(declared.domain), declared.epsilon, rng)
+        # Never repeated: a report carries no request id, so a lost attempt that was stored would
+        # be stored twice (and spend one more of the client id's reports).
         self._rpc.invoke(self._stub.SubmitReport, collection_pb2.SubmitReportRequest(
             collection=name, client_id=client_id, report=report.to_proto(collection_pb2)))
 
@@ -127,4 +129,4 @@ class Collections:
         """The frequency estimates with `confidence` intervals (post-processing: costs nothing)."""
         return Estimate.from_message(self._rpc.invoke(
             self._stub.Estimate,
-            collection_pb2.EstimateRequest(collection=name, confidence=confidence)))
+            collection_pb2.EstimateRequest(collection=name, confidence=confidence), retry=True))

@@ -5,6 +5,10 @@ Every failed call raises a DpqError whose `code` is the gRPC status code name (t
 subclasses let callers catch one situation, e.g. `except dpq.ResourceExhausted` for an exhausted
 budget or a limit. Arguments the client refuses itself, before sending anything, raise
 InvalidArgument as well (it is also a ValueError).
+
+`request_id` is the request id to retry with when dpqd named one (UNAVAILABLE, DEADLINE_EXCEEDED
+of a query, batch, SQL script or step report), and `attempts` how many times the client sent the
+call (its RetryPolicy repeats UNAVAILABLE).
 """
 
 
@@ -13,10 +17,12 @@ class DpqError(Exception):
 
     code = "UNKNOWN"
 
-    def __init__(self, code, message):
+    def __init__(self, code, message, request_id=None, attempts=1):
         super().__init__("%s: %s" % (code, message))
         self.code = code
         self.message = message
+        self.request_id = request_id
+        self.attempts = attempts
 
 
 class InvalidArgument(DpqError, ValueError):
@@ -48,7 +54,9 @@ class FailedPrecondition(DpqError):
 
 
 class Unavailable(DpqError):
-    """dpqd or its database cannot be reached; retrying with the same request id is safe."""
+    """dpqd or its database failed in a way a retry resolves (unreachable, restarting, a lost
+    connection, a commit in doubt, a conflict); retrying with the same request id is safe and
+    charges it at most once. Raised after the client's own retries (RetryPolicy) ran out."""
 
 
 class DeadlineExceeded(DpqError):
@@ -68,9 +76,9 @@ _BY_CODE = {
 }
 
 
-def error_for(code, message):
+def error_for(code, message, request_id=None, attempts=1):
     """The exception for a status code name (DpqError itself for codes without a subclass)."""
-    return _BY_CODE.get(code, DpqError)(code, message)
+    return _BY_CODE.get(code, DpqError)(code, message, request_id, attempts)
 
 
 def invalid_argument(message):

@@ -101,17 +101,18 @@ class Training:
     def report_steps(self, run, steps, request_id="", dataset=""):
         """Charges `steps` steps of `run` (a name or a TrainingRun) before the trainer runs them;
         ResourceExhausted (nothing charged) when they do not fit. Reuse `request_id` when
-        retrying so the report is charged once."""
+        retrying so the report is charged once; without one the client draws it (when retries
+        are on) and repeats the report after UNAVAILABLE with that same id."""
         dataset, run = self._name(run, dataset)
         request = training_pb2.ReportStepsRequest(dataset=dataset, run=run, steps=steps,
-                                                  request_id=request_id or "")
-        return StepReport.from_message(self._rpc.invoke(self._stub.ReportSteps, request))
+                                                  request_id=self._rpc.request_id(request_id))
+        return StepReport.from_message(self._rpc.invoke(self._stub.ReportSteps, request, retry=True))
 
     def get(self, run, dataset=""):
         """The run with its steps, epsilon so far and the steps that still fit."""
         dataset, run = self._name(run, dataset)
         return TrainingRun.from_message(self._rpc.invoke(
-            self._stub.GetRun, training_pb2.GetRunRequest(dataset=dataset, run=run)))
+            self._stub.GetRun, training_pb2.GetRunRequest(dataset=dataset, run=run), retry=True))
 
     def list(self, dataset=None):
         """The caller's runs on `dataset` (an admin: every run); None: on every dataset the
@@ -120,13 +121,14 @@ class Training:
             from dpq.v1 import dpq_pb2, dpq_pb2_grpc  # pylint: disable=import-outside-toplevel
             analyst = dpq_pb2_grpc.AnalystServiceStub(self._rpc.channel)
             names = [d.name for d in self._rpc.invoke(analyst.ListDatasets,
-                                                      dpq_pb2.ListDatasetsRequest()).datasets]
+                                                      dpq_pb2.ListDatasetsRequest(),
+                                                      retry=True).datasets]
         else:
             names = [dataset]
         runs = TrainingRuns()
         for name in names:
             response = self._rpc.invoke(self._stub.ListRuns,
-                                        training_pb2.ListRunsRequest(dataset=name))
+                                        training_pb2.ListRunsRequest(dataset=name), retry=True)
             runs.extend(TrainingRun.from_message(r) for r in response.runs)
         return runs
 
