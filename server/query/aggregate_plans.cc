@@ -209,7 +209,7 @@ absl::Status ResolveBounds(const ColumnSchema& column, QuerySpec& spec, bool per
     return absl::OkStatus();
   }
   // Every bound lies within +-kMaxBoundMagnitude, so no scan can overflow whatever the rows hold
-  // (issue 11: a bound near DBL_MAX/n made the float8 sum fail exactly when n rows were kept).
+  // (a bound near DBL_MAX/n once made the float8 sum fail exactly when n rows were kept).
   RETURN_IF_ERROR(ValidateBound(*spec.lower, "lower"));
   RETURN_IF_ERROR(ValidateBound(*spec.upper, "upper"));
   // -0.0 + 0.0 == +0.0: one spelling of zero, so equal queries get equal fingerprints.
