@@ -22,6 +22,19 @@
 #include "tests/db/store_test_env.h"
 #include "tests/support/status_matchers.h"
 
+
+#if defined(__SANITIZE_ADDRESS__)
+#define DPQ_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DPQ_TEST_ASAN 1
+#endif
+#endif
+#ifdef DPQ_TEST_ASAN
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
 namespace dpq::store {
 namespace {
 
@@ -322,7 +335,12 @@ TEST_F(AuditVerifyTest, VerifyingALargeChainKeepsMemoryFlat) {
             << kRows << " rows " << std::chrono::duration<double>(t2 - t1).count() << " s, RSS "
             << rss_before / 1024 << " MB before, peak " << peak / 1024 << " MB (+" << growth_kb / 1024
             << " MB)\n";
-  EXPECT_LT(growth_kb, 30 * 1024);
+  // Under AddressSanitizer RSS measures allocation volume, not live memory: its quarantine keeps
+  // freed blocks (up to 256 MB by default) out of reuse. The bound is checked by the plain build
+  // and by tests/e2e/audit_verify_test.py on a real dpqd; the sanitizer build checks the rest.
+  if (!kAddressSanitizer) {
+    EXPECT_LT(growth_kb, 30 * 1024);
+  }
 
   // Incremental after 5 debits: the checkpoint row and the 5 rows.
   Debit(ds, 5, "more");
