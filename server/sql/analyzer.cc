@@ -24,11 +24,6 @@
 namespace dpq::sql {
 namespace internal {
 
-using query::AggregateKind;
-using query::ColumnSchema;
-using query::DatasetSchema;
-using query::QuerySpec;
-
 // The literal's text as the filter language spells it (sign folded into the number).
 absl::optional<std::string> FilterLiteral(const Expr& e) {
   if (e.kind == Expr::Kind::kString) {

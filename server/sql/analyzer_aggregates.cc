@@ -21,11 +21,6 @@
 
 namespace dpq::sql::internal {
 
-using query::AggregateKind;
-using query::ColumnSchema;
-using query::DatasetSchema;
-using query::QuerySpec;
-
 absl::StatusOr<Analyzer::Bounds> Analyzer::BoundsOf(const Expr& named) {
   const Expr& v = named.children[0];
   if (v.kind != Expr::Kind::kTuple || v.children.size() != 2) {

@@ -22,6 +22,12 @@
 
 namespace dpq::sql::internal {
 
+// The query-layer names every clause file uses.
+using query::AggregateKind;
+using query::ColumnSchema;
+using query::DatasetSchema;
+using query::QuerySpec;
+
 // The literal's text as the filter language spells it (sign folded into the number).
 absl::optional<std::string> FilterLiteral(const Expr& e);
 // "int64", "float64" or "string": the output type of a group key of that column type.

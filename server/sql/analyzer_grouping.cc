@@ -21,11 +21,6 @@
 
 namespace dpq::sql::internal {
 
-using query::AggregateKind;
-using query::ColumnSchema;
-using query::DatasetSchema;
-using query::QuerySpec;
-
 absl::StatusOr<const ColumnSchema*> Analyzer::Column(const Expr& e) {
   if (!e.qualifier.empty() && e.qualifier != st_.table && e.qualifier != st_.table_alias) {
     return Invalid(e.pos, absl::StrCat("unknown table ", e.qualifier, ": FROM names ",

@@ -21,11 +21,6 @@
 
 namespace dpq::sql::internal {
 
-using query::AggregateKind;
-using query::ColumnSchema;
-using query::DatasetSchema;
-using query::QuerySpec;
-
 absl::Status Analyzer::Options() {
   std::set<std::string> seen;
   bool has_epsilon = false;

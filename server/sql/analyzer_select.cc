@@ -21,11 +21,6 @@
 
 namespace dpq::sql::internal {
 
-using query::AggregateKind;
-using query::ColumnSchema;
-using query::DatasetSchema;
-using query::QuerySpec;
-
 absl::StatusOr<OutputExpr> Analyzer::Output(const Expr& e) {
   OutputExpr o;
   switch (e.kind) {

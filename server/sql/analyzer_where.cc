@@ -21,11 +21,6 @@
 
 namespace dpq::sql::internal {
 
-using query::AggregateKind;
-using query::ColumnSchema;
-using query::DatasetSchema;
-using query::QuerySpec;
-
 absl::StatusOr<std::string> Analyzer::RenderWhere(const Expr& e) {
   switch (e.kind) {
     case Expr::Kind::kBinary: {
