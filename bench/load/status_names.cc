@@ -1,28 +1,17 @@
 #include "bench/load/status_names.h"
 
+#include "absl/status/status.h"
+
 namespace dpqbench {
 
-absl::string_view StatusCodeName(grpc::StatusCode code) {
-  switch (code) {
-    case grpc::StatusCode::OK: return "OK";
-    case grpc::StatusCode::CANCELLED: return "CANCELLED";
-    case grpc::StatusCode::UNKNOWN: return "UNKNOWN";
-    case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
-    case grpc::StatusCode::NOT_FOUND: return "NOT_FOUND";
-    case grpc::StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
-    case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
-    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
-    case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
-    case grpc::StatusCode::ABORTED: return "ABORTED";
-    case grpc::StatusCode::OUT_OF_RANGE: return "OUT_OF_RANGE";
-    case grpc::StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
-    case grpc::StatusCode::INTERNAL: return "INTERNAL";
-    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
-    case grpc::StatusCode::DATA_LOSS: return "DATA_LOSS";
-    case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
-    default: return "UNKNOWN_CODE";
+std::string StatusCodeName(grpc::StatusCode code) {
+  // grpc::StatusCode and absl::StatusCode share the canonical numbering (google.rpc.Code), and
+  // absl spells the names as gRPC documents them.
+  const int number = static_cast<int>(code);
+  if (number < 0 || number > static_cast<int>(grpc::StatusCode::UNAUTHENTICATED)) {
+    return "UNKNOWN_CODE";
   }
+  return absl::StatusCodeToString(static_cast<absl::StatusCode>(number));
 }
 
 }  // namespace dpqbench

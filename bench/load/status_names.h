@@ -2,12 +2,13 @@
 #ifndef DPQ_BENCH_LOAD_STATUS_NAMES_H_
 #define DPQ_BENCH_LOAD_STATUS_NAMES_H_
 
-#include "absl/strings/string_view.h"
+#include <string>
+
 #include "grpcpp/support/status.h"
 
 namespace dpqbench {
 
-absl::string_view StatusCodeName(grpc::StatusCode code);
+std::string StatusCodeName(grpc::StatusCode code);
 
 }  // namespace dpqbench
 

@@ -19,7 +19,7 @@
 namespace dpq::api {
 
 // The upper-case canonical name of a gRPC status code ("OK", "RESOURCE_EXHAUSTED").
-const char* GrpcCodeName(grpc::StatusCode code);
+std::string GrpcCodeName(grpc::StatusCode code);
 
 class RpcMetricsInterceptorFactory : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
