@@ -19,7 +19,7 @@
 #include "server/store/admin_log.h"
 #include "server/store/audit_chain.h"
 #include "server/store/budget_ledger.h"
-#include "tests/db/store_test_env.h"
+#include "tests/db/ledger_test_env.h"
 #include "tests/support/status_matchers.h"
 
 
@@ -64,25 +64,8 @@ bool ResetPeakRss() {
 std::string CopyBytea(const std::string& bytes) { return absl::StrCat("\\\\x", ToHex(bytes)); }
 std::string CopyDouble(double v) { return absl::StrFormat("%.17g", v); }
 
-class AuditVerifyTest : public ::dpq::testing::StoreTest {
+class AuditVerifyTest : public ::dpq::testing::LedgerTest {
  protected:
-  void SetUp() override {
-    StoreTest::SetUp();
-    if (HasFatalFailure()) return;
-    ASSERT_OK_AND_ASSIGN(analyst_, CreatePrincipal("alice"));
-    ledger_ = std::make_unique<BudgetLedger>(db());
-  }
-
-  int64_t NewDataset(const std::string& name, double epsilon_total, double delta_total = 0,
-                     const std::string& accountant = "") {
-    auto created = CreateTinyDataset(name);
-    EXPECT_THAT(created, IsOk());
-    if (!created.ok()) return -1;
-    EXPECT_THAT(ledger_->Set(created->schema.id, dpq::testing::EpsU(epsilon_total),
-                             dpq::testing::DelU(delta_total), accountant),
-                IsOk());
-    return created->schema.id;
-  }
 
   // `n` debits of epsilon 0.01 with request ids prefix-1 .. prefix-n.
   void Debit(int64_t ds, int n, const std::string& prefix, const std::string& events = "") {
@@ -150,8 +133,6 @@ class AuditVerifyTest : public ::dpq::testing::StoreTest {
                      ", audit_head_hash = '\\x", ToHex(prev), "' WHERE dataset_id = ", ds));
   }
 
-  Principal analyst_;
-  std::unique_ptr<BudgetLedger> ledger_;
 };
 
 TEST_F(AuditVerifyTest, ASecondRunReadsOnlyTheRowsAppendedSinceTheCheckpoint) {

@@ -21,7 +21,7 @@
 #include "server/query/privacy_units.h"
 #include "server/store/audit_chain.h"
 #include "server/store/spend_tally.h"
-#include "tests/db/store_test_env.h"
+#include "tests/db/ledger_test_env.h"
 #include "tests/support/status_matchers.h"
 
 namespace dpq::store {
@@ -48,23 +48,8 @@ int64_t FirstBrokenLink(int64_t dataset_id, const std::vector<Allocation>& rows)
   return 0;
 }
 
-class BudgetLedgerTest : public ::dpq::testing::StoreTest {
+class BudgetLedgerTest : public ::dpq::testing::LedgerTest {
  protected:
-  void SetUp() override {
-    StoreTest::SetUp();
-    if (HasFatalFailure()) return;
-    ASSERT_OK_AND_ASSIGN(analyst_, CreatePrincipal("alice"));
-    ledger_ = std::make_unique<BudgetLedger>(db());
-  }
-
-  // A new dataset with budget (epsilon_total, delta_total); returns its id.
-  int64_t NewDataset(const std::string& name, double epsilon_total, double delta_total) {
-    auto created = CreateTinyDataset(name);
-    EXPECT_THAT(created, IsOk());
-    if (!created.ok()) return -1;
-    EXPECT_THAT(SetBudget(created->schema.id, epsilon_total, delta_total), IsOk());
-    return created->schema.id;
-  }
 
   static int64_t EpsU(double e) { return dpq::testing::EpsU(e); }
   static int64_t DelU(double d) { return dpq::testing::DelU(d); }
@@ -84,8 +69,6 @@ class BudgetLedgerTest : public ::dpq::testing::StoreTest {
     return n.empty() ? -1 : std::stoll(n);
   }
 
-  Principal analyst_;
-  std::unique_ptr<BudgetLedger> ledger_;
 };
 
 TEST_F(BudgetLedgerTest, DebitWithinBudgetAppendsHashChainedAuditRows) {
@@ -570,35 +553,9 @@ TEST_F(BudgetLedgerTest, ConnectionLostDuringDebitIsUnavailableAndChargesNothing
   const int64_t ds = NewDataset("lost", 10, 0);
   ASSERT_THAT(ledger_->Debit(ds, Alloc("before", 1)), IsOk());
 
-  // Another session holds the ledger row lock for a while.
-  std::thread holder([&] {
-    (void)TrySql(absl::StrCat("SELECT 1 FROM ledgers WHERE dataset_id = ", ds,
-                              " FOR UPDATE; SELECT pg_sleep(2)"));
-  });
-  std::string sleeping;
-  for (int i = 0; i < 100 && sleeping != "1"; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    sleeping = Sql("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' "
-                   "AND datname = current_database()");
-  }
-  if (sleeping != "1") {
-    holder.join();
-    FAIL() << "the lock holder did not start";
-  }
   absl::StatusOr<DebitResult> blocked = absl::UnknownError("not run");
-  std::thread debit([&] { blocked = ledger_->Debit(ds, Alloc("victim", 2)); });
-
-  // Find the debit's backend waiting on the lock and kill it.
-  std::string killed;
-  for (int i = 0; i < 100 && killed != "t"; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    killed = Sql("SELECT coalesce(bool_or(pg_terminate_backend(pid)), false) FROM pg_stat_activity "
-                 "WHERE datname = current_database() AND wait_event_type = 'Lock' "
-                 "AND query LIKE '%FOR UPDATE OF l%'");
-  }
-  debit.join();
-  holder.join();
-  ASSERT_EQ(killed, "t") << "the debit never waited for the lock";
+  ASSERT_TRUE(KillDebitWaitingForLedgerLock(ds, [&] { blocked = ledger_->Debit(ds, Alloc("victim", 2)); }))
+      << "the debit never waited for the lock";
   EXPECT_THAT(blocked, StatusIs(absl::StatusCode::kUnavailable));
 
   ASSERT_OK_AND_ASSIGN(BudgetState b, ledger_->Get(ds));  // the pool reconnects

@@ -10,7 +10,7 @@
 #include "server/query/privacy_units.h"
 #include "server/store/audit_chain.h"
 #include "server/store/budget_ledger.h"
-#include "tests/db/store_test_env.h"
+#include "tests/db/ledger_test_env.h"
 #include "tests/support/status_matchers.h"
 
 namespace dpq::store {
@@ -23,20 +23,8 @@ using ::testing::HasSubstr;
 using ::dpq::testing::DelU;
 using ::dpq::testing::EpsU;
 
-class LedgerAccountantTest : public dpq::testing::StoreTest {
+class LedgerAccountantTest : public ::dpq::testing::LedgerTest {
  protected:
-  void SetUp() override {
-    StoreTest::SetUp();
-    if (HasFatalFailure()) return;
-    ASSERT_OK_AND_ASSIGN(analyst_, CreatePrincipal("alice"));
-    ledger_ = std::make_unique<BudgetLedger>(db());
-  }
-
-  int64_t NewDataset(const std::string& name) {
-    auto created = CreateTinyDataset(name);
-    EXPECT_THAT(created, IsOk());
-    return created.ok() ? created->schema.id : -1;
-  }
 
   // A Gaussian release of sigma 10 for sensitivity 1 (about eps 0.5 at delta 1e-6 by itself).
   Allocation Gaussian(const std::string& id) const {
@@ -56,8 +44,6 @@ class LedgerAccountantTest : public dpq::testing::StoreTest {
     return a;
   }
 
-  Principal analyst_;
-  std::unique_ptr<BudgetLedger> ledger_;
 };
 
 TEST_F(LedgerAccountantTest, RdpLedgerComposesGaussiansFarBelowBasicComposition) {

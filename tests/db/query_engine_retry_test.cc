@@ -184,32 +184,9 @@ TEST_F(QueryEngineRetryTest, ConcurrentTwinsOnTwoEnginesAreOneChargeAndOneReplay
 // or pg_terminate_backend does). The client sent no request id, so the server drew one: the
 // failure is UNAVAILABLE and names it, and a retry with it charges once.
 TEST_F(QueryEngineRetryTest, ALostDebitNamesTheServerDrawnIdAndItsRetryChargesOnce) {
-  std::thread holder([&] {
-    (void)TrySql(absl::StrCat("SELECT 1 FROM ledgers WHERE dataset_id = ", ds_id_,
-                              " FOR UPDATE; SELECT pg_sleep(2)"));
-  });
-  std::string sleeping;
-  for (int i = 0; i < 100 && sleeping != "1"; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    sleeping = Sql("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' "
-                   "AND datname = current_database()");
-  }
-  if (sleeping != "1") {
-    holder.join();
-    FAIL() << "the lock holder did not start";
-  }
   absl::StatusOr<QueryOutcome> lost = absl::UnknownError("not run");
-  std::thread query([&] { lost = engine_->Run(ann_, Sum(0.25), ""); });
-  std::string killed;
-  for (int i = 0; i < 100 && killed != "t"; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    killed = Sql("SELECT coalesce(bool_or(pg_terminate_backend(pid)), false) FROM pg_stat_activity "
-                 "WHERE datname = current_database() AND wait_event_type = 'Lock' "
-                 "AND query LIKE '%FOR UPDATE OF l%'");
-  }
-  query.join();
-  holder.join();
-  ASSERT_EQ(killed, "t") << "the debit never waited for the lock";
+  ASSERT_TRUE(KillDebitWaitingForLedgerLock(ds_id_, [&] { lost = engine_->Run(ann_, Sum(0.25), ""); }))
+      << "the debit never waited for the lock";
   ASSERT_THAT(lost, StatusIs(absl::StatusCode::kUnavailable));
   EXPECT_TRUE(IsRetryableDatabaseFailure(lost.status())) << lost.status();
   const absl::optional<std::string> drawn = RequestIdOf(lost.status());

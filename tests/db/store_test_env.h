@@ -7,11 +7,14 @@
 #ifndef DPQ_TESTS_DB_STORE_TEST_ENV_H_
 #define DPQ_TESTS_DB_STORE_TEST_ENV_H_
 
+#include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -126,6 +129,39 @@ class StoreTest : public ::testing::Test {
   }
   // Runs SQL that may fail (to check that the database refuses it).
   absl::StatusOr<std::string> TrySql(const std::string& sql) { return TestPostgres::RunPsql(url_, sql); }
+
+  // What a PostgreSQL restart or pg_terminate_backend does to a debit in flight: another session
+  // holds the ledger row of `dataset_id` locked (for 2 s), `debit` runs in its own thread and
+  // waits for that lock, and its backend is terminated while it waits. Returns whether a waiting
+  // backend was found and terminated; `debit` has returned when this does.
+  bool KillDebitWaitingForLedgerLock(int64_t dataset_id, const std::function<void()>& debit) {
+    std::thread holder([&] {
+      (void)TrySql(absl::StrCat("SELECT 1 FROM ledgers WHERE dataset_id = ", dataset_id,
+                                " FOR UPDATE; SELECT pg_sleep(2)"));
+    });
+    std::string sleeping;
+    for (int i = 0; i < 100 && sleeping != "1"; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      sleeping = Sql("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' "
+                     "AND datname = current_database()");
+    }
+    if (sleeping != "1") {
+      holder.join();
+      ADD_FAILURE() << "the lock holder did not start";
+      return false;
+    }
+    std::thread waiter(debit);
+    std::string killed;
+    for (int i = 0; i < 100 && killed != "t"; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      killed = Sql("SELECT coalesce(bool_or(pg_terminate_backend(pid)), false) FROM pg_stat_activity "
+                   "WHERE datname = current_database() AND wait_event_type = 'Lock' "
+                   "AND query LIKE '%FOR UPDATE OF l%'");
+    }
+    waiter.join();
+    holder.join();
+    return killed == "t";
+  }
 
   // Creates a dataset from CSV text through the same path as the admin RPC: CsvToCopy encodes,
   // the store pulls COPY lines in chunks of `chunk_bytes` of CSV.
