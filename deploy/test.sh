@@ -44,11 +44,43 @@ if [ -d server/dp ]; then
     bad=1
   fi
 fi
+# Which server/ folder may include which (docs/architecture.md): each folder names the folders
+# below it that it uses; anything else is an include that runs upward or sideways. Tests beside a
+# unit (*_test.cc, testing/) may reach further and are not checked.
+declare -A MAY_INCLUDE=(
+  [base]=""
+  [dp]="base"
+  [query]="base dp"
+  [training]="base dp query"
+  [sql]="base dp query"
+  [store]="base dp query"
+  [metrics]="base"
+  [collection]="base dp query store"
+  [engine]="base dp query sql training store collection"
+  [api]="base dp query sql training store collection engine metrics"
+  [daemon]="base dp query sql training store collection engine metrics api"
+)
+for dir in server/*/; do
+  from="$(basename "$dir")"
+  if [ -z "${MAY_INCLUDE[$from]+set}" ]; then
+    echo "server/$from/ is not in deploy/test.sh's layer table: add it with the folders it may use"
+    bad=1
+    continue
+  fi
+  while IFS=: read -r file line target; do
+    to="$(sed -E 's|.*"server/([a-z_]+)/.*|\1|' <<<"$target")"
+    [ "$to" = "$from" ] && continue
+    case " ${MAY_INCLUDE[$from]} " in *" $to "*) continue ;; esac
+    echo "$file:$line: server/$from/ may not include server/$to/ ($target)"
+    bad=1
+  done < <(sources "$dir" | grep -vE '_test\.cc$|/testing/' \
+             | xargs -r grep -nHE '#[[:space:]]*include[[:space:]]*"server/[a-z_]+/' || true)
+done
 if [ "$bad" -ne 0 ]; then
   echo "test.sh: FAIL (layering check)"
   exit 1
 fi
-echo "ok: pqxx only under server/store/, server/dp free of grpc/protobuf/pqxx"
+echo "ok: pqxx only under server/store/, server/dp free of grpc/protobuf/pqxx, no include runs upward"
 
 # --- 2. packages ------------------------------------------------------------------------------
 step "packages"
