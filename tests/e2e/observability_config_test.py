@@ -80,7 +80,7 @@ DASHBOARD_MUST_USE = {
     "database pool": {"dpq_db_connections", "dpq_db_connections_opened_total",
                       "dpq_db_connections_closed_total", "dpq_db_connect_failures_total"},
 }
-# The alerts the issue asks for, by name in alerts.yml.
+# The alerts that must exist, by name in alerts.yml.
 REQUIRED_ALERTS = {"DpqDatasetBudgetLow", "DpqBudgetRejectionBurst", "DpqdDown",
                    "DpqLedgerUnreadable", "DpqAuditVerifyFailing", "DpqSlowQueries"}
 
