@@ -1,6 +1,7 @@
-// Time to price a workload on each accountant, without any ledger or I/O: issue 15's p7 asks that a
-// PLD batch price of 100 events be interactive (< 50 ms). The RDP and zCDP prices of the same
-// events run beside it as the baseline (closed forms per event, no discretisation).
+// Time to price a workload on each accountant, without any ledger or I/O: the benchmark scenario p7
+// (bench/README.md) asks that a PLD batch price of 100 events be interactive (< 50 ms). The RDP and
+// zCDP prices of the same events run beside it as the baseline (closed forms per event, no
+// discretisation).
 //
 // Workloads: 100 distinct Laplace events (scales 10..109, what bench/run_bench.py's p7 prices
 // through dpqctl), 100 identical ones, and 100 distinct Poisson-subsampled Gaussian steps.

@@ -1,5 +1,5 @@
-// Hot-dataset debit benchmark (issue 4, "Benchmark"): debits per second on ONE dataset with 1, 8
-// and 32 concurrent clients, for
+// Hot-dataset debit benchmark: debits per second on ONE dataset with 1, 8 and 32 concurrent
+// clients, for
 //   - pgbench, multi-statement debit (bench/pgbench/debit_multi_statement.sql: BEGIN; SELECT ... FOR
 //     UPDATE; INSERT audit; UPDATE ledgers; COMMIT), the shape of dpq's debit transaction before
 //     group commit (one transaction per debit);
@@ -11,9 +11,10 @@
 //     the mean number of debits decided and committed per transaction (1 for pgbench);
 // side by side in one run, on one throwaway but DURABLE cluster (tests/support/test_postgres.h with
 // fsync=on, synchronous_commit=on, full_page_writes=on: every debit waits for its WAL flush, as in a
-// real deployment), over the real schema (migrations/ applied with store::ApplyMigrations).
-// Then the cost of one debit on a dataset with no history against one with --history prior
-// allocations (a valid hash chain written with COPY), interleaved, and the issue's targets.
+// real deployment), over the real schema (migrations/ applied with store::ApplyMigrations). Then
+// the cost of one debit on a dataset with no history against one with --history prior allocations
+// (a valid hash chain written with COPY), interleaved, and the verdict on each throughput and
+// history target.
 //
 // A plain driver rather than Google Benchmark: each measurement is a fixed-duration run of N
 // concurrent clients against an external server (and of an external program, pgbench), reported
@@ -619,7 +620,7 @@ absl::Status Run(const Options& o) {
               v_dpq.epsilon_spent_recomputed_units == v_dpq.epsilon_spent_ledger_units,
               std::chrono::duration<double>(Clock::now() - t_verify2).count());
 
-  // 3. Summary and the issue's targets.
+  // 3. Summary and the targets.
   auto find = [&](const std::string& prefix, int clients) -> const Cell* {
     for (const Cell& c : cells) {
       if (c.clients == clients && c.method.rfind(prefix, 0) == 0) return &c;
@@ -641,7 +642,7 @@ absl::Status Run(const Options& o) {
   const Cell* s_hi = find("pgbench single", hi);
   const double ratio = history[0].p50_full / history[0].p50_empty;
   auto verdict = [](bool met) { return met ? "MET    " : "NOT MET"; };
-  std::printf("\n== targets (issue 4) ==\n");
+  std::printf("\n== targets ==\n");
   std::printf("[%s] %d clients: dpq %.0f/s >= 2 x pgbench single-statement (2 x %.0f = %.0f/s)\n",
               verdict(d_hi->per_second >= 2 * s_hi->per_second), hi, d_hi->per_second, s_hi->per_second,
               2 * s_hi->per_second);

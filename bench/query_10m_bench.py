@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""query_10m_bench: issue 5's ingest and contribution-bounding benchmark (stdlib only).
+"""query_10m_bench: the 10M-row ingest and contribution-bounding benchmark (stdlib only).
 
 One run, one durable PostgreSQL cluster, everything side by side:
 

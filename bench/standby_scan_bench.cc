@@ -1,5 +1,5 @@
 // Aggregate-scan throughput on a streaming-replication hot standby against the primary it follows
-// (issue 13, docs/scaling.md). One run: a throwaway primary, a dataset of --rows rows loaded
+// (docs/scaling.md). One run: a throwaway primary, a dataset of --rows rows loaded
 // through dpq's own DatasetStore, a standby made from it with pg_basebackup -R, then for each
 // client count the same K-bounded clipped sum (dpq's AggregateScanner, so the very SQL dpqd runs)
 // on three targets, interleaved in rounds so that drift affects them alike:

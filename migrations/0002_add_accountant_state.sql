@@ -1,4 +1,4 @@
--- Selectable accountants (issue 4): the ledger keeps the composed state of its accountant, and each
+-- Selectable accountants: the ledger keeps the composed state of its accountant, and each
 -- allocation records the privacy events it composed, so `audit verify` can recompute the ledger.
 -- Forward-only: never edit once merged.
 

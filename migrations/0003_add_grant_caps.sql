@@ -1,4 +1,4 @@
--- Per-analyst caps on a dataset (issue 4): a debit must fit both the dataset's ledger and the
+-- Per-analyst caps on a dataset: a debit must fit both the dataset's ledger and the
 -- analyst's cap, checked and written in the same transaction. Caps compose the analyst's charges
 -- basically (sums of the nominal epsilon/delta units, exact). NULL cap = no cap.
 -- Forward-only: never edit once merged.

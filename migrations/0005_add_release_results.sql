@@ -1,4 +1,4 @@
--- Multi-valued releases, the result cache and public categories (issue 5).
+-- Multi-valued releases, the result cache and public categories.
 -- Forward-only: never edit once merged.
 
 -- The dataset version an answer was computed on (the cache key together with the fingerprint) and

@@ -1,5 +1,5 @@
--- Contribution bounding by a stored rank (issue 5, "make bounding nearly free";
--- server/store/row_ranker.h, server/store/bounding_sql.h). Forward-only: never edit once merged.
+-- Contribution bounding by a stored rank, so that bounding costs nearly nothing at query time
+-- (server/store/row_ranker.h, server/store/bounding_sql.h). Forward-only: never edit once merged.
 
 -- Every dataset table created from now on has a hidden column `_dpq_rank integer NOT NULL`: the
 -- row's position among its privacy unit's rows in load order (1, 2, ...), assigned by dpqd while it

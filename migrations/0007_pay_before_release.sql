@@ -1,4 +1,4 @@
--- Pay before you look (issue 11): a query is charged, and its audit row committed, before its scan
+-- Pay before you look: a query is charged, and its audit row committed, before its scan
 -- starts, so a scan that fails for any reason (statement timeout, client deadline, a database
 -- error, dpqd killed) keeps its cost. The released values arrive after the scan, in `releases`,
 -- one row per paid audit row at most, bound to it by hash.
@@ -31,6 +31,7 @@ CREATE TRIGGER releases_no_truncate
   BEFORE TRUNCATE ON releases
   FOR EACH STATEMENT EXECUTE FUNCTION audit_refuse_change();
 
--- Whether a load saw a NULL was a fact of the data that a plan once depended on (issue 11, break 2:
--- the bounding method switched on it). Plans now depend on declared facts only; the column goes.
+-- Whether a load saw a NULL was a fact of the data that a plan once depended on (the bounding
+-- method switched on it, so one person's NULL was observable). Plans now depend on declared facts
+-- only; the column goes.
 ALTER TABLE dataset_columns DROP COLUMN has_nulls;

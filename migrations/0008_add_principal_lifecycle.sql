@@ -1,4 +1,4 @@
--- Admin lifecycle (issue 12): revoking analysts and grants, rotating tokens, and when a token was
+-- Admin lifecycle: revoking analysts and grants, rotating tokens, and when a token was
 -- last used. Principals and grants are never deleted: audit rows reference them, and a grant's
 -- spend against its cap must survive a revoke-and-grant-again.
 -- Forward-only: never edit once merged.

@@ -1,4 +1,4 @@
--- The admin log (issue 12): every admin action (dataset create, load, drop; analyst create, revoke,
+-- The admin log: every admin action (dataset create, load, drop; analyst create, revoke,
 -- token rotation; grant and grant revoke; budget set) in one append-only, hash-chained table,
 -- written in the same transaction as the action, so no action commits without its row.
 -- hash = SHA-256(prev_hash || canonical content) (server/store/audit_chain.cc); created_at is not

@@ -1,4 +1,4 @@
--- Least privilege for the statements that read raw rows (issue 12; docs/database-roles.md).
+-- Least privilege for the statements that read raw rows (docs/database-roles.md).
 -- Aggregate scans run in READ ONLY transactions under `dpq_scan` (SET LOCAL ROLE), a role that may
 -- read the dataset tables in dpq_data and nothing else: no ledger, audit, principal or grant row,
 -- neither to read nor to write. Only dpqd's own login role (the owner of every table) debits.

@@ -1,4 +1,4 @@
--- Local-DP collections (issue 16): clients randomize on their side and send reports; the server
+-- Local-DP collections: clients randomize on their side and send reports; the server
 -- stores the reports only (never a true value) and estimates frequencies from them.
 -- Forward-only: never edit once merged.
 CREATE TABLE ldp_collections (

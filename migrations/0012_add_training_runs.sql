@@ -1,4 +1,4 @@
--- DP-SGD training runs charged to the ledger (issue 16). A run is a declaration: its sampling rate
+-- DP-SGD training runs charged to the ledger. A run is a declaration: its sampling rate
 -- q, noise multiplier z and the delta its epsilon is reported at, fixed when it starts. Its step
 -- reports are audit rows (aggregate 'training', column_name = the run's name, fingerprint
 -- 'training-v1|run=<id>|steps=<K>'), written by the ledger's one lock-and-debit transaction, so a

@@ -72,7 +72,7 @@ absl::StatusOr<double> QuantileRankError(const query::QueryPlan& plan, const dp:
 // Everything about a release that does not depend on the data: the calibrated mechanisms, the
 // quantile band and rank-error bounds, the partition selector and the privacy events charged.
 // Built before the scan, so that every check that can refuse a query runs before the first row is
-// read (issue 11: an error that only some datasets trigger is a free oracle), and the charge is
+// read (an error that only some datasets trigger is a free oracle), and the charge is
 // known, and paid, before anything is looked at.
 struct ReleasePlan {
   std::vector<Calibrated> components;  // one per plan.components, at ComponentConfidence(plan)

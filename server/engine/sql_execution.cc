@@ -235,7 +235,7 @@ class Shaper {
 };
 
 // A mean's or variance's error cannot be stated before the scan (it divides by the group's
-// count): say what `error` measures rather than report the sum's as the value's (issue 14).
+// count): say what `error` measures rather than report the sum's as the value's.
 ErrorBasis ErrorBasisOf(const query::QuerySpec& spec) {
   switch (spec.aggregate) {
     case query::AggregateKind::kQuantile:

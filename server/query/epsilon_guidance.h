@@ -1,6 +1,6 @@
 // Epsilon guidance: the ranges of total epsilon that deployed DP releases in each domain usually
 // use, as domain presets for `dpqctl budget set --preset`, and warnings (never errors) for budgets
-// and queries outside them. The ranges are the project's guidance (issue 5), in line with published
+// and queries outside them. The ranges are the project's guidance, in line with published
 // deployments surveyed by Desfontaines, "A list of real-world uses of differential privacy" (2021):
 // e.g. the 2020 US Census redistricting data used a total of about 17 (far above the usual census
 // range, which is why it drew comment), while most analytics deployments sit between 1 and 5.

@@ -334,7 +334,7 @@ TEST(PlannerTest, RejectsSensitivityOverflow) {
   EXPECT_EQ(mean_plan.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-// Issue 11: bounds are limited to a public magnitude so that no scan can overflow on data.
+// Regression: bounds are limited to a public magnitude so that no scan can overflow on data.
 TEST(PlannerTest, BoundsBeyondThePublicMagnitudeAreRefusedBeforeAnyScan) {
   QuerySpec spec = SumSpec("score");
   spec.lower = 0;

@@ -27,7 +27,7 @@
 //    comes from the noise, not from the randomness of the selection.
 // NULL values are dropped inside the kept set: a unit keeps its non-NULL rows among its first K
 // (still at most K, still a function of its own rows only). The choice of method must not depend on
-// whether some row holds a NULL (issue 11, break 2: it once did, and one person's NULL switched
+// whether some row holds a NULL (it once did, and one person's NULL switched
 // every other person's kept rows from their first K to a fresh random window per query, a privacy
 // loss near 25 where 0.1 was charged). It depends on the table (ranks or not) and the request only.
 // Why the window stays for the other plans: a `--where` filter drops rows BEFORE the choice on the

@@ -1,4 +1,4 @@
-// Group commit of debits (issue 4, hot-row throughput): concurrent debits of one dataset queue up,
+// Group commit of debits (hot-row throughput): concurrent debits of one dataset queue up,
 // and one caller at a time, the leader, takes every pending debit of that dataset (up to a cap) and
 // decides and writes them in ONE transaction, so a hot dataset pays one WAL flush and one set of
 // round trips per group instead of per debit. This file holds only the queueing (who leads, who

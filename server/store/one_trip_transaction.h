@@ -1,4 +1,5 @@
-// A transaction whose BEGIN and its SET LOCAL settings travel in one round trip (issue 15, p3).
+// A transaction whose BEGIN and its SET LOCAL settings travel in one round trip
+// (for the small-query benchmark scenario p3, bench/README.md).
 //
 // libpqxx 6.4's transactions send "BEGIN; SET TRANSACTION ..." by themselves, so a SET LOCAL after it
 // (the scan's role and deadline, the ledger lookups' plan_cache_mode) was a round trip of its own on

@@ -5,7 +5,7 @@
 // released noisy answers are ever stored, never exact aggregates, and loading rows bumps the
 // version, so answers computed on older data never match.
 //
-// Why per analyst (issue 11): served to another analyst, a cached answer would bypass that
+// Why per analyst: served to another analyst, a cached answer would bypass that
 // analyst's cap (grants.*_cap_units: they would receive a release their own budget never paid
 // for) and its `cached` flag would tell them that somebody else asked the same question. Both
 // are functions of other principals' activity, not of the request, the grant and the analyst's

@@ -1,6 +1,6 @@
-// Per-unit row ranks assigned while a dataset's COPY lines stream through dpqd (issue 5, "make
-// bounding nearly free"): the n-th row of a privacy unit in load order gets rank n, stored in the
-// hidden column `_dpq_rank` (store/bounding_sql.h), so contribution bounding becomes the filter
+// Per-unit row ranks assigned while a dataset's COPY lines stream through dpqd: the n-th row of a
+// privacy unit in load order gets rank n, stored in the hidden column `_dpq_rank`
+// (store/bounding_sql.h), so contribution bounding becomes the nearly free filter
 // `_dpq_rank <= K` instead of a window over the whole table at every query.
 //
 // Units are compared as PostgreSQL compares them, not as the bytes of the CSV: an integer unit is

@@ -1,4 +1,4 @@
-// The admin log (issue 12, migration 0009): each admin action appends one row in its own
+// The admin log (migration 0009): each admin action appends one row in its own
 // transaction, the chain links every row, tampering is found, a refused action leaves no row, and
 // concurrent admins get consecutive seqs.
 #include <string>

@@ -1,4 +1,4 @@
-// Issue 5's aggregate language end to end: QueryEngine::Run over the real store (PostgreSQL) on the
+// The aggregate language end to end: QueryEngine::Run over the real store (PostgreSQL) on the
 // public demo data (deploy/demo-data), each released value checked against the exact answer that
 // the test computes independently in SQL.
 //   - Exactness: at epsilon = 1e6 every aggregate (count, sum, mean, variance, stddev, quantiles,

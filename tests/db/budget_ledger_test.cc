@@ -138,7 +138,7 @@ TEST_F(BudgetLedgerTest, ChainsOfDifferentDatasetsAreIndependent) {
   EXPECT_NE(rows_a[0].hash, rb.allocation.hash);
 }
 
-// Refusals say what to do next (issue 12): who can fix it, and with which command.
+// Refusals say what to do next: who can fix it, and with which command.
 TEST_F(BudgetLedgerTest, RefusalsNameTheCommandThatHelps) {
   auto unset = CreateTinyDataset("unset");
   ASSERT_THAT(unset, IsOk());

@@ -1,4 +1,4 @@
-// Issue 13: dpq's store behind PgBouncer (Debian's pgbouncer 1.18), a real pooler on loopback.
+// dpq's store behind PgBouncer (Debian's pgbouncer 1.18), a real pooler on loopback.
 // Session pooling carries the whole query path; transaction pooling cannot, because dpqd pins
 // settings per session and keeps named prepared statements per session (docs/scaling.md says why
 // that is the right trade and what would change with PgBouncer >= 1.21). The second test pins that

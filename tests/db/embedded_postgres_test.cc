@@ -68,7 +68,7 @@ TEST(EmbeddedPostgresTest, ConnectionUrlConnectsToTheDatabaseOverTheUnixSocketOn
   EXPECT_OK(pg->Stop());  // idempotent
 }
 
-// Issue 12: the server log never holds a row value. An error that quotes a value is not logged,
+// The server log never holds a row value. An error that quotes a value is not logged,
 // nor is the failing statement; start-up lines still are.
 TEST(EmbeddedPostgresTest, ServerLogKeepsNoValueOfAFailedStatement) {
   ASSERT_OK_AND_ASSIGN(auto dir, TempDir::Create());

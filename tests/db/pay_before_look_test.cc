@@ -1,4 +1,4 @@
-// Issue 11 through the engine on a real PostgreSQL: nothing an analyst observes may depend on the
+// Through the engine on a real PostgreSQL: nothing an analyst observes may depend on the
 // data except the noisy values (docs/threat-model.md). The overflow probe answers alike on
 // neighbouring datasets; scans do not fail on hostile values; a query is charged before its scan,
 // a failed scan keeps its charge, and a retry answers exactly once without charging again.
@@ -71,7 +71,7 @@ class PayBeforeLookTest : public ::dpq::testing::EngineTest {
   store::Principal ann_;
 };
 
-// Issue 11, break 1: with --lower L --upper L' near DBL_MAX / (n - 1/2) on a column without
+// Regression: with --lower L --upper L' near DBL_MAX / (n - 1/2) on a column without
 // declared bounds, the float8 sum failed (INTERNAL) exactly when n rows were kept, before any
 // charge: a free exact-count oracle. Now bounds beyond 1e15 are refused before anything is read,
 // with the same status and message and no charge on both neighbours; at the largest allowed bound

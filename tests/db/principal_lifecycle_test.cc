@@ -1,4 +1,4 @@
-// The admin lifecycle of principals and grants in the store (issue 12): revoke, rotate, revoke a
+// The admin lifecycle of principals and grants in the store: revoke, rotate, revoke a
 // grant and grant again, list, and when a token was last used.
 #include <string>
 #include <vector>

@@ -1,4 +1,4 @@
-// Issue 13: aggregate scans on a streaming-replication hot standby (store/scan_router.h), every
+// Aggregate scans on a streaming-replication hot standby (store/scan_router.h), every
 // debit and audit row on the primary. One primary and one standby (pg_basebackup -R) per test
 // binary, both on their own unix sockets; each test gets a fresh database on the primary, which
 // the standby replays.

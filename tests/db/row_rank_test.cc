@@ -153,7 +153,7 @@ TEST_F(RowRankTest, AppendContinuesEachUnitsRanks) {
 }
 
 TEST_F(RowRankTest, LoadingANullChangesNoPlanChoice) {
-  // Issue 11, break 2: the bounding method once depended on whether a load had seen a NULL, so one
+  // Regression: the bounding method once depended on whether a load had seen a NULL, so one
   // person's NULL switched every other person's kept rows. The choice is now a fact of the table.
   ASSERT_OK_AND_ASSIGN(CreatedDataset created, CreateFromCsv(VisitsSchema(), "u,v,note\n1,1,a\n"));
   ASSERT_OK_AND_ASSIGN(DatasetSchema before, DatasetStore(db()).Get("visits"));

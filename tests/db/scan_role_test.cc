@@ -1,4 +1,4 @@
-// Least privilege in the database (issue 12; docs/database-roles.md): the statements that read raw
+// Least privilege in the database (docs/database-roles.md): the statements that read raw
 // rows run under dpq_scan, which can read the dataset tables and nothing else.
 #include <string>
 

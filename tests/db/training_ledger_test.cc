@@ -1,4 +1,4 @@
-// DP-SGD training runs through the engine on a migrated database (issue 16): step reports are
+// DP-SGD training runs through the engine on a migrated database: step reports are
 // debits of the dataset's ledger (same transaction, caps and audit chain as queries), priced from
 // the declared (q, z, delta, steps) by server/training/step_pricing.h.
 #include <memory>

@@ -86,7 +86,7 @@ class AccountingTest(harness.DpqdTestCase):
     # -- pricing ----------------------------------------------------------------------------
 
     def test_hundred_laplace_queries_cost_per_accountant(self):
-        # 100 Laplace releases at scale 10 (epsilon 0.1 each), delta 1e-5 (issue 4).
+        # 100 Laplace releases at scale 10 (epsilon 0.1 each), delta 1e-5.
         spec = "laplace:scale=10,count=100"
         basic = self.price("basic", spec)
         self.assertLessEqual(abs(basic - 10.0), 1e-9, basic)

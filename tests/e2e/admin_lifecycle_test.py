@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""End-to-end through dpqctl: the admin lifecycle of issue 12.
+"""End-to-end through dpqctl: the admin lifecycle of analysts, tokens and grants.
 
 `analyst list`, `analyst revoke`, `token rotate` (the old token stops working on the next request,
 on every dpqd of the database: a second dpqd shares the first one's PostgreSQL), `grant revoke`,

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""End-to-end authorization matrix (issue 12): every RPC of every dpq.v1 service, generated from the
+"""End-to-end authorization matrix: every RPC of every dpq.v1 service, generated from the
 proto's service descriptors, times every kind of caller, each with its expected gRPC code.
 
 Callers: no token, malformed metadata, an unknown token, a revoked analyst's token, a token
@@ -40,7 +40,7 @@ ACCESS = {
     # (clients are not analysts of a dataset) and read the definitions and the (free) estimates.
     "CollectionService": {"ListCollections": "any", "GetCollection": "any", "SubmitReport": "any",
                           "Estimate": "any"},
-    # Issue 16: a granted analyst on its own runs (RUN is the granted analyst's), the admin on any.
+    # Training: a granted analyst on its own runs (RUN is the granted analyst's), the admin on any.
     "TrainingService": {"StartRun": "granted", "ReportSteps": "granted", "GetRun": "granted",
                         "ListRuns": "granted"},
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""End-to-end bad-input battery (issue 12): several hundred malformed, hostile or unknown requests
+"""End-to-end bad-input battery: several hundred malformed, hostile or unknown requests
 sent straight over gRPC (dpqctl refuses many of them itself) to one running dpqd, each with the
 precise status code the proto promises and, where the promise is a message naming the field, that
 field in the message.

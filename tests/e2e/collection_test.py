@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Local-DP collections end to end (issue 16) through the real dpqctl against a real dpqd: an admin
+"""Local-DP collections end to end through the real dpqctl against a real dpqd: an admin
 creates a collection, many clients submit values that dpqctl randomizes before sending, anyone with
 a token lists, shows and estimates; raw values, malformed reports and over-limit clients are
 refused and counted in dpq_ldp_reports_total; creating is admin-only and admin-logged.

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""End-to-end: the dpqd executable on its own (issue 12, "a CLI that reads well").
+"""End-to-end: the dpqd executable on its own as a CLI that reads well.
 
 * `dpqd --help` lists dpqd's own flags with their defaults and exits 0 (it used to print
   "No flags matched"; only --helpfull worked).

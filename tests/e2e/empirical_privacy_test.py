@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""End-to-end empirical privacy check of the contribution-bounding path (issue 11).
+"""End-to-end empirical privacy check of the contribution-bounding path.
 
 Many releases of the same query through dpqd on a dataset D and on a neighbour D' (D plus one
 privacy unit), then a statistical LOWER bound on the privacy loss from them, which must not exceed
@@ -17,7 +17,7 @@ probability is alpha by construction.
 Scenarios (units have several rows; K = 1; sum over the declared [0, 10]; Laplace at EPSILON):
   a) D' adds one unit whose rows are all at the upper bound 10: the shift is the sensitivity and
      the true loss is the charged epsilon (tail ratio e^eps); the bound must stay below it.
-  b) issue 11 break 2: every unit's rows are loaded as [0, 10]; D' adds a unit whose value is NULL.
+  b) the NULL switch: every unit's rows are loaded as [0, 10]; D' adds a unit whose value is NULL.
      On a correct server both keep the rank-at-load row (0): equal distributions, true loss 0.
      Where the NULL switches every other unit to a random row, D' releases ~10 * Bin(40, 1/2)
      = 200 +- 32 against 0 on D.
@@ -32,7 +32,7 @@ Simulated with this file's own selection and bound (continuous Laplace, b = 10 /
   * a sensitivity bug that halves the noise (true loss 2.0): 1.51 [1.35, 1.68], above 1.0 in
     every run: detected;
   * noise 2/3 of the calibrated one (true loss 1.5): 1.10 [0.86, 1.27], above 1.0 in 97 % of runs;
-  * scenario b on a server with the NULL switch of issue 11 (D' ~ 10 Bin(40, 1/2) + noise against
+  * scenario b on a server with the old NULL switch (D' ~ 10 Bin(40, 1/2) + noise against
     0 + noise on D): 4.74 [3.72, 4.92], above 1.0 in every run (nearly all samples separated: the
     bound is limited by N and alpha only).
 The whole file takes about 30 s (12 batch calls of 1000 releases; the rest is arithmetic).

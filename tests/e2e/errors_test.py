@@ -345,7 +345,7 @@ class ErrorsTest(harness.DpqdTestCase):
     # -- injection-looking names ----------------------------------------------------------
 
     def test_injection_looking_names_are_refused_and_server_keeps_working(self):
-        # Names are checked against their pattern before any lookup (issue 12): never NOT_FOUND.
+        # Names are checked against their pattern before any lookup: never NOT_FOUND.
         ok_codes = ("INVALID_ARGUMENT",)
         path = self.write_csv("inj.csv", "person_id,wages\n1,5\n2,7\n")
         cases = {

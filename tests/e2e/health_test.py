@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""End-to-end: gRPC health tells the truth (issue 13).
+"""End-to-end: gRPC health tells the truth.
 
 dpqd answers SERVING while its database answers and has the schema version this binary knows.
 The test stops dpqd's embedded PostgreSQL under it and watches the standard grpc.health.v1 Check

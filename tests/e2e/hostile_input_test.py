@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""End-to-end, straight over gRPC: the hostile inputs of issue 12, each kept as a test.
+"""End-to-end, straight over gRPC: hostile inputs that once got through, each kept as a test.
 
 * A name with a NUL byte ("slid\\x00xyz") used to resolve to `slid`; an empty name answered
   NOT_FOUND. Every RPC that takes a dataset or analyst name now answers INVALID_ARGUMENT naming the

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""End-to-end: the limits of issue 12, each RESOURCE_EXHAUSTED with a message naming the limit,
+"""End-to-end: dpqd's limits, each RESOURCE_EXHAUSTED with a message naming the limit,
 and each refusal charging nothing, adding no audit row and no admin-log row.
 
 dpqd runs with small limits: 1 query in flight and 20 queries a minute per analyst, uploads of at

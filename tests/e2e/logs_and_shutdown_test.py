@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""End-to-end: structured logs, graceful shutdown and `dpqd --check-config` (issue 13).
+"""End-to-end: structured logs, graceful shutdown and `dpqd --check-config`.
 
 * Every line dpqd writes is one JSON object with `time`, `level` and `msg` (json is the default when
   stderr is not a terminal); each RPC is one line with `rpc`, `status`, `duration_ms` and, when

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""End-to-end neighbour-differential suite (issue 11): nothing an analyst observes may depend on the
+"""End-to-end neighbour-differential suite: nothing an analyst observes may depend on the
 data except the released noisy values.
 
 For a base dataset D and, per adversarial variant, a neighbour D' = D plus ONE privacy unit (NULL in
@@ -9,7 +9,7 @@ and subnormal values, all zeros, 2000 rows of 1e308), the same generated grid of
 and on every D' as the same analyst, in the same order, with the same request ids:
   * single queries (itertools.product of aggregate, mechanism, K, grouping; and of aggregate,
     column, clamp bounds, --where filter), every aggregate, declared keys/categories and DP
-    partition selection, extreme explicit bounds (1e15, 1e16 and the overflow probe of issue 11,
+    partition selection, extreme explicit bounds (1e15, 1e16 and the overflow probe,
     L = DBL_MAX / (n - 1/2) with n the neighbour's number of kept rows);
   * `dpqctl query-batch`, `dpqctl plan`, replays (same --request-id), repeats (the result cache)
     and the same questions from a second analyst;
@@ -30,8 +30,8 @@ the SQL result's columns, row count and public keys, the schema the analyst sees
 audit trail (which requests were charged what).
 A difference fails the variant's test, naming the request (its argv) and the observable.
 
-Also here: the two regression tests of issue 11 (the overflow probe on n-1 and n kept rows; the
-NULL unit and the bounding method), the all-or-nothing refusal of 2.5 in a declared integer column,
+Also here: the two regression tests (the overflow probe on n-1 and n kept rows; the NULL unit and
+the bounding method), the all-or-nothing refusal of 2.5 in a declared integer column,
 the per-analyst result cache (for flag and SQL questions), and two scans that once failed on one
 neighbour only: a per-unit SUM / AVG on D and on D plus a unit with two rows of u = 1e308 (the raw
 per-unit total overflows float8), and a variance over bounds (-1e-147, 1.0000000000000001e-147) on
@@ -83,7 +83,7 @@ DECLARED = ["--bounds", "x=0:100", "--bounds", "n=0:50", "--categories", "cat=a|
 BASE_UNITS = 40
 ADDED = 1000000  # pid of the added unit
 
-# The overflow probe of issue 11: with K = 1, D keeps BASE_UNITS rows and a neighbour with one more
+# The overflow probe: with K = 1, D keeps BASE_UNITS rows and a neighbour with one more
 # unit keeps BASE_UNITS + 1; n * L overflows a float8 sum, (n - 1) * L does not.
 PROBE_N = BASE_UNITS + 1
 PROBE_L = DBL_MAX / (PROBE_N - 0.5)
@@ -1079,7 +1079,7 @@ class NeighbourTest(harness.DpqdTestCase):
                 self.assertEqual(differences(base, self.results[name][0][0]), [],
                                  "dataset show differs between nb_base and %s" % name)
 
-    # -- regression tests of issue 11 -------------------------------------------------------
+    # -- regression tests -------------------------------------------------------------------
 
     def _create(self, name, header, rows, types, extra=()):
         path = os.path.join(self.dir, name + ".csv")
@@ -1094,7 +1094,7 @@ class NeighbourTest(harness.DpqdTestCase):
         return path
 
     def test_overflow_probe_same_status_and_charge_on_n_minus_1_and_n_rows(self):
-        """Issue 11 break 1: with L = DBL_MAX / (n - 1/2), n kept values clamped to L overflow a
+        """Overflow probe: with L = DBL_MAX / (n - 1/2), n kept values clamped to L overflow a
         float8 sum and n - 1 do not. The answer (status, message, charge) must be the same on
         datasets with n - 1 and n kept rows, for every release that clamps to [L, L+]."""
         n = 20
@@ -1144,7 +1144,7 @@ class NeighbourTest(harness.DpqdTestCase):
         self.assertEqual(seen[n - 1], seen[n], "overflow probe in a batch")
 
     def test_null_unit_does_not_switch_the_bounding_method(self):
-        """Issue 11 break 2: every unit's rows are loaded as [0, 10], so with K = 1 the rank kept at
+        """NULL switch: every unit's rows are loaded as [0, 10], so with K = 1 the rank kept at
         load is the 0 (a random choice keeps the 10 half of the time: the sum would be ~10 * 50 / 2).
         One more unit with a NULL value must not change that: the sum over [0, 10] is 0 on both.
         "0" means: inside the released interval at confidence 1 - 1e-9 (so each check fails by
@@ -1275,8 +1275,8 @@ class NeighbourTest(harness.DpqdTestCase):
         self._assert_answered_alike(runs)
 
     def test_non_integer_in_integer_column_is_refused_whole(self):
-        """A 2.5 cannot turn a declared integer column into a double one (issue 11: a type
-        inferred from the data leaks one value): create and load are refused, all or nothing, and
+        """A 2.5 cannot turn a declared integer column into a double one (a type inferred
+        from the data leaks one value): create and load are refused, all or nothing, and
         the analyst's view of the dataset does not move."""
         header = ",".join(COLUMNS)
         good = [",".join(r) for r in self.base[:30]]

@@ -70,7 +70,7 @@ PENDING_SERVER_METRICS = set()
 # unit test shows the alert firing on the series. tests/db/query_engine_test.cc drives the event.
 EVENT_ONLY_METRICS = {"dpq_scan_data_errors_total"}
 METRICS_SOURCE = os.path.join(harness.REPO_ROOT, "server", "metrics", "metrics.cc")
-# What the dashboard must show (issue 13): a metric of each.
+# What the dashboard must show: a metric of each.
 DASHBOARD_MUST_USE = {
     "budget remaining per dataset": {"dpq_budget_remaining"},
     "epsilon spent per analyst": {"dpq_epsilon_spent_total"},
@@ -80,7 +80,7 @@ DASHBOARD_MUST_USE = {
     "database pool": {"dpq_db_connections", "dpq_db_connections_opened_total",
                       "dpq_db_connections_closed_total", "dpq_db_connect_failures_total"},
 }
-# The alerts the issue asks for, by name in alerts.yml.
+# The alerts that must exist, by name in alerts.yml.
 REQUIRED_ALERTS = {"DpqDatasetBudgetLow", "DpqBudgetRejectionBurst", "DpqdDown",
                    "DpqLedgerUnreadable", "DpqAuditVerifyFailing", "DpqSlowQueries"}
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Packaging (issue 13): the Dockerfile, docker-compose.yml and deploy/k8s/ agree with dpqd.
+"""Packaging: the Dockerfile, docker-compose.yml and deploy/k8s/ agree with dpqd.
 
 No container engine or cluster runs here, so this checks what can be checked without one:
 - every YAML file parses (python3-yaml), and every file the Dockerfile copies exists;
@@ -39,7 +39,7 @@ K8S_DIR = os.path.join(REPO, "deploy", "k8s")
 PG_CTL = "/usr/lib/postgresql/15/bin/pg_ctl"
 
 # Flags the manifests may use before dpqd lists them (none now: --log-format and --check-config
-# arrived with issue 13). The test fails when one of these appears in --help: remove it then.
+# have arrived since). The test fails when one of these appears in --help: remove it then.
 PENDING_SERVER_FLAGS = set()
 # Packages of the runtime list that own no linked library, and why they are there.
 RUNTIME_TOOLS = {"postgresql-15", "tini", "ca-certificates"}

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""End-to-end: dpqd with --read-database-url (issue 13; docs/scaling.md).
+"""End-to-end: dpqd with --read-database-url (docs/scaling.md).
 
 dpqd A runs the embedded PostgreSQL, the primary. A hot standby of it is made with
 `pg_basebackup -R` and started with pg_ctl on its own unix socket. dpqd B reaches the primary by

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""End-to-end robustness of the privacy ledger under concurrency and failures (issue 4, "Tests that
-must exist and pass": Concurrency, Crash, Postgres restart).
+"""End-to-end robustness of the privacy ledger under concurrency and failures (concurrency, a
+crash, a PostgreSQL restart).
 
 - Concurrency: two dpqd processes on one database (A runs the embedded PostgreSQL, B reaches it
   with --database-url), 64 concurrent gRPC clients alternating between them, random epsilons until

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""End-to-end TLS and mutual TLS (issue 12), with certificates made by OpenSSL for the test.
+"""End-to-end TLS and mutual TLS, with certificates made by OpenSSL for the test.
 
 * dpqd with --tls-cert/--tls-key: dpqctl --tls-ca connects; a plaintext client cannot (the port
   speaks only TLS).

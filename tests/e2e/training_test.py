@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""End-to-end: DP-SGD training runs charged to the ledger (issue 16), real dpqd and real dpqctl.
+"""End-to-end: DP-SGD training runs charged to the ledger, real dpqd and real dpqctl.
 
 - After step reports on an rdp ledger, the ledger's spent epsilon is what the (real) price RPC says
   the same number of subsampled-Gaussian steps cost; the chain verifies.

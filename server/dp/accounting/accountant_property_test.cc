@@ -212,7 +212,7 @@ TEST(AccountantPropertyTest, PldDeltaAndEpsilonAreInverse) {
   EXPECT_GT(PldDelta(*many, eps * 0.99), 1e-5);
 }
 
-// The numbers of issue 4: 100 Laplace queries at eps0 = 0.1 (b = 10), delta = 1e-5.
+// The reference workload: 100 Laplace queries at eps0 = 0.1 (b = 10), delta = 1e-5.
 TEST(AccountantPropertyTest, HundredLaplaceBatchCosts) {
   const std::vector<PrivacyEvent> batch = {PrivacyEvent::Laplace(10.0, 1.0, 100)};
   for (const auto& name : kAll) {

@@ -178,7 +178,7 @@ const std::map<std::string, Handler>& Handlers() {
          } else if (method == "pld") {
            const double eps = PldEps(p.at("value_discretization_interval"), delta, {e});
            Check(r, eps);
-           EXPECT_LE(eps, 4.25) << "issue 4 target for the 100 x Laplace(b=10) batch";
+           EXPECT_LE(eps, 4.25) << "target for the 100 x Laplace(b=10) batch";
          } else {
            ADD_FAILURE() << "unhandled laplace_composition_comparison method " << method;
          }

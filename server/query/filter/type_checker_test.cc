@@ -102,8 +102,8 @@ TEST(FilterTypeCheckerTest, RefusesUnknownColumnsAndTypeMismatches) {
   EXPECT_THAT(ErrorOf("age > 1e-1001"), HasSubstr("out of range"));
 }
 
-// Issue 12: an integer column compared with a number beyond the double range was accepted (and the
-// query charged); every client would read that literal as infinity.
+// Regression: an integer column compared with a number beyond the double range was accepted (and
+// the query charged); every client would read that literal as infinity.
 TEST(FilterTypeCheckerTest, RefusesIntegerComparisonsBeyondTheDoubleRange) {
   EXPECT_THAT(ErrorOf("age > 1e999"), HasSubstr("at position 7: number '1e999' is out of range"));
   EXPECT_THAT(ErrorOf("age > -2e308"), HasSubstr("out of range"));
