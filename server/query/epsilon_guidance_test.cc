@@ -10,7 +10,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-TEST(EpsilonGuidanceTest, PresetsHaveTheIssuesRanges) {
+TEST(EpsilonGuidanceTest, PresetsHaveTheDocumentedRanges) {
   ASSERT_TRUE(FindEpsilonPreset("healthcare").ok());
   EXPECT_EQ(FindEpsilonPreset("healthcare")->lower, 0.5);
   EXPECT_EQ(FindEpsilonPreset("healthcare")->upper, 2);

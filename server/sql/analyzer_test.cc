@@ -44,7 +44,7 @@ CompiledStatement Compiled(absl::string_view sql) {
 
 #define DP "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1) "
 
-TEST(SqlAnalyzerTest, CompilesTheIssueExample) {
+TEST(SqlAnalyzerTest, CompilesAGroupedFilteredOrderedStatement) {
   CompiledStatement c = Compiled(
       "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1.0, delta = 1e-6, "
       "max_groups_contributed = 2, privacy_unit_column = person_id) "

@@ -17,7 +17,7 @@ Script Parsed(absl::string_view text) {
   return r.ok() ? *r : Script{};
 }
 
-constexpr char kIssueExample[] = R"sql(SELECT WITH DIFFERENTIAL_PRIVACY
+constexpr char kGroupedFilteredOrdered[] = R"sql(SELECT WITH DIFFERENTIAL_PRIVACY
   OPTIONS (epsilon = 1.0, delta = 1e-6, max_groups_contributed = 2, privacy_unit_column = person_id)
   language, COUNT(*) AS n, AVG(wages, contribution_bounds_per_group => (0, 50)) AS mean_wage
 FROM slid
@@ -26,8 +26,8 @@ GROUP BY language
 ORDER BY n DESC
 LIMIT 10)sql";
 
-TEST(SqlParserTest, ParsesTheIssueExample) {
-  Script s = Parsed(kIssueExample);
+TEST(SqlParserTest, ParsesAGroupedFilteredOrderedStatement) {
+  Script s = Parsed(kGroupedFilteredOrdered);
   ASSERT_EQ(s.statements.size(), 1u);
   const Statement& st = s.statements[0];
   ASSERT_EQ(st.options.size(), 4u);

@@ -166,7 +166,7 @@ class SqlTest(SqlCase):
                              "--lower", 0, "--upper", 4000, "--per-unit", "--epsilon", 1e6)
         self.assert_value(flag["value"], float(s))
 
-    def test_grouped_filtered_ordered_limited_as_in_the_issue(self):
+    def test_grouped_filtered_ordered_limited(self):
         doc = self.sql(
             "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1e6, delta = 1e-3, "
             "max_groups_contributed = 1, privacy_unit_column = person_id) "
