@@ -44,7 +44,7 @@ if [ -d server/dp ]; then
     bad=1
   fi
 fi
-# Which server/ folder may include which (docs/architecture.md): each folder names the folders
+# Which server/ folder may include which (README, "Repository layout"): each folder names those
 # below it that it uses; anything else is an include that runs upward or sideways. Tests beside a
 # unit (*_test.cc, testing/) may reach further and are not checked.
 declare -A MAY_INCLUDE=(
