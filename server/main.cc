@@ -26,11 +26,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
-#include "server/api/audit_verifier.h"
 #include "server/api/auth.h"
 #include "server/api/collection_service.h"
 #include "server/api/grpc_metrics_interceptor.h"
-#include "server/api/health_watcher.h"
 #include "server/api/request_log.h"
 #include "server/api/services.h"
 #include "server/api/training_service.h"
@@ -42,6 +40,8 @@
 #include "server/base/logging.h"
 #include "server/base/status_macros.h"
 #include "server/build_info.h"
+#include "server/daemon/audit_verifier.h"
+#include "server/daemon/health_watcher.h"
 #include "server/dp/secure_random.h"
 #include "server/engine/query_engine.h"
 #include "server/metrics/metrics.h"
@@ -442,13 +442,13 @@ absl::Status Serve() {
         ", reachable from other machines, WITHOUT TLS: tokens and answers travel in plaintext. "
         "Give --tls-cert and --tls-key, or listen on 127.0.0.1 behind a TLS proxy."));
   }
-  api::HealthWatcher health(server->GetHealthCheckService(), &principals, migrations.binary_version,
+  daemon::HealthWatcher health(server->GetHealthCheckService(), &principals, migrations.binary_version,
                             absl::Seconds(absl::GetFlag(FLAGS_health_check_seconds)),
                             service_names);
   health.Start();
-  std::unique_ptr<api::AuditVerifier> verifier;
+  std::unique_ptr<daemon::AuditVerifier> verifier;
   if (flags.audit_verify_seconds > 0) {
-    verifier = std::make_unique<api::AuditVerifier>(&ledger, &metrics,
+    verifier = std::make_unique<daemon::AuditVerifier>(&ledger, &metrics,
                                                      absl::Seconds(flags.audit_verify_seconds),
                                                      flags.audit_full_verify_seconds);
     verifier->Start();
