@@ -42,6 +42,7 @@
 #include "server/build_info.h"
 #include "server/daemon/audit_verifier.h"
 #include "server/daemon/health_watcher.h"
+#include "server/daemon/ledger_figures.h"
 #include "server/dp/secure_random.h"
 #include "server/engine/query_engine.h"
 #include "server/metrics/metrics.h"
@@ -345,39 +346,10 @@ absl::Status Serve() {
   }
 
   store::SpendTally spend(db.get());  // per-analyst spend, read incrementally at each scrape
-  metrics::Metrics metrics([&ledger, &spend, &db]() -> absl::StatusOr<metrics::LedgerFigures> {
-    metrics::LedgerFigures f;
-    ASSIGN_OR_RETURN(auto budgets, ledger.ListBudgets());
-    for (const auto& b : budgets) {
-      f.budgets.push_back({b.dataset, b.accountant, b.epsilon_total(), b.epsilon_remaining(),
-                           b.delta_total(), b.delta_remaining()});
-    }
-    ASSIGN_OR_RETURN(auto spent, spend.Refresh());
-    for (const auto& s : spent) f.spent.push_back({s.dataset, s.analyst, s.epsilon, s.delta});
-    std::vector<int64_t> windows;
-    for (const auto& w : metrics::kRecentWindows) windows.push_back(w.seconds);
-    for (const auto& h : spend.History(windows)) {
-      metrics::LedgerFigures::History out{h.dataset, h.audit_rows, {}};
-      std::copy(h.epsilon_recent.begin(), h.epsilon_recent.end(), out.epsilon_recent);
-      f.history.push_back(out);
-    }
-    ASSIGN_OR_RETURN(auto caps, store::ListAnalystCaps(db.get()));
-    for (const auto& c : caps) {
-      f.caps.push_back({c.dataset, c.analyst, c.has_epsilon_cap,
-                        query::EpsilonFromUnits(c.epsilon_cap_units),
-                        query::EpsilonFromUnits(c.epsilon_spent_units), c.has_delta_cap,
-                        query::DeltaFromUnits(c.delta_cap_units),
-                        query::DeltaFromUnits(c.delta_spent_units)});
-    }
-    return f;
-  }, [&db, &scan_router]() {
-    const store::PoolStats s = db->Stats();
-    const store::ScanRouteStats r = scan_router->Stats();
-    return metrics::PoolFigures{s.opened,           s.connect_failures,     s.closed_after_error,
-                                s.closed_by_server, s.in_use,               s.idle,
-                                r.scans_on_primary, r.scans_on_standby,     r.has_standby,
-                                r.standby_up,       r.fallbacks_lagging,    r.fallbacks_unavailable};
-  }, metrics::BuildInfo{BuildVersion(), BuildGitSha()});
+  metrics::Metrics metrics(
+      [&ledger, &spend, &db] { return daemon::ReadLedgerFigures(ledger, spend, db.get()); },
+      [&db, &scan_router] { return daemon::ReadPoolFigures(*db, *scan_router); },
+      metrics::BuildInfo{BuildVersion(), BuildGitSha()});
   ledger.SetDebitObserver([&metrics](double seconds) { metrics.RecordDebit(seconds); });
   RETURN_IF_ERROR(metrics.Serve(absl::GetFlag(FLAGS_metrics_listen)));
 
