@@ -19,8 +19,8 @@
 namespace dpq::daemon {
 
 // One scrape's ledger figures: every budget, the per-analyst spend (`spend` reads only the audit
-// rows appended since its last refresh), each dataset's recent epsilon over metrics::kRecentWindows,
-// and every capped grant. The first read that fails fails the scrape.
+// rows appended since its last refresh), each dataset's recent epsilon over
+// metrics::kRecentWindows, and every capped grant. The first read that fails fails the scrape.
 absl::StatusOr<metrics::LedgerFigures> ReadLedgerFigures(store::BudgetLedger& ledger,
                                                          store::SpendTally& spend,
                                                          store::Database* db);
@@ -35,7 +35,8 @@ metrics::LedgerFigures::Spent SpentFigure(const store::AnalystSpend& spend);
 metrics::LedgerFigures::History HistoryFigure(const store::DatasetHistory& history);
 // Privacy units back to epsilon and delta (query/privacy_units.h).
 metrics::LedgerFigures::Cap CapFigure(const store::AnalystCap& cap);
-metrics::PoolFigures PoolFiguresOf(const store::PoolStats& pool, const store::ScanRouteStats& routes);
+metrics::PoolFigures PoolFiguresOf(const store::PoolStats& pool,
+                                   const store::ScanRouteStats& routes);
 
 // The lengths of metrics::kRecentWindows, in seconds, in their order.
 std::vector<int64_t> RecentWindowSeconds();
