@@ -1,22 +1,13 @@
-// dpqd: the dpq server. Wires the layers together; all logic lives in the libraries.
+// dpqd: the dpq server. Its flags, --help and --check-config; daemon::Server does the serving.
 #include <malloc.h>
-#include <signal.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <grpcpp/ext/proto_server_reflection_plugin.h>
-#include <grpcpp/health_check_service_interface.h>
-#include <grpcpp/security/server_credentials.h>
-#include <grpcpp/server.h>
-#include <grpcpp/server_builder.h>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -24,41 +15,17 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
-#include "absl/time/clock.h"
-#include "server/api/audit_verifier.h"
-#include "server/api/auth.h"
-#include "server/api/collection_service.h"
-#include "server/api/grpc_metrics_interceptor.h"
-#include "server/api/health_watcher.h"
-#include "server/api/request_log.h"
-#include "server/api/services.h"
-#include "server/api/training_service.h"
-#include "server/engine/training_engine.h"
-#include "server/store/training_store.h"
-#include "server/api/unparsable_request.h"
+#include "absl/time/time.h"
 #include "server/base/listen_address.h"
-#include "server/base/tls_files.h"
 #include "server/base/logging.h"
 #include "server/base/status_macros.h"
-#include "server/build_info.h"
-#include "server/dp/secure_random.h"
-#include "server/engine/query_engine.h"
-#include "server/metrics/metrics.h"
-#include "server/query/privacy_units.h"
-#include "server/store/admin_log.h"
-#include "server/store/collection_store.h"
-#include "server/store/aggregate_scanner.h"
-#include "server/store/result_cache.h"
-#include "server/store/budget_ledger.h"
-#include "server/store/cap_figures.h"
+#include "server/base/tls_files.h"
+#include "server/daemon/server.h"
+#include "server/daemon/startup_files.h"
 #include "server/store/database.h"
-#include "server/store/dataset_store.h"
-#include "server/store/postgres/embedded_postgres.h"
 #include "server/store/postgres/migrator.h"
 #include "server/store/principal_store.h"
 #include "server/store/scan_router.h"
-#include "server/store/spend_tally.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:7777", "gRPC listen address host:port");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464", "Prometheus /metrics listen address");
@@ -116,113 +83,45 @@ ABSL_FLAG(double, audit_full_verify_seconds, 7 * 86400,
 namespace dpq {
 namespace {
 
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using daemon::Server;
 
-// The bootstrap admin token: --admin-token-file, else $DPQ_ADMIN_TOKEN; empty when neither is set.
-absl::StatusOr<std::string> BootstrapToken() {
-  std::string token;
-  if (!absl::GetFlag(FLAGS_admin_token_file).empty()) {
-    ASSIGN_OR_RETURN(token, ReadFile(absl::GetFlag(FLAGS_admin_token_file)));
-  } else if (const char* env = std::getenv("DPQ_ADMIN_TOKEN")) {
-    token = env;
-  }
-  token = std::string(absl::StripAsciiWhitespace(token));
-  if (!token.empty() && token.size() < 16) {
-    return absl::InvalidArgumentError("the admin token must be at least 16 characters");
-  }
-  return token;
-}
+// Server::Options from the flags, each flag that can be wrong on its own checked before anything
+// starts (the embedded database among it), so a bad flag is the error reported, whatever else is
+// wrong. The TLS files are read later, by Server::BuildAndStart and --check-config.
+absl::StatusOr<Server::Options> OptionsFromFlags() {
+  Server::Options o;
+  o.listen_address = absl::GetFlag(FLAGS_listen);
+  o.tls = {absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key),
+           absl::GetFlag(FLAGS_tls_client_ca)};
+  o.database_url = absl::GetFlag(FLAGS_database_url);
+  o.data_dir = absl::GetFlag(FLAGS_data_dir);
+  o.migrations_dir = absl::GetFlag(FLAGS_migrations_dir);
+  o.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  o.admin_token_file = absl::GetFlag(FLAGS_admin_token_file);
+  if (const char* env = std::getenv("DPQ_ADMIN_TOKEN")) o.admin_token_from_env = env;
 
-absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials() {
-  const std::string cert = absl::GetFlag(FLAGS_tls_cert), key = absl::GetFlag(FLAGS_tls_key);
-  if (cert.empty() != key.empty()) {
-    return absl::InvalidArgumentError("--tls-cert and --tls-key go together");
-  }
-  const std::string client_ca = absl::GetFlag(FLAGS_tls_client_ca);
-  if (!client_ca.empty() && cert.empty()) {
-    return absl::InvalidArgumentError("--tls-client-ca needs --tls-cert and --tls-key");
-  }
-  if (cert.empty()) return grpc::InsecureServerCredentials();
-  // With TLS configured the one listening port speaks only TLS: a plaintext client fails the
-  // handshake and never reaches a handler.
-  grpc::SslServerCredentialsOptions options(
-      client_ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
-                        : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
-  ASSIGN_OR_RETURN(std::string cert_pem, ReadFile(cert));
-  ASSIGN_OR_RETURN(std::string key_pem, ReadFile(key));
-  options.pem_key_cert_pairs.push_back({key_pem, cert_pem});
-  if (!client_ca.empty()) {
-    ASSIGN_OR_RETURN(options.pem_root_certs, ReadFile(client_ca));
-  }
-  return grpc::SslServerCredentials(options);
-}
-
-// The limits (issue 12), checked with the other flags before anything starts.
-struct Limits {
-  api::AdmissionLimits admission;
-  api::UploadLimits upload;
-};
-
-absl::StatusOr<Limits> LimitFlags() {
-  Limits l;
-  l.admission.max_concurrent = absl::GetFlag(FLAGS_max_concurrent_queries);
-  l.admission.max_per_minute = absl::GetFlag(FLAGS_max_queries_per_minute);
-  const int64_t load_mb = absl::GetFlag(FLAGS_max_load_mb);
-  l.upload.max_rows = absl::GetFlag(FLAGS_max_load_rows);
-  const int message_mb = absl::GetFlag(FLAGS_max_message_mb);
-  if (l.admission.max_concurrent < 0 || l.admission.max_per_minute < 0 || load_mb < 0 ||
-      l.upload.max_rows < 0) {
-    return absl::InvalidArgumentError(
-        "--max-concurrent-queries, --max-queries-per-minute, --max-load-mb and --max-load-rows "
-        "must be >= 0 (0: unlimited)");
-  }
-  if (load_mb > (int64_t{1} << 40)) return absl::InvalidArgumentError("--max-load-mb is at most 2^40");
-  if (message_mb < 1 || message_mb > 1024) {
-    return absl::InvalidArgumentError("--max-message-mb must lie in [1, 1024]");
-  }
-  l.upload.max_bytes = load_mb << 20;
-  return l;
-}
-
-// The flags Serve needs beyond the plain ones, validated once by CheckFlags.
-struct ServeFlags {
-  Limits limits;
-  double audit_verify_seconds = 0;
-  double audit_full_verify_seconds = 0;
-  std::string read_database_url;
-  store::ScanRouterOptions scan_routing;
-};
-
-// Every flag that can be wrong on its own, checked before anything starts (the embedded database
-// among it), so a bad flag is the error reported, whatever else is wrong.
-absl::StatusOr<ServeFlags> CheckFlags() {
-  ServeFlags f;
-  const double health_seconds = absl::GetFlag(FLAGS_health_check_seconds);
-  if (!(health_seconds > 0 && health_seconds <= 3600)) {
+  o.health_check_seconds = absl::GetFlag(FLAGS_health_check_seconds);
+  if (!(o.health_check_seconds > 0 && o.health_check_seconds <= 3600)) {
     return absl::InvalidArgumentError("--health-check-seconds must lie in (0, 3600]");
   }
-  const double grace = absl::GetFlag(FLAGS_shutdown_grace_seconds);
-  if (!(grace >= 0 && grace <= 3600)) {
+  o.shutdown_grace_seconds = absl::GetFlag(FLAGS_shutdown_grace_seconds);
+  if (!(o.shutdown_grace_seconds >= 0 && o.shutdown_grace_seconds <= 3600)) {
     return absl::InvalidArgumentError("--shutdown-grace-seconds must lie in [0, 3600]");
   }
-  const int pool = absl::GetFlag(FLAGS_db_pool_size);
-  if (pool < 1 || pool > 1000) return absl::InvalidArgumentError("--db-pool-size must lie in [1, 1000]");
-  f.audit_verify_seconds = absl::GetFlag(FLAGS_audit_verify_seconds);
-  if (!(f.audit_verify_seconds >= 0 && f.audit_verify_seconds <= 7 * 86400)) {
+  o.db_pool_size = absl::GetFlag(FLAGS_db_pool_size);
+  if (o.db_pool_size < 1 || o.db_pool_size > 1000) {
+    return absl::InvalidArgumentError("--db-pool-size must lie in [1, 1000]");
+  }
+  o.audit_verify_seconds = absl::GetFlag(FLAGS_audit_verify_seconds);
+  if (!(o.audit_verify_seconds >= 0 && o.audit_verify_seconds <= 7 * 86400)) {
     return absl::InvalidArgumentError("--audit-verify-seconds must lie in [0, 604800] (0: off)");
   }
-  f.audit_full_verify_seconds = absl::GetFlag(FLAGS_audit_full_verify_seconds);
-  if (!(f.audit_full_verify_seconds >= 0 && f.audit_full_verify_seconds <= 366 * 86400)) {
+  o.audit_full_verify_seconds = absl::GetFlag(FLAGS_audit_full_verify_seconds);
+  if (!(o.audit_full_verify_seconds >= 0 && o.audit_full_verify_seconds <= 366 * 86400)) {
     return absl::InvalidArgumentError("--audit-full-verify-seconds must lie in [0, 31622400] (0: off)");
   }
-  f.read_database_url = absl::GetFlag(FLAGS_read_database_url);
-  if (!f.read_database_url.empty() && absl::GetFlag(FLAGS_database_url).empty()) {
+  o.read_database_url = absl::GetFlag(FLAGS_read_database_url);
+  if (!o.read_database_url.empty() && o.database_url.empty()) {
     return absl::InvalidArgumentError(
         "--read-database-url needs --database-url: the standby replicates a primary that dpqd "
         "reaches by URL, not the embedded cluster");
@@ -231,9 +130,26 @@ absl::StatusOr<ServeFlags> CheckFlags() {
   if (lag_wait_ms < 0 || lag_wait_ms > 60000) {
     return absl::InvalidArgumentError("--read-lag-wait-ms must lie in [0, 60000]");
   }
-  f.scan_routing.max_lag_wait = absl::Milliseconds(lag_wait_ms);
-  ASSIGN_OR_RETURN(f.limits, LimitFlags());
-  return f;
+  o.scan_routing.max_lag_wait = absl::Milliseconds(lag_wait_ms);
+
+  // The limits on what one analyst and one upload may use.
+  o.admission.max_concurrent = absl::GetFlag(FLAGS_max_concurrent_queries);
+  o.admission.max_per_minute = absl::GetFlag(FLAGS_max_queries_per_minute);
+  const int64_t load_mb = absl::GetFlag(FLAGS_max_load_mb);
+  o.upload.max_rows = absl::GetFlag(FLAGS_max_load_rows);
+  o.max_message_mb = absl::GetFlag(FLAGS_max_message_mb);
+  if (o.admission.max_concurrent < 0 || o.admission.max_per_minute < 0 || load_mb < 0 ||
+      o.upload.max_rows < 0) {
+    return absl::InvalidArgumentError(
+        "--max-concurrent-queries, --max-queries-per-minute, --max-load-mb and --max-load-rows "
+        "must be >= 0 (0: unlimited)");
+  }
+  if (load_mb > (int64_t{1} << 40)) return absl::InvalidArgumentError("--max-load-mb is at most 2^40");
+  if (o.max_message_mb < 1 || o.max_message_mb > 1024) {
+    return absl::InvalidArgumentError("--max-message-mb must lie in [1, 1024]");
+  }
+  o.upload.max_bytes = load_mb << 20;
+  return o;
 }
 
 // `dpqd --check-config`: what a deployment checks before it switches traffic (a Kubernetes init
@@ -241,27 +157,27 @@ absl::StatusOr<ServeFlags> CheckFlags() {
 // started, migrations are not applied.
 absl::Status CheckConfig() {
   const auto ok = [](const std::string& what) { std::printf("ok     %s\n", what.c_str()); };
-  RETURN_IF_ERROR(CheckFlags().status());
+  ASSIGN_OR_RETURN(const Server::Options options, OptionsFromFlags());
   ok("flags");
-  const std::string cert = absl::GetFlag(FLAGS_tls_cert);
-  RETURN_IF_ERROR(Credentials().status());
+  const std::string& cert = options.tls.cert;
+  RETURN_IF_ERROR(daemon::ServerCredentialsFromFiles(options.tls).status());
   if (cert.empty()) {
-    ok(absl::StrCat("plaintext on ", absl::GetFlag(FLAGS_listen),
-                    IsLoopbackAddress(absl::GetFlag(FLAGS_listen)) ? " (loopback)"
-                                                                   : " (WARNING: not loopback)"));
+    ok(absl::StrCat("plaintext on ", options.listen_address,
+                    IsLoopbackAddress(options.listen_address) ? " (loopback)"
+                                                              : " (WARNING: not loopback)"));
   } else {
-    RETURN_IF_ERROR(CheckCertificateAndKey(cert, absl::GetFlag(FLAGS_tls_key)));
-    const std::string client_ca = absl::GetFlag(FLAGS_tls_client_ca);
+    RETURN_IF_ERROR(CheckCertificateAndKey(cert, options.tls.key));
+    const std::string& client_ca = options.tls.client_ca;
     if (!client_ca.empty()) RETURN_IF_ERROR(CheckCertificateFile(client_ca, "--tls-client-ca"));
     ok(absl::StrCat("TLS certificate and key", client_ca.empty() ? "" : ", client CA"));
   }
   const int binary_version = store::EmbeddedMigrations().empty()
                                  ? 0
                                  : store::EmbeddedMigrations().back().version;
-  const std::string url = absl::GetFlag(FLAGS_database_url);
+  const std::string& url = options.database_url;
   if (url.empty()) {
-    const std::string dir = absl::GetFlag(FLAGS_data_dir);
-    ok(absl::StrCat("embedded PostgreSQL under ", dir, " (not started by --check-config)"));
+    ok(absl::StrCat("embedded PostgreSQL under ", options.data_dir,
+                    " (not started by --check-config)"));
     return absl::OkStatus();
   }
   ASSIGN_OR_RETURN(auto db, store::Database::Open(url, 1));
@@ -274,7 +190,7 @@ absl::Status CheckConfig() {
   }
   ok(absl::StrCat("database reachable, schema version ", version, " (this dpqd: ", binary_version,
                   version < binary_version ? "; dpqd migrates it at start" : "", ")"));
-  const std::string read_url = absl::GetFlag(FLAGS_read_database_url);
+  const std::string& read_url = options.read_database_url;
   if (!read_url.empty()) {
     // Unlike at start-up, where a standby that is down only sends scans to the primary, a check
     // asks for everything configured to answer.
@@ -290,198 +206,9 @@ absl::Status CheckConfig() {
 }
 
 absl::Status Serve() {
-  ASSIGN_OR_RETURN(ServeFlags flags, CheckFlags());
-  const Limits& limits = flags.limits;
-  ASSIGN_OR_RETURN(auto credentials, Credentials());
-  // Block the shutdown signals in every thread; the main thread waits for them with sigwait.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-
-  std::unique_ptr<store::EmbeddedPostgres> embedded;
-  std::string url = absl::GetFlag(FLAGS_database_url);
-  std::string database_desc = "the database at --database-url";
-  if (url.empty()) {
-    store::EmbeddedPostgresOptions options;
-    options.data_dir = absl::GetFlag(FLAGS_data_dir);
-    ASSIGN_OR_RETURN(embedded, store::EmbeddedPostgres::Start(options));
-    url = embedded->connection_url();
-    database_desc = absl::StrCat("embedded PostgreSQL in ", embedded->pg_data_dir(), " (socket ",
-                                 embedded->socket_dir(), ")");
-  }
-  const std::string migrations_dir = absl::GetFlag(FLAGS_migrations_dir);
-  ASSIGN_OR_RETURN(store::MigrationReport migrations,
-                   migrations_dir.empty()
-                       ? store::ApplyMigrations(url, store::EmbeddedMigrations())
-                       : store::ApplyMigrations(url, migrations_dir));
-  ASSIGN_OR_RETURN(auto db, store::Database::Open(url, absl::GetFlag(FLAGS_db_pool_size)));
-
-  store::DatasetStore datasets(db.get());
-  store::PrincipalStore principals(db.get());
-  store::BudgetLedger ledger(db.get());
-  // Scans on the read standby when there is one (store/scan_router.h); it may be down now: the
-  // primary serves the scans until it answers.
-  auto scan_router =
-      flags.read_database_url.empty()
-          ? std::make_unique<store::ScanRouter>(db.get())
-          : std::make_unique<store::ScanRouter>(
-                db.get(),
-                store::Database::OpenDeferred(flags.read_database_url,
-                                              absl::GetFlag(FLAGS_db_pool_size)),
-                flags.scan_routing);
-  if (!flags.read_database_url.empty()) {
-    absl::StrAppend(&database_desc, "; aggregate scans on the read standby at --read-database-url");
-  }
-  store::AggregateScanner scanner(scan_router.get());
-  store::ResultCache cache(db.get());
-
-  ASSIGN_OR_RETURN(std::string token, BootstrapToken());
-  if (!token.empty()) {
-    RETURN_IF_ERROR(principals.UpsertAdmin("admin", api::TokenHash(token)).status());
-  } else {
-    LogWarning("no bootstrap admin token (DPQ_ADMIN_TOKEN / --admin-token-file): only existing admins can log in");
-  }
-
-  store::SpendTally spend(db.get());  // per-analyst spend, read incrementally at each scrape
-  metrics::Metrics metrics([&ledger, &spend, &db]() -> absl::StatusOr<metrics::LedgerFigures> {
-    metrics::LedgerFigures f;
-    ASSIGN_OR_RETURN(auto budgets, ledger.ListBudgets());
-    for (const auto& b : budgets) {
-      f.budgets.push_back({b.dataset, b.accountant, b.epsilon_total(), b.epsilon_remaining(),
-                           b.delta_total(), b.delta_remaining()});
-    }
-    ASSIGN_OR_RETURN(auto spent, spend.Refresh());
-    for (const auto& s : spent) f.spent.push_back({s.dataset, s.analyst, s.epsilon, s.delta});
-    std::vector<int64_t> windows;
-    for (const auto& w : metrics::kRecentWindows) windows.push_back(w.seconds);
-    for (const auto& h : spend.History(windows)) {
-      metrics::LedgerFigures::History out{h.dataset, h.audit_rows, {}};
-      std::copy(h.epsilon_recent.begin(), h.epsilon_recent.end(), out.epsilon_recent);
-      f.history.push_back(out);
-    }
-    ASSIGN_OR_RETURN(auto caps, store::ListAnalystCaps(db.get()));
-    for (const auto& c : caps) {
-      f.caps.push_back({c.dataset, c.analyst, c.has_epsilon_cap,
-                        query::EpsilonFromUnits(c.epsilon_cap_units),
-                        query::EpsilonFromUnits(c.epsilon_spent_units), c.has_delta_cap,
-                        query::DeltaFromUnits(c.delta_cap_units),
-                        query::DeltaFromUnits(c.delta_spent_units)});
-    }
-    return f;
-  }, [&db, &scan_router]() {
-    const store::PoolStats s = db->Stats();
-    const store::ScanRouteStats r = scan_router->Stats();
-    return metrics::PoolFigures{s.opened,           s.connect_failures,     s.closed_after_error,
-                                s.closed_by_server, s.in_use,               s.idle,
-                                r.scans_on_primary, r.scans_on_standby,     r.has_standby,
-                                r.standby_up,       r.fallbacks_lagging,    r.fallbacks_unavailable};
-  }, metrics::BuildInfo{BuildVersion(), BuildGitSha()});
-  ledger.SetDebitObserver([&metrics](double seconds) { metrics.RecordDebit(seconds); });
-  RETURN_IF_ERROR(metrics.Serve(absl::GetFlag(FLAGS_metrics_listen)));
-
-  engine::QueryEngine engine({&datasets, &principals, &ledger, &scanner, &cache}, &dp::SecureRandom());
-  engine.OnScanDataError([&metrics](const std::string& dataset) { metrics.RecordScanDataError(dataset); });
-  api::Authenticator auth(&principals);
-  store::AdminLog admin_log(db.get());
-  api::QueryAdmission admission(limits.admission);
-  api::ServiceOptions options{&auth,      &engine,  &datasets,  &principals,  &ledger,
-                              &admin_log, &metrics, &admission, limits.upload};
-  api::AnalystService analyst_service(options);
-  api::AdminService admin_service(options);
-  api::AccountingService accounting_service(options);
-  store::CollectionStore collection_store(db.get());
-  collection::Collections collections(&collection_store);
-  api::CollectionService collection_service({&auth, &collections, &metrics});
-
-  store::TrainingStore training_runs(db.get());
-  engine::TrainingEngine training(&engine, &ledger, &training_runs, &dp::SecureRandom());
-  api::TrainingService training_service(&auth, &training);
-
-  grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  grpc::ServerBuilder builder;
-  int bound_port = 0;
-  builder.AddListeningPort(absl::GetFlag(FLAGS_listen), credentials, &bound_port);
-  builder.SetMaxReceiveMessageSize(absl::GetFlag(FLAGS_max_message_mb) << 20);
-  // gRPC enables SO_REUSEPORT by default on Linux: a second dpqd on the same port would silently
-  // share it instead of failing. Refuse that.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  // dpq's services: registered, counted per method by the metrics interceptor, and reported by
-  // gRPC health, from this one list.
-  const std::vector<grpc::Service*> services = {&analyst_service, &admin_service,
-                                                &accounting_service, &collection_service,
-                                                &training_service};
-  const std::vector<std::string> service_names = {
-      dpq::v1::AnalystService::service_full_name(), dpq::v1::AdminService::service_full_name(),
-      dpq::v1::AccountingService::service_full_name(),
-      dpq::v1::CollectionService::service_full_name(),
-      dpq::v1::TrainingService::service_full_name()};
-  for (grpc::Service* service : services) builder.RegisterService(service);
-  // The order matters: a request that did not parse gets its status rewritten first, so that the
-  // metrics and the log line record the status the client receives.
-  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
-  interceptors.push_back(std::make_unique<api::UnparsableRequestInterceptorFactory>());
-  interceptors.push_back(std::make_unique<api::RpcMetricsInterceptorFactory>(
-      &metrics, [&service_names] {
-        std::vector<std::string> counted = service_names;
-        counted.push_back("grpc.reflection.v1alpha.ServerReflection");
-        return counted;
-      }()));
-  interceptors.push_back(std::make_unique<api::RequestLogFactory>());
-  builder.experimental().SetInterceptorCreators(std::move(interceptors));
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (server == nullptr || bound_port == 0) {
-    return absl::UnavailableError(absl::StrCat("cannot listen on ", absl::GetFlag(FLAGS_listen)));
-  }
-  if (absl::GetFlag(FLAGS_tls_cert).empty() && !IsLoopbackAddress(absl::GetFlag(FLAGS_listen))) {
-    // Bearer tokens and released values would cross the network in the clear.
-    LogWarning(absl::StrCat(
-        "WARNING: listening on ", absl::GetFlag(FLAGS_listen),
-        ", reachable from other machines, WITHOUT TLS: tokens and answers travel in plaintext. "
-        "Give --tls-cert and --tls-key, or listen on 127.0.0.1 behind a TLS proxy."));
-  }
-  api::HealthWatcher health(server->GetHealthCheckService(), &principals, migrations.binary_version,
-                            absl::Seconds(absl::GetFlag(FLAGS_health_check_seconds)),
-                            service_names);
-  health.Start();
-  std::unique_ptr<api::AuditVerifier> verifier;
-  if (flags.audit_verify_seconds > 0) {
-    verifier = std::make_unique<api::AuditVerifier>(&ledger, &metrics,
-                                                     absl::Seconds(flags.audit_verify_seconds),
-                                                     flags.audit_full_verify_seconds);
-    verifier->Start();
-  }
-  LogInfo(absl::StrCat("dpqd listening on ", absl::GetFlag(FLAGS_listen),
-                       absl::GetFlag(FLAGS_tls_cert).empty()         ? " (plaintext)"
-                       : absl::GetFlag(FLAGS_tls_client_ca).empty() ? " (TLS)"
-                                                                     : " (TLS, client certificates required)",
-                       ", metrics on http://", absl::GetFlag(FLAGS_metrics_listen), "/metrics (status page: /status); database: ",
-                       database_desc, "; schema version ", migrations.schema_version, " (",
-                       migrations.applied, " migration(s) applied now)"));
-
-  int signal_number = 0;
-  sigwait(&signals, &signal_number);
-  const double grace = absl::GetFlag(FLAGS_shutdown_grace_seconds);
-  LogInfo(absl::StrCat("signal ", signal_number, " received: draining (new calls refused, calls in "
-                       "flight finish within ", grace, " s)"));
-  // Health first, so that balancers stop sending before the port closes; then gRPC stops
-  // accepting and waits for the calls in flight (their debits, scans and stored answers) until
-  // the grace period ends, after which it cancels what is left: a cancelled query that was already
-  // charged keeps its charge and its answer is served to a retry with the same request id.
-  health.Stop();
-  if (verifier != nullptr) verifier->Stop();
-  server->GetHealthCheckService()->Shutdown();
-  server->Shutdown(absl::ToChronoTime(absl::Now() + absl::Seconds(grace)));
-  server->Wait();
-  // The metrics server's threads call back into the ledger and the pool: stop them before closing the
-  // database (a scrape during shutdown once aborted dpqd on SIGTERM).
-  metrics.StopServing();
-  db.reset();
-  if (embedded) RETURN_IF_ERROR(embedded->Stop());
-  LogInfo("dpqd stopped");
-  return absl::OkStatus();
+  ASSIGN_OR_RETURN(Server::Options options, OptionsFromFlags());
+  ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::BuildAndStart(options));
+  return server->WaitAndDrain();
 }
 
 // `dpqd --help`: dpqd's own flags, sorted, each with its help and default. absl's --help lists only

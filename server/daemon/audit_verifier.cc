@@ -1,4 +1,4 @@
-#include "server/api/audit_verifier.h"
+#include "server/daemon/audit_verifier.h"
 
 #include <map>
 #include <string>
@@ -7,7 +7,7 @@
 #include "absl/time/clock.h"
 #include "server/base/logging.h"
 
-namespace dpq::api {
+namespace dpq::daemon {
 
 AuditVerifier::AuditVerifier(store::BudgetLedger* ledger, metrics::Metrics* metrics,
                              absl::Duration interval, double full_after_seconds)
@@ -58,4 +58,4 @@ void AuditVerifier::VerifyAll() {
   for (const auto& [name, ok] : ok_by_name) metrics_->RecordAuditVerify(name, ok, now);
 }
 
-}  // namespace dpq::api
+}  // namespace dpq::daemon

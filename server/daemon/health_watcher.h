@@ -1,7 +1,7 @@
-// gRPC health that tells the truth (issue 13): SERVING only while the database answers and its
+// gRPC health that tells the truth: SERVING only while the database answers and its
 // schema is the one this binary knows; NOT_SERVING otherwise, and SERVING again once it recovers.
-#ifndef DPQ_SERVER_API_HEALTH_WATCHER_H_
-#define DPQ_SERVER_API_HEALTH_WATCHER_H_
+#ifndef DPQ_SERVER_DAEMON_HEALTH_WATCHER_H_
+#define DPQ_SERVER_DAEMON_HEALTH_WATCHER_H_
 
 #include <cstdint>
 #include <string>
@@ -14,7 +14,7 @@
 #include "absl/time/time.h"
 #include "server/store/principal_store.h"
 
-namespace dpq::api {
+namespace dpq::daemon {
 
 class HealthWatcher {
  public:
@@ -47,6 +47,6 @@ class HealthWatcher {
   int serving_ = -1;  // -1 unknown, 0 NOT_SERVING, 1 SERVING (the checking thread's own state)
 };
 
-}  // namespace dpq::api
+}  // namespace dpq::daemon
 
-#endif  // DPQ_SERVER_API_HEALTH_WATCHER_H_
+#endif  // DPQ_SERVER_DAEMON_HEALTH_WATCHER_H_

@@ -1,4 +1,4 @@
-#include "server/api/health_watcher.h"
+#include "server/daemon/health_watcher.h"
 
 #include <string>
 #include <utility>
@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/base/logging.h"
 
-namespace dpq::api {
+namespace dpq::daemon {
 
 HealthWatcher::HealthWatcher(grpc::HealthCheckServiceInterface* health,
                              store::PrincipalStore* principals, int64_t binary_schema_version,
@@ -52,4 +52,4 @@ void HealthWatcher::CheckOnce() {
   }
 }
 
-}  // namespace dpq::api
+}  // namespace dpq::daemon

@@ -5,8 +5,8 @@
 // in dpq_audit_verify_rows_total. The VerifyAudit RPC records its result in the same series.
 // Each pass is incremental: it reads the rows appended since the dataset's checkpoint, and the
 // whole chain again when the last full verification of it is older than `full_after_seconds`.
-#ifndef DPQ_SERVER_API_AUDIT_VERIFIER_H_
-#define DPQ_SERVER_API_AUDIT_VERIFIER_H_
+#ifndef DPQ_SERVER_DAEMON_AUDIT_VERIFIER_H_
+#define DPQ_SERVER_DAEMON_AUDIT_VERIFIER_H_
 
 #include <thread>
 
@@ -15,7 +15,7 @@
 #include "server/metrics/metrics.h"
 #include "server/store/budget_ledger.h"
 
-namespace dpq::api {
+namespace dpq::daemon {
 
 class AuditVerifier {
  public:
@@ -47,6 +47,6 @@ class AuditVerifier {
   std::thread thread_;
 };
 
-}  // namespace dpq::api
+}  // namespace dpq::daemon
 
-#endif  // DPQ_SERVER_API_AUDIT_VERIFIER_H_
+#endif  // DPQ_SERVER_DAEMON_AUDIT_VERIFIER_H_

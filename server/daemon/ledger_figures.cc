@@ -1,0 +1,67 @@
+#include "server/daemon/ledger_figures.h"
+
+#include <algorithm>
+
+#include "server/base/status_macros.h"
+#include "server/query/privacy_units.h"
+
+namespace dpq::daemon {
+
+metrics::LedgerFigures::Budget BudgetFigure(const store::BudgetState& b) {
+  return {b.dataset, b.accountant, b.epsilon_total(), b.epsilon_remaining(), b.delta_total(),
+          b.delta_remaining()};
+}
+
+metrics::LedgerFigures::Spent SpentFigure(const store::AnalystSpend& s) {
+  return {s.dataset, s.analyst, s.epsilon, s.delta};
+}
+
+metrics::LedgerFigures::History HistoryFigure(const store::DatasetHistory& h) {
+  metrics::LedgerFigures::History out{h.dataset, h.audit_rows, {}};
+  std::copy(h.epsilon_recent.begin(), h.epsilon_recent.end(), out.epsilon_recent);
+  return out;
+}
+
+metrics::LedgerFigures::Cap CapFigure(const store::AnalystCap& c) {
+  return {c.dataset,
+          c.analyst,
+          c.has_epsilon_cap,
+          query::EpsilonFromUnits(c.epsilon_cap_units),
+          query::EpsilonFromUnits(c.epsilon_spent_units),
+          c.has_delta_cap,
+          query::DeltaFromUnits(c.delta_cap_units),
+          query::DeltaFromUnits(c.delta_spent_units)};
+}
+
+metrics::PoolFigures PoolFiguresOf(const store::PoolStats& s, const store::ScanRouteStats& r) {
+  return metrics::PoolFigures{s.opened,           s.connect_failures,  s.closed_after_error,
+                              s.closed_by_server, s.in_use,            s.idle,
+                              r.scans_on_primary, r.scans_on_standby,  r.has_standby,
+                              r.standby_up,       r.fallbacks_lagging, r.fallbacks_unavailable};
+}
+
+std::vector<int64_t> RecentWindowSeconds() {
+  std::vector<int64_t> windows;
+  for (const auto& w : metrics::kRecentWindows) windows.push_back(w.seconds);
+  return windows;
+}
+
+absl::StatusOr<metrics::LedgerFigures> ReadLedgerFigures(store::BudgetLedger& ledger,
+                                                         store::SpendTally& spend,
+                                                         store::Database* db) {
+  metrics::LedgerFigures f;
+  ASSIGN_OR_RETURN(auto budgets, ledger.ListBudgets());
+  for (const auto& b : budgets) f.budgets.push_back(BudgetFigure(b));
+  ASSIGN_OR_RETURN(auto spent, spend.Refresh());
+  for (const auto& s : spent) f.spent.push_back(SpentFigure(s));
+  for (const auto& h : spend.History(RecentWindowSeconds())) f.history.push_back(HistoryFigure(h));
+  ASSIGN_OR_RETURN(auto caps, store::ListAnalystCaps(db));
+  for (const auto& c : caps) f.caps.push_back(CapFigure(c));
+  return f;
+}
+
+metrics::PoolFigures ReadPoolFigures(const store::Database& db, const store::ScanRouter& router) {
+  return PoolFiguresOf(db.Stats(), router.Stats());
+}
+
+}  // namespace dpq::daemon
