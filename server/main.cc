@@ -339,7 +339,7 @@ absl::Status Serve() {
 
   ASSIGN_OR_RETURN(std::string token, BootstrapToken());
   if (!token.empty()) {
-    RETURN_IF_ERROR(principals.UpsertAdmin("admin", api::TokenHash(token)).status());
+    RETURN_IF_ERROR(principals.UpsertAdmin("admin", engine::TokenHash(token)).status());
   } else {
     LogWarning("no bootstrap admin token (DPQ_ADMIN_TOKEN / --admin-token-file): only existing admins can log in");
   }
@@ -383,11 +383,17 @@ absl::Status Serve() {
 
   engine::QueryEngine engine({&datasets, &principals, &ledger, &scanner, &cache}, &dp::SecureRandom());
   engine.OnScanDataError([&metrics](const std::string& dataset) { metrics.RecordScanDataError(dataset); });
-  api::Authenticator auth(&principals);
+  engine::Authenticator auth(&principals);
   store::AdminLog admin_log(db.get());
+  engine::DatasetAdmin dataset_admin(&datasets);
+  engine::AccessAdmin access_admin(&principals);
+  engine::BudgetBook budget_book(&engine, {&datasets, &principals, &ledger});
+  engine::AuditTrails audit_trails(&datasets, &ledger, &admin_log);
+  const engine::Accounting accounting;
   api::QueryAdmission admission(limits.admission);
-  api::ServiceOptions options{&auth,      &engine,  &datasets,  &principals,  &ledger,
-                              &admin_log, &metrics, &admission, limits.upload};
+  api::ServiceOptions options{&auth,        &engine,       &dataset_admin, &access_admin,
+                              &budget_book, &audit_trails, &accounting,    &metrics,
+                              &admission,   limits.upload};
   api::AnalystService analyst_service(options);
   api::AdminService admin_service(options);
   api::AccountingService accounting_service(options);

@@ -13,7 +13,7 @@
 namespace dpq::api {
 
 struct CollectionServiceOptions {
-  const Authenticator* auth;
+  const engine::Authenticator* auth;
   collection::Collections* collections;
   metrics::Metrics* metrics;
 };
