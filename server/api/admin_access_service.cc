@@ -1,10 +1,7 @@
 // AdminService: the lifecycle of principals and grants (list, revoke, rotate), and the server
-// status an admin checks first. Thin handlers: validation, one store call, proto conversion.
-#include <map>
+// status an admin checks first. Thin handlers: validation, one engine-level call, proto conversion.
 #include <vector>
 
-#include "absl/strings/str_cat.h"
-#include "server/api/admin_actions.h"
 #include "server/api/auth.h"
 #include "server/api/proto_convert.h"
 #include "server/api/services.h"
@@ -15,10 +12,6 @@
 
 namespace dpq::api {
 namespace {
-
-v1::Role RoleToProto(store::Role role) {
-  return role == store::Role::kAdmin ? v1::ROLE_ADMIN : v1::ROLE_ANALYST;
-}
 
 void ToProto(const store::GrantRecord& g, v1::GrantInfo* out) {
   out->set_analyst(g.analyst);
@@ -37,19 +30,16 @@ grpc::Status AdminService::ListAnalysts(grpc::ServerContext* context,
                                         const v1::ListAnalystsRequest* /*request*/,
                                         v1::ListAnalystsResponse* response) {
   return ToGrpcStatus(*context, [&]() -> absl::Status {
-    RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
-    ASSIGN_OR_RETURN(std::vector<store::PrincipalRecord> principals, o_.principals->List());
-    ASSIGN_OR_RETURN(std::vector<store::GrantRecord> grants, o_.principals->ListGrants(absl::nullopt));
-    std::map<std::string, std::vector<const store::GrantRecord*>> by_analyst;
-    for (const store::GrantRecord& g : grants) by_analyst[g.analyst].push_back(&g);
-    for (const store::PrincipalRecord& p : principals) {
+    RETURN_IF_ERROR(AuthenticateAdmin(*options_.auth, *context).status());
+    ASSIGN_OR_RETURN(std::vector<engine::PrincipalAccess> principals, options_.access->ListPrincipals());
+    for (const engine::PrincipalAccess& p : principals) {
       v1::AnalystInfo* info = response->add_analysts();
-      info->set_name(p.principal.name);
-      info->set_role(RoleToProto(p.principal.role));
-      info->set_created_at(p.created_at);
-      info->set_last_used_at(p.last_used_at);
-      info->set_revoked_at(p.revoked_at);
-      for (const store::GrantRecord* g : by_analyst[p.principal.name]) ToProto(*g, info->add_grants());
+      info->set_name(p.record.principal.name);
+      info->set_role(RoleToProto(p.record.principal.role));
+      info->set_created_at(p.record.created_at);
+      info->set_last_used_at(p.record.last_used_at);
+      info->set_revoked_at(p.record.revoked_at);
+      for (const store::GrantRecord& g : p.grants) ToProto(g, info->add_grants());
     }
     return absl::OkStatus();
   }());
@@ -59,14 +49,9 @@ grpc::Status AdminService::RevokeAnalyst(grpc::ServerContext* context,
                                          const v1::RevokeAnalystRequest* request,
                                          v1::RevokeAnalystResponse* /*response*/) {
   return ToGrpcStatus(*context, [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(store::Principal caller, o_.auth->AuthenticateAdmin(*context));
+    ASSIGN_OR_RETURN(store::Principal caller, AuthenticateAdmin(*options_.auth, *context));
     RETURN_IF_ERROR(ValidateAnalystName(request->name(), "name"));
-    if (request->name() == caller.name) {
-      return absl::FailedPreconditionError(
-          "an admin cannot revoke itself (another admin can; that keeps one admin able to act)");
-    }
-    const store::AdminAction log = Logged(caller, "analyst.revoke", request->name());
-    return o_.principals->Revoke(request->name(), &log);
+    return options_.access->Revoke(caller, request->name());
   }());
 }
 
@@ -74,15 +59,10 @@ grpc::Status AdminService::RotateToken(grpc::ServerContext* context,
                                        const v1::RotateTokenRequest* request,
                                        v1::CreateAnalystResponse* response) {
   return ToGrpcStatus(*context, [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(store::Principal admin, o_.auth->AuthenticateAdmin(*context));
+    ASSIGN_OR_RETURN(store::Principal admin, AuthenticateAdmin(*options_.auth, *context));
     RETURN_IF_ERROR(ValidateAnalystName(request->name(), "name"));
-    const std::string token = NewToken();
-    const store::AdminAction log = Logged(admin, "token.rotate", request->name());
-    ASSIGN_OR_RETURN(store::Principal p,
-                     o_.principals->RotateToken(request->name(), TokenHash(token), &log));
-    response->set_name(p.name);
-    response->set_role(RoleToProto(p.role));
-    response->set_token(token);
+    ASSIGN_OR_RETURN(engine::IssuedToken issued, options_.access->RotateToken(admin, request->name()));
+    ToProto(issued, response);
     return absl::OkStatus();
   }());
 }
@@ -91,12 +71,10 @@ grpc::Status AdminService::RevokeGrant(grpc::ServerContext* context,
                                        const v1::RevokeGrantRequest* request,
                                        v1::RevokeGrantResponse* /*response*/) {
   return ToGrpcStatus(*context, [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(store::Principal admin, o_.auth->AuthenticateAdmin(*context));
+    ASSIGN_OR_RETURN(store::Principal admin, AuthenticateAdmin(*options_.auth, *context));
     RETURN_IF_ERROR(ValidateAnalystName(request->analyst(), "analyst"));
     RETURN_IF_ERROR(ValidateIdentifier(request->dataset(), "dataset"));
-    const store::AdminAction log =
-        Logged(admin, "grant.revoke", absl::StrCat(request->analyst(), "/", request->dataset()));
-    return o_.principals->RevokeGrant(request->analyst(), request->dataset(), &log);
+    return options_.access->RevokeGrant(admin, request->analyst(), request->dataset());
   }());
 }
 
@@ -104,13 +82,13 @@ grpc::Status AdminService::ListGrants(grpc::ServerContext* context,
                                       const v1::ListGrantsRequest* request,
                                       v1::ListGrantsResponse* response) {
   return ToGrpcStatus(*context, [&]() -> absl::Status {
-    RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
+    RETURN_IF_ERROR(AuthenticateAdmin(*options_.auth, *context).status());
     absl::optional<std::string> dataset;
     if (!request->dataset().empty()) {
       RETURN_IF_ERROR(ValidateIdentifier(request->dataset(), "dataset"));
       dataset = request->dataset();
     }
-    ASSIGN_OR_RETURN(std::vector<store::GrantRecord> grants, o_.principals->ListGrants(dataset));
+    ASSIGN_OR_RETURN(std::vector<store::GrantRecord> grants, options_.access->ListGrants(dataset));
     for (const store::GrantRecord& g : grants) ToProto(g, response->add_grants());
     return absl::OkStatus();
   }());
@@ -122,29 +100,16 @@ grpc::Status AdminService::ServerStatus(grpc::ServerContext* context,
   return ToGrpcStatus(*context, [&]() -> absl::Status {
     // Authenticating reads the database: with the database down this call is UNAVAILABLE, which
     // `dpqctl status` reports as "database unreachable".
-    RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
+    RETURN_IF_ERROR(AuthenticateAdmin(*options_.auth, *context).status());
     response->set_server_version(DPQ_VERSION);
-    absl::StatusOr<int64_t> version = o_.principals->SchemaVersion();
-    absl::StatusOr<std::vector<query::DatasetSchema>> datasets =
-        version.ok() ? o_.datasets->List(absl::nullopt) : version.status();
-    if (!datasets.ok()) {
-      response->set_database_reachable(false);
-      response->set_database_error(std::string(datasets.status().message()));
+    ASSIGN_OR_RETURN(engine::ServerOverview overview, options_.budgets->Overview());
+    response->set_database_reachable(overview.database_reachable);
+    if (!overview.database_reachable) {
+      response->set_database_error(overview.database_error);
       return absl::OkStatus();
     }
-    response->set_database_reachable(true);
-    response->set_schema_version(*version);
-    // One query for every ledger (the one the metrics read), not one per dataset; dropped
-    // datasets, which it also lists, are left out.
-    ASSIGN_OR_RETURN(std::vector<store::BudgetState> budgets, o_.ledger->ListBudgets());
-    std::map<int64_t, const store::BudgetState*> by_id;
-    for (const store::BudgetState& b : budgets) by_id[b.dataset_id] = &b;
-    for (const query::DatasetSchema& d : *datasets) {
-      auto it = by_id.find(d.id);
-      if (it == by_id.end()) continue;  // created between the two reads
-      api::ToProto(*it->second, response->add_budgets());
-      response->mutable_budgets()->rbegin()->set_preset(d.epsilon_preset);
-    }
+    response->set_schema_version(overview.schema_version);
+    for (const engine::DatasetBudget& b : overview.budgets) ToProto(b, response->add_budgets());
     return absl::OkStatus();
   }());
 }
@@ -153,8 +118,8 @@ grpc::Status AdminService::ListAdminLog(grpc::ServerContext* context,
                                         const v1::ListAdminLogRequest* /*request*/,
                                         v1::ListAdminLogResponse* response) {
   return ToGrpcStatus(*context, [&]() -> absl::Status {
-    RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
-    ASSIGN_OR_RETURN(std::vector<store::AdminLogEntry> entries, o_.admin_log->List());
+    RETURN_IF_ERROR(AuthenticateAdmin(*options_.auth, *context).status());
+    ASSIGN_OR_RETURN(std::vector<store::AdminLogEntry> entries, options_.audit->ListAdminLog());
     for (const store::AdminLogEntry& e : entries) {
       v1::AdminLogEntry* out = response->add_entries();
       out->set_seq(e.seq);
@@ -172,9 +137,9 @@ grpc::Status AdminService::VerifyAdminLog(grpc::ServerContext* context,
                                           const v1::VerifyAdminLogRequest* request,
                                           v1::VerifyAdminLogResponse* response) {
   return ToGrpcStatus(*context, [&]() -> absl::Status {
-    RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
-    ASSIGN_OR_RETURN(store::AdminLog::Verification v, o_.admin_log->Verify(request->full()));
-    if (o_.metrics != nullptr) o_.metrics->RecordAuditVerifyRows("", v.rows_read);
+    RETURN_IF_ERROR(AuthenticateAdmin(*options_.auth, *context).status());
+    ASSIGN_OR_RETURN(store::AdminLog::Verification v, options_.audit->VerifyAdminLog(request->full()));
+    if (options_.metrics != nullptr) options_.metrics->RecordAuditVerifyRows("", v.rows_read);
     response->set_ok(v.ok);
     response->set_entries(v.entries);
     response->set_first_broken_seq(v.first_broken_seq);

@@ -1,10 +1,11 @@
+// AdminService: datasets (create, load, drop), principals and grants (create, grant), budgets and
+// the budget audit. Thin handlers: authenticate, proto -> domain, one engine-level call, proto out.
+#include <memory>
+
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
-#include "server/api/admin_actions.h"
 #include "server/api/proto_convert.h"
 #include "server/api/services.h"
-#include "server/query/epsilon_guidance.h"
 #include "server/api/status_mapping.h"
 #include "server/base/limit_error.h"
 #include "server/base/status_macros.h"
@@ -91,22 +92,32 @@ class CsvUpload {
   bool finished_ = false;
 };
 
+// engine::UploadRowsFor over the CSV chunks that follow the header; `upload` keeps the open upload
+// alive while the store pulls from it.
+engine::UploadRowsFor CsvRowsOf(grpc::ServerContext* context,
+                                grpc::ServerReader<v1::CreateDatasetRequest>* reader,
+                                UploadLimits limits, std::unique_ptr<CsvUpload>* upload) {
+  return [=](const std::vector<query::ColumnSchema>& columns) {
+    *upload = std::make_unique<CsvUpload>(context, reader, columns, limits);
+    return (*upload)->Source();
+  };
+}
+
 }  // namespace
 
 grpc::Status AdminService::LoadDataset(grpc::ServerContext* context,
                                        grpc::ServerReader<v1::CreateDatasetRequest>* reader,
                                        v1::CreateDatasetResponse* response) {
   return ToGrpcStatus(*context, [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(store::Principal admin, o_.auth->AuthenticateAdmin(*context));
+    ASSIGN_OR_RETURN(store::Principal admin, AuthenticateAdmin(*options_.auth, *context));
     ASSIGN_OR_RETURN(v1::DatasetHeader header, ReadHeader(reader));
     RETURN_IF_ERROR(ValidateIdentifier(header.name(), "header.name"));
-    ASSIGN_OR_RETURN(query::DatasetSchema schema, o_.datasets->Get(header.name()));
-    CsvUpload upload(context, reader, schema.columns, o_.upload);
-    const store::AdminAction log = Logged(admin, "dataset.load", schema.name);
-    ASSIGN_OR_RETURN(int64_t appended, o_.datasets->Append(schema, upload.Source(), &log));
-    ASSIGN_OR_RETURN(query::DatasetSchema after, o_.datasets->Get(header.name()));
-    ToProto(after, response->mutable_dataset());
-    response->set_rows_loaded(appended);
+    std::unique_ptr<CsvUpload> upload;
+    ASSIGN_OR_RETURN(store::CreatedDataset loaded,
+                     options_.datasets->Load(admin, header.name(),
+                                       CsvRowsOf(context, reader, options_.upload, &upload)));
+    ToProto(loaded.schema, response->mutable_dataset());
+    response->set_rows_loaded(loaded.rows_loaded);
     return absl::OkStatus();
   }());
 }
@@ -115,15 +126,9 @@ grpc::Status AdminService::DropDataset(grpc::ServerContext* context,
                                        const v1::DropDatasetRequest* request,
                                        v1::DropDatasetResponse* response) {
   return ToGrpcStatus(*context, [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(store::Principal admin, o_.auth->AuthenticateAdmin(*context));
+    ASSIGN_OR_RETURN(store::Principal admin, AuthenticateAdmin(*options_.auth, *context));
     RETURN_IF_ERROR(ValidateIdentifier(request->name(), "name"));
-    if (!request->confirm()) {
-      return absl::FailedPreconditionError(
-          "dropping deletes the raw rows irrecoverably: set confirm (dpqctl --yes)");
-    }
-    ASSIGN_OR_RETURN(query::DatasetSchema schema, o_.datasets->Get(request->name()));
-    const store::AdminAction log = Logged(admin, "dataset.drop", schema.name);
-    return o_.datasets->Drop(schema, &log);
+    return options_.datasets->Drop(admin, request->name(), request->confirm());
   }());
 }
 
@@ -131,16 +136,13 @@ grpc::Status AdminService::CreateDataset(grpc::ServerContext* context,
                                          grpc::ServerReader<v1::CreateDatasetRequest>* reader,
                                          v1::CreateDatasetResponse* response) {
   return ToGrpcStatus(*context, [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(store::Principal admin, o_.auth->AuthenticateAdmin(*context));
+    ASSIGN_OR_RETURN(store::Principal admin, AuthenticateAdmin(*options_.auth, *context));
     ASSIGN_OR_RETURN(v1::DatasetHeader header, ReadHeader(reader));
     ASSIGN_OR_RETURN(query::DatasetSchema schema, DatasetSchemaFromProto(header));
-    RETURN_IF_ERROR(query::ValidateNewDataset(schema));
-    CsvUpload upload(context, reader, schema.columns, o_.upload);
-    const store::AdminAction log =
-        Logged(admin, "dataset.create", schema.name,
-               absl::StrCat("privacy_unit=", schema.privacy_unit, " columns=", schema.columns.size()));
+    std::unique_ptr<CsvUpload> upload;
     ASSIGN_OR_RETURN(store::CreatedDataset created,
-                     o_.datasets->Create(schema, upload.Source(), &log));
+                     options_.datasets->Create(admin, schema,
+                                         CsvRowsOf(context, reader, options_.upload, &upload)));
     ToProto(created.schema, response->mutable_dataset());
     response->set_rows_loaded(created.rows_loaded);
     return absl::OkStatus();
@@ -151,7 +153,7 @@ grpc::Status AdminService::CreateAnalyst(grpc::ServerContext* context,
                                          const v1::CreateAnalystRequest* request,
                                          v1::CreateAnalystResponse* response) {
   return ToGrpcStatus(*context, [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(store::Principal admin, o_.auth->AuthenticateAdmin(*context));
+    ASSIGN_OR_RETURN(store::Principal admin, AuthenticateAdmin(*options_.auth, *context));
     RETURN_IF_ERROR(ValidateAnalystName(request->name(), "name"));
     store::Role role;
     switch (request->role()) {
@@ -160,15 +162,9 @@ grpc::Status AdminService::CreateAnalyst(grpc::ServerContext* context,
       case v1::ROLE_ADMIN: role = store::Role::kAdmin; break;
       default: return absl::InvalidArgumentError("role is not known");
     }
-    const std::string token = NewToken();
-    const store::AdminAction log =
-        Logged(admin, "analyst.create", request->name(),
-               role == store::Role::kAdmin ? "role=admin" : "role=analyst");
-    ASSIGN_OR_RETURN(store::Principal p,
-                     o_.principals->Create(request->name(), role, TokenHash(token), &log));
-    response->set_name(p.name);
-    response->set_role(p.role == store::Role::kAdmin ? v1::ROLE_ADMIN : v1::ROLE_ANALYST);
-    response->set_token(token);
+    ASSIGN_OR_RETURN(engine::IssuedToken issued,
+                     options_.access->CreatePrincipal(admin, request->name(), role));
+    ToProto(issued, response);
     return absl::OkStatus();
   }());
 }
@@ -176,73 +172,29 @@ grpc::Status AdminService::CreateAnalyst(grpc::ServerContext* context,
 grpc::Status AdminService::Grant(grpc::ServerContext* context, const v1::GrantRequest* request,
                                  v1::GrantResponse* response) {
   return ToGrpcStatus(*context, [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(store::Principal admin, o_.auth->AuthenticateAdmin(*context));
+    ASSIGN_OR_RETURN(store::Principal admin, AuthenticateAdmin(*options_.auth, *context));
     RETURN_IF_ERROR(ValidateAnalystName(request->analyst(), "analyst"));
     RETURN_IF_ERROR(ValidateIdentifier(request->dataset(), "dataset"));
-    absl::optional<int64_t> epsilon_cap, delta_cap;
-    if (request->has_epsilon_cap()) {
-      ASSIGN_OR_RETURN(epsilon_cap, query::EpsilonToUnits(request->epsilon_cap(), "epsilon_cap",
-                                                          query::kMaxEpsilonBudget));
-    }
-    if (request->has_delta_cap()) {
-      ASSIGN_OR_RETURN(delta_cap, query::DeltaToUnits(request->delta_cap(), "delta_cap"));
-    }
-    std::string caps;
-    if (request->has_epsilon_cap()) caps = absl::StrFormat("epsilon_cap=%.12g", request->epsilon_cap());
-    if (request->has_delta_cap()) {
-      absl::StrAppend(&caps, caps.empty() ? "" : " ", absl::StrFormat("delta_cap=%.12g", request->delta_cap()));
-    }
-    const store::AdminAction log =
-        Logged(admin, "grant", absl::StrCat(request->analyst(), "/", request->dataset()), caps);
-    return o_.principals->Grant(request->analyst(), request->dataset(), epsilon_cap, delta_cap, &log);
+    engine::GrantCaps caps;
+    if (request->has_epsilon_cap()) caps.epsilon_cap = request->epsilon_cap();
+    if (request->has_delta_cap()) caps.delta_cap = request->delta_cap();
+    return options_.access->Grant(admin, request->analyst(), request->dataset(), caps);
   }());
 }
 
 grpc::Status AdminService::SetBudget(grpc::ServerContext* context, const v1::SetBudgetRequest* request,
                                      v1::Budget* response) {
   return ToGrpcStatus(*context, [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(store::Principal admin, o_.auth->AuthenticateAdmin(*context));
-    double epsilon = request->epsilon();
-    if (!request->preset().empty()) {
-      ASSIGN_OR_RETURN(query::EpsilonPreset preset, query::FindEpsilonPreset(request->preset()));
-      if (epsilon == 0) epsilon = preset.upper;  // the largest total the domain usually accepts
-    }
-    ASSIGN_OR_RETURN(int64_t epsilon_units,
-                     query::EpsilonToUnits(epsilon, "epsilon", query::kMaxEpsilonBudget));
-    ASSIGN_OR_RETURN(int64_t delta_units, query::DeltaToUnits(request->delta(), "delta"));
-    absl::optional<int64_t> max_query_units;
-    if (request->has_max_query_epsilon()) {
-      max_query_units = 0;
-      if (request->max_query_epsilon() != 0) {
-        ASSIGN_OR_RETURN(max_query_units, query::EpsilonToUnits(request->max_query_epsilon(),
-                                                                "max_query_epsilon",
-                                                                query::kMaxEpsilonBudget));
-      }
-    }
-    ASSIGN_OR_RETURN(query::DatasetSchema schema, o_.datasets->Get(request->dataset()));
-    const store::AdminAction log = Logged(
-        admin, "budget.set", schema.name,
-        absl::StrFormat("epsilon=%.12g delta=%.12g accountant=%s preset=%s max_query_epsilon=%s",
-                        query::EpsilonFromUnits(epsilon_units), query::DeltaFromUnits(delta_units),
-                        request->accountant().empty() ? "(kept)" : request->accountant(),
-                        request->preset().empty() ? "(kept)" : request->preset(),
-                        !max_query_units.has_value() ? "(kept)"
-                        : *max_query_units == 0      ? "none"
-                                                     : absl::StrFormat("%.12g", query::EpsilonFromUnits(
-                                                                                    *max_query_units))));
-    ASSIGN_OR_RETURN(store::BudgetState budget,
-                     o_.ledger->Set(schema.id, epsilon_units, delta_units, request->accountant(),
-                                    max_query_units, &log));
-    std::string preset = schema.epsilon_preset;
-    if (!request->preset().empty()) {
-      preset = request->preset();
-      RETURN_IF_ERROR(o_.datasets->SetEpsilonPreset(schema.id, preset));
-    }
+    ASSIGN_OR_RETURN(store::Principal admin, AuthenticateAdmin(*options_.auth, *context));
+    engine::BudgetChange change;
+    change.dataset = request->dataset();
+    change.epsilon = request->epsilon();
+    change.delta = request->delta();
+    change.accountant = request->accountant();
+    change.preset = request->preset();
+    if (request->has_max_query_epsilon()) change.max_query_epsilon = request->max_query_epsilon();
+    ASSIGN_OR_RETURN(engine::DatasetBudget budget, options_.budgets->Set(admin, change));
     ToProto(budget, response);
-    response->set_preset(preset);
-    for (const std::string& w : query::BudgetWarnings(budget.epsilon_total(), preset)) {
-      response->add_warnings(w);
-    }
     return absl::OkStatus();
   }());
 }
@@ -250,10 +202,8 @@ grpc::Status AdminService::SetBudget(grpc::ServerContext* context, const v1::Set
 grpc::Status AdminService::ListAudit(grpc::ServerContext* context, const v1::ListAuditRequest* request,
                                      v1::ListAuditResponse* response) {
   return ToGrpcStatus(*context, [&]() -> absl::Status {
-    RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
-    ASSIGN_OR_RETURN(query::DatasetSchema schema,
-                     o_.datasets->Get(request->dataset(), /*include_dropped=*/true));
-    ASSIGN_OR_RETURN(auto entries, o_.ledger->ListAllocations(schema.id));
+    RETURN_IF_ERROR(AuthenticateAdmin(*options_.auth, *context).status());
+    ASSIGN_OR_RETURN(auto entries, options_.audit->ListAudit(request->dataset()));
     for (const auto& e : entries) ToProto(e, response->add_entries());
     return absl::OkStatus();
   }());
@@ -263,15 +213,14 @@ grpc::Status AdminService::VerifyAudit(grpc::ServerContext* context,
                                        const v1::VerifyAuditRequest* request,
                                        v1::VerifyAuditResponse* response) {
   return ToGrpcStatus(*context, [&]() -> absl::Status {
-    RETURN_IF_ERROR(o_.auth->AuthenticateAdmin(*context).status());
-    ASSIGN_OR_RETURN(query::DatasetSchema schema,
-                     o_.datasets->Get(request->dataset(), /*include_dropped=*/true));
-    store::BudgetLedger::VerifyOptions options;
-    options.full = request->full();
-    ASSIGN_OR_RETURN(store::BudgetLedger::Verification v, o_.ledger->Verify(schema.id, options));
-    if (o_.metrics != nullptr) {  // dpq_audit_verify_ok / _timestamp_seconds (alerts.yml)
-      o_.metrics->RecordAuditVerify(schema.name, v.ok, absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
-      o_.metrics->RecordAuditVerifyRows(schema.name, v.rows_read);
+    RETURN_IF_ERROR(AuthenticateAdmin(*options_.auth, *context).status());
+    ASSIGN_OR_RETURN(engine::AuditVerification verified,
+                     options_.audit->VerifyAudit(request->dataset(), request->full()));
+    const store::BudgetLedger::Verification& v = verified.result;
+    if (options_.metrics != nullptr) {  // dpq_audit_verify_ok / _timestamp_seconds (alerts.yml)
+      options_.metrics->RecordAuditVerify(verified.dataset, v.ok,
+                                    absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
+      options_.metrics->RecordAuditVerifyRows(verified.dataset, v.rows_read);
     }
     response->set_ok(v.ok);
     response->set_entries(v.entries);

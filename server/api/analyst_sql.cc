@@ -1,6 +1,6 @@
 // AnalystService.ExecuteSql and ExplainSql: thin handlers over engine/sql_execution.h.
-#include "absl/time/clock.h"
 #include "server/api/call_deadline.h"
+#include "server/api/query_call.h"
 #include "server/api/services.h"
 #include "server/api/sql_convert.h"
 #include "server/api/status_mapping.h"
@@ -21,36 +21,29 @@ engine::SqlOptions OptionsOf(const v1::SqlRequest& request) {
 
 grpc::Status AnalystService::ExecuteSql(grpc::ServerContext* context, const v1::SqlRequest* request,
                                         v1::SqlResponse* response) {
-  const absl::Time start = absl::Now();
-  bool admitted = false;
-  absl::Status status = [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(store::Principal principal, o_.auth->Authenticate(*context));
-    ASSIGN_OR_RETURN(QueryAdmission::Ticket ticket, o_.admission->Admit(principal.id, start));
-    admitted = true;
-    ASSIGN_OR_RETURN(engine::SqlOutcome outcome,
-                     engine::ExecuteSql(*o_.engine, principal, request->statement(),
-                                        request->request_id(), OptionsOf(*request),
-                                        CallDeadline(*context)));
-    ToProto(outcome, response);
-    return absl::OkStatus();
-  }();
-  // As Query's metric: the dataset label only once it is known to exist (a successful call).
-  const std::string outcome = status.ok() ? (response->replayed() ? "replayed"
-                                             : response->cached() ? "cached"
-                                                                  : "ok")
-                                          : OutcomeLabel(status);
-  o_.metrics->RecordQuery(admitted && status.ok() ? response->dataset() : "", "sql", outcome,
-                          absl::ToDoubleSeconds(absl::Now() - start));
-  if (!status.ok()) response->Clear();
-  return ToGrpcStatus(*context, status);
+  // As Query's metric, but the dataset label only once the call succeeded: the statement names
+  // the dataset, and the response says which one it was.
+  return RunAdmittedQuery(
+      *context, options_, {"", "sql"}, response,
+      [&](const store::Principal& principal, QueryCallLabels* labels) -> absl::Status {
+        ASSIGN_OR_RETURN(engine::SqlOutcome outcome,
+                         engine::ExecuteSql(*options_.engine, principal, request->statement(),
+                                            request->request_id(), OptionsOf(*request),
+                                            CallDeadline(*context)));
+        ToProto(outcome, response);
+        labels->dataset = response->dataset();
+        labels->replayed = response->replayed();
+        labels->cached = response->cached();
+        return absl::OkStatus();
+      });
 }
 
 grpc::Status AnalystService::ExplainSql(grpc::ServerContext* context, const v1::SqlRequest* request,
                                         v1::ExplainSqlResponse* response) {
   return ToGrpcStatus(*context, [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(store::Principal principal, o_.auth->Authenticate(*context));
+    ASSIGN_OR_RETURN(store::Principal principal, Authenticate(*options_.auth, *context));
     ASSIGN_OR_RETURN(engine::SqlExplanation e,
-                     engine::ExplainSql(*o_.engine, principal, request->statement(),
+                     engine::ExplainSql(*options_.engine, principal, request->statement(),
                                         OptionsOf(*request)));
     ToProto(e, response);
     return absl::OkStatus();

@@ -2,7 +2,7 @@
 #include "server/api/collection_service.h"
 
 #include "absl/strings/str_cat.h"
-#include "server/api/admin_actions.h"
+#include "server/engine/admin/admin_action.h"
 #include "server/api/status_mapping.h"
 #include "server/base/status_macros.h"
 #include "server/dp/ldp/local_hashing.h"
@@ -61,19 +61,19 @@ grpc::Status CollectionService::CreateCollection(grpc::ServerContext* context,
                                                  const v1::CreateCollectionRequest* request,
                                                  v1::Collection* response) {
   return ToGrpcStatus(*context, [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(store::Principal admin, o_.auth->AuthenticateAdmin(*context));
+    ASSIGN_OR_RETURN(store::Principal admin, AuthenticateAdmin(*options_.auth, *context));
     store::CollectionSpec spec;
     spec.name = request->name();
     spec.domain.assign(request->domain().begin(), request->domain().end());
     spec.epsilon = request->epsilon();
     ASSIGN_OR_RETURN(spec.mechanism, MechanismFromProto(request->mechanism()));
     spec.reports_per_client = request->reports_per_client() == 0 ? 1 : request->reports_per_client();
-    const store::AdminAction log = Logged(
+    const store::AdminAction log = engine::Logged(
         admin, "collection.create", spec.name.substr(0, 64),
         absl::StrCat("mechanism=", dp::ldp::LdpMechanismName(spec.mechanism),
                      " epsilon=", spec.epsilon, " values=", spec.domain.size(),
                      " reports_per_client=", spec.reports_per_client));
-    ASSIGN_OR_RETURN(store::CollectionRecord created, o_.collections->Create(spec, &log));
+    ASSIGN_OR_RETURN(store::CollectionRecord created, options_.collections->Create(spec, &log));
     ToProto(created, response);
     return absl::OkStatus();
   }());
@@ -83,8 +83,8 @@ grpc::Status CollectionService::ListCollections(grpc::ServerContext* context,
                                                 const v1::ListCollectionsRequest* /*request*/,
                                                 v1::ListCollectionsResponse* response) {
   return ToGrpcStatus(*context, [&]() -> absl::Status {
-    RETURN_IF_ERROR(o_.auth->Authenticate(*context).status());
-    ASSIGN_OR_RETURN(std::vector<store::CollectionRecord> all, o_.collections->List());
+    RETURN_IF_ERROR(Authenticate(*options_.auth, *context).status());
+    ASSIGN_OR_RETURN(std::vector<store::CollectionRecord> all, options_.collections->List());
     for (const store::CollectionRecord& c : all) ToProto(c, response->add_collections());
     return absl::OkStatus();
   }());
@@ -94,8 +94,8 @@ grpc::Status CollectionService::GetCollection(grpc::ServerContext* context,
                                               const v1::GetCollectionRequest* request,
                                               v1::Collection* response) {
   return ToGrpcStatus(*context, [&]() -> absl::Status {
-    RETURN_IF_ERROR(o_.auth->Authenticate(*context).status());
-    ASSIGN_OR_RETURN(store::CollectionRecord c, o_.collections->Get(request->name()));
+    RETURN_IF_ERROR(Authenticate(*options_.auth, *context).status());
+    ASSIGN_OR_RETURN(store::CollectionRecord c, options_.collections->Get(request->name()));
     ToProto(c, response);
     return absl::OkStatus();
   }());
@@ -105,12 +105,12 @@ grpc::Status CollectionService::SubmitReport(grpc::ServerContext* context,
                                              const v1::SubmitReportRequest* request,
                                              v1::SubmitReportResponse* /*response*/) {
   const absl::Status status = [&]() -> absl::Status {
-    RETURN_IF_ERROR(o_.auth->Authenticate(*context).status());
+    RETURN_IF_ERROR(Authenticate(*options_.auth, *context).status());
     bool found = false;
-    const absl::Status submitted = o_.collections->Submit(
+    const absl::Status submitted = options_.collections->Submit(
         request->collection(), request->client_id(), ReportFromProto(request->report()), &found);
     // Label by collection only when it exists, so random names cannot grow the label set.
-    o_.metrics->RecordLdpReport(found ? request->collection() : "",
+    options_.metrics->RecordLdpReport(found ? request->collection() : "",
                                 submitted.ok() ? "accepted" : OutcomeLabel(submitted));
     return submitted;
   }();
@@ -121,10 +121,10 @@ grpc::Status CollectionService::Estimate(grpc::ServerContext* context,
                                          const v1::EstimateRequest* request,
                                          v1::EstimateResponse* response) {
   return ToGrpcStatus(*context, [&]() -> absl::Status {
-    RETURN_IF_ERROR(o_.auth->Authenticate(*context).status());
+    RETURN_IF_ERROR(Authenticate(*options_.auth, *context).status());
     const double confidence = request->confidence() == 0 ? 0.95 : request->confidence();
     ASSIGN_OR_RETURN(collection::CollectionEstimate e,
-                     o_.collections->Estimate(request->collection(), confidence,
+                     options_.collections->Estimate(request->collection(), confidence,
                                               CallDeadline(*context)));
     ToProto(e.collection, response->mutable_collection());
     response->set_reports(e.reports);

@@ -13,14 +13,14 @@
 namespace dpq::api {
 
 struct CollectionServiceOptions {
-  const Authenticator* auth;
+  const engine::Authenticator* auth;
   collection::Collections* collections;
   metrics::Metrics* metrics;
 };
 
 class CollectionService final : public v1::CollectionService::Service {
  public:
-  explicit CollectionService(CollectionServiceOptions options) : o_(options) {}
+  explicit CollectionService(CollectionServiceOptions options) : options_(options) {}
 
   grpc::Status CreateCollection(grpc::ServerContext* context,
                                 const v1::CreateCollectionRequest* request,
@@ -36,7 +36,7 @@ class CollectionService final : public v1::CollectionService::Service {
                         v1::EstimateResponse* response) override;
 
  private:
-  CollectionServiceOptions o_;
+  CollectionServiceOptions options_;
 };
 
 }  // namespace dpq::api

@@ -119,6 +119,22 @@ void ToProto(const store::BudgetState& b, v1::Budget* out) {
   }
 }
 
+void ToProto(const engine::DatasetBudget& b, v1::Budget* out) {
+  ToProto(b.budget, out);
+  out->set_preset(b.preset);
+  for (const std::string& w : b.warnings) out->add_warnings(w);
+}
+
+v1::Role RoleToProto(store::Role role) {
+  return role == store::Role::kAdmin ? v1::ROLE_ADMIN : v1::ROLE_ANALYST;
+}
+
+void ToProto(const engine::IssuedToken& issued, v1::CreateAnalystResponse* out) {
+  out->set_name(issued.principal.name);
+  out->set_role(RoleToProto(issued.principal.role));
+  out->set_token(issued.token);
+}
+
 void ToProto(const engine::QueryOutcome& o, v1::QueryResponse* out) {
   const store::Allocation& a = o.allocation;
   out->set_request_id(a.request_id);

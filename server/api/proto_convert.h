@@ -4,6 +4,8 @@
 
 #include "absl/status/statusor.h"
 #include "dpq/v1/dpq.pb.h"
+#include "server/engine/admin/access_admin.h"
+#include "server/engine/admin/budget_book.h"
 #include "server/engine/query_engine.h"
 #include "server/query/dataset_schema.h"
 #include "server/query/query_spec.h"
@@ -21,6 +23,10 @@ void ToProto(const engine::QueryOutcome& outcome, v1::QueryResponse* out);
 void ToProto(const engine::BatchOutcome& outcome, v1::QueryBatchResponse* out);
 void ToProto(const engine::AccuracyPlan& plan, v1::PlanResponse* out);
 void ToProto(const store::BudgetState& budget, v1::Budget* out);
+// The budget with its preset and warnings.
+void ToProto(const engine::DatasetBudget& budget, v1::Budget* out);
+v1::Role RoleToProto(store::Role role);
+void ToProto(const engine::IssuedToken& issued, v1::CreateAnalystResponse* out);
 void ToProto(const query::DatasetSchema& schema, v1::Dataset* out);
 void ToProto(const store::Allocation& allocation, v1::AuditEntry* out);
 

@@ -1,17 +1,20 @@
-// The gRPC services of dpq.v1. Each method: authenticate, proto -> domain, one call into
-// engine/store, domain -> proto, one ToGrpcStatus. No SQL, no noise, no budget arithmetic here.
+// The gRPC services of dpq.v1. Each method: authenticate, proto -> domain, one call into an
+// engine-level class, domain -> proto, one ToGrpcStatus. No store, no SQL, no noise, no budget
+// arithmetic here.
 #ifndef DPQ_SERVER_API_SERVICES_H_
 #define DPQ_SERVER_API_SERVICES_H_
 
 #include "dpq/v1/dpq.grpc.pb.h"
 #include "server/api/auth.h"
 #include "server/api/query_admission.h"
+#include "server/engine/accounting.h"
+#include "server/engine/admin/access_admin.h"
+#include "server/engine/admin/audit_trails.h"
+#include "server/engine/admin/budget_book.h"
+#include "server/engine/admin/dataset_admin.h"
+#include "server/engine/authenticator.h"
 #include "server/engine/query_engine.h"
 #include "server/metrics/metrics.h"
-#include "server/store/admin_log.h"
-#include "server/store/budget_ledger.h"
-#include "server/store/dataset_store.h"
-#include "server/store/principal_store.h"
 
 namespace dpq::api {
 
@@ -22,12 +25,13 @@ struct UploadLimits {
 };
 
 struct ServiceOptions {
-  const Authenticator* auth;
+  const engine::Authenticator* auth;
   engine::QueryEngine* engine;
-  store::DatasetStore* datasets;
-  store::PrincipalStore* principals;
-  store::BudgetLedger* ledger;
-  store::AdminLog* admin_log;
+  engine::DatasetAdmin* datasets;
+  engine::AccessAdmin* access;
+  engine::BudgetBook* budgets;
+  engine::AuditTrails* audit;
+  const engine::Accounting* accounting;
   metrics::Metrics* metrics;
   QueryAdmission* admission;  // per-analyst concurrency and rate of Query and QueryBatch
   UploadLimits upload;
@@ -35,7 +39,7 @@ struct ServiceOptions {
 
 class AnalystService final : public v1::AnalystService::Service {
  public:
-  explicit AnalystService(ServiceOptions options) : o_(options) {}
+  explicit AnalystService(ServiceOptions options) : options_(options) {}
 
   grpc::Status WhoAmI(grpc::ServerContext* context, const v1::WhoAmIRequest* request,
                       v1::WhoAmIResponse* response) override;
@@ -58,12 +62,12 @@ class AnalystService final : public v1::AnalystService::Service {
                           v1::ExplainSqlResponse* response) override;
 
  private:
-  ServiceOptions o_;
+  ServiceOptions options_;
 };
 
 class AdminService final : public v1::AdminService::Service {
  public:
-  explicit AdminService(ServiceOptions options) : o_(options) {}
+  explicit AdminService(ServiceOptions options) : options_(options) {}
 
   grpc::Status CreateDataset(grpc::ServerContext* context,
                              grpc::ServerReader<v1::CreateDatasetRequest>* reader,
@@ -102,17 +106,17 @@ class AdminService final : public v1::AdminService::Service {
                            v1::VerifyAuditResponse* response) override;
 
  private:
-  ServiceOptions o_;
+  ServiceOptions options_;
 };
 
-// AccountingService: privacy arithmetic over declared events (dp/accounting PriceEvents and
-// CalibrateNoiseMultiplier). Any authenticated caller (UNAUTHENTICATED otherwise); reads no dataset,
-// touches no ledger, charges nothing. INVALID_ARGUMENT names the offending request field
-// ("accountant", "delta", "events[i]", "target_epsilon", "q", "steps"); RESOURCE_EXHAUSTED when a
-// PLD grows too large; DEADLINE_EXCEEDED when the computation outlived the call's deadline.
+// AccountingService: privacy arithmetic over declared events (engine/accounting.h). Any
+// authenticated caller (UNAUTHENTICATED otherwise); reads no dataset, touches no ledger, charges
+// nothing. INVALID_ARGUMENT names the offending request field ("accountant", "delta", "events[i]",
+// "target_epsilon", "q", "steps"); RESOURCE_EXHAUSTED when a PLD grows too large;
+// DEADLINE_EXCEEDED when the computation outlived the call's deadline.
 class AccountingService final : public v1::AccountingService::Service {
  public:
-  explicit AccountingService(ServiceOptions options) : o_(options) {}
+  explicit AccountingService(ServiceOptions options) : options_(options) {}
 
   grpc::Status Price(grpc::ServerContext* context, const v1::PriceRequest* request,
                      v1::PriceResponse* response) override;
@@ -120,7 +124,7 @@ class AccountingService final : public v1::AccountingService::Service {
                          v1::CalibrateResponse* response) override;
 
  private:
-  ServiceOptions o_;
+  ServiceOptions options_;
 };
 
 }  // namespace dpq::api

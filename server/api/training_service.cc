@@ -39,7 +39,7 @@ void ToProto(const engine::TrainingRunStatus& s, v1::TrainingRun* out) {
 grpc::Status TrainingService::StartRun(grpc::ServerContext* context,
                                        const v1::StartRunRequest* request, v1::TrainingRun* response) {
   absl::Status status = [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(store::Principal principal, auth_->Authenticate(*context));
+    ASSIGN_OR_RETURN(store::Principal principal, Authenticate(*auth_, *context));
     engine::TrainingRunRequest r;
     r.dataset = request->dataset();
     r.name = request->run();
@@ -60,7 +60,7 @@ grpc::Status TrainingService::ReportSteps(grpc::ServerContext* context,
                                           const v1::ReportStepsRequest* request,
                                           v1::ReportStepsResponse* response) {
   absl::Status status = [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(store::Principal principal, auth_->Authenticate(*context));
+    ASSIGN_OR_RETURN(store::Principal principal, Authenticate(*auth_, *context));
     ASSIGN_OR_RETURN(engine::StepReportOutcome out,
                      engine_->ReportSteps(principal, request->dataset(), request->run(),
                                           request->steps(), request->request_id(),
@@ -81,7 +81,7 @@ grpc::Status TrainingService::ReportSteps(grpc::ServerContext* context,
 grpc::Status TrainingService::GetRun(grpc::ServerContext* context, const v1::GetRunRequest* request,
                                      v1::TrainingRun* response) {
   absl::Status status = [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(store::Principal principal, auth_->Authenticate(*context));
+    ASSIGN_OR_RETURN(store::Principal principal, Authenticate(*auth_, *context));
     ASSIGN_OR_RETURN(engine::TrainingRunStatus s,
                      engine_->GetRun(principal, request->dataset(), request->run(), CallDeadline(*context)));
     ToProto(s, response);
@@ -95,7 +95,7 @@ grpc::Status TrainingService::ListRuns(grpc::ServerContext* context,
                                        const v1::ListRunsRequest* request,
                                        v1::ListRunsResponse* response) {
   absl::Status status = [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(store::Principal principal, auth_->Authenticate(*context));
+    ASSIGN_OR_RETURN(store::Principal principal, Authenticate(*auth_, *context));
     ASSIGN_OR_RETURN(std::vector<engine::TrainingRunStatus> runs,
                      engine_->ListRuns(principal, request->dataset()));
     for (const auto& s : runs) ToProto(s, response->add_runs());

@@ -12,7 +12,7 @@ namespace dpq::api {
 
 class TrainingService final : public v1::TrainingService::Service {
  public:
-  TrainingService(const Authenticator* auth, engine::TrainingEngine* engine)
+  TrainingService(const engine::Authenticator* auth, engine::TrainingEngine* engine)
       : auth_(auth), engine_(engine) {}
 
   grpc::Status StartRun(grpc::ServerContext* context, const v1::StartRunRequest* request,
@@ -25,7 +25,7 @@ class TrainingService final : public v1::TrainingService::Service {
                         v1::ListRunsResponse* response) override;
 
  private:
-  const Authenticator* auth_;
+  const engine::Authenticator* auth_;
   engine::TrainingEngine* engine_;
 };
 

@@ -31,6 +31,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(const Options& opt
   RETURN_IF_ERROR(server->AddBootstrapAdmin());
   RETURN_IF_ERROR(server->StartMetrics());
   server->BuildEngine();
+  server->BuildAdministration();
   server->BuildServices();
   RETURN_IF_ERROR(server->BuildGrpcServer(std::move(credentials)));
   server->StartBackgroundJobs();
@@ -91,7 +92,7 @@ absl::Status Server::AddBootstrapAdmin() {
   ASSIGN_OR_RETURN(std::string token,
                    BootstrapAdminToken(options_.admin_token_file, options_.admin_token_from_env));
   if (!token.empty()) {
-    RETURN_IF_ERROR(principals_->UpsertAdmin("admin", api::TokenHash(token)).status());
+    RETURN_IF_ERROR(principals_->UpsertAdmin("admin", engine::TokenHash(token)).status());
   } else {
     LogWarning("no bootstrap admin token (DPQ_ADMIN_TOKEN / --admin-token-file): only existing admins can log in");
   }
@@ -120,13 +121,24 @@ void Server::BuildEngine() {
   });
 }
 
-void Server::BuildServices() {
-  auth_ = std::make_unique<api::Authenticator>(principals_.get());
+void Server::BuildAdministration() {
+  auth_ = std::make_unique<engine::Authenticator>(principals_.get());
   admin_log_ = std::make_unique<store::AdminLog>(db_.get());
+  dataset_admin_ = std::make_unique<engine::DatasetAdmin>(datasets_.get());
+  access_admin_ = std::make_unique<engine::AccessAdmin>(principals_.get());
+  budget_book_ = std::make_unique<engine::BudgetBook>(
+      engine_.get(),
+      engine::BudgetBook::Stores{datasets_.get(), principals_.get(), ledger_.get()});
+  audit_trails_ =
+      std::make_unique<engine::AuditTrails>(datasets_.get(), ledger_.get(), admin_log_.get());
+}
+
+void Server::BuildServices() {
   admission_ = std::make_unique<api::QueryAdmission>(options_.admission);
-  api::ServiceOptions options{auth_.get(),      engine_.get(),  datasets_.get(),
-                              principals_.get(), ledger_.get(), admin_log_.get(),
-                              metrics_.get(),    admission_.get(), options_.upload};
+  api::ServiceOptions options{auth_.get(),          engine_.get(),       dataset_admin_.get(),
+                              access_admin_.get(),  budget_book_.get(),  audit_trails_.get(),
+                              &accounting_,         metrics_.get(),      admission_.get(),
+                              options_.upload};
   analyst_service_ = std::make_unique<api::AnalystService>(options);
   admin_service_ = std::make_unique<api::AdminService>(options);
   accounting_service_ = std::make_unique<api::AccountingService>(options);

@@ -24,6 +24,12 @@
 #include "server/daemon/audit_verifier.h"
 #include "server/daemon/health_watcher.h"
 #include "server/daemon/startup_files.h"
+#include "server/engine/accounting.h"
+#include "server/engine/admin/access_admin.h"
+#include "server/engine/admin/audit_trails.h"
+#include "server/engine/admin/budget_book.h"
+#include "server/engine/admin/dataset_admin.h"
+#include "server/engine/authenticator.h"
 #include "server/engine/query_engine.h"
 #include "server/engine/training_engine.h"
 #include "server/metrics/metrics.h"
@@ -94,6 +100,7 @@ class Server {
   absl::Status AddBootstrapAdmin();
   absl::Status StartMetrics();
   void BuildEngine();
+  void BuildAdministration();  // authentication, admin actions and reads, accounting
   void BuildServices();
   absl::Status BuildGrpcServer(std::shared_ptr<grpc::ServerCredentials> credentials);
   void StartBackgroundJobs();
@@ -120,8 +127,13 @@ class Server {
   std::unique_ptr<metrics::Metrics> metrics_;
   std::unique_ptr<engine::QueryEngine> engine_;
 
-  std::unique_ptr<api::Authenticator> auth_;
+  std::unique_ptr<engine::Authenticator> auth_;
   std::unique_ptr<store::AdminLog> admin_log_;
+  std::unique_ptr<engine::DatasetAdmin> dataset_admin_;
+  std::unique_ptr<engine::AccessAdmin> access_admin_;
+  std::unique_ptr<engine::BudgetBook> budget_book_;
+  std::unique_ptr<engine::AuditTrails> audit_trails_;
+  const engine::Accounting accounting_{};
   std::unique_ptr<api::QueryAdmission> admission_;
   std::unique_ptr<api::AnalystService> analyst_service_;
   std::unique_ptr<api::AdminService> admin_service_;

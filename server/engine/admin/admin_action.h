@@ -1,6 +1,6 @@
-// The admin-log entry of an admin RPC (store/admin_log.h): who acted, what, on what.
-#ifndef DPQ_SERVER_API_ADMIN_ACTIONS_H_
-#define DPQ_SERVER_API_ADMIN_ACTIONS_H_
+// The admin-log entry of an admin action (store/admin_log.h): who acted, what, on what.
+#ifndef DPQ_SERVER_ENGINE_ADMIN_ADMIN_ACTION_H_
+#define DPQ_SERVER_ENGINE_ADMIN_ADMIN_ACTION_H_
 
 #include <string>
 #include <utility>
@@ -8,13 +8,13 @@
 #include "server/store/audit_chain.h"
 #include "server/store/principal_store.h"
 
-namespace dpq::api {
+namespace dpq::engine {
 
 inline store::AdminAction Logged(const store::Principal& admin, std::string action,
                                  std::string target, std::string details = "") {
   return store::AdminAction{admin.name, std::move(action), std::move(target), std::move(details)};
 }
 
-}  // namespace dpq::api
+}  // namespace dpq::engine
 
-#endif  // DPQ_SERVER_API_ADMIN_ACTIONS_H_
+#endif  // DPQ_SERVER_ENGINE_ADMIN_ADMIN_ACTION_H_

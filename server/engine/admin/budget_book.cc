@@ -1,0 +1,108 @@
+#include "server/engine/admin/budget_book.h"
+
+#include <map>
+
+#include "absl/strings/str_format.h"
+#include "server/base/status_macros.h"
+#include "server/engine/admin/admin_action.h"
+#include "server/query/epsilon_guidance.h"
+#include "server/query/privacy_units.h"
+
+namespace dpq::engine {
+namespace {
+
+// The limits of a budget change in ledger units, each INVALID_ARGUMENT naming its field.
+struct BudgetUnits {
+  int64_t epsilon = 0;
+  int64_t delta = 0;
+  absl::optional<int64_t> max_query_epsilon;  // 0: no per-query limit; unset: kept
+};
+
+absl::StatusOr<BudgetUnits> UnitsOf(const BudgetChange& change) {
+  double epsilon = change.epsilon;
+  if (!change.preset.empty()) {
+    ASSIGN_OR_RETURN(query::EpsilonPreset preset, query::FindEpsilonPreset(change.preset));
+    if (epsilon == 0) epsilon = preset.upper;  // the largest total the domain usually accepts
+  }
+  BudgetUnits units;
+  ASSIGN_OR_RETURN(units.epsilon,
+                   query::EpsilonToUnits(epsilon, "epsilon", query::kMaxEpsilonBudget));
+  ASSIGN_OR_RETURN(units.delta, query::DeltaToUnits(change.delta, "delta"));
+  if (change.max_query_epsilon.has_value()) {
+    units.max_query_epsilon = 0;
+    if (*change.max_query_epsilon != 0) {
+      ASSIGN_OR_RETURN(units.max_query_epsilon,
+                       query::EpsilonToUnits(*change.max_query_epsilon, "max_query_epsilon",
+                                             query::kMaxEpsilonBudget));
+    }
+  }
+  return units;
+}
+
+// The admin-log details of a budget change: the new values, "(kept)" for the ones left as they are.
+std::string BudgetSetDetails(const BudgetChange& change, const BudgetUnits& units) {
+  return absl::StrFormat(
+      "epsilon=%.12g delta=%.12g accountant=%s preset=%s max_query_epsilon=%s",
+      query::EpsilonFromUnits(units.epsilon), query::DeltaFromUnits(units.delta),
+      change.accountant.empty() ? "(kept)" : change.accountant,
+      change.preset.empty() ? "(kept)" : change.preset,
+      !units.max_query_epsilon.has_value() ? "(kept)"
+      : *units.max_query_epsilon == 0      ? "none"
+                                           : absl::StrFormat("%.12g", query::EpsilonFromUnits(
+                                                                          *units.max_query_epsilon)));
+}
+
+}  // namespace
+
+absl::StatusOr<DatasetBudget> BudgetBook::Get(const store::Principal& principal,
+                                              const std::string& dataset) {
+  ASSIGN_OR_RETURN(query::DatasetSchema schema, engine_->AuthorizedDataset(principal, dataset));
+  DatasetBudget read;
+  ASSIGN_OR_RETURN(read.budget, s_.ledger->Get(schema.id));
+  read.preset = schema.epsilon_preset;
+  return read;
+}
+
+absl::StatusOr<DatasetBudget> BudgetBook::Set(const store::Principal& admin,
+                                              const BudgetChange& change) {
+  ASSIGN_OR_RETURN(BudgetUnits units, UnitsOf(change));
+  ASSIGN_OR_RETURN(query::DatasetSchema schema, s_.datasets->Get(change.dataset));
+  const store::AdminAction log =
+      Logged(admin, "budget.set", schema.name, BudgetSetDetails(change, units));
+  DatasetBudget set;
+  ASSIGN_OR_RETURN(set.budget, s_.ledger->Set(schema.id, units.epsilon, units.delta,
+                                              change.accountant, units.max_query_epsilon, &log));
+  set.preset = schema.epsilon_preset;
+  if (!change.preset.empty()) {
+    set.preset = change.preset;
+    RETURN_IF_ERROR(s_.datasets->SetEpsilonPreset(schema.id, set.preset));
+  }
+  set.warnings = query::BudgetWarnings(set.budget.epsilon_total(), set.preset);
+  return set;
+}
+
+absl::StatusOr<ServerOverview> BudgetBook::Overview() {
+  ServerOverview overview;
+  absl::StatusOr<int64_t> version = s_.principals->SchemaVersion();
+  absl::StatusOr<std::vector<query::DatasetSchema>> datasets =
+      version.ok() ? s_.datasets->List(absl::nullopt) : version.status();
+  if (!datasets.ok()) {
+    overview.database_error = std::string(datasets.status().message());
+    return overview;
+  }
+  overview.database_reachable = true;
+  overview.schema_version = *version;
+  // One query for every ledger (the one the metrics read), not one per dataset; dropped
+  // datasets, which it also lists, are left out.
+  ASSIGN_OR_RETURN(std::vector<store::BudgetState> budgets, s_.ledger->ListBudgets());
+  std::map<int64_t, const store::BudgetState*> by_id;
+  for (const store::BudgetState& b : budgets) by_id[b.dataset_id] = &b;
+  for (const query::DatasetSchema& d : *datasets) {
+    auto it = by_id.find(d.id);
+    if (it == by_id.end()) continue;  // created between the two reads
+    overview.budgets.push_back({*it->second, d.epsilon_preset, {}});
+  }
+  return overview;
+}
+
+}  // namespace dpq::engine

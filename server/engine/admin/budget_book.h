@@ -1,0 +1,70 @@
+// Budgets: an analyst's view of a dataset's budget, the admin setting one, and the overview of
+// every dataset's budget that ServerStatus reports. No gRPC.
+#ifndef DPQ_SERVER_ENGINE_ADMIN_BUDGET_BOOK_H_
+#define DPQ_SERVER_ENGINE_ADMIN_BUDGET_BOOK_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/optional.h"
+#include "server/engine/query_engine.h"
+#include "server/store/budget_ledger.h"
+#include "server/store/dataset_store.h"
+#include "server/store/principal_store.h"
+
+namespace dpq::engine {
+
+// A dataset's budget with its epsilon preset (query/epsilon_guidance.h; empty: none).
+struct DatasetBudget {
+  store::BudgetState budget;
+  std::string preset;
+  std::vector<std::string> warnings;  // of the total against the preset (SetBudget only)
+};
+
+// What SetBudget asks for. Empty `accountant`/`preset` and unset `max_query_epsilon` keep the
+// current ones; epsilon 0 with a preset takes the preset's upper end.
+struct BudgetChange {
+  std::string dataset;
+  double epsilon = 0;
+  double delta = 0;
+  std::string accountant;
+  std::string preset;
+  absl::optional<double> max_query_epsilon;  // 0: no per-query limit
+};
+
+// What the database holds, for ServerStatus: unreachable is a report, not an error.
+struct ServerOverview {
+  bool database_reachable = false;
+  std::string database_error;
+  int64_t schema_version = 0;
+  std::vector<DatasetBudget> budgets;  // one per live dataset
+};
+
+class BudgetBook {
+ public:
+  struct Stores {
+    store::DatasetStore* datasets;
+    store::PrincipalStore* principals;
+    store::BudgetLedger* ledger;
+  };
+  // `engine` authorises analysts' reads (QueryEngine::AuthorizedDataset).
+  BudgetBook(QueryEngine* engine, Stores stores) : engine_(engine), s_(stores) {}
+
+  // The budget of `dataset` if `principal` may query it.
+  absl::StatusOr<DatasetBudget> Get(const store::Principal& principal, const std::string& dataset);
+  // Sets the budget, logged as "budget.set". INVALID_ARGUMENT names "preset", "epsilon", "delta"
+  // or "max_query_epsilon" for a value it refuses; NOT_FOUND for an unknown dataset.
+  absl::StatusOr<DatasetBudget> Set(const store::Principal& admin, const BudgetChange& change);
+  // Schema version and every live dataset's budget; an unreachable database is reported in it.
+  absl::StatusOr<ServerOverview> Overview();
+
+ private:
+  QueryEngine* engine_;
+  Stores s_;
+};
+
+}  // namespace dpq::engine
+
+#endif  // DPQ_SERVER_ENGINE_ADMIN_BUDGET_BOOK_H_
