@@ -1,5 +1,6 @@
-// The dpqctl command line: global flags, the subcommand tree, parse-error reporting, dispatch to
-// commands.h. Kept out of main.cc so that tests can run the whole path in-process.
+// The dpqctl command line: global flags, the subcommand tree (command_table.h, one part per
+// command group), parse-error reporting, dispatch to commands.h. Kept out of main.cc so that tests
+// can run the whole path in-process.
 #ifndef DPQ_CLIENT_DPQCTL_CLI_H_
 #define DPQ_CLIENT_DPQCTL_CLI_H_
 

@@ -1,6 +1,7 @@
 // One function per dpqctl command. Each validates its arguments locally (usage errors: exit 2,
 // nothing sent), makes one call through RunRpc (rpc_runner.h) and returns the exit code. The
-// command line itself is wired in cli.cc; these take plain values so tests can call them.
+// command line is wired in cli.cc from one table per command group (command_table.h), each defined
+// in the commands_*.cc file of its commands; these take plain values so tests can call them.
 #ifndef DPQ_CLIENT_DPQCTL_COMMANDS_H_
 #define DPQ_CLIENT_DPQCTL_COMMANDS_H_
 

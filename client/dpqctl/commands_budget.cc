@@ -2,6 +2,8 @@
 #include <optional>
 #include <string>
 
+#include "CLI/CLI.hpp"
+#include "client/dpqctl/command_table.h"
 #include "client/dpqctl/commands.h"
 #include "client/dpqctl/json_output.h"
 #include "client/dpqctl/rpc_runner.h"
@@ -43,6 +45,69 @@ int RunBudgetShow(const GlobalOptions& options, const Output& output, const std:
         return dpq::v1::AnalystService::NewStub(channel)->GetBudget(context, request, response);
       },
       BudgetToJson, WriteBudgetText);
+}
+
+// --- command table ------------------------------------------------------------------------------
+
+namespace {
+
+void AddBudgetSet(CLI::App* budget, CommandLine& command_line) {
+  struct SetFlags {
+    std::string dataset, accountant, preset;
+    double epsilon = 0, delta = 0, max_query_epsilon = 0;
+  };
+  SetFlags& set_flags = command_line.Keep<SetFlags>();
+  CLI::App* budget_set =
+      budget->add_subcommand("set", "set the total (epsilon, delta) budget of a dataset");
+  budget_set->add_option("dataset", set_flags.dataset, "dataset name")->required();
+  CLI::Option* epsilon_option =
+      budget_set
+          ->add_option("--epsilon", set_flags.epsilon,
+                       "total epsilon (required unless --preset is given: then the preset's "
+                       "upper end)")
+          ->check(kFinite);
+  budget_set->add_option("--delta", set_flags.delta, "total delta (default 0)")->check(kFinite);
+  budget_set->add_option("--accountant", set_flags.accountant,
+                          "composition rule: basic (default), advanced, rdp, zcdp or pld; fixed "
+                          "once budget is spent");
+  budget_set->add_option("--preset", set_flags.preset,
+                          "domain preset: census, healthcare, location, analytics, ab-testing or "
+                          "public-statistics (an epsilon outside its usual range is accepted "
+                          "with a warning)");
+  CLI::Option* max_query_option =
+      budget_set
+          ->add_option("--max-query-epsilon", set_flags.max_query_epsilon,
+                       "largest epsilon a single query may ask (0 removes the limit; absent: "
+                       "kept)")
+          ->check(kFinite);
+  budget_set->callback([epsilon_option, max_query_option, &set_flags, &command_line] {
+    if (epsilon_option->count() == 0 && set_flags.preset.empty()) {
+      throw CLI::RequiredError("--epsilon (or --preset)");
+    }
+    command_line.run = [max_query_option, &set_flags](const GlobalOptions& options,
+                                                      const Output& output) {
+      return RunBudgetSet(options, output, set_flags.dataset, set_flags.epsilon, set_flags.delta,
+                          set_flags.accountant, set_flags.preset,
+                          max_query_option->count() > 0
+                              ? std::optional<double>(set_flags.max_query_epsilon)
+                              : std::nullopt);
+    };
+  });
+}
+
+}  // namespace
+
+void RegisterBudgetCommands(CLI::App& app, CommandLine& command_line) {
+  CLI::App* budget = app.add_subcommand("budget", "a dataset's privacy budget");
+  budget->require_subcommand(1);
+  AddBudgetSet(budget, command_line);
+  std::string& show_dataset = command_line.Keep<std::string>();
+  CLI::App* budget_show = budget->add_subcommand("show", "total, spent and remaining budget");
+  budget_show->add_option("dataset", show_dataset, "dataset name")->required();
+  command_line.RunWhenParsed(budget_show, [&show_dataset](const GlobalOptions& options,
+                                                          const Output& output) {
+    return RunBudgetShow(options, output, show_dataset);
+  });
 }
 
 }  // namespace dpqctl

@@ -3,8 +3,11 @@
 #include <string>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "client/dpqctl/command_table.h"
 #include "client/dpqctl/commands.h"
 #include "client/dpqctl/json_output.h"
 #include "client/dpqctl/rpc_runner.h"
@@ -209,6 +212,93 @@ int RunCollectionEstimate(const GlobalOptions& options, const Output& output,
         return CollectionService::NewStub(channel)->Estimate(context, request, response);
       },
       EstimateToJson, WriteEstimateText);
+}
+
+// --- command table ------------------------------------------------------------------------------
+
+namespace {
+
+void AddCollectionCreate(CLI::App* collection, CommandLine& command_line) {
+  struct CreateFlags {
+    CollectionCreateArgs args;
+    std::string domain;  // "a,b,c", split into args.domain once parsed
+  };
+  CreateFlags& create_flags = command_line.Keep<CreateFlags>();
+  CollectionCreateArgs& args = create_flags.args;
+  CLI::App* create = collection->add_subcommand("create", "create a collection (admin)");
+  create->add_option("name", args.name, "collection name")->required();
+  create->add_option("--domain", create_flags.domain, "the values, comma-separated: a,b,c")
+      ->required();
+  create->add_option("--epsilon", args.epsilon, "epsilon of each report")
+      ->required()
+      ->check(kFinite);
+  create->add_option("--mechanism", args.mechanism, "rr, krr, oue or olh")->required();
+  create->add_option("--reports-per-client", args.reports_per_client,
+                     "the most reports one client id may submit (default 1)");
+  create->callback([&create_flags, &command_line] {
+    create_flags.args.domain = absl::StrSplit(create_flags.domain, ',');
+    command_line.run = [&create_flags](const GlobalOptions& options, const Output& output) {
+      return RunCollectionCreate(options, output, create_flags.args);
+    };
+  });
+}
+
+void AddCollectionSubmit(CLI::App* collection, CommandLine& command_line) {
+  struct SubmitFlags {
+    std::string name, client_id, value;
+  };
+  SubmitFlags& submit_flags = command_line.Keep<SubmitFlags>();
+  CLI::App* submit = collection->add_subcommand(
+      "submit", "randomize a value here and send only the report");
+  submit->add_option("name", submit_flags.name, "collection name")->required();
+  submit->add_option("--client-id", submit_flags.client_id, "who reports (limits apply)")
+      ->required();
+  submit->add_option("--value", submit_flags.value, "the true value (never sent)")->required();
+  command_line.RunWhenParsed(submit, [&submit_flags](const GlobalOptions& options,
+                                                     const Output& output) {
+    return RunCollectionSubmit(options, output, submit_flags.name, submit_flags.client_id,
+                               submit_flags.value);
+  });
+}
+
+void AddCollectionEstimate(CLI::App* collection, CommandLine& command_line) {
+  struct EstimateFlags {
+    std::string name;
+    double confidence = 0.95;
+  };
+  EstimateFlags& estimate_flags = command_line.Keep<EstimateFlags>();
+  CLI::App* estimate = collection->add_subcommand(
+      "estimate", "frequency estimates with intervals (free: post-processing of the reports)");
+  estimate->add_option("name", estimate_flags.name, "collection name")->required();
+  estimate->add_option("--confidence", estimate_flags.confidence,
+                       "confidence of each interval, in (0, 1)")
+      ->capture_default_str()
+      ->check(kFinite);
+  command_line.RunWhenParsed(estimate, [&estimate_flags](const GlobalOptions& options,
+                                                         const Output& output) {
+    return RunCollectionEstimate(options, output, estimate_flags.name, estimate_flags.confidence);
+  });
+}
+
+}  // namespace
+
+// Local DP: clients randomize, the server estimates.
+void RegisterCollectionCommands(CLI::App& app, CommandLine& command_line) {
+  CLI::App* collection = app.add_subcommand(
+      "collection", "local-DP collections: clients randomize, the server estimates frequencies");
+  collection->require_subcommand(1);
+  AddCollectionCreate(collection, command_line);
+  command_line.RunWhenParsed(collection->add_subcommand("list", "every collection"),
+                             RunCollectionList);
+  std::string& show_name = command_line.Keep<std::string>();
+  CLI::App* show = collection->add_subcommand("show", "a collection's definition");
+  show->add_option("name", show_name, "collection name")->required();
+  command_line.RunWhenParsed(show, [&show_name](const GlobalOptions& options,
+                                                const Output& output) {
+    return RunCollectionShow(options, output, show_name);
+  });
+  AddCollectionSubmit(collection, command_line);
+  AddCollectionEstimate(collection, command_line);
 }
 
 }  // namespace dpqctl

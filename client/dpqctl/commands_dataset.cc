@@ -4,8 +4,10 @@
 #include <string>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "client/dpqctl/command_table.h"
 #include "client/dpqctl/commands.h"
 #include "client/dpqctl/csv_schema.h"
 #include "client/dpqctl/dataset_header.h"
@@ -184,6 +186,91 @@ int RunDatasetShow(const GlobalOptions& options, const Output& output, const std
         return dpq::v1::AnalystService::NewStub(channel)->GetDataset(context, request, response);
       },
       DatasetToJson, WriteDatasetText);
+}
+
+// --- command table ------------------------------------------------------------------------------
+
+namespace {
+
+void AddDatasetCreate(CLI::App* dataset, CommandLine& command_line) {
+  DatasetCreateArgs& create_args = command_line.Keep<DatasetCreateArgs>();
+  CLI::App* create = dataset->add_subcommand("create", "load a CSV file into a new dataset");
+  create->add_option("name", create_args.name, "dataset name")->required();
+  create->add_option("--csv", create_args.csv_path, "CSV file with a header row")->required();
+  create->add_option("--privacy-unit", create_args.privacy_unit,
+                     "column identifying one protected person or entity")
+      ->required();
+  create
+      ->add_option("--bounds", create_args.bounds,
+                   "declared public bounds of a numeric column, COL=LO:HI (repeatable)")
+      ->allow_extra_args(false);
+  create
+      ->add_option("--categories", create_args.categories,
+                   "public category values of a text column, COL=a|b|c (repeatable); a group-by "
+                   "or histogram over it releases exactly these")
+      ->allow_extra_args(false);
+  create
+      ->add_option("--type", create_args.types,
+                   "declare a column's type, COL=integer|double|text (repeatable; every column "
+                   "needs one unless --infer-types)")
+      ->allow_extra_args(false);
+  create->add_flag("--infer-types", create_args.infer_types,
+                   "accept the types inferred from the file for columns without --type (analysts "
+                   "see them: an inferred type reveals something of the rows)");
+  command_line.RunWhenParsed(
+      create, [&create_args](const GlobalOptions& options, const Output& output) {
+        return RunDatasetCreate(options, output, create_args);
+      });
+}
+
+void AddDatasetLoad(CLI::App* dataset, CommandLine& command_line) {
+  struct LoadFlags {
+    std::string name, csv;
+  };
+  LoadFlags& load_flags = command_line.Keep<LoadFlags>();
+  CLI::App* load = dataset->add_subcommand(
+      "load", "append the rows of a CSV (same header row) to a dataset, all or nothing");
+  load->add_option("name", load_flags.name, "dataset name")->required();
+  load->add_option("--csv", load_flags.csv, "CSV file with the dataset's header row")->required();
+  command_line.RunWhenParsed(load, [&load_flags](const GlobalOptions& options,
+                                                 const Output& output) {
+    return RunDatasetLoad(options, output, load_flags.name, load_flags.csv);
+  });
+}
+
+void AddDatasetDrop(CLI::App* dataset, CommandLine& command_line) {
+  struct DropFlags {
+    std::string name;
+    bool yes = false;
+  };
+  DropFlags& drop_flags = command_line.Keep<DropFlags>();
+  CLI::App* drop = dataset->add_subcommand(
+      "drop", "delete a dataset's raw rows for good (its ledger and audit rows are kept)");
+  drop->add_option("name", drop_flags.name, "dataset name")->required();
+  drop->add_flag("--yes", drop_flags.yes, "confirm: the rows cannot be recovered");
+  command_line.RunWhenParsed(drop, [&drop_flags](const GlobalOptions& options,
+                                                 const Output& output) {
+    return RunDatasetDrop(options, output, drop_flags.name, drop_flags.yes);
+  });
+}
+
+}  // namespace
+
+void RegisterDatasetCommands(CLI::App& app, CommandLine& command_line) {
+  CLI::App* dataset = app.add_subcommand("dataset", "create, list and inspect datasets");
+  dataset->require_subcommand(1);
+  AddDatasetCreate(dataset, command_line);
+  command_line.RunWhenParsed(dataset->add_subcommand("list", "datasets you may query"),
+                             RunDatasetList);
+  AddDatasetLoad(dataset, command_line);
+  AddDatasetDrop(dataset, command_line);
+  std::string& show_name = command_line.Keep<std::string>();
+  CLI::App* show = dataset->add_subcommand("show", "a dataset's schema and declared bounds");
+  show->add_option("name", show_name, "dataset name")->required();
+  command_line.RunWhenParsed(show, [&show_name](const GlobalOptions& options,
+                                                const Output& output) {
+    return RunDatasetShow(options, output, show_name);
+  });
 }
 
 }  // namespace dpqctl

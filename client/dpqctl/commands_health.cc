@@ -4,6 +4,8 @@
 #include <memory>
 #include <string>
 
+#include "CLI/CLI.hpp"
+#include "client/dpqctl/command_table.h"
 #include "client/dpqctl/commands.h"
 #include "client/dpqctl/json_output.h"
 #include "client/dpqctl/rpc_runner.h"
@@ -34,6 +36,18 @@ int RunHealth(const GlobalOptions& options, const Output& output, const std::str
   // Anything but SERVING is unhealthy: exit 1, which is also what Docker's HEALTHCHECK reads as
   // unhealthy.
   return response.status() == HealthCheckResponse::SERVING ? kExitOk : kExitRpcError;
+}
+
+void RegisterHealthCommand(CLI::App& app, CommandLine& command_line) {
+  std::string& service = command_line.Keep<std::string>();
+  CLI::App* health = app.add_subcommand(
+      "health", "gRPC health of the server (grpc.health.v1): exit 0 only when SERVING; no token");
+  health->add_option("--service", service,
+                     "a service's full name, e.g. dpq.v1.AnalystService (default: the server)");
+  command_line.RunWhenParsed(health, [&service](const GlobalOptions& options,
+                                                const Output& output) {
+    return RunHealth(options, output, service);
+  });
 }
 
 }  // namespace dpqctl

@@ -2,6 +2,8 @@
 #include <memory>
 #include <string>
 
+#include "CLI/CLI.hpp"
+#include "client/dpqctl/command_table.h"
 #include "client/dpqctl/commands.h"
 #include "client/dpqctl/json_output.h"
 #include "client/dpqctl/rpc_runner.h"
@@ -113,6 +115,16 @@ int RunStatus(const GlobalOptions& options, const Output& output) {
         return AdminService::NewStub(channel)->ServerStatus(context, request, response);
       },
       ServerStatusResponseToJson, WriteServerStatusText);
+}
+
+void RegisterServerInfoCommands(CLI::App& app, CommandLine& command_line) {
+  command_line.RunWhenParsed(
+      app.add_subcommand("whoami", "who this token belongs to, and the datasets it may query"),
+      RunWhoAmI);
+  command_line.RunWhenParsed(
+      app.add_subcommand("status",
+                         "server and schema version, database, every dataset's budget (admin)"),
+      RunStatus);
 }
 
 }  // namespace dpqctl

@@ -7,8 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "client/dpqctl/command_table.h"
 #include "client/dpqctl/commands.h"
 #include "client/dpqctl/enum_names.h"
 #include "client/dpqctl/json_output.h"
@@ -257,6 +259,31 @@ int RunSql(const GlobalOptions& options, const Output& output, const SqlArgs& ar
         return dpq::v1::AnalystService::NewStub(channel)->ExecuteSql(context, request, response);
       },
       SqlResponseToJson, WriteSqlText);
+}
+
+void RegisterSqlCommand(CLI::App& app, CommandLine& command_line) {
+  SqlArgs& sql_args = command_line.Keep<SqlArgs>();
+  CLI::App* sql = app.add_subcommand(
+      "sql", "ask in SQL: SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = ...) ... (BigQuery's "
+             "DP clause), compiled onto the same planner, ledger and audit as query");
+  sql->add_option("statement", sql_args.statement,
+                  "the statement (several separated by ';' are charged jointly); omit it or give - "
+                  "to read standard input");
+  sql->add_option("--file", sql_args.file, "read the statement from this file");
+  sql->add_flag("--explain", sql_args.explain,
+                "print the plan (aggregates, bounds, K, mechanism, epsilon/delta per part, the total "
+                "charge, the expected error) and charge nothing");
+  sql->add_option("--request-id", sql_args.request_id, "idempotency key");
+  sql->add_option("--confidence", sql_args.confidence,
+                  "confidence level of the intervals (default 0.95)")
+      ->check(kFinite);
+  sql->add_option("--joint-delta", sql_args.joint_delta,
+                  "delta of the joint (RDP/PLD) price of a script of several aggregates, in [0, 1), "
+                  "as query-batch --delta; 0 (default): the parts' charges add up")
+      ->check(kFinite);
+  command_line.RunWhenParsed(sql, [&sql_args](const GlobalOptions& options, const Output& output) {
+    return RunSql(options, output, sql_args, std::cin);
+  });
 }
 
 }  // namespace dpqctl

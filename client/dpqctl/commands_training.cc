@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
+#include "client/dpqctl/command_table.h"
 #include "client/dpqctl/commands.h"
 #include "client/dpqctl/json_output.h"
 #include "client/dpqctl/rpc_runner.h"
@@ -161,6 +163,91 @@ int RunTrainingList(const GlobalOptions& options, const Output& output, const st
         }
         WriteTable(out, {"RUN", "ANALYST", "Q", "Z", "DELTA", "STEPS", "EPSILON"}, rows);
       });
+}
+
+// --- command table: DP-SGD runs charged to a dataset's ledger -----------------------------------
+
+namespace {
+
+void AddTrainingStart(CLI::App* training, CommandLine& command_line) {
+  TrainingStartArgs& start_args = command_line.Keep<TrainingStartArgs>();
+  CLI::App* start = training->add_subcommand(
+      "start", "declare a run (sampling rate, noise multiplier, delta); charges nothing");
+  start->add_option("dataset", start_args.dataset, "dataset the model trains on")->required();
+  start->add_option("--run", start_args.run, "run name (unique)")->required();
+  start
+      ->add_option("--sampling-rate", start_args.sampling_rate,
+                   "Poisson sampling rate q in (0, 1] (expected batch size / units)")
+      ->required()
+      ->check(kFinite);
+  CLI::Option* noise_multiplier_option =
+      start
+          ->add_option("--noise-multiplier", start_args.noise_multiplier,
+                       "noise multiplier z (noise std / clipping norm)")
+          ->check(kFinite);
+  start->add_option("--delta", start_args.delta, "delta the run's epsilon is reported at")
+      ->required()
+      ->check(kFinite);
+  CLI::Option* target_epsilon_option =
+      start
+          ->add_option("--target-epsilon", start_args.target_epsilon,
+                       "calibrate z so that --steps steps cost at most this epsilon")
+          ->check(kFinite)
+          ->excludes(noise_multiplier_option);
+  start->add_option("--steps", start_args.steps, "planned steps (with --target-epsilon)")
+      ->needs(target_epsilon_option);
+  command_line.RunWhenParsed(start, [&start_args](const GlobalOptions& options,
+                                                  const Output& output) {
+    return RunTrainingStart(options, output, start_args);
+  });
+}
+
+void AddTrainingStep(CLI::App* training, CommandLine& command_line) {
+  TrainingStepArgs& step_args = command_line.Keep<TrainingStepArgs>();
+  CLI::App* step = training->add_subcommand(
+      "step", "report (and pay for) steps; refused with nothing charged when over budget: stop");
+  step->add_option("dataset", step_args.dataset, "the run's dataset (optional)");
+  step->add_option("--run", step_args.run, "run name")->required();
+  step->add_option("--steps", step_args.steps, "steps to charge (1..1000000)")->required();
+  step->add_option("--request-id", step_args.request_id,
+                   "idempotency key: a retried report with the same id is charged once");
+  command_line.RunWhenParsed(step, [&step_args](const GlobalOptions& options,
+                                                const Output& output) {
+    return RunTrainingStep(options, output, step_args);
+  });
+}
+
+void AddTrainingShowAndList(CLI::App* training, CommandLine& command_line) {
+  struct ShowFlags {
+    std::string dataset, run;
+  };
+  ShowFlags& show_flags = command_line.Keep<ShowFlags>();
+  CLI::App* show = training->add_subcommand(
+      "show", "a run's steps, epsilon so far and the steps left in the budget");
+  show->add_option("dataset", show_flags.dataset, "the run's dataset (optional)");
+  show->add_option("--run", show_flags.run, "run name")->required();
+  command_line.RunWhenParsed(show, [&show_flags](const GlobalOptions& options,
+                                                 const Output& output) {
+    return RunTrainingShow(options, output, show_flags.dataset, show_flags.run);
+  });
+  std::string& list_dataset = command_line.Keep<std::string>();
+  CLI::App* list = training->add_subcommand("list", "your runs on a dataset (admin: every run)");
+  list->add_option("dataset", list_dataset, "dataset name")->required();
+  command_line.RunWhenParsed(list, [&list_dataset](const GlobalOptions& options,
+                                                   const Output& output) {
+    return RunTrainingList(options, output, list_dataset);
+  });
+}
+
+}  // namespace
+
+void RegisterTrainingCommands(CLI::App& app, CommandLine& command_line) {
+  CLI::App* training =
+      app.add_subcommand("training", "DP-SGD training runs charged to a dataset's budget");
+  training->require_subcommand(1);
+  AddTrainingStart(training, command_line);
+  AddTrainingStep(training, command_line);
+  AddTrainingShowAndList(training, command_line);
 }
 
 }  // namespace dpqctl
