@@ -325,22 +325,6 @@ absl::StatusOr<bool> QueryEngine::ResolveRequestId(std::string& request_id) {
 }
 
 template <typename Outcome>
-struct QueryEngine::RequestSteps {
-  // The audit row to charge; RunCharged sets its request id.
-  std::function<absl::StatusOr<store::Allocation>()> allocation;
-  // The answer read back from a stored, answered allocation.
-  std::function<absl::StatusOr<Outcome>(store::Allocation stored, store::BudgetState budget,
-                                        bool replayed)>
-      from_stored;
-  // For a committed allocation: scan, noise, store the release once, return the stored answer.
-  std::function<absl::StatusOr<Outcome>(const store::Allocation& paid, store::BudgetState budget,
-                                        bool replayed)>
-      answer;
-  // Marks an answer served from the result cache.
-  std::function<void(Outcome& out)> mark_cached;
-};
-
-template <typename Outcome>
 absl::StatusOr<Outcome> QueryEngine::RunCharged(const store::Principal& principal,
                                                 const query::DatasetSchema& schema,
                                                 const std::string& fingerprint,
