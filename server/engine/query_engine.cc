@@ -329,7 +329,8 @@ absl::StatusOr<Outcome> QueryEngine::RunCharged(const store::Principal& principa
                                                 const query::DatasetSchema& schema,
                                                 const std::string& fingerprint,
                                                 const std::string& request_id, bool callers_id,
-                                                bool use_cache, const RequestSteps<Outcome>& steps) {
+                                                bool use_cache,
+                                                const RequestSteps<Outcome>& steps) {
   // 2. A known request id: its stored answer, or, if it was charged and never answered (its scan
   //    failed), the scan it paid for, run once more without a second charge.
   // 3. Else the same analyst asked the same question on the same data before: that release, for
@@ -342,7 +343,9 @@ absl::StatusOr<Outcome> QueryEngine::RunCharged(const store::Principal& principa
       return RequestIdTaken(request_id);
     }
     ASSIGN_OR_RETURN(store::BudgetState budget, s_.ledger->Get(schema.id));
-    if (prior.released()) return steps.from_stored(std::move(prior), std::move(budget), true);
+    if (prior.released()) {
+      return steps.from_stored(std::move(prior), std::move(budget), /*replayed=*/true);
+    }
     return steps.answer(prior, std::move(budget), /*replayed=*/true);
   }
   if (earlier.cached.has_value()) {

@@ -220,7 +220,8 @@ std::string AccountantOf(const Scrape& scrape, const std::string& d) {
 }
 
 // The dataset's heading and its epsilon and delta budget: spent, remaining, total.
-std::string RenderBudget(const Scrape& scrape, const std::string& d, const std::string& accountant) {
+std::string RenderBudget(const Scrape& scrape, const std::string& d,
+                         const std::string& accountant) {
   std::string html;
   absl::StrAppend(&html, "<section class=\"dataset\" data-dataset=\"", Escape(d), "\" data-accountant=\"",
                   Escape(accountant), "\"><h2>", Escape(d), " <span class=\"accountant\">", Escape(accountant),

@@ -39,7 +39,8 @@ absl::StatusOr<SpendTally::NewSpend> SpendTally::ReadNewSpend() {
     // Grouped by minute of created_at too, over the last kMaxWindowSeconds (the history of the
     // status page; older rows fall in one NULL group): the same single pass over the new rows.
     // now() is the transaction's clock, which created_at was set from.
-    fresh.now_seconds = tx.exec1("SELECT floor(extract(epoch FROM now()))::bigint")[0].as<int64_t>();
+    fresh.now_seconds =
+        tx.exec1("SELECT floor(extract(epoch FROM now()))::bigint")[0].as<int64_t>();
     for (const auto& row : tx.exec_params(
              "SELECT d.id, a.analyst, sum(a.epsilon_units)::bigint, sum(a.delta_units)::bigint, "
              "max(a.seq), count(*), a.minute "
