@@ -155,103 +155,121 @@ class GroupReleaser {
       category = key.back();
       key.pop_back();
     }
-    const auto row = [&](std::string label, const Noisy& n) {
-      ReleasedRow r;
-      r.key = key;
-      r.label = std::move(label);
-      r.value = n.value;
-      r.ci_lower = n.lo;
-      r.ci_upper = n.hi;
-      r.noise_scale = n.scale;
-      out.push_back(std::move(r));
-    };
     switch (spec_.aggregate) {
       case AggregateKind::kCount: {
         // A pre-aggregated count releases the sum of the units' clamped row counts (planner.h).
         const double exact = plan_.scan.pre_aggregate_count ? g.sum : static_cast<double>(g.count);
         ASSIGN_OR_RETURN(Noisy n, AddNoise(c_[0], exact, rng_));
-        row("", n);
+        AppendRow(key, "", n, out);
         return absl::OkStatus();
       }
       case AggregateKind::kSum: {
         ASSIGN_OR_RETURN(Noisy n, AddNoise(c_[0], g.sum, rng_));
-        row("", n);
+        AppendRow(key, "", n, out);
         return absl::OkStatus();
       }
       case AggregateKind::kHistogram: {
         if (text_histogram) {
           ASSIGN_OR_RETURN(Noisy n, AddNoise(c_[0], static_cast<double>(g.count), rng_));
-          row(category, n);
+          AppendRow(key, category, n, out);
           return absl::OkStatus();
         }
-        const std::vector<double>& e = plan_.scan.bucket_edges;
-        for (size_t i = 0; i + 1 < e.size(); ++i) {
-          const double exact = i < g.buckets.size() ? static_cast<double>(g.buckets[i]) : 0.0;
-          ASSIGN_OR_RETURN(Noisy n, AddNoise(c_[0], exact, rng_));
-          row(BinLabel(e, i), n);
-        }
-        return absl::OkStatus();
+        return ReleaseBins(g, key, out);
       }
       case AggregateKind::kMean: {
         ASSIGN_OR_RETURN(Noisy sum, AddNoise(c_[0], g.sum, rng_));
         ASSIGN_OR_RETURN(Noisy count, AddNoise(c_[1], static_cast<double>(g.count), rng_));
-        row("", Mean(sum, count));
+        AppendRow(key, "", Mean(sum, count), out);
         return absl::OkStatus();
       }
       case AggregateKind::kVariance:
-      case AggregateKind::kStddev: {
-        ASSIGN_OR_RETURN(Noisy s1, AddNoise(c_[0], g.sum, rng_));
-        ASSIGN_OR_RETURN(Noisy s2, AddNoise(c_[1], g.sum_sq, rng_));
-        ASSIGN_OR_RETURN(Noisy n, AddNoise(c_[2], static_cast<double>(g.count), rng_));
-        Noisy var = Variance(s1, s2, n);
-        if (spec_.aggregate == AggregateKind::kStddev) {
-          var = Noisy{std::sqrt(var.value), std::sqrt(var.lo), std::sqrt(var.hi), var.scale};
-        }
-        row("", var);
-        return absl::OkStatus();
-      }
-      case AggregateKind::kQuantile: {
-        // The noisy histogram over the quantile buckets gives the intervals (quantile_interval.h).
-        // With few levels the exponential mechanism chooses the values (dp_quantile.h), which are
-        // then clamped into their intervals (post-processing: a point outside an interval that
-        // holds the quantile moves closer); with many, the values come from the same noisy CDF.
-        const std::vector<double>& edges = plan_.scan.bucket_edges;
-        std::vector<int64_t> counts = g.buckets;
-        counts.resize(edges.size() - 1, 0);
-        const bool selected = plan_.quantile_epsilon > 0;
-        std::vector<double> values;
-        if (selected) {
-          ASSIGN_OR_RETURN(values, dp::ReleaseQuantiles(counts, *spec_.lower, *spec_.upper,
-                                                        spec_.quantiles, plan_.quantile_epsilon,
-                                                        spec_.max_contributions, rng_));
-        }
-        std::vector<double> noisy(counts.size());
-        for (size_t i = 0; i < counts.size(); ++i) {
-          const double exact = OnGrid(static_cast<double>(counts[i]), c_[0].mechanism->granularity());
-          ASSIGN_OR_RETURN(noisy[i], c_[0].mechanism->AddNoise(exact, rng_));
-        }
-        ASSIGN_OR_RETURN(std::vector<dp::ValueInterval> intervals, band_->Intervals(noisy, edges));
-        if (!selected) {
-          ASSIGN_OR_RETURN(values, band_->Estimates(noisy, edges));
-        }
-        for (size_t i = 0; i < values.size(); ++i) {
-          ReleasedRow r;
-          r.key = key;
-          r.label = absl::StrCat("q=", absl::StrFormat("%g", spec_.quantiles[i]));
-          r.value = std::clamp(values[i], intervals[i].lower, intervals[i].upper);
-          r.ci_lower = intervals[i].lower;
-          r.ci_upper = intervals[i].upper;
-          r.noise_scale = c_[0].mechanism->noise_scale();
-          r.rank_error = rank_errors_[i];
-          out.push_back(std::move(r));
-        }
-        return absl::OkStatus();
-      }
+      case AggregateKind::kStddev:
+        return ReleaseSpread(g, key, out);
+      case AggregateKind::kQuantile:
+        return ReleaseQuantileRows(g, key, out);
     }
     return absl::InternalError("unknown aggregate");
   }
 
  private:
+  static void AppendRow(const std::vector<std::string>& key, std::string label, const Noisy& n,
+                        std::vector<ReleasedRow>& out) {
+    ReleasedRow r;
+    r.key = key;
+    r.label = std::move(label);
+    r.value = n.value;
+    r.ci_lower = n.lo;
+    r.ci_upper = n.hi;
+    r.noise_scale = n.scale;
+    out.push_back(std::move(r));
+  }
+
+  // A numeric histogram: one noisy count per bin.
+  absl::Status ReleaseBins(const store::GroupStats& g, const std::vector<std::string>& key,
+                           std::vector<ReleasedRow>& out) {
+    const std::vector<double>& e = plan_.scan.bucket_edges;
+    for (size_t i = 0; i + 1 < e.size(); ++i) {
+      const double exact = i < g.buckets.size() ? static_cast<double>(g.buckets[i]) : 0.0;
+      ASSIGN_OR_RETURN(Noisy n, AddNoise(c_[0], exact, rng_));
+      AppendRow(key, BinLabel(e, i), n, out);
+    }
+    return absl::OkStatus();
+  }
+
+  // Variance, or its square root (stddev), from the noisy moments.
+  absl::Status ReleaseSpread(const store::GroupStats& g, const std::vector<std::string>& key,
+                             std::vector<ReleasedRow>& out) {
+    ASSIGN_OR_RETURN(Noisy s1, AddNoise(c_[0], g.sum, rng_));
+    ASSIGN_OR_RETURN(Noisy s2, AddNoise(c_[1], g.sum_sq, rng_));
+    ASSIGN_OR_RETURN(Noisy n, AddNoise(c_[2], static_cast<double>(g.count), rng_));
+    Noisy var = Variance(s1, s2, n);
+    if (spec_.aggregate == AggregateKind::kStddev) {
+      var = Noisy{std::sqrt(var.value), std::sqrt(var.lo), std::sqrt(var.hi), var.scale};
+    }
+    AppendRow(key, "", var, out);
+    return absl::OkStatus();
+  }
+
+  // Quantiles: the values and their intervals, one row per level.
+  absl::Status ReleaseQuantileRows(const store::GroupStats& g, const std::vector<std::string>& key,
+                                   std::vector<ReleasedRow>& out) {
+    // The noisy histogram over the quantile buckets gives the intervals (quantile_interval.h).
+    // With few levels the exponential mechanism chooses the values (dp_quantile.h), which are
+    // then clamped into their intervals (post-processing: a point outside an interval that
+    // holds the quantile moves closer); with many, the values come from the same noisy CDF.
+    const std::vector<double>& edges = plan_.scan.bucket_edges;
+    std::vector<int64_t> counts = g.buckets;
+    counts.resize(edges.size() - 1, 0);
+    const bool selected = plan_.quantile_epsilon > 0;
+    std::vector<double> values;
+    if (selected) {
+      ASSIGN_OR_RETURN(values, dp::ReleaseQuantiles(counts, *spec_.lower, *spec_.upper,
+                                                    spec_.quantiles, plan_.quantile_epsilon,
+                                                    spec_.max_contributions, rng_));
+    }
+    std::vector<double> noisy(counts.size());
+    for (size_t i = 0; i < counts.size(); ++i) {
+      const double exact = OnGrid(static_cast<double>(counts[i]), c_[0].mechanism->granularity());
+      ASSIGN_OR_RETURN(noisy[i], c_[0].mechanism->AddNoise(exact, rng_));
+    }
+    ASSIGN_OR_RETURN(std::vector<dp::ValueInterval> intervals, band_->Intervals(noisy, edges));
+    if (!selected) {
+      ASSIGN_OR_RETURN(values, band_->Estimates(noisy, edges));
+    }
+    for (size_t i = 0; i < values.size(); ++i) {
+      ReleasedRow r;
+      r.key = key;
+      r.label = absl::StrCat("q=", absl::StrFormat("%g", spec_.quantiles[i]));
+      r.value = std::clamp(values[i], intervals[i].lower, intervals[i].upper);
+      r.ci_lower = intervals[i].lower;
+      r.ci_upper = intervals[i].upper;
+      r.noise_scale = c_[0].mechanism->noise_scale();
+      r.rank_error = rank_errors_[i];
+      out.push_back(std::move(r));
+    }
+    return absl::OkStatus();
+  }
+
   // Mean: both component intervals were built at level 1 - (1 - confidence) / 2, so they hold
   // together with probability >= confidence (Bonferroni); the mean's interval is the range of
   // centre + S / C over that box, monotone in S and C, clipped to [lower, upper]. Post-processing

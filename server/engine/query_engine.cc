@@ -317,6 +317,65 @@ absl::StatusOr<QueryOutcome> QueryEngine::Answer(const Prepared& q, const query:
   return FromStored(q.plan.spec, *std::move(stored), std::move(budget), replayed, /*cached=*/false);
 }
 
+absl::StatusOr<bool> QueryEngine::ResolveRequestId(std::string& request_id) {
+  RETURN_IF_ERROR(ValidateRequestId(request_id));
+  const bool callers_id = !request_id.empty();
+  if (!callers_id) request_id = NewRequestId(*rng_);
+  return callers_id;
+}
+
+template <typename Outcome>
+absl::StatusOr<Outcome> QueryEngine::RunCharged(const store::Principal& principal,
+                                                const query::DatasetSchema& schema,
+                                                const std::string& fingerprint,
+                                                const std::string& request_id, bool callers_id,
+                                                bool use_cache,
+                                                const RequestSteps<Outcome>& steps) {
+  // 2. A known request id: its stored answer, or, if it was charged and never answered (its scan
+  //    failed), the scan it paid for, run once more without a second charge.
+  // 3. Else the same analyst asked the same question on the same data before: that release, for
+  //    free (result_cache.h says why the cache is per analyst).
+  ASSIGN_OR_RETURN(Earlier earlier,
+                   FindEarlier(principal, schema, fingerprint, request_id, callers_id, use_cache));
+  if (earlier.own.has_value()) {
+    store::Allocation& prior = *earlier.own;
+    if (prior.fingerprint != fingerprint || prior.principal_id != principal.id) {
+      return RequestIdTaken(request_id);
+    }
+    ASSIGN_OR_RETURN(store::BudgetState budget, s_.ledger->Get(schema.id));
+    if (prior.released()) {
+      return steps.from_stored(std::move(prior), std::move(budget), /*replayed=*/true);
+    }
+    return steps.answer(prior, std::move(budget), /*replayed=*/true);
+  }
+  if (earlier.cached.has_value()) {
+    ASSIGN_OR_RETURN(store::BudgetState budget, s_.ledger->Get(schema.id));
+    ASSIGN_OR_RETURN(Outcome out, steps.from_stored(*std::move(earlier.cached), std::move(budget),
+                                                    /*replayed=*/false));
+    steps.mark_cached(out);
+    out.allocation.request_id = request_id;  // the caller's own id, not the earlier one
+    return out;
+  }
+
+  // 4. Pay before you look: the charge commits (lock, check, audit row) before the scan starts, so
+  //    a scan that fails for any reason, or a dpqd killed mid-scan, never returns its cost. A
+  //    refusal (RESOURCE_EXHAUSTED) here has touched no data.
+  ASSIGN_OR_RETURN(store::Allocation a, steps.allocation());
+  a.request_id = request_id;
+  a.request_id_is_fresh = !callers_id;
+  ASSIGN_OR_RETURN(store::DebitResult debit, s_.ledger->Debit(schema.id, std::move(a)));
+  if (debit.replayed && debit.allocation.principal_id != principal.id) {
+    return RequestIdTaken(request_id);
+  }
+  if (debit.replayed && debit.allocation.released()) {  // a concurrent twin committed and answered
+    return steps.from_stored(std::move(debit.allocation), std::move(debit.budget),
+                             /*replayed=*/true);
+  }
+  // 5. Scan, noise, store the release (the first one stored for this charge is its answer for
+  //    ever), and only then let it leave.
+  return steps.answer(debit.allocation, std::move(debit.budget), debit.replayed);
+}
+
 absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
                                               const query::QuerySpec& spec, std::string request_id,
                                               absl::Time deadline) {
@@ -324,9 +383,7 @@ absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
   //    (bounds, grids, limits), the calibrated mechanisms and the events to charge.
   ASSIGN_OR_RETURN(query::DatasetSchema schema, AuthorizedDataset(principal, spec.dataset));
   ASSIGN_OR_RETURN(Prepared q, Prepare(spec, schema));
-  RETURN_IF_ERROR(ValidateRequestId(request_id));
-  const bool callers_id = !request_id.empty();
-  if (!callers_id) request_id = NewRequestId(*rng_);
+  ASSIGN_OR_RETURN(const bool callers_id, ResolveRequestId(request_id));
   absl::StatusOr<QueryOutcome> out = RunPrepared(principal, schema, q, request_id, callers_id, deadline);
   // A failure whose retry is safe names the id to retry with: one the server drew is otherwise
   // unknown to the caller, and only that id finds a charge that may have committed.
@@ -340,51 +397,20 @@ absl::StatusOr<QueryOutcome> QueryEngine::RunPrepared(const store::Principal& pr
                                                       const Prepared& q,
                                                       const std::string& request_id,
                                                       bool callers_id, absl::Time deadline) {
-  const query::QueryPlan& plan = q.plan;
-  // 2. A known request id: its stored answer, or, if it was charged and never answered (its scan
-  //    failed), the scan it paid for, run once more without a second charge.
-  // 3. Else the same analyst asked the same question on the same data before: that release, for
-  //    free (result_cache.h says why the cache is per analyst).
-  ASSIGN_OR_RETURN(Earlier earlier, FindEarlier(principal, schema, plan.fingerprint, request_id,
-                                                callers_id, /*use_cache=*/true));
-  if (earlier.own.has_value()) {
-    store::Allocation& prior = *earlier.own;
-    if (prior.fingerprint != plan.fingerprint || prior.principal_id != principal.id) {
-      return RequestIdTaken(request_id);
-    }
-    ASSIGN_OR_RETURN(store::BudgetState budget, s_.ledger->Get(schema.id));
-    if (prior.released()) {
-      return FromStored(plan.spec, std::move(prior), std::move(budget), /*replayed=*/true,
-                        /*cached=*/false);
-    }
-    return Answer(q, schema, prior, std::move(budget), /*replayed=*/true, deadline);
-  }
-  if (earlier.cached.has_value()) {
-    ASSIGN_OR_RETURN(store::BudgetState budget, s_.ledger->Get(schema.id));
-    ASSIGN_OR_RETURN(QueryOutcome out, FromStored(plan.spec, *std::move(earlier.cached),
-                                                  std::move(budget), /*replayed=*/false,
-                                                  /*cached=*/true));
-    out.allocation.request_id = request_id;  // the caller's own id, not the earlier one
-    return out;
-  }
-
-  // 4. Pay before you look: the charge commits (lock, check, audit row) before the scan starts, so
-  //    a scan that fails for any reason, or a dpqd killed mid-scan, never returns its cost. A
-  //    refusal (RESOURCE_EXHAUSTED) here has touched no data.
-  store::Allocation a = AllocationFor(principal, schema, plan, q.release);
-  a.request_id = request_id;
-  a.request_id_is_fresh = !callers_id;
-  ASSIGN_OR_RETURN(store::DebitResult debit, s_.ledger->Debit(schema.id, std::move(a)));
-  if (debit.replayed && debit.allocation.principal_id != principal.id) {
-    return RequestIdTaken(request_id);
-  }
-  if (debit.replayed && debit.allocation.released()) {  // a concurrent twin committed and answered
-    return FromStored(plan.spec, std::move(debit.allocation), std::move(debit.budget),
-                      /*replayed=*/true, /*cached=*/false);
-  }
-  // 5. Scan, noise, store the release (the first one stored for this charge is its answer for
-  //    ever), and only then let it leave.
-  return Answer(q, schema, debit.allocation, std::move(debit.budget), debit.replayed, deadline);
+  RequestSteps<QueryOutcome> steps;
+  steps.allocation = [&]() -> absl::StatusOr<store::Allocation> {
+    return AllocationFor(principal, schema, q.plan, q.release);
+  };
+  steps.from_stored = [&](store::Allocation stored, store::BudgetState budget, bool replayed) {
+    return FromStored(q.plan.spec, std::move(stored), std::move(budget), replayed,
+                      /*cached=*/false);
+  };
+  steps.answer = [&](const store::Allocation& paid, store::BudgetState budget, bool replayed) {
+    return Answer(q, schema, paid, std::move(budget), replayed, deadline);
+  };
+  steps.mark_cached = [](QueryOutcome& out) { out.cached = true; };
+  return RunCharged(principal, schema, q.plan.fingerprint, request_id, callers_id,
+                    /*use_cache=*/true, steps);
 }
 
 absl::StatusOr<QueryEngine::PreparedBatch> QueryEngine::PrepareBatch(
@@ -462,9 +488,7 @@ absl::StatusOr<BatchOutcome> QueryEngine::RunBatch(const store::Principal& princ
                                                    std::string request_id, absl::Time deadline,
                                                    BatchCache cache) {
   ASSIGN_OR_RETURN(PreparedBatch batch, PrepareBatch(principal, dataset, std::move(specs), delta));
-  RETURN_IF_ERROR(ValidateRequestId(request_id));
-  const bool callers_id = !request_id.empty();
-  if (!callers_id) request_id = NewRequestId(*rng_);
+  ASSIGN_OR_RETURN(const bool callers_id, ResolveRequestId(request_id));
   absl::StatusOr<BatchOutcome> out =
       RunPreparedBatch(principal, batch, request_id, callers_id, deadline, cache);
   if (!out.ok()) return WithRequestId(out.status(), request_id);  // as Run: the id to retry with
@@ -476,58 +500,37 @@ absl::StatusOr<BatchOutcome> QueryEngine::RunPreparedBatch(const store::Principa
                                                            const std::string& request_id,
                                                            bool callers_id, absl::Time deadline,
                                                            BatchCache cache) {
-  const query::DatasetSchema& schema = batch.schema;
-  const std::vector<Prepared>& prepared = batch.prepared;
-  const std::string& fingerprint = batch.fingerprint;
-  // As Run's steps 2 and 3 (the cache only for SQL scripts; result_cache.h says why it is per
-  // analyst).
-  ASSIGN_OR_RETURN(Earlier earlier, FindEarlier(principal, schema, fingerprint, request_id, callers_id,
-                                                cache == BatchCache::kUse));
-  if (earlier.own.has_value()) {
-    store::Allocation& prior = *earlier.own;
-    if (prior.fingerprint != fingerprint || prior.principal_id != principal.id) {
-      return RequestIdTaken(request_id);
-    }
-    ASSIGN_OR_RETURN(store::BudgetState budget, s_.ledger->Get(schema.id));
-    if (prior.released()) return BatchFromStored(batch, std::move(prior), std::move(budget), true);
-    return AnswerBatch(principal, batch, prior, std::move(budget), /*replayed=*/true, deadline);
-  }
-  if (earlier.cached.has_value()) {
-    ASSIGN_OR_RETURN(store::BudgetState budget, s_.ledger->Get(schema.id));
-    ASSIGN_OR_RETURN(BatchOutcome out, BatchFromStored(batch, *std::move(earlier.cached),
-                                                       std::move(budget), /*replayed=*/false));
-    out.cached = true;
-    out.allocation.request_id = request_id;  // the caller's own id, not the earlier one
-    for (QueryOutcome& a : out.answers) a.cached = true;
-    return out;
-  }
-
+  RequestSteps<BatchOutcome> steps;
   // The charge, priced from the prepared events (no data), committed before any scan.
-  ASSIGN_OR_RETURN(BatchPrice charge, PriceOf(batch));
-  store::Allocation a;
-  a.request_id = request_id;
-  a.request_id_is_fresh = !callers_id;
-  a.principal_id = principal.id;
-  a.analyst = principal.name;
-  a.fingerprint = fingerprint;
-  a.aggregate = "batch";
-  a.mechanism = "batch";
-  a.epsilon_units = charge.epsilon_units;
-  a.delta_units = charge.delta_units;
-  a.confidence = prepared[0].plan.spec.confidence;
-  a.events = charge.events;
-  a.dataset_version = schema.version;
-  a.release_deferred = true;
-  ASSIGN_OR_RETURN(store::DebitResult debit, s_.ledger->Debit(schema.id, std::move(a)));
-  if (debit.replayed && debit.allocation.principal_id != principal.id) {
-    return RequestIdTaken(request_id);
-  }
-  if (debit.replayed && debit.allocation.released()) {
-    return BatchFromStored(batch, std::move(debit.allocation), std::move(debit.budget),
-                           /*replayed=*/true);
-  }
-  return AnswerBatch(principal, batch, debit.allocation, std::move(debit.budget), debit.replayed,
-                     deadline);
+  steps.allocation = [&]() -> absl::StatusOr<store::Allocation> {
+    ASSIGN_OR_RETURN(BatchPrice charge, PriceOf(batch));
+    store::Allocation a;
+    a.principal_id = principal.id;
+    a.analyst = principal.name;
+    a.fingerprint = batch.fingerprint;
+    a.aggregate = "batch";
+    a.mechanism = "batch";
+    a.epsilon_units = charge.epsilon_units;
+    a.delta_units = charge.delta_units;
+    a.confidence = batch.prepared[0].plan.spec.confidence;
+    a.events = charge.events;
+    a.dataset_version = batch.schema.version;
+    a.release_deferred = true;
+    return a;
+  };
+  steps.from_stored = [&](store::Allocation stored, store::BudgetState budget, bool replayed) {
+    return BatchFromStored(batch, std::move(stored), std::move(budget), replayed);
+  };
+  steps.answer = [&](const store::Allocation& paid, store::BudgetState budget, bool replayed) {
+    return AnswerBatch(principal, batch, paid, std::move(budget), replayed, deadline);
+  };
+  steps.mark_cached = [](BatchOutcome& out) {
+    out.cached = true;
+    for (QueryOutcome& a : out.answers) a.cached = true;
+  };
+  // The cache only for SQL scripts (RunBatch says why).
+  return RunCharged(principal, batch.schema, batch.fingerprint, request_id, callers_id,
+                    cache == BatchCache::kUse, steps);
 }
 
 absl::StatusOr<BatchOutcome> QueryEngine::BatchFromStored(const PreparedBatch& batch,

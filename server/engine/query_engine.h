@@ -163,6 +163,34 @@ class QueryEngine {
                                              const std::string& dataset,
                                              std::vector<query::QuerySpec> specs, double delta);
   static absl::StatusOr<BatchPrice> PriceOf(const PreparedBatch& batch);
+  // Validates the caller's request id, or draws one into `request_id` when it is empty. True when
+  // the id is the caller's.
+  absl::StatusOr<bool> ResolveRequestId(std::string& request_id);
+  // What differs between one query and a batch in the life RunCharged gives them.
+  template <typename Outcome>
+  struct RequestSteps {
+    // The audit row to charge; RunCharged sets its request id.
+    std::function<absl::StatusOr<store::Allocation>()> allocation;
+    // The answer read back from a stored, answered allocation.
+    std::function<absl::StatusOr<Outcome>(store::Allocation stored, store::BudgetState budget,
+                                          bool replayed)>
+        from_stored;
+    // For a committed allocation: scan, noise, store the release once, return the stored answer.
+    std::function<absl::StatusOr<Outcome>(const store::Allocation& paid,
+                                          store::BudgetState budget, bool replayed)>
+        answer;
+    // Marks an answer served from the result cache.
+    std::function<void(Outcome& out)> mark_cached;
+  };
+  // The skeleton Run and RunBatch share once the request is prepared and its id known: the answer
+  // an earlier request with this id left, else (use_cache) the result cache, else the debit, then
+  // the answer the charge paid for (defined in the .cc, its only user).
+  template <typename Outcome>
+  absl::StatusOr<Outcome> RunCharged(const store::Principal& principal,
+                                     const query::DatasetSchema& schema,
+                                     const std::string& fingerprint, const std::string& request_id,
+                                     bool callers_id, bool use_cache,
+                                     const RequestSteps<Outcome>& steps);
   // Run and RunBatch once the request is prepared and its id known (steps 2 to 5 of Run).
   absl::StatusOr<QueryOutcome> RunPrepared(const store::Principal& principal,
                                            const query::DatasetSchema& schema, const Prepared& q,

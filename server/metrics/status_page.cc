@@ -167,10 +167,8 @@ constexpr char kStyle[] =
     ".bad{color:#c0392b;font-weight:bold}.good{color:#1e8449}"
     ".axis{font-size:10px;fill:#666}";
 
-}  // namespace
-
-std::string RenderStatusPage(const std::vector<prometheus::MetricFamily>& families, absl::Time now) {
-  const Scrape scrape(families);
+// The page's head: title, build and time of generation.
+std::string RenderHeader(const Scrape& scrape, absl::Time now) {
   std::string html = absl::StrCat(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>dpq status</title>"
       "<style>", kStyle, "</style></head><body>\n<h1>dpq status</h1>\n");
@@ -183,9 +181,12 @@ std::string RenderStatusPage(const std::vector<prometheus::MetricFamily>& famili
                   "</span> (commit <span id=\"git-sha\">", Escape(sha), "</span>), generated ",
                   absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", now, absl::UTCTimeZone()),
                   ". Every figure here is in <a href=\"/metrics\">/metrics</a>.</p>\n");
+  return html;
+}
 
-  // Database health.
-  const double ledger_ok = scrape.Value("dpq_ledger_scrape_ok", {}, 0);
+// Database health.
+std::string RenderDatabase(const Scrape& scrape, double ledger_ok) {
+  std::string html;
   absl::StrAppend(&html, "<section id=\"database\" data-ledger-ok=\"", ledger_ok == 1 ? "1" : "0",
                   "\"><h2>Database</h2><table>"
                   "<tr><th>ledger</th><td data-field=\"ledger\" class=\"",
@@ -204,6 +205,135 @@ std::string RenderStatusPage(const std::vector<prometheus::MetricFamily>& famili
         Cell("db-connect-failures", scrape.Value("dpq_db_connect_failures_total", {}, 0)), "</tr>");
   }
   html += "</table></section>\n";
+  return html;
+}
+
+// The accountant the dataset's ledger composes with ("basic" unless exported otherwise).
+std::string AccountantOf(const Scrape& scrape, const std::string& d) {
+  std::string accountant = "basic";
+  for (const auto& s : scrape.Of("dpq_budget_accountant_info")) {
+    if (s.labels.count("dataset") && s.labels.at("dataset") == d && s.labels.count("accountant")) {
+      accountant = s.labels.at("accountant");
+    }
+  }
+  return accountant;
+}
+
+// The dataset's heading and its epsilon and delta budget: spent, remaining, total.
+std::string RenderBudget(const Scrape& scrape, const std::string& d,
+                         const std::string& accountant) {
+  std::string html;
+  absl::StrAppend(&html, "<section class=\"dataset\" data-dataset=\"", Escape(d), "\" data-accountant=\"",
+                  Escape(accountant), "\"><h2>", Escape(d), " <span class=\"accountant\">", Escape(accountant),
+                  " accountant</span></h2>\n<table class=\"budget\"><tr><th></th><th>spent</th>"
+                  "<th>remaining</th><th>total</th><th></th></tr>");
+  for (const char* param : {"epsilon", "delta"}) {
+    const double total = scrape.Value("dpq_budget_limit", {{"dataset", d}, {"param", param}}, 0);
+    const double remaining = scrape.Value("dpq_budget_remaining", {{"dataset", d}, {"param", param}}, 0);
+    const double spent = std::max(0.0, total - remaining);
+    const std::string p(param);
+    absl::StrAppend(&html, "<tr data-param=\"", p, "\"><th>", p == "epsilon" ? "ε" : "δ", "</th>",
+                    Cell(p + "-spent", spent), Cell(p + "-remaining", remaining), Cell(p + "-total", total),
+                    "<td>", BudgetBar(spent, total), "</td></tr>");
+  }
+  html += "</table>\n";
+  return html;
+}
+
+// The audit row count and this dpqd's last verification of the dataset's audit chain.
+std::string RenderAudit(const Scrape& scrape, const std::string& d) {
+  std::string html;
+  const double rows = scrape.Value("dpq_audit_rows_total", {{"dataset", d}});
+  const double verified = scrape.Value("dpq_audit_verify_ok", {{"dataset", d}});
+  const double verified_at = scrape.Value("dpq_audit_verify_timestamp_seconds", {{"dataset", d}});
+  absl::StrAppend(&html, "<p>Audit rows: <span data-field=\"audit-rows\" data-value=\"", Exact(rows), "\">",
+                  Human(rows), "</span>. Last verification by this dpqd: ");
+  if (std::isnan(verified)) {
+    html += "<span data-field=\"audit-verify\" data-value=\"none\">none yet</span>.</p>\n";
+  } else {
+    absl::StrAppend(&html, "<span data-field=\"audit-verify\" data-value=\"", verified == 1 ? "ok" : "broken",
+                    "\" class=\"", verified == 1 ? "good\">passed" : "bad\">BROKEN", "</span> at ",
+                    TimeText(verified_at), ".</p>\n");
+  }
+  return html;
+}
+
+// One row per analyst who spent on the dataset (`analysts`, the dataset's
+// dpq_epsilon_spent_total samples), then one per capped analyst who has spent nothing yet.
+std::string RenderAnalysts(const Scrape& scrape, const std::string& d,
+                           std::vector<const Sample*> analysts) {
+  std::string html;
+  absl::StrAppend(&html, "<h3>Analysts</h3>");
+  std::sort(analysts.begin(), analysts.end(), [](const Sample* a, const Sample* b) {
+    return a->labels.at("analyst") < b->labels.at("analyst");
+  });
+  std::set<std::string> listed;
+  std::string rows_html;
+  auto analyst_row = [&](const std::string& a, double spent) {
+    const double cap = scrape.Value("dpq_analyst_epsilon_cap", {{"dataset", d}, {"analyst", a}});
+    const double left = scrape.Value("dpq_analyst_epsilon_cap_remaining", {{"dataset", d}, {"analyst", a}});
+    absl::StrAppend(&rows_html, "<tr class=\"analyst\" data-analyst=\"", Escape(a), "\"><td>", Escape(a), "</td>",
+                    Cell("analyst-epsilon-spent", spent));
+    if (std::isnan(cap)) {
+      rows_html += "<td class=\"muted\" data-field=\"analyst-epsilon-cap\" data-value=\"none\">no cap</td><td></td><td></td>";
+    } else {
+      absl::StrAppend(&rows_html, Cell("analyst-epsilon-cap", cap), Cell("analyst-epsilon-cap-remaining", left),
+                      "<td>", BudgetBar(cap - left, cap), "</td>");
+    }
+    rows_html += "</tr>";
+  };
+  for (const Sample* s : analysts) {
+    listed.insert(s->labels.at("analyst"));
+    analyst_row(s->labels.at("analyst"), s->value);
+  }
+  for (const auto& s : scrape.Of("dpq_analyst_epsilon_cap")) {  // capped, nothing spent yet
+    if (s.labels.count("dataset") && s.labels.at("dataset") == d && !listed.count(s.labels.at("analyst"))) {
+      listed.insert(s.labels.at("analyst"));
+      analyst_row(s.labels.at("analyst"), 0);
+    }
+  }
+  if (listed.empty()) {
+    html += "<p class=\"muted\">No analyst has spent on this dataset and no grant has a cap.</p>";
+  } else {
+    absl::StrAppend(&html, "<table class=\"analysts\"><tr><th>analyst</th><th>ε spent</th><th>ε cap</th>"
+                    "<th>cap remaining</th><th></th></tr>", rows_html, "</table>");
+  }
+  return html;
+}
+
+// One dataset's section: budget, nominal spend over time, audit, analysts.
+std::string RenderDataset(const Scrape& scrape, const std::string& d) {
+  const std::string accountant = AccountantOf(scrape, d);
+  std::string html = RenderBudget(scrape, d, accountant);
+
+  // Nominal spend: the sum of the queries' own epsilon (the ledger's spent is lower under a
+  // non-basic accountant, which composes the charges more tightly).
+  double nominal = 0;
+  std::vector<const Sample*> analysts;
+  for (const auto& s : scrape.Of("dpq_epsilon_spent_total")) {
+    if (s.labels.count("dataset") && s.labels.at("dataset") == d) {
+      nominal += s.value;
+      analysts.push_back(&s);
+    }
+  }
+  absl::StrAppend(&html, "<h3>ε spent over time</h3><p class=\"muted\">Nominal ε charged (the sum of "
+                  "the queries' ε; basic composition)", accountant == "basic" ? "" : ", which can exceed the ledger's "
+                  "spent figure under the " + Escape(accountant) + " accountant", ".</p>\n",
+                  SpentOverTime(scrape, d, nominal), "\n");
+
+  html += RenderAudit(scrape, d);
+  html += RenderAnalysts(scrape, d, std::move(analysts));
+  html += "</section>\n";
+  return html;
+}
+
+}  // namespace
+
+std::string RenderStatusPage(const std::vector<prometheus::MetricFamily>& families, absl::Time now) {
+  const Scrape scrape(families);
+  std::string html = RenderHeader(scrape, now);
+  const double ledger_ok = scrape.Value("dpq_ledger_scrape_ok", {}, 0);
+  html += RenderDatabase(scrape, ledger_ok);
 
   std::set<std::string> datasets;
   for (const auto& s : scrape.Of("dpq_budget_limit")) datasets.insert(s.labels.count("dataset") ? s.labels.at("dataset") : "");
@@ -212,93 +342,7 @@ std::string RenderStatusPage(const std::vector<prometheus::MetricFamily>& famili
   } else if (datasets.empty()) {
     html += "<p class=\"muted\">No datasets yet.</p>\n";
   }
-  for (const std::string& d : datasets) {
-    std::string accountant = "basic";
-    for (const auto& s : scrape.Of("dpq_budget_accountant_info")) {
-      if (s.labels.count("dataset") && s.labels.at("dataset") == d && s.labels.count("accountant")) {
-        accountant = s.labels.at("accountant");
-      }
-    }
-    absl::StrAppend(&html, "<section class=\"dataset\" data-dataset=\"", Escape(d), "\" data-accountant=\"",
-                    Escape(accountant), "\"><h2>", Escape(d), " <span class=\"accountant\">", Escape(accountant),
-                    " accountant</span></h2>\n<table class=\"budget\"><tr><th></th><th>spent</th>"
-                    "<th>remaining</th><th>total</th><th></th></tr>");
-    for (const char* param : {"epsilon", "delta"}) {
-      const double total = scrape.Value("dpq_budget_limit", {{"dataset", d}, {"param", param}}, 0);
-      const double remaining = scrape.Value("dpq_budget_remaining", {{"dataset", d}, {"param", param}}, 0);
-      const double spent = std::max(0.0, total - remaining);
-      const std::string p(param);
-      absl::StrAppend(&html, "<tr data-param=\"", p, "\"><th>", p == "epsilon" ? "ε" : "δ", "</th>",
-                      Cell(p + "-spent", spent), Cell(p + "-remaining", remaining), Cell(p + "-total", total),
-                      "<td>", BudgetBar(spent, total), "</td></tr>");
-    }
-    html += "</table>\n";
-
-    // Nominal spend: the sum of the queries' own epsilon (the ledger's spent is lower under a
-    // non-basic accountant, which composes the charges more tightly).
-    double nominal = 0;
-    std::vector<const Sample*> analysts;
-    for (const auto& s : scrape.Of("dpq_epsilon_spent_total")) {
-      if (s.labels.count("dataset") && s.labels.at("dataset") == d) {
-        nominal += s.value;
-        analysts.push_back(&s);
-      }
-    }
-    absl::StrAppend(&html, "<h3>ε spent over time</h3><p class=\"muted\">Nominal ε charged (the sum of "
-                    "the queries' ε; basic composition)", accountant == "basic" ? "" : ", which can exceed the ledger's "
-                    "spent figure under the " + Escape(accountant) + " accountant", ".</p>\n",
-                    SpentOverTime(scrape, d, nominal), "\n");
-
-    const double rows = scrape.Value("dpq_audit_rows_total", {{"dataset", d}});
-    const double verified = scrape.Value("dpq_audit_verify_ok", {{"dataset", d}});
-    const double verified_at = scrape.Value("dpq_audit_verify_timestamp_seconds", {{"dataset", d}});
-    absl::StrAppend(&html, "<p>Audit rows: <span data-field=\"audit-rows\" data-value=\"", Exact(rows), "\">",
-                    Human(rows), "</span>. Last verification by this dpqd: ");
-    if (std::isnan(verified)) {
-      html += "<span data-field=\"audit-verify\" data-value=\"none\">none yet</span>.</p>\n";
-    } else {
-      absl::StrAppend(&html, "<span data-field=\"audit-verify\" data-value=\"", verified == 1 ? "ok" : "broken",
-                      "\" class=\"", verified == 1 ? "good\">passed" : "bad\">BROKEN", "</span> at ",
-                      TimeText(verified_at), ".</p>\n");
-    }
-
-    absl::StrAppend(&html, "<h3>Analysts</h3>");
-    std::sort(analysts.begin(), analysts.end(), [](const Sample* a, const Sample* b) {
-      return a->labels.at("analyst") < b->labels.at("analyst");
-    });
-    std::set<std::string> listed;
-    std::string rows_html;
-    auto analyst_row = [&](const std::string& a, double spent) {
-      const double cap = scrape.Value("dpq_analyst_epsilon_cap", {{"dataset", d}, {"analyst", a}});
-      const double left = scrape.Value("dpq_analyst_epsilon_cap_remaining", {{"dataset", d}, {"analyst", a}});
-      absl::StrAppend(&rows_html, "<tr class=\"analyst\" data-analyst=\"", Escape(a), "\"><td>", Escape(a), "</td>",
-                      Cell("analyst-epsilon-spent", spent));
-      if (std::isnan(cap)) {
-        rows_html += "<td class=\"muted\" data-field=\"analyst-epsilon-cap\" data-value=\"none\">no cap</td><td></td><td></td>";
-      } else {
-        absl::StrAppend(&rows_html, Cell("analyst-epsilon-cap", cap), Cell("analyst-epsilon-cap-remaining", left),
-                        "<td>", BudgetBar(cap - left, cap), "</td>");
-      }
-      rows_html += "</tr>";
-    };
-    for (const Sample* s : analysts) {
-      listed.insert(s->labels.at("analyst"));
-      analyst_row(s->labels.at("analyst"), s->value);
-    }
-    for (const auto& s : scrape.Of("dpq_analyst_epsilon_cap")) {  // capped, nothing spent yet
-      if (s.labels.count("dataset") && s.labels.at("dataset") == d && !listed.count(s.labels.at("analyst"))) {
-        listed.insert(s.labels.at("analyst"));
-        analyst_row(s.labels.at("analyst"), 0);
-      }
-    }
-    if (listed.empty()) {
-      html += "<p class=\"muted\">No analyst has spent on this dataset and no grant has a cap.</p>";
-    } else {
-      absl::StrAppend(&html, "<table class=\"analysts\"><tr><th>analyst</th><th>ε spent</th><th>ε cap</th>"
-                      "<th>cap remaining</th><th></th></tr>", rows_html, "</table>");
-    }
-    html += "</section>\n";
-  }
+  for (const std::string& d : datasets) html += RenderDataset(scrape, d);
   html += "</body></html>\n";
   return html;
 }

@@ -202,16 +202,8 @@ absl::StatusOr<bool> PlanGroups(const DatasetSchema& schema, QuerySpec& spec, Qu
   return false;
 }
 
-}  // namespace
-
-bool QueryPlan::multi_valued() const {
-  return grouped() || spec.aggregate == AggregateKind::kHistogram;
-}
-
-absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchema& schema) {
-  QueryPlan plan;
-  plan.spec = spec_in;
-  QuerySpec& spec = plan.spec;
+// Options that belong to one aggregate only.
+absl::Status CheckAggregateOptions(const QuerySpec& spec) {
   const AggregateKind agg = spec.aggregate;
   if (agg != AggregateKind::kQuantile && !spec.quantiles.empty()) {
     return absl::InvalidArgumentError("quantiles are only for aggregate quantile");
@@ -219,113 +211,132 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
   if (agg != AggregateKind::kHistogram && !spec.bins.empty()) {
     return absl::InvalidArgumentError("bins are only for aggregate histogram");
   }
+  return absl::OkStatus();
+}
 
-  plan.scan.dataset_id = schema.id;
-  plan.scan.dataset_version = schema.version;
-  plan.scan.unit_column = schema.privacy_unit;
-  ASSIGN_OR_RETURN(bool select_keys, PlanGroups(schema, spec, plan));
-
-  // A text-column histogram is a count grouped by that column: one bin per category.
+// The aggregated column (none for a count) and whether it is a text column's histogram.
+struct AggregateColumn {
   const ColumnSchema* column = nullptr;
   bool text_histogram = false;
-  if (agg != AggregateKind::kCount) {
-    if (spec.column.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("column is required for aggregate ", AggregateName(agg)));
-    }
-    column = schema.FindColumn(spec.column);
-    if (column == nullptr) return UnknownColumn(schema, spec.column, "column");
-    text_histogram = agg == AggregateKind::kHistogram && !column->is_numeric();
-    if (!column->is_numeric() && !text_histogram) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "column ", column->name, " is text; ", AggregateName(agg), " needs a numeric column"));
-    }
-  }
-  if (text_histogram) {
-    if (!spec.bins.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("bins: column ", column->name, " is text; its bins are its categories"));
-    }
-    if (std::find(spec.group_by.begin(), spec.group_by.end(), column->name) != spec.group_by.end()) {
-      return absl::InvalidArgumentError("group_by: the histogram column cannot also be a group");
-    }
-    if (column->name == schema.privacy_unit) {
-      return absl::InvalidArgumentError("column: the privacy unit column cannot be histogrammed");
-    }
-    // The category becomes the last group column; its domain is the declared categories, else the
-    // categories are selected like keys.
-    plan.scan.group_columns.push_back(column->name);
-    plan.scan.group_domains.push_back(column->categories);
-    if (!select_keys && column->categories.empty()) {
-      select_keys = true;
-      plan.declared_keys.clear();
-      plan.scan.group_domains.assign(plan.scan.group_columns.size(), {});
-    } else if (!select_keys) {
-      std::vector<std::vector<std::string>> next;
-      for (const auto& prefix : plan.declared_keys.empty() ? std::vector<std::vector<std::string>>{{}}
-                                                            : plan.declared_keys) {
-        for (const std::string& v : column->categories) {
-          next.push_back(prefix);
-          next.back().push_back(v);
-        }
-      }
-      if (next.size() > kMaxKeys) {
-        return absl::InvalidArgumentError(absl::StrCat("the histogram has more than ", kMaxKeys, " bins"));
-      }
-      plan.declared_keys = std::move(next);
-    }
-    // With a grouped scan the per-unit partition bound applies to (group, category) pairs.
-  }
+};
 
-  // Keys selected from the data: a NULL group key is a group like any other (ZetaSQL), released
-  // only if partition selection keeps it. Declared keys are the released key set: NULL is not one.
-  if (select_keys) plan.scan.null_group_columns = spec.group_by.size();
-
-  if (spec.pre_aggregate) {
-    if (agg != AggregateKind::kSum && agg != AggregateKind::kMean && agg != AggregateKind::kCount) {
-      return absl::InvalidArgumentError(
-          "per_unit: per-unit pre-aggregation applies to count, sum and mean only");
-    }
-    if (spec.max_contributions != 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "max_contributions must be 1 with per-unit pre-aggregation (each unit contributes one "
-          "clamped value per group), got ", spec.max_contributions));
-    }
-    if (agg == AggregateKind::kCount) RETURN_IF_ERROR(ResolvePerUnitCount(spec));
-  }
-  if (!plan.grouped()) spec.max_partitions = 1;  // one group: nothing to bound
-  RETURN_IF_ERROR(ValidatePrivacyParameters(spec, select_keys));
-  if (agg == AggregateKind::kQuantile && spec.mechanism == MechanismKind::kGaussian) {
+// A text-column histogram is a count grouped by that column: one bin per category.
+absl::StatusOr<AggregateColumn> ResolveAggregateColumn(const DatasetSchema& schema,
+                                                       const QuerySpec& spec) {
+  const AggregateKind agg = spec.aggregate;
+  AggregateColumn out;
+  if (agg == AggregateKind::kCount) return out;
+  if (spec.column.empty()) {
     return absl::InvalidArgumentError(
-        "mechanism: quantiles use the exponential mechanism (pure epsilon-DP); leave mechanism "
-        "unset or laplace");
+        absl::StrCat("column is required for aggregate ", AggregateName(agg)));
   }
-  // Charge the decimal the analyst wrote; calibrate with a value never above it.
+  out.column = schema.FindColumn(spec.column);
+  if (out.column == nullptr) return UnknownColumn(schema, spec.column, "column");
+  out.text_histogram = agg == AggregateKind::kHistogram && !out.column->is_numeric();
+  if (!out.column->is_numeric() && !out.text_histogram) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "column ", out.column->name, " is text; ", AggregateName(agg), " needs a numeric column"));
+  }
+  return out;
+}
+
+// The histogram's text column joins the scan's groups. `select_keys` becomes true when its
+// categories must be selected from the data.
+absl::Status PlanTextHistogram(const DatasetSchema& schema, const ColumnSchema& column,
+                               const QuerySpec& spec, QueryPlan& plan, bool& select_keys) {
+  if (!spec.bins.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bins: column ", column.name, " is text; its bins are its categories"));
+  }
+  if (std::find(spec.group_by.begin(), spec.group_by.end(), column.name) != spec.group_by.end()) {
+    return absl::InvalidArgumentError("group_by: the histogram column cannot also be a group");
+  }
+  if (column.name == schema.privacy_unit) {
+    return absl::InvalidArgumentError("column: the privacy unit column cannot be histogrammed");
+  }
+  // The category becomes the last group column; its domain is the declared categories, else the
+  // categories are selected like keys.
+  plan.scan.group_columns.push_back(column.name);
+  plan.scan.group_domains.push_back(column.categories);
+  if (!select_keys && column.categories.empty()) {
+    select_keys = true;
+    plan.declared_keys.clear();
+    plan.scan.group_domains.assign(plan.scan.group_columns.size(), {});
+  } else if (!select_keys) {
+    std::vector<std::vector<std::string>> next;
+    for (const auto& prefix : plan.declared_keys.empty() ? std::vector<std::vector<std::string>>{{}}
+                                                          : plan.declared_keys) {
+      for (const std::string& v : column.categories) {
+        next.push_back(prefix);
+        next.back().push_back(v);
+      }
+    }
+    if (next.size() > kMaxKeys) {
+      return absl::InvalidArgumentError(absl::StrCat("the histogram has more than ", kMaxKeys, " bins"));
+    }
+    plan.declared_keys = std::move(next);
+  }
+  // With a grouped scan the per-unit partition bound applies to (group, category) pairs.
+  return absl::OkStatus();
+}
+
+// Per-unit pre-aggregation (QuerySpec::pre_aggregate): which aggregates allow it, and the count's
+// resolution.
+absl::Status CheckPreAggregation(QuerySpec& spec) {
+  if (!spec.pre_aggregate) return absl::OkStatus();
+  const AggregateKind agg = spec.aggregate;
+  if (agg != AggregateKind::kSum && agg != AggregateKind::kMean && agg != AggregateKind::kCount) {
+    return absl::InvalidArgumentError(
+        "per_unit: per-unit pre-aggregation applies to count, sum and mean only");
+  }
+  if (spec.max_contributions != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_contributions must be 1 with per-unit pre-aggregation (each unit contributes one "
+        "clamped value per group), got ", spec.max_contributions));
+  }
+  if (agg == AggregateKind::kCount) RETURN_IF_ERROR(ResolvePerUnitCount(spec));
+  return absl::OkStatus();
+}
+
+// The (epsilon, delta) the mechanisms are calibrated with.
+struct MechanismBudget {
+  double epsilon = 0;
+  double delta = 0;
+};
+
+// Charge the decimal the analyst wrote; calibrate with a value never above it.
+absl::StatusOr<MechanismBudget> ChargeAndCalibrationBudget(QuerySpec& spec, QueryPlan& plan) {
   ASSIGN_OR_RETURN(plan.epsilon_units, EpsilonToUnits(spec.epsilon, "epsilon"));
   ASSIGN_OR_RETURN(plan.delta_units, DeltaToUnits(spec.delta, "delta"));
   spec.epsilon = EpsilonFromUnits(plan.epsilon_units);
   spec.delta = DeltaFromUnits(plan.delta_units);
-  double mech_epsilon = MechanismEpsilon(plan.epsilon_units);
-  double mech_delta = MechanismDelta(plan.delta_units);
+  return MechanismBudget{MechanismEpsilon(plan.epsilon_units), MechanismDelta(plan.delta_units)};
+}
 
+// Keys selected from the data: plans the partition selection and returns what is left for the
+// aggregates.
+MechanismBudget PlanKeySelection(const QuerySpec& spec, int m, MechanismBudget budget,
+                                 QueryPlan& plan) {
+  // Half of epsilon and all of the (Laplace) delta select the keys (Desfontaines, Voss, Gipson,
+  // Mandayam 2022); the rest releases the aggregates of the selected keys. Basic composition of
+  // the two (Dwork & Roth 2014, Thm. 3.16) gives (epsilon, delta) in total.
+  // With the Gaussian mechanism the aggregates need delta too: half each.
+  const bool gaussian = spec.mechanism == MechanismKind::kGaussian;
+  // Shares are rounded toward zero (ShareOf), so the parts never add up to more than the charge.
+  const double half_epsilon = ShareOf(budget.epsilon, 2);
+  const double half_delta = ShareOf(budget.delta, 2);
+  plan.selection = {true, half_epsilon, gaussian ? half_delta : budget.delta, m};
+  plan.scan.count_units = true;
+  return MechanismBudget{half_epsilon, gaussian ? half_delta : 0.0};
+}
+
+// The aggregate's noise components, scaled to the m groups a unit can change, and the scan's
+// value fields.
+absl::Status PlanComponents(const DatasetSchema& schema, const AggregateColumn& aggregate_column,
+                            MechanismBudget budget, QueryPlan& plan) {
+  QuerySpec& spec = plan.spec;
   const int k = spec.max_contributions;
-  const int m = plan.grouped() ? spec.max_partitions : 1;
-  plan.scan.max_contributions = k;
-  plan.scan.max_partitions = m;
-  if (select_keys) {
-    // Half of epsilon and all of the (Laplace) delta select the keys (Desfontaines, Voss, Gipson,
-    // Mandayam 2022); the rest releases the aggregates of the selected keys. Basic composition of
-    // the two (Dwork & Roth 2014, Thm. 3.16) gives (epsilon, delta) in total.
-    // With the Gaussian mechanism the aggregates need delta too: half each.
-    const bool gaussian = spec.mechanism == MechanismKind::kGaussian;
-    // Shares are rounded toward zero (ShareOf), so the parts never add up to more than the charge.
-    const double half_epsilon = ShareOf(mech_epsilon, 2);
-    const double half_delta = ShareOf(mech_delta, 2);
-    plan.selection = {true, half_epsilon, gaussian ? half_delta : mech_delta, m};
-    plan.scan.count_units = true;
-    mech_epsilon = half_epsilon;
-    mech_delta = gaussian ? half_delta : 0.0;
-  }
+  const int m = plan.scan.max_partitions;
   // A unit changes at most m groups, each by at most the per-group sensitivity: the released
   // vector's L1 sensitivity is m times the per-group one (Wilson et al. 2020, §3; DESIGN.md §3),
   // its L2 sensitivity sqrt(m) times (the Gaussian's; CKS 2020 Thm 14 calibrates the vector).
@@ -338,11 +349,56 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
     plan.components.push_back({stat, eps, delta, per_group * group_factor, coordinates * m});
   };
 
-  AggregateContext context{spec, plan, column, text_histogram, mech_epsilon, mech_delta, k, m, push};
-  const AggregateDescription& description = DescriptionOf(agg);
+  AggregateContext context{spec, plan, aggregate_column.column, aggregate_column.text_histogram,
+                           budget.epsilon, budget.delta, k, m, push};
+  const AggregateDescription& description = DescriptionOf(spec.aggregate);
   RETURN_IF_ERROR(description.plan(context));
   plan.scan.sum_values = description.sums_values || plan.scan.pre_aggregate_count;
   plan.scan.bound_by_row_rank = schema.CanBoundByRowRank() && !spec.pre_aggregate;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+bool QueryPlan::multi_valued() const {
+  return grouped() || spec.aggregate == AggregateKind::kHistogram;
+}
+
+absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchema& schema) {
+  QueryPlan plan;
+  plan.spec = spec_in;
+  QuerySpec& spec = plan.spec;
+  RETURN_IF_ERROR(CheckAggregateOptions(spec));
+
+  plan.scan.dataset_id = schema.id;
+  plan.scan.dataset_version = schema.version;
+  plan.scan.unit_column = schema.privacy_unit;
+  ASSIGN_OR_RETURN(bool select_keys, PlanGroups(schema, spec, plan));
+  ASSIGN_OR_RETURN(const AggregateColumn aggregate_column, ResolveAggregateColumn(schema, spec));
+  if (aggregate_column.text_histogram) {
+    RETURN_IF_ERROR(
+        PlanTextHistogram(schema, *aggregate_column.column, spec, plan, select_keys));
+  }
+
+  // Keys selected from the data: a NULL group key is a group like any other (ZetaSQL), released
+  // only if partition selection keeps it. Declared keys are the released key set: NULL is not one.
+  if (select_keys) plan.scan.null_group_columns = spec.group_by.size();
+
+  RETURN_IF_ERROR(CheckPreAggregation(spec));
+  if (!plan.grouped()) spec.max_partitions = 1;  // one group: nothing to bound
+  RETURN_IF_ERROR(ValidatePrivacyParameters(spec, select_keys));
+  if (spec.aggregate == AggregateKind::kQuantile && spec.mechanism == MechanismKind::kGaussian) {
+    return absl::InvalidArgumentError(
+        "mechanism: quantiles use the exponential mechanism (pure epsilon-DP); leave mechanism "
+        "unset or laplace");
+  }
+  ASSIGN_OR_RETURN(MechanismBudget budget, ChargeAndCalibrationBudget(spec, plan));
+
+  const int m = plan.grouped() ? spec.max_partitions : 1;
+  plan.scan.max_contributions = spec.max_contributions;
+  plan.scan.max_partitions = m;
+  if (select_keys) budget = PlanKeySelection(spec, m, budget, plan);
+  RETURN_IF_ERROR(PlanComponents(schema, aggregate_column, budget, plan));
   plan.fingerprint = Fingerprint(spec, plan.epsilon_units, plan.delta_units, plan.grouped());
   return plan;
 }

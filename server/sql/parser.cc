@@ -149,8 +149,28 @@ class Parser {
   // ---- statement ----
   absl::StatusOr<Statement> ParseStatement() {
     Statement s;
+    s.pos = Peek().pos;
+    RETURN_IF_ERROR(ParseSelectWithDifferentialPrivacy());
+    s.options_pos = Peek().pos;
+    if (IsKeyword("OPTIONS")) RETURN_IF_ERROR(ParseOptions(s));
+    RETURN_IF_ERROR(ParseSelectList(s));
+    RETURN_IF_ERROR(ParseFrom(s));
+    if (IsKeyword("WHERE")) {
+      Next();
+      s.has_where = true;
+      ASSIGN_OR_RETURN(s.where, ParseExpr(0));
+    }
+    if (IsKeyword("GROUP")) RETURN_IF_ERROR(ParseGroupBy(s));
+    if (IsKeyword("HAVING")) return UnexpectedAfterStatement();
+    if (IsKeyword("ORDER")) RETURN_IF_ERROR(ParseOrderBy(s));
+    if (IsKeyword("LIMIT")) RETURN_IF_ERROR(ParseLimit(s));
+    return s;
+  }
+
+  // The statement's head, SELECT WITH DIFFERENTIAL_PRIVACY; every other statement kind is refused
+  // by name.
+  absl::Status ParseSelectWithDifferentialPrivacy() {
     const Token& first = Peek();
-    s.pos = first.pos;
     if (IsKeyword("WITH")) {
       return Unsupported(first.pos, "WITH (common table expressions) is not supported: write one "
                                     "SELECT WITH DIFFERENTIAL_PRIVACY on a dataset");
@@ -178,41 +198,56 @@ class Parser {
       return Expected("DIFFERENTIAL_PRIVACY after SELECT WITH");
     }
     Next();
-    s.options_pos = Peek().pos;
-    if (IsKeyword("OPTIONS")) {
-      Next();
-      RETURN_IF_ERROR(ExpectSymbol("("));
-      if (!IsSymbol(")")) {
-        while (true) {
-          DpOption o;
-          o.pos = Peek().pos;
-          ASSIGN_OR_RETURN(o.name, ParseName("an option name"));
-          RETURN_IF_ERROR(ExpectSymbol("="));
-          ASSIGN_OR_RETURN(o.value, ParseExpr(0));
-          s.options.push_back(std::move(o));
-          if (!IsSymbol(",")) break;
-          Next();
-        }
+    return absl::OkStatus();
+  }
+
+  // OPTIONS (name = value, ...), at OPTIONS.
+  absl::Status ParseOptions(Statement& s) {
+    Next();
+    RETURN_IF_ERROR(ExpectSymbol("("));
+    if (!IsSymbol(")")) {
+      while (true) {
+        DpOption o;
+        o.pos = Peek().pos;
+        ASSIGN_OR_RETURN(o.name, ParseName("an option name"));
+        RETURN_IF_ERROR(ExpectSymbol("="));
+        ASSIGN_OR_RETURN(o.value, ParseExpr(0));
+        s.options.push_back(std::move(o));
+        if (!IsSymbol(",")) break;
+        Next();
       }
-      RETURN_IF_ERROR(ExpectSymbol(")"));
     }
-    // Select list.
+    return ExpectSymbol(")");
+  }
+
+  // An optional alias: AS name, or a bare name that is not a reserved word.
+  absl::Status ParseOptionalAlias(std::string& alias) {
+    if (IsKeyword("AS")) {
+      Next();
+      ASSIGN_OR_RETURN(alias, ParseName("an alias after AS"));
+    } else if ((Peek().kind == Token::Kind::kIdent && !ReservedWords().count(Peek().upper)) ||
+               Peek().kind == Token::Kind::kQuotedIdent) {
+      ASSIGN_OR_RETURN(alias, ParseName("an alias"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ParseSelectList(Statement& s) {
     while (true) {
       SelectItem item;
       item.pos = Peek().pos;
       if (IsKeyword("FROM")) return Expected("a select-list item");
       ASSIGN_OR_RETURN(item.expr, ParseExpr(0));
-      if (IsKeyword("AS")) {
-        Next();
-        ASSIGN_OR_RETURN(item.alias, ParseName("an alias after AS"));
-      } else if ((Peek().kind == Token::Kind::kIdent && !ReservedWords().count(Peek().upper)) ||
-                 Peek().kind == Token::Kind::kQuotedIdent) {
-        ASSIGN_OR_RETURN(item.alias, ParseName("an alias"));
-      }
+      RETURN_IF_ERROR(ParseOptionalAlias(item.alias));
       s.select.push_back(std::move(item));
       if (!IsSymbol(",")) break;
       Next();
     }
+    return absl::OkStatus();
+  }
+
+  // FROM and the one dataset it names.
+  absl::Status ParseFrom(Statement& s) {
     if (!IsKeyword("FROM")) return Expected("',' or FROM");
     Next();
     s.table_pos = Peek().pos;
@@ -224,65 +259,61 @@ class Parser {
       return Unsupported(Peek().pos, "qualified dataset names are not supported: FROM names a dpq "
                                      "dataset");
     }
-    if (IsKeyword("AS")) {
-      Next();
-      ASSIGN_OR_RETURN(s.table_alias, ParseName("an alias after AS"));
-    } else if ((Peek().kind == Token::Kind::kIdent && !ReservedWords().count(Peek().upper)) ||
-               Peek().kind == Token::Kind::kQuotedIdent) {
-      ASSIGN_OR_RETURN(s.table_alias, ParseName("an alias"));
+    return ParseOptionalAlias(s.table_alias);
+  }
+
+  // GROUP BY expr, ..., at GROUP.
+  absl::Status ParseGroupBy(Statement& s) {
+    s.group_by_pos = Peek().pos;
+    Next();
+    RETURN_IF_ERROR(ExpectKeyword("BY"));
+    if (IsKeyword("ROLLUP") || IsKeyword("CUBE") || IsKeyword("GROUPING")) {
+      return Unsupported(Peek().pos, absl::StrCat(Peek().upper, " is not supported: GROUP BY "
+                                                  "lists columns only"));
     }
-    if (IsKeyword("WHERE")) {
+    while (true) {
+      ASSIGN_OR_RETURN(Expr e, ParseExpr(0));
+      s.group_by.push_back(std::move(e));
+      if (!IsSymbol(",")) break;
       Next();
-      s.has_where = true;
-      ASSIGN_OR_RETURN(s.where, ParseExpr(0));
     }
-    if (IsKeyword("GROUP")) {
-      s.group_by_pos = Peek().pos;
-      Next();
-      RETURN_IF_ERROR(ExpectKeyword("BY"));
-      if (IsKeyword("ROLLUP") || IsKeyword("CUBE") || IsKeyword("GROUPING")) {
-        return Unsupported(Peek().pos, absl::StrCat(Peek().upper, " is not supported: GROUP BY "
-                                                    "lists columns only"));
-      }
-      while (true) {
-        ASSIGN_OR_RETURN(Expr e, ParseExpr(0));
-        s.group_by.push_back(std::move(e));
-        if (!IsSymbol(",")) break;
+    return absl::OkStatus();
+  }
+
+  // ORDER BY expr [ASC|DESC], ..., at ORDER.
+  absl::Status ParseOrderBy(Statement& s) {
+    Next();
+    RETURN_IF_ERROR(ExpectKeyword("BY"));
+    while (true) {
+      OrderItem o;
+      o.pos = Peek().pos;
+      ASSIGN_OR_RETURN(o.expr, ParseExpr(0));
+      if (IsKeyword("DESC")) {
+        o.descending = true;
+        Next();
+      } else if (IsKeyword("ASC")) {
         Next();
       }
-    }
-    if (IsKeyword("HAVING")) return UnexpectedAfterStatement();
-    if (IsKeyword("ORDER")) {
+      s.order_by.push_back(std::move(o));
+      if (!IsSymbol(",")) break;
       Next();
-      RETURN_IF_ERROR(ExpectKeyword("BY"));
-      while (true) {
-        OrderItem o;
-        o.pos = Peek().pos;
-        ASSIGN_OR_RETURN(o.expr, ParseExpr(0));
-        if (IsKeyword("DESC")) {
-          o.descending = true;
-          Next();
-        } else if (IsKeyword("ASC")) {
-          Next();
-        }
-        s.order_by.push_back(std::move(o));
-        if (!IsSymbol(",")) break;
-        Next();
-      }
     }
-    if (IsKeyword("LIMIT")) {
-      Next();
-      s.limit_pos = Peek().pos;
-      const Token& n = Peek();
-      if (n.kind != Token::Kind::kNumber || n.text.find_first_not_of("0123456789") != std::string::npos ||
-          n.text.size() > 9) {
-        return Expected("a whole number of rows after LIMIT (at most 999999999)");
-      }
-      Next();
-      s.has_limit = true;
-      s.limit = std::atoll(n.text.c_str());
+    return absl::OkStatus();
+  }
+
+  // LIMIT n, at LIMIT.
+  absl::Status ParseLimit(Statement& s) {
+    Next();
+    s.limit_pos = Peek().pos;
+    const Token& n = Peek();
+    if (n.kind != Token::Kind::kNumber || n.text.find_first_not_of("0123456789") != std::string::npos ||
+        n.text.size() > 9) {
+      return Expected("a whole number of rows after LIMIT (at most 999999999)");
     }
-    return s;
+    Next();
+    s.has_limit = true;
+    s.limit = std::atoll(n.text.c_str());
+    return absl::OkStatus();
   }
 
   // ---- expressions (precedence climbing) ----

@@ -185,5 +185,58 @@ TEST(SqlParserTest, RefusesOversizedInput) {
   EXPECT_EQ(Parse(big).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// Tokenize's scanners, one token kind each.
+TEST(SqlLexerTest, ScansEachTokenKind) {
+  absl::StatusOr<std::vector<Token>> r =
+      Tokenize("`Odd name` x_1 1.5e-3 'it''s' <= => , -- to the end\n /* a\n block */ ;");
+  ASSERT_TRUE(r.ok()) << r.status();
+  using Kind = Token::Kind;
+  const std::vector<std::pair<Kind, std::string>> want = {
+      {Kind::kQuotedIdent, "Odd name"}, {Kind::kIdent, "x_1"}, {Kind::kNumber, "1.5e-3"},
+      {Kind::kString, "it's"},          {Kind::kSymbol, "<="}, {Kind::kSymbol, "=>"},
+      {Kind::kSymbol, ","},             {Kind::kSymbol, ";"},  {Kind::kEnd, ""}};
+  ASSERT_EQ(r->size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ((*r)[i].kind, want[i].first) << i;
+    EXPECT_EQ((*r)[i].text, want[i].second) << i;
+  }
+  EXPECT_EQ((*r)[0].upper, "ODD NAME");
+  EXPECT_EQ((*r)[7].pos.line, 3);  // comments advance the position like any other text
+}
+
+TEST(SqlLexerTest, AnExponentNeedsDigitsElseItIsNotPartOfTheNumber) {
+  absl::StatusOr<std::vector<Token>> r = Tokenize("2e+ ");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("a number must not run into a name"));
+}
+
+TEST(SqlLexerTest, RefusalsOfEachScanner) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"/* open", "unterminated comment"},
+      {"`open", "unterminated quoted identifier"},
+      {"'open", "unterminated string"},
+      {"\"x\"", "double quotes are not allowed"},
+      {"a ? b", "unexpected character '?'"},
+      {"a \x01 b", "unexpected byte 0x1"},
+  };
+  for (const auto& [text, message] : cases) {
+    absl::StatusOr<std::vector<Token>> r = Tokenize(text);
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_THAT(r.status().message(), HasSubstr(message)) << text;
+  }
+}
+
+// The select list and FROM share the alias step: AS name, or a bare non-reserved name.
+TEST(SqlParserTest, AliasesWithAndWithoutAs) {
+  Script s = Parsed("SELECT WITH DIFFERENTIAL_PRIVACY COUNT(*) n, SUM(x) AS `Total` FROM t AS u");
+  EXPECT_EQ(s.statements[0].select[0].alias, "n");
+  EXPECT_EQ(s.statements[0].select[1].alias, "Total");
+  EXPECT_EQ(s.statements[0].table_alias, "u");
+  Script bare = Parsed("SELECT WITH DIFFERENTIAL_PRIVACY COUNT(*) FROM t WHERE x = 1");
+  EXPECT_EQ(bare.statements[0].select[0].alias, "");
+  EXPECT_EQ(bare.statements[0].table_alias, "");  // WHERE is reserved, not an alias
+  EXPECT_TRUE(bare.statements[0].has_where);
+}
+
 }  // namespace
 }  // namespace dpq::sql

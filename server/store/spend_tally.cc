@@ -13,29 +13,24 @@ namespace dpq::store {
 
 absl::StatusOr<std::vector<AnalystSpend>> SpendTally::Refresh() {
   absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(const NewSpend fresh, ReadNewSpend());
+  Fold(fresh);
+  return ByName();
+}
+
+absl::StatusOr<SpendTally::NewSpend> SpendTally::ReadNewSpend() {
   ArrayLiteral ids, seqs;
   for (const auto& [id, seq] : last_seq_) {
     ids.AddInt(id);
     seqs.AddInt(seq);
   }
-  std::map<int64_t, std::string> names;
-  std::map<std::pair<int64_t, std::string>, Units> delta_units;
-  std::map<int64_t, int64_t> delta_seq;
-  std::map<int64_t, std::map<int64_t, int64_t>> delta_minutes;
-  std::map<int64_t, int64_t> delta_rows;
-  int64_t now_seconds = 0;
-  int64_t rows = 0;
+  NewSpend fresh;
   RETURN_IF_ERROR(db_->Run("spend by analyst", [&](pqxx::connection& c) {
-    names.clear();
-    delta_units.clear();
-    delta_seq.clear();
-    delta_minutes.clear();
-    delta_rows.clear();
-    rows = 0;
+    fresh = NewSpend();
     // One snapshot for the names and the new rows.
     pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> tx(c);
     for (const auto& row : tx.exec("SELECT id, name FROM datasets")) {
-      names[row[0].as<int64_t>()] = row[1].as<std::string>();
+      fresh.names[row[0].as<int64_t>()] = row[1].as<std::string>();
     }
     // Per dataset, a range scan of the (dataset_id, seq) index past the last seq seen. OFFSET 0
     // keeps the planner from flattening the lateral subquery: flattened, the seq bound became a
@@ -44,7 +39,8 @@ absl::StatusOr<std::vector<AnalystSpend>> SpendTally::Refresh() {
     // Grouped by minute of created_at too, over the last kMaxWindowSeconds (the history of the
     // status page; older rows fall in one NULL group): the same single pass over the new rows.
     // now() is the transaction's clock, which created_at was set from.
-    now_seconds = tx.exec1("SELECT floor(extract(epoch FROM now()))::bigint")[0].as<int64_t>();
+    fresh.now_seconds =
+        tx.exec1("SELECT floor(extract(epoch FROM now()))::bigint")[0].as<int64_t>();
     for (const auto& row : tx.exec_params(
              "SELECT d.id, a.analyst, sum(a.epsilon_units)::bigint, sum(a.delta_units)::bigint, "
              "max(a.seq), count(*), a.minute "
@@ -58,39 +54,45 @@ absl::StatusOr<std::vector<AnalystSpend>> SpendTally::Refresh() {
              "GROUP BY d.id, a.analyst, a.minute",
              ids.str(), seqs.str(), kMaxWindowSeconds + 60)) {
       const int64_t id = row[0].as<int64_t>();
-      Units& u = delta_units[{id, row[1].as<std::string>()}];
+      Units& u = fresh.units[{id, row[1].as<std::string>()}];
       u.epsilon += row[2].as<int64_t>();
       u.delta += row[3].as<int64_t>();
-      delta_seq[id] = std::max(delta_seq[id], row[4].as<int64_t>());
-      rows += row[5].as<int64_t>();
-      delta_rows[id] += row[5].as<int64_t>();
-      if (!row[6].is_null()) delta_minutes[id][row[6].as<int64_t>()] += row[2].as<int64_t>();
+      fresh.last_seq[id] = std::max(fresh.last_seq[id], row[4].as<int64_t>());
+      fresh.rows += row[5].as<int64_t>();
+      fresh.audit_rows[id] += row[5].as<int64_t>();
+      if (!row[6].is_null()) fresh.minutes[id][row[6].as<int64_t>()] += row[2].as<int64_t>();
     }
     return absl::OkStatus();
   }));
-  for (const auto& [key, u] : delta_units) {
+  return fresh;
+}
+
+void SpendTally::Fold(const NewSpend& fresh) {
+  for (const auto& [key, u] : fresh.units) {
     Units& total = units_[key];
     total.epsilon += u.epsilon;
     total.delta += u.delta;
   }
-  for (const auto& [id, seq] : delta_seq) last_seq_[id] = seq;
-  rows_folded_ += rows;
-  names_ = names;
-  now_seconds_ = now_seconds;
-  for (const auto& [id, n] : delta_rows) audit_rows_[id] += n;
-  const int64_t oldest_minute = (now_seconds - kMaxWindowSeconds) / 60 - 1;
-  for (auto& [id, by_minute] : delta_minutes) {
+  for (const auto& [id, seq] : fresh.last_seq) last_seq_[id] = seq;
+  rows_folded_ += fresh.rows;
+  names_ = fresh.names;
+  now_seconds_ = fresh.now_seconds;
+  for (const auto& [id, n] : fresh.audit_rows) audit_rows_[id] += n;
+  const int64_t oldest_minute = (fresh.now_seconds - kMaxWindowSeconds) / 60 - 1;
+  for (const auto& [id, by_minute] : fresh.minutes) {
     for (const auto& [minute, units] : by_minute) minutes_[id][minute] += units;
   }
   for (auto& [id, by_minute] : minutes_) {
     by_minute.erase(by_minute.begin(), by_minute.lower_bound(oldest_minute));
   }
+}
 
+std::vector<AnalystSpend> SpendTally::ByName() const {
   // Report by (name, analyst): datasets sharing a name (a dropped one and its successor) add up.
   std::map<std::pair<std::string, std::string>, Units> by_name;
   for (const auto& [key, u] : units_) {
-    auto it = names.find(key.first);
-    if (it == names.end()) continue;  // cannot happen while audit rows reference the dataset
+    auto it = names_.find(key.first);
+    if (it == names_.end()) continue;  // cannot happen while audit rows reference the dataset
     Units& total = by_name[{it->second, key.second}];
     total.epsilon += u.epsilon;
     total.delta += u.delta;

@@ -94,6 +94,10 @@ absl::Status Lexer::ErrorAt(size_t byte_offset, absl::string_view message) const
   return FilterError(CharPosition(byte_offset), message);
 }
 
+char Lexer::PeekAhead(size_t k) const {
+  return pos_ + k < text_.size() ? text_[pos_ + k] : '\0';
+}
+
 absl::StatusOr<Token> Lexer::Next() {
   while (pos_ < text_.size() && absl::ascii_isspace(text_[pos_])) ++pos_;
   Token t;
@@ -101,10 +105,9 @@ absl::StatusOr<Token> Lexer::Next() {
   t.position = CharPosition(start);
   if (pos_ >= text_.size()) return t;  // kEnd
   const char c = text_[pos_];
-  const auto peek = [&](size_t k) { return pos_ + k < text_.size() ? text_[pos_ + k] : '\0'; };
 
   // Comments would let the rest of a spliced statement disappear; the language has none.
-  if ((c == '-' && peek(1) == '-') || (c == '/' && peek(1) == '*')) {
+  if ((c == '-' && PeekAhead(1) == '-') || (c == '/' && PeekAhead(1) == '*')) {
     return ErrorAt(start, "comments are not allowed");
   }
   if (c == '(' || c == ')' || c == ',') {
@@ -113,93 +116,111 @@ absl::StatusOr<Token> Lexer::Next() {
     ++pos_;
     return t;
   }
-  if (c == '=' || c == '<' || c == '>' || c == '!') {
-    t.kind = Token::Kind::kCompare;
-    const char d = peek(1);
-    if (c == '=') { t.op = CompareOp::kEq; pos_ += 1; }
-    else if (c == '!' && d == '=') { t.op = CompareOp::kNe; pos_ += 2; }
-    else if (c == '!') return ErrorAt(start, "unexpected character '!' (did you mean '!='?)");
-    else if (c == '<' && d == '>') { t.op = CompareOp::kNe; pos_ += 2; }
-    else if (c == '<' && d == '=') { t.op = CompareOp::kLe; pos_ += 2; }
-    else if (c == '<') { t.op = CompareOp::kLt; pos_ += 1; }
-    else if (d == '=') { t.op = CompareOp::kGe; pos_ += 2; }
-    else { t.op = CompareOp::kGt; pos_ += 1; }
-    t.text = std::string(text_.substr(start, pos_ - start));
-    return t;
+  if (c == '=' || c == '<' || c == '>' || c == '!') return LexCompare(std::move(t));
+  if (c == '\'') return LexString(std::move(t));
+  if (IsDigit(c) || c == '.' ||
+      ((c == '+' || c == '-') && (IsDigit(PeekAhead(1)) || PeekAhead(1) == '.'))) {
+    return LexNumber(std::move(t));
   }
-  if (c == '\'') {
-    t.kind = Token::Kind::kString;
-    ++pos_;
-    while (true) {
-      if (pos_ >= text_.size()) return ErrorAt(start, "unterminated string literal");
-      if (text_[pos_] == '\'') {
-        if (peek(1) == '\'') {  // '' is one quote (SQL standard); there are no backslash escapes
-          t.text.push_back('\'');
-          pos_ += 2;
-          continue;
-        }
-        ++pos_;
-        break;
-      }
-      t.text.push_back(text_[pos_++]);
-    }
-    return t;
-  }
-  if (IsDigit(c) || c == '.' || ((c == '+' || c == '-') && (IsDigit(peek(1)) || peek(1) == '.'))) {
-    t.kind = Token::Kind::kNumber;
-    t.is_integer = true;
-    if (c == '+' || c == '-') ++pos_;
-    size_t digits = 0;
-    while (pos_ < text_.size() && IsDigit(text_[pos_])) { ++pos_; ++digits; }
-    if (pos_ < text_.size() && text_[pos_] == '.') {
-      t.is_integer = false;
-      ++pos_;
-      while (pos_ < text_.size() && IsDigit(text_[pos_])) { ++pos_; ++digits; }
-    }
-    if (digits == 0) return ErrorAt(start, "malformed number");
-    if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
-      t.is_integer = false;
-      ++pos_;
-      if (pos_ < text_.size() && (text_[pos_] == '+' || text_[pos_] == '-')) ++pos_;
-      size_t exponent_digits = 0;
-      while (pos_ < text_.size() && IsDigit(text_[pos_])) { ++pos_; ++exponent_digits; }
-      if (exponent_digits == 0) return ErrorAt(start, "malformed number: exponent without digits");
-    }
-    if (pos_ < text_.size() && (IsIdentifierChar(text_[pos_]) || text_[pos_] == '.')) {
-      return ErrorAt(start, "malformed number");
-    }
-    if (pos_ - start > kMaxNumberChars) {
-      return ErrorAt(start, absl::StrCat("number longer than ", kMaxNumberChars, " characters"));
-    }
-    t.text = std::string(text_.substr(start, pos_ - start));
-    return t;
-  }
-  if (IsIdentifierStart(c)) {
-    while (pos_ < text_.size() && IsIdentifierChar(text_[pos_])) ++pos_;
-    t.text = std::string(text_.substr(start, pos_ - start));
-    const std::string lower = absl::AsciiStrToLower(t.text);
-    static constexpr std::pair<const char*, Token::Kind> kKeywords[] = {
-        {"and", Token::Kind::kAnd}, {"or", Token::Kind::kOr},   {"not", Token::Kind::kNot},
-        {"in", Token::Kind::kIn},   {"between", Token::Kind::kBetween}, {"is", Token::Kind::kIs},
-        {"null", Token::Kind::kNull},
-    };
-    for (const auto& [word, kind] : kKeywords) {
-      if (lower == word) {
-        t.kind = kind;
-        return t;
-      }
-    }
-    t.kind = Token::Kind::kIdentifier;
-    if (lower != t.text) {
-      return ErrorAt(start, absl::StrCat("column names are lowercase: ", Excerpt(t.text)));
-    }
-    if (t.text.size() > kMaxIdentifierChars) {
-      return ErrorAt(start, absl::StrCat("column name longer than ", kMaxIdentifierChars, " characters"));
-    }
-    return t;
-  }
+  if (IsIdentifierStart(c)) return LexWord(std::move(t));
   const size_t len = Utf8SequenceLength(text_, pos_);
   return ErrorAt(start, absl::StrCat("unexpected character ", Excerpt(text_.substr(start, len))));
+}
+
+absl::StatusOr<Token> Lexer::LexCompare(Token t) {
+  const size_t start = pos_;
+  const char c = text_[pos_];
+  t.kind = Token::Kind::kCompare;
+  const char d = PeekAhead(1);
+  if (c == '=') { t.op = CompareOp::kEq; pos_ += 1; }
+  else if (c == '!' && d == '=') { t.op = CompareOp::kNe; pos_ += 2; }
+  else if (c == '!') return ErrorAt(start, "unexpected character '!' (did you mean '!='?)");
+  else if (c == '<' && d == '>') { t.op = CompareOp::kNe; pos_ += 2; }
+  else if (c == '<' && d == '=') { t.op = CompareOp::kLe; pos_ += 2; }
+  else if (c == '<') { t.op = CompareOp::kLt; pos_ += 1; }
+  else if (d == '=') { t.op = CompareOp::kGe; pos_ += 2; }
+  else { t.op = CompareOp::kGt; pos_ += 1; }
+  t.text = std::string(text_.substr(start, pos_ - start));
+  return t;
+}
+
+absl::StatusOr<Token> Lexer::LexString(Token t) {
+  const size_t start = pos_;
+  t.kind = Token::Kind::kString;
+  ++pos_;
+  while (true) {
+    if (pos_ >= text_.size()) return ErrorAt(start, "unterminated string literal");
+    if (text_[pos_] == '\'') {
+      if (PeekAhead(1) == '\'') {  // '' is one quote (SQL standard); there are no backslash escapes
+        t.text.push_back('\'');
+        pos_ += 2;
+        continue;
+      }
+      ++pos_;
+      break;
+    }
+    t.text.push_back(text_[pos_++]);
+  }
+  return t;
+}
+
+absl::StatusOr<Token> Lexer::LexNumber(Token t) {
+  const size_t start = pos_;
+  const char c = text_[pos_];
+  t.kind = Token::Kind::kNumber;
+  t.is_integer = true;
+  if (c == '+' || c == '-') ++pos_;
+  size_t digits = 0;
+  while (pos_ < text_.size() && IsDigit(text_[pos_])) { ++pos_; ++digits; }
+  if (pos_ < text_.size() && text_[pos_] == '.') {
+    t.is_integer = false;
+    ++pos_;
+    while (pos_ < text_.size() && IsDigit(text_[pos_])) { ++pos_; ++digits; }
+  }
+  if (digits == 0) return ErrorAt(start, "malformed number");
+  if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
+    t.is_integer = false;
+    ++pos_;
+    if (pos_ < text_.size() && (text_[pos_] == '+' || text_[pos_] == '-')) ++pos_;
+    size_t exponent_digits = 0;
+    while (pos_ < text_.size() && IsDigit(text_[pos_])) { ++pos_; ++exponent_digits; }
+    if (exponent_digits == 0) return ErrorAt(start, "malformed number: exponent without digits");
+  }
+  if (pos_ < text_.size() && (IsIdentifierChar(text_[pos_]) || text_[pos_] == '.')) {
+    return ErrorAt(start, "malformed number");
+  }
+  if (pos_ - start > kMaxNumberChars) {
+    return ErrorAt(start, absl::StrCat("number longer than ", kMaxNumberChars, " characters"));
+  }
+  t.text = std::string(text_.substr(start, pos_ - start));
+  return t;
+}
+
+// A keyword or a column name.
+absl::StatusOr<Token> Lexer::LexWord(Token t) {
+  const size_t start = pos_;
+  while (pos_ < text_.size() && IsIdentifierChar(text_[pos_])) ++pos_;
+  t.text = std::string(text_.substr(start, pos_ - start));
+  const std::string lower = absl::AsciiStrToLower(t.text);
+  static constexpr std::pair<const char*, Token::Kind> kKeywords[] = {
+      {"and", Token::Kind::kAnd}, {"or", Token::Kind::kOr},   {"not", Token::Kind::kNot},
+      {"in", Token::Kind::kIn},   {"between", Token::Kind::kBetween}, {"is", Token::Kind::kIs},
+      {"null", Token::Kind::kNull},
+  };
+  for (const auto& [word, kind] : kKeywords) {
+    if (lower == word) {
+      t.kind = kind;
+      return t;
+    }
+  }
+  t.kind = Token::Kind::kIdentifier;
+  if (lower != t.text) {
+    return ErrorAt(start, absl::StrCat("column names are lowercase: ", Excerpt(t.text)));
+  }
+  if (t.text.size() > kMaxIdentifierChars) {
+    return ErrorAt(start, absl::StrCat("column name longer than ", kMaxIdentifierChars, " characters"));
+  }
+  return t;
 }
 
 }  // namespace dpq::query::filter::internal

@@ -41,6 +41,13 @@ class Lexer {
  private:
   int CharPosition(size_t byte_offset) const;
   absl::Status ErrorAt(size_t byte_offset, absl::string_view message) const;
+  // The byte k past the current one; NUL past the end.
+  char PeekAhead(size_t k) const;
+  // Each lexes one kind of token starting at the current byte into `t` (its position set).
+  absl::StatusOr<Token> LexCompare(Token t);
+  absl::StatusOr<Token> LexString(Token t);
+  absl::StatusOr<Token> LexNumber(Token t);
+  absl::StatusOr<Token> LexWord(Token t);
 
   absl::string_view text_;
   size_t pos_ = 0;

@@ -96,5 +96,21 @@ TEST(FilterLexerTest, ExcerptIsShortAndPrintable) {
   EXPECT_EQ(Excerpt(std::string(19, 'x') + "é"), "'" + std::string(19, 'x') + "...'");
 }
 
+// LexCompare: every comparison spelling and the operator it means.
+TEST(FilterLexerTest, EveryComparisonOperator) {
+  const std::pair<const char*, CompareOp> cases[] = {
+      {"=", CompareOp::kEq}, {"!=", CompareOp::kNe}, {"<>", CompareOp::kNe}, {"<=", CompareOp::kLe},
+      {"<", CompareOp::kLt}, {">=", CompareOp::kGe}, {">", CompareOp::kGt}};
+  for (const auto& [spelling, op] : cases) {
+    absl::StatusOr<std::vector<Token>> r = Lex(absl::StrCat("a", spelling, "1"));
+    ASSERT_TRUE(r.ok()) << spelling << ": " << r.status();
+    ASSERT_EQ(r->size(), 3u) << spelling;
+    EXPECT_EQ((*r)[1].kind, Kind::kCompare) << spelling;
+    EXPECT_EQ((*r)[1].op, op) << spelling;
+    EXPECT_EQ((*r)[1].text, spelling);
+  }
+  EXPECT_THAT(ErrorOf("a ! 1"), HasSubstr("at position 3: unexpected character '!'"));
+}
+
 }  // namespace
 }  // namespace dpq::query::filter::internal

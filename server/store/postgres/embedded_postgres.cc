@@ -222,6 +222,23 @@ absl::Status EmbeddedPostgres::ChownToRunAs(const std::string& path) const {
 }
 
 absl::Status EmbeddedPostgres::Prepare() {
+  RETURN_IF_ERROR(ValidateOptions());
+  RETURN_IF_ERROR(ResolveDataDir());
+  if (geteuid() == 0) {
+    RETURN_IF_ERROR(ChooseRunAsUser());
+    RETURN_IF_ERROR(MakeDataDirReachable());
+  }
+
+  // Socket and log directories belong to the server user; 0700 because authentication is `trust`:
+  // only that user and root may connect.
+  RETURN_IF_ERROR(MakeDir(socket_dir_, 0700));
+  RETURN_IF_ERROR(ChownToRunAs(socket_dir_));
+  RETURN_IF_ERROR(MakeDir(log_dir_, 0700));
+  RETURN_IF_ERROR(ChownToRunAs(log_dir_));
+  return absl::OkStatus();
+}
+
+absl::Status EmbeddedPostgres::ValidateOptions() const {
   if (options_.data_dir.empty()) return absl::InvalidArgumentError("data_dir must not be empty");
   if (options_.database.empty()) return absl::InvalidArgumentError("database must not be empty");
   if (options_.timeout_seconds <= 0) {
@@ -239,7 +256,10 @@ absl::Status EmbeddedPostgres::Prepare() {
           absl::StrCat("bin_dir: ", path, " is not executable (is postgresql-15 installed?)"));
     }
   }
+  return absl::OkStatus();
+}
 
+absl::Status EmbeddedPostgres::ResolveDataDir() {
   std::error_code ec;
   fs::create_directories(options_.data_dir, ec);
   if (ec) {
@@ -269,63 +289,63 @@ absl::Status EmbeddedPostgres::Prepare() {
         "data_dir: \"", data_dir_, "\" is too long for a unix socket path (", socket_path.size(),
         " > ", kMaxSocketPath, " bytes); choose a shorter --data-dir"));
   }
+  return absl::OkStatus();
+}
 
-  if (geteuid() == 0) {
-    // initdb and postgres refuse to run as root. Run them as the owner of an existing cluster if
-    // that is an ordinary user, else as the configured system user.
-    struct stat st;
-    if (stat(pg_dir_.c_str(), &st) == 0 && st.st_uid != 0) {
-      ASSIGN_OR_RETURN(RunAsUser owner, LookUpUid(st.st_uid));
-      run_as_ = std::move(owner);
-    } else {
-      absl::StatusOr<RunAsUser> user = LookUpUser(options_.system_user);
-      if (!user.ok()) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "running as root, PostgreSQL must run as an unprivileged user, but ",
-            user.status().message(), " (install postgresql-15, which creates it)"));
-      }
-      run_as_ = *std::move(user);
-      if (stat(pg_dir_.c_str(), &st) == 0) {
-        // A root-owned cluster directory (e.g. copied in by root): hand it over.
-        for (auto it = fs::recursive_directory_iterator(pg_dir_, ec);
-             !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-          RETURN_IF_ERROR(ChownToRunAs(it->path().string()));
-        }
-        RETURN_IF_ERROR(ChownToRunAs(pg_dir_));
-      }
+absl::Status EmbeddedPostgres::ChooseRunAsUser() {
+  // initdb and postgres refuse to run as root. Run them as the owner of an existing cluster if
+  // that is an ordinary user, else as the configured system user.
+  struct stat st;
+  if (stat(pg_dir_.c_str(), &st) == 0 && st.st_uid != 0) {
+    ASSIGN_OR_RETURN(RunAsUser owner, LookUpUid(st.st_uid));
+    run_as_ = std::move(owner);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<RunAsUser> user = LookUpUser(options_.system_user);
+  if (!user.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "running as root, PostgreSQL must run as an unprivileged user, but ",
+        user.status().message(), " (install postgresql-15, which creates it)"));
+  }
+  run_as_ = *std::move(user);
+  if (stat(pg_dir_.c_str(), &st) == 0) {
+    // A root-owned cluster directory (e.g. copied in by root): hand it over.
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(pg_dir_, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      RETURN_IF_ERROR(ChownToRunAs(it->path().string()));
     }
-    // <data_dir> stays root's; the server user only needs to search it. Grant that through the
-    // group so the directory does not become world-searchable.
-    if (stat(data_dir_.c_str(), &st) != 0) {
-      return absl::FailedPreconditionError(absl::StrCat("data_dir: cannot stat ", data_dir_));
-    }
-    if (st.st_uid != run_as_->uid && (st.st_mode & S_IXOTH) == 0 &&
-        !(st.st_gid == run_as_->gid && (st.st_mode & S_IXGRP) != 0)) {
-      if (chown(data_dir_.c_str(), static_cast<uid_t>(-1), run_as_->gid) != 0 ||
-          chmod(data_dir_.c_str(), (st.st_mode & 07777) | S_IXGRP) != 0) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "data_dir: cannot make ", data_dir_, " searchable by ", run_as_->name, ": ", strerror(errno)));
-      }
-    }
-    // Every ancestor must be searchable too; we do not change directories outside data_dir.
-    ASSIGN_OR_RETURN(ProcessResult probe, RunProcess({"/usr/bin/test", "-x", data_dir_}, run_as_));
-    if (probe.exit_code != 0) {
-      std::string blocker = FirstUnsearchableAncestor(data_dir_, *run_as_);
+    RETURN_IF_ERROR(ChownToRunAs(pg_dir_));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status EmbeddedPostgres::MakeDataDirReachable() {
+  // <data_dir> stays root's; the server user only needs to search it. Grant that through the
+  // group so the directory does not become world-searchable.
+  struct stat st;
+  if (stat(data_dir_.c_str(), &st) != 0) {
+    return absl::FailedPreconditionError(absl::StrCat("data_dir: cannot stat ", data_dir_));
+  }
+  if (st.st_uid != run_as_->uid && (st.st_mode & S_IXOTH) == 0 &&
+      !(st.st_gid == run_as_->gid && (st.st_mode & S_IXGRP) != 0)) {
+    if (chown(data_dir_.c_str(), static_cast<uid_t>(-1), run_as_->gid) != 0 ||
+        chmod(data_dir_.c_str(), (st.st_mode & 07777) | S_IXGRP) != 0) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "data_dir: ", data_dir_, " is not reachable by system user ", run_as_->name,
-          blocker.empty() ? "" : absl::StrCat(" (", blocker, " is not searchable by it)"),
-          "; PostgreSQL cannot run as root, so choose a --data-dir whose parent directories are "
-          "searchable by ", run_as_->name, " (e.g. under /var/lib or /tmp) or grant it search "
-          "permission (chmod o+x on the blocking directory)"));
+          "data_dir: cannot make ", data_dir_, " searchable by ", run_as_->name, ": ", strerror(errno)));
     }
   }
-
-  // Socket and log directories belong to the server user; 0700 because authentication is `trust`:
-  // only that user and root may connect.
-  RETURN_IF_ERROR(MakeDir(socket_dir_, 0700));
-  RETURN_IF_ERROR(ChownToRunAs(socket_dir_));
-  RETURN_IF_ERROR(MakeDir(log_dir_, 0700));
-  RETURN_IF_ERROR(ChownToRunAs(log_dir_));
+  // Every ancestor must be searchable too; we do not change directories outside data_dir.
+  ASSIGN_OR_RETURN(ProcessResult probe, RunProcess({"/usr/bin/test", "-x", data_dir_}, run_as_));
+  if (probe.exit_code != 0) {
+    std::string blocker = FirstUnsearchableAncestor(data_dir_, *run_as_);
+    return absl::FailedPreconditionError(absl::StrCat(
+        "data_dir: ", data_dir_, " is not reachable by system user ", run_as_->name,
+        blocker.empty() ? "" : absl::StrCat(" (", blocker, " is not searchable by it)"),
+        "; PostgreSQL cannot run as root, so choose a --data-dir whose parent directories are "
+        "searchable by ", run_as_->name, " (e.g. under /var/lib or /tmp) or grant it search "
+        "permission (chmod o+x on the blocking directory)"));
+  }
   return absl::OkStatus();
 }
 

@@ -78,6 +78,12 @@ class EmbeddedPostgres {
   explicit EmbeddedPostgres(EmbeddedPostgresOptions options) : options_(std::move(options)) {}
 
   absl::Status Prepare();
+  // Prepare's steps: the options' own checks; data_dir_ and the paths under it; as root, the user
+  // PostgreSQL runs as (run_as_) and that user's access to data_dir_.
+  absl::Status ValidateOptions() const;
+  absl::Status ResolveDataDir();
+  absl::Status ChooseRunAsUser();
+  absl::Status MakeDataDirReachable();
   absl::Status InitDbIfNeeded();
   absl::Status WriteConfig();
   absl::Status ClearStaleLock();
