@@ -349,7 +349,8 @@ absl::Status Serve() {
     metrics::LedgerFigures f;
     ASSIGN_OR_RETURN(auto budgets, ledger.ListBudgets());
     for (const auto& b : budgets) {
-      f.budgets.push_back({b.dataset, b.accountant, b.epsilon_total(), b.epsilon_remaining(),
+      f.budgets.push_back({b.dataset, std::string(dp::accounting::AccountantName(b.accountant)),
+                           b.epsilon_total(), b.epsilon_remaining(),
                            b.delta_total(), b.delta_remaining()});
     }
     ASSIGN_OR_RETURN(auto spent, spend.Refresh());

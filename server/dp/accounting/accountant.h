@@ -1,7 +1,8 @@
 // Privacy accountants behind one interface, selectable by kind (accountant_kind.h: "basic",
-// "advanced", "rdp", "zcdp", "pld"). Each keeps a compact composed state (not the history), so Compose and Epsilon cost
-// O(state) however many events were composed, and the state serialises to one versioned text blob
-// that the ledger stores in one row (Deserialize(SerializeState()) reproduces it exactly).
+// "advanced", "rdp", "zcdp", "pld"). Each keeps a compact composed state (not the history), so
+// Compose and Epsilon cost O(state) however many events were composed, and the state serialises to
+// one versioned text blob that the ledger stores in one row (Deserialize(SerializeState())
+// reproduces it exactly).
 //
 // Adaptive use (the ledger as a privacy filter): accept a debit iff, after composing it,
 // Epsilon(delta_budget) <= epsilon_budget. This stopping rule is a valid filter for the accountants

@@ -15,7 +15,8 @@ enum class AccountantKind { kBasic, kAdvanced, kRdp, kZcdp, kPld };
 absl::string_view AccountantName(AccountantKind kind);
 
 // The kind named `name` (exactly as AccountantName spells it). INVALID_ARGUMENT "accountant must
-// be basic, advanced, rdp, zcdp or pld, got "<name>"" otherwise (the name quoted by QuoteForMessage).
+// be basic, advanced, rdp, zcdp or pld, got "<name>"" otherwise (the name quoted by
+// QuoteForMessage).
 absl::StatusOr<AccountantKind> ParseAccountantKind(absl::string_view name);
 
 }  // namespace dpq::dp::accounting

@@ -11,8 +11,8 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(AccountantKindTest, EveryNameParsesBackToItsKind) {
-  for (AccountantKind kind : {AccountantKind::kBasic, AccountantKind::kAdvanced, AccountantKind::kRdp,
-                              AccountantKind::kZcdp, AccountantKind::kPld}) {
+  for (AccountantKind kind : {AccountantKind::kBasic, AccountantKind::kAdvanced,
+                              AccountantKind::kRdp, AccountantKind::kZcdp, AccountantKind::kPld}) {
     absl::StatusOr<AccountantKind> parsed = ParseAccountantKind(AccountantName(kind));
     ASSERT_TRUE(parsed.ok()) << parsed.status();
     EXPECT_EQ(*parsed, kind);
@@ -24,8 +24,10 @@ TEST(AccountantKindTest, EveryNameParsesBackToItsKind) {
 TEST(AccountantKindTest, UnknownNameIsRefusedWithTheListOfNames) {
   absl::StatusOr<AccountantKind> parsed = ParseAccountantKind("Basic");
   ASSERT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(parsed.status().message(), "accountant must be basic, advanced, rdp, zcdp or pld, got \"Basic\"");
-  EXPECT_THAT(std::string(ParseAccountantKind("").status().message()), HasSubstr("accountant must be"));
+  EXPECT_EQ(parsed.status().message(),
+            "accountant must be basic, advanced, rdp, zcdp or pld, got \"Basic\"");
+  EXPECT_THAT(std::string(ParseAccountantKind("").status().message()),
+              HasSubstr("accountant must be"));
 }
 
 }  // namespace
