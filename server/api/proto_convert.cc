@@ -113,7 +113,7 @@ void ToProto(const store::BudgetState& b, v1::Budget* out) {
   out->set_delta_spent(b.delta_spent());
   out->set_epsilon_remaining(b.epsilon_remaining());
   out->set_delta_remaining(b.delta_remaining());
-  out->set_accountant(b.accountant);
+  out->set_accountant(std::string(dp::accounting::AccountantName(b.accountant)));
   if (b.max_query_epsilon_units > 0) {
     out->set_max_query_epsilon(query::EpsilonFromUnits(b.max_query_epsilon_units));
   }

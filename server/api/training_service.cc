@@ -23,7 +23,7 @@ void ToProto(const engine::TrainingRunStatus& s, v1::TrainingRun* out) {
   out->set_target_epsilon(s.run.target_epsilon.value_or(0));
   out->set_planned_steps(s.run.planned_steps.value_or(0));
   out->set_created_at(s.run.created_at);
-  out->set_accountant(s.accountant);
+  out->set_accountant(std::string(dp::accounting::AccountantName(s.accountant)));
   out->set_steps(s.progress.steps);
   out->set_reports(s.progress.reports);
   out->set_epsilon(s.epsilon);

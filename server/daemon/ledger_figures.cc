@@ -1,15 +1,17 @@
 #include "server/daemon/ledger_figures.h"
 
 #include <algorithm>
+#include <string>
 
 #include "server/base/status_macros.h"
+#include "server/dp/accounting/accountant_kind.h"
 #include "server/query/privacy_units.h"
 
 namespace dpq::daemon {
 
 metrics::LedgerFigures::Budget BudgetFigure(const store::BudgetState& b) {
-  return {b.dataset, b.accountant, b.epsilon_total(), b.epsilon_remaining(), b.delta_total(),
-          b.delta_remaining()};
+  return {b.dataset, std::string(dp::accounting::AccountantName(b.accountant)), b.epsilon_total(),
+          b.epsilon_remaining(), b.delta_total(), b.delta_remaining()};
 }
 
 metrics::LedgerFigures::Spent SpentFigure(const store::AnalystSpend& s) {

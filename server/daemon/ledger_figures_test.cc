@@ -8,7 +8,7 @@ namespace {
 TEST(LedgerFiguresTest, ABudgetIsReportedInEpsilonAndDeltaWithWhatRemains) {
   store::BudgetState state;
   state.dataset = "visits";
-  state.accountant = "rdp";
+  state.accountant = dp::accounting::AccountantKind::kRdp;
   state.epsilon_total_units = 3'000'000'000'000;  // 3.0
   state.epsilon_spent_units = 500'000'000'000;    // 0.5
   state.delta_total_units = 1'000'000'000'000;    // 1e-6

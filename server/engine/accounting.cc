@@ -12,6 +12,7 @@
 #include "absl/types/span.h"
 #include "server/base/status_macros.h"
 #include "server/base/validation.h"
+#include "server/dp/accounting/accountant_kind.h"
 #include "server/dp/accounting/privacy_event.h"
 
 namespace dpq::engine {
@@ -30,17 +31,18 @@ constexpr size_t kMaxEventSpecLength = 256;
 
 // Accountants that can price a Poisson-subsampled Gaussian (basic and advanced compose pure or
 // (epsilon, delta) events only).
-bool CanCalibrate(absl::string_view accountant) {
-  return accountant == "rdp" || accountant == "zcdp" || accountant == "pld";
+bool CanCalibrate(acc::AccountantKind kind) {
+  return kind == acc::AccountantKind::kRdp || kind == acc::AccountantKind::kZcdp ||
+         kind == acc::AccountantKind::kPld;
 }
 
-absl::Status ValidateAccountantName(absl::string_view accountant) {
+// The request's accountant; its message already says "accountant must be ..." for an unknown one.
+absl::StatusOr<acc::AccountantKind> RequestAccountant(absl::string_view accountant) {
   if (accountant.empty()) {
     return absl::InvalidArgumentError(
         "accountant is required: basic, advanced, rdp, zcdp or pld");
   }
-  // CreateAccountant owns the list of names; its message already says "accountant must be ...".
-  return acc::CreateAccountant(accountant).status();
+  return acc::ParseAccountantKind(accountant);
 }
 
 absl::StatusOr<std::vector<acc::PrivacyEvent>> ParseEvents(const std::vector<std::string>& specs) {
@@ -84,10 +86,11 @@ absl::Status NameEventsField(const absl::Status& status) {
   return absl::InvalidArgumentError(absl::StrCat("events: ", rest));
 }
 
-absl::Status ValidateCalibration(const std::string& accountant, double target_epsilon,
-                                 double delta, double q, int64_t steps) {
-  RETURN_IF_ERROR(ValidateAccountantName(accountant));
-  if (!CanCalibrate(accountant)) {
+absl::StatusOr<acc::AccountantKind> ValidateCalibration(const std::string& accountant,
+                                                        double target_epsilon, double delta,
+                                                        double q, int64_t steps) {
+  ASSIGN_OR_RETURN(const acc::AccountantKind kind, RequestAccountant(accountant));
+  if (!CanCalibrate(kind)) {
     return absl::InvalidArgumentError(
         absl::StrCat("accountant must be rdp, zcdp or pld for calibration, got '", accountant,
                      "' (basic and advanced cannot account for the subsampled Gaussian)"));
@@ -101,7 +104,7 @@ absl::Status ValidateCalibration(const std::string& accountant, double target_ep
     return absl::InvalidArgumentError(
         absl::StrCat("steps must be in [1, ", acc::kMaxEventCount, "], got ", steps));
   }
-  return absl::OkStatus();
+  return kind;
 }
 
 }  // namespace
@@ -109,17 +112,17 @@ absl::Status ValidateCalibration(const std::string& accountant, double target_ep
 absl::StatusOr<acc::Price> Accounting::Price(const std::string& accountant, double delta,
                                              const std::vector<std::string>& event_specs,
                                              const StillWanted& still_wanted) const {
-  RETURN_IF_ERROR(ValidateAccountantName(accountant));
+  ASSIGN_OR_RETURN(const acc::AccountantKind kind, RequestAccountant(accountant));
   RETURN_IF_ERROR(ValidateInOpenRange(delta, 0.0, 1.0, "delta"));
   ASSIGN_OR_RETURN(std::vector<acc::PrivacyEvent> events, ParseEvents(event_specs));
-  if (accountant == "pld" && static_cast<int>(events.size()) > kMaxPldEvents) {
+  if (kind == acc::AccountantKind::kPld && static_cast<int>(events.size()) > kMaxPldEvents) {
     return absl::ResourceExhaustedError(
         absl::StrCat("events: the pld accountant prices at most ", kMaxPldEvents,
                      " event specs per request, got ", events.size(),
                      " (merge repeats with count=N)"));
   }
   RETURN_IF_ERROR(still_wanted());
-  absl::StatusOr<acc::Price> price = acc::PriceEvents(accountant, delta, events);
+  absl::StatusOr<acc::Price> price = acc::PriceEvents(kind, delta, events);
   if (!price.ok()) return NameEventsField(price.status());
   RETURN_IF_ERROR(still_wanted());
   return price;
@@ -129,17 +132,18 @@ absl::StatusOr<Calibration> Accounting::Calibrate(const std::string& accountant,
                                                   double target_epsilon, double delta, double q,
                                                   int64_t steps,
                                                   const StillWanted& still_wanted) const {
-  RETURN_IF_ERROR(ValidateCalibration(accountant, target_epsilon, delta, q, steps));
+  ASSIGN_OR_RETURN(const acc::AccountantKind kind,
+                   ValidateCalibration(accountant, target_epsilon, delta, q, steps));
   RETURN_IF_ERROR(still_wanted());
   Calibration calibration;
   ASSIGN_OR_RETURN(calibration.noise_multiplier,
-                   acc::CalibrateNoiseMultiplier(accountant, target_epsilon, delta, q, steps));
+                   acc::CalibrateNoiseMultiplier(kind, target_epsilon, delta, q, steps));
   // Report what z actually achieves, priced by the same accountant (<= target_epsilon by the
   // contract of CalibrateNoiseMultiplier, which rounds z up).
   const acc::PrivacyEvent step =
       acc::PrivacyEvent::PoissonSubsampledGaussian(q, calibration.noise_multiplier, steps);
   ASSIGN_OR_RETURN(acc::Price price,
-                   acc::PriceEvents(accountant, delta, absl::MakeConstSpan(&step, 1)));
+                   acc::PriceEvents(kind, delta, absl::MakeConstSpan(&step, 1)));
   RETURN_IF_ERROR(still_wanted());
   calibration.epsilon = price.epsilon;
   return calibration;

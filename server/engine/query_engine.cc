@@ -194,10 +194,10 @@ absl::StatusOr<JointCharge> PriceJointly(const std::vector<std::string>& event_s
   }
   const double delta = query::MechanismDelta(batch_delta_units);
   double best = std::numeric_limits<double>::infinity();
-  for (const char* name : {"rdp", "pld"}) {
-    if (std::string(name) == "pld" && !pld_exact) continue;
-    ASSIGN_OR_RETURN(std::unique_ptr<dp::accounting::Accountant> acc,
-                     dp::accounting::CreateAccountant(name));
+  for (dp::accounting::AccountantKind kind :
+       {dp::accounting::AccountantKind::kRdp, dp::accounting::AccountantKind::kPld}) {
+    if (kind == dp::accounting::AccountantKind::kPld && !pld_exact) continue;
+    std::unique_ptr<dp::accounting::Accountant> acc = dp::accounting::CreateAccountant(kind);
     absl::Status composed = absl::OkStatus();
     for (const auto& e : events) {
       composed = acc->Compose(e);

@@ -17,11 +17,14 @@
 namespace dpq::engine {
 namespace {
 
+using dp::accounting::AccountantKind;
+
 // The accountant z is calibrated with, so that ONE report of all the planned steps costs at most
 // the target on this ledger: its own accountant for rdp/zcdp, PLD for the others (a report there is
 // charged min(RDP, PLD) <= PLD; step_pricing.h).
-std::string CalibrationAccountant(const std::string& ledger_accountant) {
-  return training::LedgerComposesSteps(ledger_accountant) ? ledger_accountant : "pld";
+AccountantKind CalibrationAccountant(AccountantKind ledger_accountant) {
+  return training::LedgerComposesSteps(ledger_accountant) ? ledger_accountant
+                                                          : AccountantKind::kPld;
 }
 
 // Whether a report of `charge` fits the ledger and the cap now (the Debit's own admission rule,
@@ -29,7 +32,7 @@ std::string CalibrationAccountant(const std::string& ledger_accountant) {
 absl::StatusOr<bool> ChargeFits(const store::ChargeContext& ctx, const training::StepCharge& charge) {
   if (ctx.epsilon_cap_remaining_units && charge.epsilon_units > *ctx.epsilon_cap_remaining_units) return false;
   if (ctx.delta_cap_remaining_units && charge.delta_units > *ctx.delta_cap_remaining_units) return false;
-  if (ctx.budget.accountant == "basic") {
+  if (ctx.budget.accountant == AccountantKind::kBasic) {
     return charge.epsilon_units <= ctx.budget.epsilon_remaining_units() &&
            charge.delta_units <= ctx.budget.delta_remaining_units();
   }

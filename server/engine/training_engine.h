@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
+#include "server/dp/accounting/accountant_kind.h"
 #include "server/dp/random_source.h"
 #include "server/engine/query_engine.h"
 #include "server/store/budget_ledger.h"
@@ -37,7 +38,8 @@ struct TrainingRunRequest {
 struct TrainingRunStatus {
   store::TrainingRunRecord run;
   std::string dataset;
-  std::string accountant;          // the ledger's
+  // The ledger's.
+  dp::accounting::AccountantKind accountant = dp::accounting::AccountantKind::kBasic;
   store::TrainingProgress progress;
   double epsilon = 0;              // the run so far at its delta (step_pricing.h RunEpsilon)
   int64_t steps_left = 0;          // the most steps one report could charge now (ledger and cap)

@@ -1,4 +1,5 @@
-// Domain records of the privacy ledger: a dataset's budget state and one allocation (audit row).
+// Domain records of the privacy ledger: a dataset's budget state, one allocation (audit row), the
+// ledger row a debit group is admitted against, and one debit's result.
 #ifndef DPQ_SERVER_STORE_ALLOCATION_H_
 #define DPQ_SERVER_STORE_ALLOCATION_H_
 
@@ -7,6 +8,7 @@
 #include <string>
 
 #include "absl/types/optional.h"
+#include "server/dp/accounting/accountant_kind.h"
 #include "server/query/privacy_units.h"
 
 namespace dpq::store {
@@ -16,7 +18,7 @@ namespace dpq::store {
 struct BudgetState {
   int64_t dataset_id = 0;
   std::string dataset;
-  std::string accountant = "basic";
+  dp::accounting::AccountantKind accountant = dp::accounting::AccountantKind::kBasic;
   int64_t epsilon_total_units = 0;
   int64_t delta_total_units = 0;
   int64_t epsilon_spent_units = 0;
@@ -94,6 +96,22 @@ struct Allocation {
 
   double epsilon() const { return query::EpsilonFromUnits(epsilon_units); }
   double delta() const { return query::DeltaFromUnits(delta_units); }
+};
+
+// A dataset's ledger row as the debit and the verification read it: the budget, the audit
+// chain's head (the last row's seq and hash; 0 and the genesis hash before the first row) and the
+// accountant's composed state (empty for basic ledgers and before the first charge).
+struct LedgerState {
+  BudgetState budget;
+  int64_t head_seq = 0;
+  std::string head_hash;
+  std::string accountant_state;
+};
+
+struct DebitResult {
+  Allocation allocation;  // as committed (seq, created_at, hashes filled in)
+  BudgetState budget;     // right after the debit (in its group's arrival order)
+  bool replayed = false;  // the request id was already committed: stored answer, nothing charged
 };
 
 }  // namespace dpq::store

@@ -23,6 +23,8 @@
 namespace dpq::store {
 namespace {
 
+using dp::accounting::AccountantKind;
+
 // A walk after row `seq` (0: genesis) and what it recomputed from rows 1..seq.
 struct ChainPoint {
   int64_t seq = 0;
@@ -33,7 +35,7 @@ struct ChainPoint {
 
 struct Checkpoint {
   ChainPoint point;
-  std::string accountant;
+  std::string accountant;   // as stored (audit_verified.accountant)
   std::string verified_at;  // RFC 3339 UTC, for messages
   bool full_due = false;    // the last walk from genesis is older than asked (or there was none)
 };
@@ -85,7 +87,7 @@ class ChainWalk {
   void Recompute(const Allocation& a) {
     at_.epsilon_units += a.epsilon_units;
     at_.delta_units += a.delta_units;
-    if (budget_.accountant == "basic" || compose_failed_) return;
+    if (budget_.accountant == AccountantKind::kBasic || compose_failed_) return;
     absl::StatusOr<ComposedState> composed = ComposeCharge(budget_, at_.state, a.events);
     if (!composed.ok()) {
       compose_failed_ = true;
@@ -169,9 +171,9 @@ void ForEachRowAfter(pqxx::transaction_base& tx, int64_t dataset_id, int64_t aft
 // there with the hash it was verified with and hash to it, and the ledger's accountant must be
 // the one its state was composed with.
 std::string CheckpointProblem(pqxx::transaction_base& tx, int64_t dataset_id, const Checkpoint& cp,
-                              const std::string& accountant, int64_t* rows_read) {
+                              AccountantKind accountant, int64_t* rows_read) {
   const std::string when = absl::StrCat(" verified at ", cp.verified_at);
-  if (cp.accountant != accountant) {
+  if (cp.accountant != AccountantName(accountant)) {
     return absl::StrCat("the ledger's accountant is ", accountant, " but was ", cp.accountant,
                         " when the chain was", when, " up to row ", cp.point.seq);
   }
@@ -192,7 +194,7 @@ std::string CheckpointProblem(pqxx::transaction_base& tx, int64_t dataset_id, co
 
 // Moves the checkpoint forward to `end` (never back; a concurrent verification may have moved
 // it further already). `full`: `end` was reached from genesis.
-void WriteCheckpoint(pqxx::transaction_base& tx, int64_t dataset_id, const std::string& accountant,
+void WriteCheckpoint(pqxx::transaction_base& tx, int64_t dataset_id, AccountantKind accountant,
                      const ChainPoint& end, bool full) {
   tx.exec_params0(
       "INSERT INTO audit_verified AS v (dataset_id, seq, hash, accountant, epsilon_spent_units, "
@@ -203,30 +205,27 @@ void WriteCheckpoint(pqxx::transaction_base& tx, int64_t dataset_id, const std::
       "delta_spent_units = EXCLUDED.delta_spent_units, accountant_state = EXCLUDED.accountant_state, "
       "verified_at = now(), full_verified_at = coalesce(EXCLUDED.full_verified_at, v.full_verified_at) "
       "WHERE v.seq < EXCLUDED.seq OR (v.seq = EXCLUDED.seq AND v.hash = EXCLUDED.hash)",
-      dataset_id, end.seq, ToHex(end.hash), accountant, end.epsilon_units, end.delta_units, end.state,
-      full);
+      dataset_id, end.seq, ToHex(end.hash), std::string(AccountantName(accountant)),
+      end.epsilon_units, end.delta_units, end.state, full);
 }
-
-// What the ledger row said when the chain was read: its head and accountant state.
-struct LedgerHead {
-  int64_t seq = 0;
-  std::string hash, state;
-};
 
 // Fills `v` from a finished walk: the chain's breaks, then the ledger head (a deleted tail),
 // then the checkpoint, then the spent budget and accountant state recomputed from the rows.
-absl::Status Judge(const ChainWalk& walk, const BudgetState& budget, const LedgerHead& head,
+// `ledger`: what the ledger row said when the chain was read.
+absl::Status Judge(const ChainWalk& walk, const LedgerState& ledger,
                    const std::string& checkpoint_problem, BudgetLedger::Verification* v) {
+  const BudgetState& budget = ledger.budget;
   const ChainPoint& end = walk.at();
   v->entries = end.seq;
   v->first_broken_seq = walk.first_broken_seq();
   v->reason = walk.reason();
   v->epsilon_spent_ledger_units = budget.epsilon_spent_units;
   v->delta_spent_ledger_units = budget.delta_spent_units;
-  if (v->first_broken_seq == 0 && (head.seq != end.seq || head.hash != end.hash)) {
-    v->first_broken_seq = std::min(head.seq, end.seq) + 1;
-    v->reason = absl::StrCat("the ledger head (seq ", head.seq, ") does not match the chain's last row (seq ",
-                            end.seq, "): rows were removed or added outside dpqd");
+  if (v->first_broken_seq == 0 && (ledger.head_seq != end.seq || ledger.head_hash != end.hash)) {
+    v->first_broken_seq = std::min(ledger.head_seq, end.seq) + 1;
+    v->reason = absl::StrCat("the ledger head (seq ", ledger.head_seq,
+                             ") does not match the chain's last row (seq ", end.seq,
+                             "): rows were removed or added outside dpqd");
   }
   if (v->reason.empty() && !checkpoint_problem.empty()) {
     v->first_broken_seq = std::min(v->checkpoint_seq, end.seq + 1);
@@ -234,14 +233,14 @@ absl::Status Judge(const ChainWalk& walk, const BudgetState& budget, const Ledge
   }
 
   // What the ledger should have spent, recomputed from the rows.
-  if (budget.accountant == "basic") {
+  if (budget.accountant == AccountantKind::kBasic) {
     v->epsilon_spent_recomputed_units = end.epsilon_units;
     v->delta_spent_recomputed_units = end.delta_units;
   } else {
     ASSIGN_OR_RETURN(v->epsilon_spent_recomputed_units,
                      SpentEpsilonUnits(budget.accountant, end.state, budget.delta_total_units));
     v->delta_spent_recomputed_units = end.state.empty() ? 0 : budget.delta_total_units;
-    if (v->reason.empty() && end.state != head.state) {
+    if (v->reason.empty() && end.state != ledger.accountant_state) {
       v->reason = "the ledger's accountant state differs from the one recomputed from the audit rows";
     }
   }
@@ -258,8 +257,8 @@ absl::Status Judge(const ChainWalk& walk, const BudgetState& budget, const Ledge
 absl::StatusOr<BudgetLedger::Verification> BudgetLedger::Verify(int64_t dataset_id,
                                                                 const VerifyOptions& options) {
   Verification v;
-  BudgetState budget;
-  LedgerHead ledger_head;
+  LedgerState ledger;
+  const BudgetState& budget = ledger.budget;
   std::string checkpoint_problem;
   absl::optional<ChainWalk> walk;
   // One snapshot: the checkpoint, the rows, the head and the state are read in the same
@@ -268,9 +267,8 @@ absl::StatusOr<BudgetLedger::Verification> BudgetLedger::Verify(int64_t dataset_
     v = Verification();
     checkpoint_problem.clear();
     pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> tx(c);
-    ASSIGN_OR_RETURN(pqxx::row ledger, ReadLedger(tx, dataset_id, /*lock=*/false));
-    budget = BudgetFromRow(ledger);
-    ledger_head = {ledger[7].as<int64_t>(), Bytes(ledger[8]), ledger[9].as<std::string>()};
+    ASSIGN_OR_RETURN(pqxx::row row, ReadLedger(tx, dataset_id, /*lock=*/false));
+    ledger = LedgerFromRow(row);
     const absl::optional<Checkpoint> cp = ReadCheckpoint(tx, dataset_id, options.full_after_seconds);
     ChainPoint from;
     if (cp.has_value()) {
@@ -278,7 +276,7 @@ absl::StatusOr<BudgetLedger::Verification> BudgetLedger::Verify(int64_t dataset_
       if (!options.full && !cp->full_due) {
         checkpoint_problem = CheckpointProblem(tx, dataset_id, *cp, budget.accountant, &v.rows_read);
         if (checkpoint_problem.empty()) from = cp->point;  // else: from genesis, to find the break
-      } else if (cp->accountant != budget.accountant) {
+      } else if (cp->accountant != AccountantName(budget.accountant)) {
         checkpoint_problem = CheckpointProblem(tx, dataset_id, *cp, budget.accountant, &v.rows_read);
       }
     }
@@ -302,7 +300,7 @@ absl::StatusOr<BudgetLedger::Verification> BudgetLedger::Verify(int64_t dataset_
     tx.commit();
     return absl::OkStatus();
   }));
-  RETURN_IF_ERROR(Judge(*walk, budget, ledger_head, checkpoint_problem, &v));
+  RETURN_IF_ERROR(Judge(*walk, ledger, checkpoint_problem, &v));
   const ChainPoint& end = walk->at();
   if (v.ok && end.seq > 0) {
     RETURN_IF_ERROR(db_->Run("record audit checkpoint", [&](pqxx::connection& c) {

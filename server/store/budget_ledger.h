@@ -30,15 +30,6 @@
 
 namespace dpq::store {
 
-struct DebitResult {
-  Allocation allocation;  // as committed (seq, created_at, hashes filled in)
-  BudgetState budget;     // right after the debit (in its group's arrival order)
-  bool replayed = false;  // the request id was already committed: stored answer, nothing charged
-};
-
-// RESOURCE_EXHAUSTED naming the dataset, the request and what remains (display precision).
-absl::Status BudgetExhausted(const BudgetState& budget, int64_t epsilon_units, int64_t delta_units);
-
 class BudgetLedger {
  public:
   explicit BudgetLedger(Database* db) : db_(db) {}
@@ -54,8 +45,9 @@ class BudgetLedger {
 
   // Sets the totals (units of privacy_units.h). FAILED_PRECONDITION when a total would fall below
   // what is already spent.
-  // `accountant` ("basic", "advanced", "rdp", "zcdp"; empty keeps the current one) can change only
-  // while nothing is spent (FAILED_PRECONDITION); non-basic accountants need delta > 0.
+  // `accountant` (a name ParseAccountantKind accepts, as the admin sent it; empty keeps the current
+  // one) can change only while nothing is spent (FAILED_PRECONDITION); non-basic accountants need
+  // delta > 0.
   // `max_query_epsilon_units`: the largest epsilon one query may ask (0: no limit; absent: keep).
   absl::StatusOr<BudgetState> Set(int64_t dataset_id, int64_t epsilon_total_units,
                                   int64_t delta_total_units, const std::string& accountant = "",

@@ -7,7 +7,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "server/base/status_macros.h"
-#include "server/base/validation.h"
 #include "server/dp/accounting/accountant.h"
 #include "server/query/privacy_units.h"
 
@@ -15,22 +14,23 @@ namespace dpq::store {
 namespace {
 
 using dp::accounting::Accountant;
+using dp::accounting::AccountantKind;
 
-// The accountant whose state a ledger keeps: a "pld" ledger composes adaptive queries with the RDP
+// The accountant whose state a ledger keeps: a pld ledger composes adaptive queries with the RDP
 // filter (PLD composition is not a valid filter; accountant.h), and a declared batch reaches it as
 // one ApproxDp event priced by PLD.
-std::string FilterAccountant(const std::string& ledger_accountant) {
-  return ledger_accountant == "pld" ? "rdp" : ledger_accountant;
+AccountantKind FilterAccountant(AccountantKind ledger_accountant) {
+  return ledger_accountant == AccountantKind::kPld ? AccountantKind::kRdp : ledger_accountant;
 }
 
-absl::StatusOr<std::unique_ptr<Accountant>> Load(const std::string& ledger_accountant,
+absl::StatusOr<std::unique_ptr<Accountant>> Load(AccountantKind ledger_accountant,
                                                  const std::string& state) {
-  const std::string accountant = FilterAccountant(ledger_accountant);
+  const AccountantKind accountant = FilterAccountant(ledger_accountant);
   if (state.empty()) return dp::accounting::CreateAccountant(accountant);
   ASSIGN_OR_RETURN(auto loaded, Accountant::Deserialize(state));
-  if (loaded->name() != accountant) {
+  if (loaded->kind() != accountant) {
     return absl::InternalError(absl::StrCat("ledger state belongs to accountant ", loaded->name(),
-                                            ", the ledger says ", accountant));
+                                            ", the ledger says ", AccountantName(accountant)));
   }
   return loaded;
 }
@@ -53,14 +53,6 @@ absl::StatusOr<double> EpsilonAt(const Accountant& accountant, int64_t delta_tot
 
 }  // namespace
 
-absl::Status ValidateLedgerAccountant(const std::string& name) {
-  if (name == "basic" || name == "advanced" || name == "rdp" || name == "zcdp" || name == "pld") {
-    return absl::OkStatus();
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "accountant must be basic, advanced, rdp, zcdp or pld, got ", QuoteForMessage(name)));
-}
-
 absl::StatusOr<ComposedState> ComposeCharge(const BudgetState& budget, const std::string& state,
                                             const std::string& events) {
   ASSIGN_OR_RETURN(std::unique_ptr<Accountant> accountant, Load(budget.accountant, state));
@@ -75,13 +67,13 @@ absl::StatusOr<ComposedState> ComposeCharge(const BudgetState& budget, const std
         "privacy budget of dataset %s exhausted: with this query the %s accountant proves "
         "epsilon=%.12g at delta=%.3g, over the budget epsilon=%.12g; ask for less, or ask an admin "
         "to raise the total (`dpqctl budget set %s --epsilon E`)",
-        budget.dataset, budget.accountant, epsilon, budget.delta_total(), budget.epsilon_total(),
-        budget.dataset));
+        budget.dataset, AccountantName(budget.accountant), epsilon, budget.delta_total(),
+        budget.epsilon_total(), budget.dataset));
   }
   return ComposedState{accountant->SerializeState(), units, budget.delta_total_units};
 }
 
-absl::StatusOr<int64_t> SpentEpsilonUnits(const std::string& accountant, const std::string& state,
+absl::StatusOr<int64_t> SpentEpsilonUnits(AccountantKind accountant, const std::string& state,
                                           int64_t delta_total_units) {
   if (state.empty()) return 0;
   ASSIGN_OR_RETURN(std::unique_ptr<Accountant> loaded, Load(accountant, state));

@@ -9,14 +9,14 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "server/dp/accounting/accountant_kind.h"
 #include "server/store/allocation.h"
 
 namespace dpq::store {
 
-// Names a ledger accepts: basic, advanced, rdp, zcdp, pld. PLD composition is not a valid adaptive
-// filter (accountant.h), so a "pld" ledger keeps an RDP filter state for one-by-one queries; PLD
-// prices declared batches, which reach the ledger as one ApproxDp event.
-absl::Status ValidateLedgerAccountant(const std::string& name);
+// A ledger may be kept by any AccountantKind. PLD composition is not a valid adaptive filter
+// (accountant.h), so a pld ledger keeps an RDP filter state for one-by-one queries; PLD prices
+// declared batches, which reach the ledger as one ApproxDp event.
 
 struct ComposedState {
   std::string state;                // serialized accountant state after the charge
@@ -24,15 +24,15 @@ struct ComposedState {
   int64_t delta_spent_units = 0;    // the delta budget the conversion used
 };
 
-// Adds `events` (';'-separated specs) to `state` (empty: a fresh accountant named
+// Adds `events` (';'-separated specs) to `state` (empty: a fresh accountant of kind
 // budget.accountant). RESOURCE_EXHAUSTED when the composed epsilon at the delta budget exceeds the
 // epsilon budget; INVALID_ARGUMENT for malformed events.
 absl::StatusOr<ComposedState> ComposeCharge(const BudgetState& budget, const std::string& state,
                                             const std::string& events);
 
 // The epsilon spent (units) by `state` at a delta budget of delta_total_units; 0 for an empty state.
-absl::StatusOr<int64_t> SpentEpsilonUnits(const std::string& accountant, const std::string& state,
-                                          int64_t delta_total_units);
+absl::StatusOr<int64_t> SpentEpsilonUnits(dp::accounting::AccountantKind accountant,
+                                          const std::string& state, int64_t delta_total_units);
 
 }  // namespace dpq::store
 

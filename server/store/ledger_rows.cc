@@ -1,23 +1,34 @@
 #include "server/store/ledger_rows.h"
 
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/dp/accounting/accountant_kind.h"
 
 namespace dpq::store {
 
-BudgetState BudgetFromRow(const pqxx::row& r) {
-  BudgetState b;
-  b.dataset_id = r[0].as<int64_t>();
-  b.dataset = r[1].as<std::string>();
-  b.accountant = r[2].as<std::string>();
-  b.epsilon_total_units = r[3].as<int64_t>();
-  b.delta_total_units = r[4].as<int64_t>();
-  b.epsilon_spent_units = r[5].as<int64_t>();
-  b.delta_spent_units = r[6].as<int64_t>();
-  b.max_query_epsilon_units = r[10].as<int64_t>();
-  return b;
+LedgerState LedgerFromRow(const pqxx::row& r) {
+  LedgerState ledger;
+  BudgetState& b = ledger.budget;
+  b.dataset_id = r[kLedgerDatasetId].as<int64_t>();
+  b.dataset = r[kLedgerDatasetName].as<std::string>();
+  absl::StatusOr<dp::accounting::AccountantKind> accountant =
+      dp::accounting::ParseAccountantKind(r[kLedgerAccountant].as<std::string>());
+  if (!accountant.ok()) throw pqxx::conversion_error(std::string(accountant.status().message()));
+  b.accountant = *accountant;
+  b.epsilon_total_units = r[kLedgerEpsilonTotal].as<int64_t>();
+  b.delta_total_units = r[kLedgerDeltaTotal].as<int64_t>();
+  b.epsilon_spent_units = r[kLedgerEpsilonSpent].as<int64_t>();
+  b.delta_spent_units = r[kLedgerDeltaSpent].as<int64_t>();
+  b.max_query_epsilon_units = r[kLedgerMaxQueryEpsilon].as<int64_t>();
+  ledger.head_seq = r[kLedgerAuditHeadSeq].as<int64_t>();
+  ledger.head_hash = Bytes(r[kLedgerAuditHeadHash]);
+  ledger.accountant_state = r[kLedgerAccountantState].as<std::string>();
+  return ledger;
 }
+
+BudgetState BudgetFromRow(const pqxx::row& r) { return LedgerFromRow(r).budget; }
 
 std::string Bytes(const pqxx::field& f) {
   pqxx::binarystring b(f);

@@ -14,12 +14,26 @@
 
 namespace dpq::store {
 
-// A ledger row joined with its dataset (BudgetFromRow reads them in this order; index 7 is the
-// audit head seq, 8 its hash, 9 the accountant state).
+// A ledger row joined with its dataset. LedgerFromRow is the one reader of these columns (their
+// positions: LedgerColumn).
 inline constexpr char kBudgetColumns[] =
     "l.dataset_id, d.name, l.accountant, l.epsilon_total_units, l.delta_total_units, "
     "l.epsilon_spent_units, l.delta_spent_units, l.audit_head_seq, l.audit_head_hash, "
     "l.accountant_state, coalesce(l.max_query_epsilon_units, 0)";
+enum LedgerColumn : pqxx::row::size_type {
+  kLedgerDatasetId,
+  kLedgerDatasetName,
+  kLedgerAccountant,
+  kLedgerEpsilonTotal,
+  kLedgerDeltaTotal,
+  kLedgerEpsilonSpent,
+  kLedgerDeltaSpent,
+  kLedgerAuditHeadSeq,
+  kLedgerAuditHeadHash,
+  kLedgerAccountantState,
+  kLedgerMaxQueryEpsilon,
+  kLedgerColumnCount,  // columns a query selects after kBudgetColumns start here
+};
 
 // An audit row (AllocationFromRow reads them in this order).
 inline constexpr char kAllocationColumns[] =
@@ -36,6 +50,10 @@ inline constexpr char kReleaseColumns[] =
     "released_value, released_ci_lower, released_ci_upper, released_result, release_hash";
 inline constexpr char kAllocationWithRelease[] = "audit LEFT JOIN releases USING (dataset_id, seq)";
 
+// A row of kBudgetColumns. The accountant's name is parsed here, once (the column's CHECK
+// constraint admits only known names; an unknown one throws, as a malformed number does).
+LedgerState LedgerFromRow(const pqxx::row& r);
+// Its budget alone.
 BudgetState BudgetFromRow(const pqxx::row& r);
 
 // A bytea field's bytes.

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "server/base/status_macros.h"
+#include "server/store/ledger_rows.h"
 
 namespace dpq::store {
 namespace {
@@ -144,25 +145,24 @@ absl::StatusOr<ChargeContext> TrainingStore::ReadChargeContext(int64_t dataset_i
   RETURN_IF_ERROR(db_->Run("read ledger for training", [&](pqxx::connection& c) {
     pqxx::read_transaction tx(c);
     const pqxx::result r = tx.exec_params(
-        "SELECT d.name, l.accountant, l.epsilon_total_units, l.delta_total_units, "
-        "l.epsilon_spent_units, l.delta_spent_units, l.accountant_state, "
-        "g.epsilon_cap_units - g.epsilon_spent_units, g.delta_cap_units - g.delta_spent_units "
-        "FROM ledgers l JOIN datasets d ON d.id = l.dataset_id "
-        "LEFT JOIN grants g ON g.dataset_id = l.dataset_id AND g.principal_id = $2 "
-        "WHERE l.dataset_id = $1",
+        absl::StrCat("SELECT ", kBudgetColumns,
+                     ", g.epsilon_cap_units - g.epsilon_spent_units, "
+                     "g.delta_cap_units - g.delta_spent_units "
+                     "FROM ledgers l JOIN datasets d ON d.id = l.dataset_id "
+                     "LEFT JOIN grants g ON g.dataset_id = l.dataset_id AND g.principal_id = $2 "
+                     "WHERE l.dataset_id = $1"),
         dataset_id, principal_id);
     if (r.empty()) return absl::OkStatus();
+    LedgerState ledger = LedgerFromRow(r[0]);
     ChargeContext ctx;
-    ctx.budget.dataset_id = dataset_id;
-    ctx.budget.dataset = r[0][0].as<std::string>();
-    ctx.budget.accountant = r[0][1].as<std::string>();
-    ctx.budget.epsilon_total_units = r[0][2].as<int64_t>();
-    ctx.budget.delta_total_units = r[0][3].as<int64_t>();
-    ctx.budget.epsilon_spent_units = r[0][4].as<int64_t>();
-    ctx.budget.delta_spent_units = r[0][5].as<int64_t>();
-    ctx.accountant_state = r[0][6].as<std::string>();
-    if (!r[0][7].is_null()) ctx.epsilon_cap_remaining_units = r[0][7].as<int64_t>();
-    if (!r[0][8].is_null()) ctx.delta_cap_remaining_units = r[0][8].as<int64_t>();
+    ctx.budget = std::move(ledger.budget);
+    ctx.accountant_state = std::move(ledger.accountant_state);
+    const pqxx::field epsilon_cap_left = r[0][kLedgerColumnCount];
+    const pqxx::field delta_cap_left = r[0][kLedgerColumnCount + 1];
+    if (!epsilon_cap_left.is_null()) {
+      ctx.epsilon_cap_remaining_units = epsilon_cap_left.as<int64_t>();
+    }
+    if (!delta_cap_left.is_null()) ctx.delta_cap_remaining_units = delta_cap_left.as<int64_t>();
     out = std::move(ctx);
     return absl::OkStatus();
   }));

@@ -14,6 +14,7 @@ namespace dpq::training {
 namespace {
 
 namespace acc = dp::accounting;
+using acc::AccountantKind;
 
 // The delta every price is computed at: the largest double not above the charged delta units, so
 // the priced epsilon is never below the true one at the delta the ledger records (privacy_units.h).
@@ -22,7 +23,7 @@ absl::StatusOr<double> ChargedDelta(const RunSpec& run, int64_t* delta_units) {
   return query::MechanismDelta(*delta_units);
 }
 
-absl::StatusOr<double> PriceSteps(absl::string_view accountant, const RunSpec& run, int64_t steps,
+absl::StatusOr<double> PriceSteps(AccountantKind accountant, const RunSpec& run, int64_t steps,
                                   double delta) {
   const acc::PrivacyEvent event =
       acc::PrivacyEvent::PoissonSubsampledGaussian(run.sampling_rate, run.noise_multiplier, steps);
@@ -33,36 +34,27 @@ absl::StatusOr<double> PriceSteps(absl::string_view accountant, const RunSpec& r
 // min(RDP, PLD): both are valid upper bounds for a fixed number of steps, so the smaller is too.
 absl::StatusOr<double> TightestSteps(const RunSpec& run, int64_t steps, double delta,
                                      std::string* method) {
-  ASSIGN_OR_RETURN(double rdp, PriceSteps("rdp", run, steps, delta));
-  ASSIGN_OR_RETURN(double pld, PriceSteps("pld", run, steps, delta));
-  *method = pld < rdp ? "pld" : "rdp";
+  ASSIGN_OR_RETURN(double rdp, PriceSteps(AccountantKind::kRdp, run, steps, delta));
+  ASSIGN_OR_RETURN(double pld, PriceSteps(AccountantKind::kPld, run, steps, delta));
+  *method = std::string(AccountantName(pld < rdp ? AccountantKind::kPld : AccountantKind::kRdp));
   return std::min(rdp, pld);
-}
-
-absl::Status ValidateLedgerName(const std::string& name) {
-  if (name == "basic" || name == "advanced" || name == "rdp" || name == "zcdp" || name == "pld") {
-    return absl::OkStatus();
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("accountant must be basic, advanced, rdp, zcdp or pld, got ", name));
 }
 
 }  // namespace
 
-bool LedgerComposesSteps(const std::string& ledger_accountant) {
-  return ledger_accountant == "rdp" || ledger_accountant == "zcdp";
+bool LedgerComposesSteps(AccountantKind ledger_accountant) {
+  return ledger_accountant == AccountantKind::kRdp || ledger_accountant == AccountantKind::kZcdp;
 }
 
-absl::StatusOr<StepCharge> PriceStepReport(const std::string& ledger_accountant, const RunSpec& run,
+absl::StatusOr<StepCharge> PriceStepReport(AccountantKind ledger_accountant, const RunSpec& run,
                                            int64_t steps) {
-  RETURN_IF_ERROR(ValidateLedgerName(ledger_accountant));
   RETURN_IF_ERROR(ValidateRunSpec(run));
   RETURN_IF_ERROR(ValidateReportSteps(steps));
   StepCharge charge;
   ASSIGN_OR_RETURN(const double delta, ChargedDelta(run, &charge.delta_units));
   double epsilon = 0;
   if (LedgerComposesSteps(ledger_accountant)) {
-    charge.method = ledger_accountant;
+    charge.method = std::string(AccountantName(ledger_accountant));
     ASSIGN_OR_RETURN(epsilon, PriceSteps(ledger_accountant, run, steps, delta));
   } else {
     ASSIGN_OR_RETURN(epsilon, TightestSteps(run, steps, delta, &charge.method));
@@ -86,9 +78,8 @@ absl::StatusOr<StepCharge> PriceStepReport(const std::string& ledger_accountant,
   return charge;
 }
 
-absl::StatusOr<double> RunEpsilon(const std::string& ledger_accountant, const RunSpec& run,
+absl::StatusOr<double> RunEpsilon(AccountantKind ledger_accountant, const RunSpec& run,
                                   int64_t steps) {
-  RETURN_IF_ERROR(ValidateLedgerName(ledger_accountant));
   RETURN_IF_ERROR(ValidateRunSpec(run));
   if (steps == 0) return 0.0;
   if (steps < 0 || steps > kMaxRunSteps) {
@@ -128,9 +119,9 @@ absl::StatusOr<int64_t> LargestFittingSteps(
 absl::StatusOr<StepCharge> RdpOnlyCharge(const RunSpec& run, int64_t steps) {
   StepCharge charge;
   ASSIGN_OR_RETURN(const double delta, ChargedDelta(run, &charge.delta_units));
-  ASSIGN_OR_RETURN(const double epsilon, PriceSteps("rdp", run, steps, delta));
+  ASSIGN_OR_RETURN(const double epsilon, PriceSteps(AccountantKind::kRdp, run, steps, delta));
   if (!(epsilon <= query::kMaxEpsilonBudget)) return absl::OutOfRangeError("steps: too many");
-  charge.method = "rdp";
+  charge.method = std::string(AccountantName(AccountantKind::kRdp));
   charge.epsilon_units =
       std::max<int64_t>(1, static_cast<int64_t>(std::ceil(static_cast<long double>(epsilon) * 1e12L)));
   charge.events =
@@ -140,9 +131,8 @@ absl::StatusOr<StepCharge> RdpOnlyCharge(const RunSpec& run, int64_t steps) {
 
 }  // namespace internal
 
-absl::StatusOr<int64_t> StepsLeft(const std::string& ledger_accountant, const RunSpec& run,
+absl::StatusOr<int64_t> StepsLeft(AccountantKind ledger_accountant, const RunSpec& run,
                                   const ChargeFits& fits) {
-  RETURN_IF_ERROR(ValidateLedgerName(ledger_accountant));
   RETURN_IF_ERROR(ValidateRunSpec(run));
   // A charge beyond any budget (OUT_OF_RANGE) fits nowhere.
   const auto probe = [&](auto price) {

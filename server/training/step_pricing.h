@@ -18,6 +18,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "server/dp/accounting/accountant_kind.h"
 #include "server/training/run_spec.h"
 
 namespace dpq::training {
@@ -36,20 +37,20 @@ struct StepCharge {
 
 // True when `ledger_accountant` composes the steps themselves (rdp, zcdp), false when each report
 // is one (epsilon, delta) event (pld, basic, advanced).
-bool LedgerComposesSteps(const std::string& ledger_accountant);
+bool LedgerComposesSteps(dp::accounting::AccountantKind ledger_accountant);
 
 // The charge of a report of `steps` steps of `run` on a ledger kept by `ledger_accountant`.
-// INVALID_ARGUMENT for a bad run, steps or accountant (naming it); OUT_OF_RANGE when the epsilon of
+// INVALID_ARGUMENT for a bad run or steps (naming it); OUT_OF_RANGE when the epsilon of
 // the report exceeds the largest budget (no ledger could admit it).
-absl::StatusOr<StepCharge> PriceStepReport(const std::string& ledger_accountant, const RunSpec& run,
-                                           int64_t steps);
+absl::StatusOr<StepCharge> PriceStepReport(dp::accounting::AccountantKind ledger_accountant,
+                                           const RunSpec& run, int64_t steps);
 
 // The epsilon at run.delta of `steps` steps of `run` composed by the ledger's rule for one run:
 // rdp/zcdp ledgers, that accountant's epsilon of all the steps (what their ledger composes);
 // otherwise min(RDP, PLD) of all the steps as one declared run (the tightest figure for a run of
 // exactly that length; the ledger itself was charged per report). 0 for steps == 0.
-absl::StatusOr<double> RunEpsilon(const std::string& ledger_accountant, const RunSpec& run,
-                                  int64_t steps);
+absl::StatusOr<double> RunEpsilon(dp::accounting::AccountantKind ledger_accountant,
+                                  const RunSpec& run, int64_t steps);
 
 // Whether a report with this charge would be admitted now (the caller's ledger and cap rule); must
 // be monotone: if a charge fits, every charge with smaller epsilon (same delta) fits.
@@ -60,8 +61,8 @@ using ChargeFits = std::function<absl::StatusOr<bool>(const StepCharge&)>;
 // exact probe is a PLD price (0.02 s to 2 s), so: bisect first with the RDP-only charge (never
 // below the real one, so what fits by it fits), then search above that with real charges to 1 %:
 // the result fits and is at least 0.99 times the exact figure.
-absl::StatusOr<int64_t> StepsLeft(const std::string& ledger_accountant, const RunSpec& run,
-                                  const ChargeFits& fits);
+absl::StatusOr<int64_t> StepsLeft(dp::accounting::AccountantKind ledger_accountant,
+                                  const RunSpec& run, const ChargeFits& fits);
 
 namespace internal {
 // The largest k in [lo, max_steps] with fits(k), given fits(lo) (lo >= 0; fits(0) is taken as

@@ -14,6 +14,10 @@ namespace {
 namespace acc = dp::accounting;
 using ::testing::HasSubstr;
 
+constexpr acc::AccountantKind kRdp = acc::AccountantKind::kRdp;
+constexpr acc::AccountantKind kZcdp = acc::AccountantKind::kZcdp;
+constexpr acc::AccountantKind kPld = acc::AccountantKind::kPld;
+
 const RunSpec kRun{256.0 / 60000, 1.1, 1e-5};
 
 double Rdp(const RunSpec& run, int64_t steps) {
@@ -22,7 +26,7 @@ double Rdp(const RunSpec& run, int64_t steps) {
 }
 
 TEST(StepPricingTest, RdpLedgerComposesTheStepsThemselves) {
-  auto charge = PriceStepReport("rdp", kRun, 500);
+  auto charge = PriceStepReport(kRdp, kRun, 500);
   ASSERT_TRUE(charge.ok()) << charge.status();
   EXPECT_EQ(charge->method, "rdp");
   auto event = acc::ParsePrivacyEvent(charge->events);
@@ -39,8 +43,9 @@ TEST(StepPricingTest, RdpLedgerComposesTheStepsThemselves) {
 }
 
 TEST(StepPricingTest, PldAndBasicLedgersChargeOneApproxEventNoAboveRdp) {
-  for (const char* ledger : {"pld", "basic", "advanced"}) {
-    SCOPED_TRACE(ledger);
+  for (const char* name : {"pld", "basic", "advanced"}) {
+    SCOPED_TRACE(name);
+    const acc::AccountantKind ledger = *acc::ParseAccountantKind(name);
     auto charge = PriceStepReport(ledger, kRun, 2000);
     ASSERT_TRUE(charge.ok()) << charge.status();
     auto event = acc::ParsePrivacyEvent(charge->events);
@@ -56,7 +61,7 @@ TEST(StepPricingTest, PldAndBasicLedgersChargeOneApproxEventNoAboveRdp) {
 }
 
 TEST(StepPricingTest, ZcdpLedgerChargesTheUnsubsampledGaussian) {
-  auto charge = PriceStepReport("zcdp", kRun, 10);
+  auto charge = PriceStepReport(kZcdp, kRun, 10);
   ASSERT_TRUE(charge.ok());
   // rho = steps / (2 z^2) (Bun & Steinke 2016, Prop. 1.6; no amplification by sampling in zCDP).
   const double rho = 10 / (2 * 1.1 * 1.1);
@@ -67,7 +72,7 @@ TEST(StepPricingTest, ZcdpLedgerChargesTheUnsubsampledGaussian) {
 TEST(StepPricingTest, ChargeGrowsWithSteps) {
   int64_t previous = 0;
   for (int64_t k : {1, 10, 100, 1000}) {
-    auto charge = PriceStepReport("rdp", kRun, k);
+    auto charge = PriceStepReport(kRdp, kRun, k);
     ASSERT_TRUE(charge.ok());
     EXPECT_GT(charge->epsilon_units, previous) << k;
     previous = charge->epsilon_units;
@@ -75,23 +80,25 @@ TEST(StepPricingTest, ChargeGrowsWithSteps) {
 }
 
 TEST(StepPricingTest, RunEpsilonOfRdpLedgerIsTheRdpPriceOfAllSteps) {
-  auto eps = RunEpsilon("rdp", kRun, 1234);
+  auto eps = RunEpsilon(kRdp, kRun, 1234);
   ASSERT_TRUE(eps.ok());
   EXPECT_DOUBLE_EQ(*eps, Rdp(kRun, 1234));
-  EXPECT_EQ(*RunEpsilon("pld", kRun, 0), 0.0);
+  EXPECT_EQ(*RunEpsilon(kPld, kRun, 0), 0.0);
 }
 
 TEST(StepPricingTest, RefusesBadParametersNamingThem) {
-  EXPECT_THAT(PriceStepReport("rdp", {0, 1, 1e-5}, 1).status().message(), HasSubstr("sampling_rate"));
-  EXPECT_THAT(PriceStepReport("rdp", {1.5, 1, 1e-5}, 1).status().message(), HasSubstr("sampling_rate"));
-  EXPECT_THAT(PriceStepReport("rdp", {0.1, std::nan(""), 1e-5}, 1).status().message(),
+  EXPECT_THAT(PriceStepReport(kRdp, {0, 1, 1e-5}, 1).status().message(), HasSubstr("sampling_rate"));
+  EXPECT_THAT(PriceStepReport(kRdp, {1.5, 1, 1e-5}, 1).status().message(), HasSubstr("sampling_rate"));
+  EXPECT_THAT(PriceStepReport(kRdp, {0.1, std::nan(""), 1e-5}, 1).status().message(),
               HasSubstr("noise_multiplier"));
-  EXPECT_THAT(PriceStepReport("rdp", {0.1, 1, 0}, 1).status().message(), HasSubstr("delta"));
-  EXPECT_THAT(PriceStepReport("rdp", {0.1, 1, 1}, 1).status().message(), HasSubstr("delta"));
-  EXPECT_THAT(PriceStepReport("rdp", kRun, 0).status().message(), HasSubstr("steps"));
-  EXPECT_THAT(PriceStepReport("rdp", kRun, kMaxStepsPerReport + 1).status().message(), HasSubstr("steps"));
-  EXPECT_THAT(PriceStepReport("nope", kRun, 1).status().message(), HasSubstr("accountant"));
-  EXPECT_EQ(PriceStepReport("rdp", kRun, 0).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(PriceStepReport(kRdp, {0.1, 1, 0}, 1).status().message(), HasSubstr("delta"));
+  EXPECT_THAT(PriceStepReport(kRdp, {0.1, 1, 1}, 1).status().message(), HasSubstr("delta"));
+  EXPECT_THAT(PriceStepReport(kRdp, kRun, 0).status().message(), HasSubstr("steps"));
+  EXPECT_THAT(PriceStepReport(kRdp, kRun, kMaxStepsPerReport + 1).status().message(), HasSubstr("steps"));
+  // An unknown ledger accountant is refused where its name is parsed (the ledger row, the admin's
+  // request); pricing takes a kind.
+  EXPECT_THAT(acc::ParseAccountantKind("nope").status().message(), HasSubstr("accountant"));
+  EXPECT_EQ(PriceStepReport(kRdp, kRun, 0).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(StepPricingTest, RunNames) {
@@ -133,18 +140,19 @@ TEST(StepPricingTest, StepsLeftMatchesTheChargeBoundary) {
   const ChargeFits fits = [](const StepCharge& c) -> absl::StatusOr<bool> {
     return c.epsilon_units <= 2'000'000'000'000;
   };
-  for (const char* ledger : {"rdp", "pld"}) {
-    SCOPED_TRACE(ledger);
+  for (const char* name : {"rdp", "pld"}) {
+    SCOPED_TRACE(name);
+    const acc::AccountantKind ledger = *acc::ParseAccountantKind(name);
     auto left = StepsLeft(ledger, kRun, fits);
     ASSERT_TRUE(left.ok()) << left.status();
     ASSERT_GT(*left, 0);
     EXPECT_TRUE(*fits(*PriceStepReport(ledger, kRun, *left)));
     // Exact on rdp; within 1 % on pld.
-    const int64_t over = std::string(ledger) == "rdp" ? *left + 1 : static_cast<int64_t>(*left * 1.011) + 1;
+    const int64_t over = ledger == kRdp ? *left + 1 : static_cast<int64_t>(*left * 1.011) + 1;
     EXPECT_FALSE(*fits(*PriceStepReport(ledger, kRun, over)));
   }
   // PLD is tighter: more steps fit a pld ledger's budget than an rdp one's.
-  EXPECT_GT(*StepsLeft("pld", kRun, fits), *StepsLeft("rdp", kRun, fits));
+  EXPECT_GT(*StepsLeft(kPld, kRun, fits), *StepsLeft(kRdp, kRun, fits));
 }
 
 }  // namespace

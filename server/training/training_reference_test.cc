@@ -64,10 +64,10 @@ TEST(TrainingReferenceTest, RdpLedgerRunMatchesDpAccountingRdp) {
     EXPECT_GT(ForKind(kind, [](const json& r) {
       const auto& p = r.at("params");
       const RunSpec run = RunOf(p, p.at("noise_multiplier"));
-      auto eps = RunEpsilon("rdp", run, p.at("steps"));
+      auto eps = RunEpsilon(dp::accounting::AccountantKind::kRdp, run, p.at("steps"));
       ASSERT_TRUE(eps.ok()) << eps.status();
       CheckAgainst(r, *eps, /*same_method=*/true);
-      auto charge = PriceStepReport("rdp", run, p.at("steps"));
+      auto charge = PriceStepReport(dp::accounting::AccountantKind::kRdp, run, p.at("steps"));
       ASSERT_TRUE(charge.ok()) << charge.status();
       CheckAgainst(r, query::EpsilonFromUnits(charge->epsilon_units), /*same_method=*/true);
     }), 0) << kind;
@@ -80,7 +80,7 @@ TEST(TrainingReferenceTest, PldLedgerReportMatchesDpAccountingPld) {
   EXPECT_GT(ForKind("dpsgd_pld_epsilon", [](const json& r) {
     const auto& p = r.at("params");
     const RunSpec run = RunOf(p, p.at("noise_multiplier"));
-    auto charge = PriceStepReport("pld", run, p.at("steps"));
+    auto charge = PriceStepReport(dp::accounting::AccountantKind::kPld, run, p.at("steps"));
     ASSERT_TRUE(charge.ok()) << charge.status();
     EXPECT_EQ(charge->method, "pld");
     CheckAgainst(r, query::EpsilonFromUnits(charge->epsilon_units), /*same_method=*/true);
@@ -96,7 +96,7 @@ TEST(TrainingReferenceTest, CalibratedRunStaysWithinTarget) {
                                                       p.at("sampling_rate"), p.at("steps"));
     ASSERT_TRUE(z.ok());
     CheckAgainst(r, *z, /*same_method=*/true);
-    auto eps = RunEpsilon("rdp", RunOf(p, *z), p.at("steps"));
+    auto eps = RunEpsilon(dp::accounting::AccountantKind::kRdp, RunOf(p, *z), p.at("steps"));
     ASSERT_TRUE(eps.ok());
     EXPECT_LE(*eps, double(p.at("target_epsilon")) * (1 + 1e-9));
   }), 0);

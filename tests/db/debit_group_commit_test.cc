@@ -341,7 +341,7 @@ class DebitGroupCommitTest : public ::dpq::testing::StoreTest {
     }
     EXPECT_EQ(fresh, static_cast<int>(rows.size()));
     ASSERT_OK_AND_ASSIGN(BudgetState b, ledger_->Get(ds));
-    if (b.accountant == "basic") {
+    if (b.accountant == dp::accounting::AccountantKind::kBasic) {
       EXPECT_EQ(b.epsilon_spent_units, eps_sum);
       EXPECT_EQ(b.delta_spent_units, delta_sum);
     }

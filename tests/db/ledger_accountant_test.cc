@@ -53,7 +53,7 @@ TEST_F(LedgerAccountantTest, RdpLedgerComposesGaussiansFarBelowBasicComposition)
   // noise multiplier 10 to about eps 2.4 at delta 1e-6.
   for (int i = 0; i < 20; ++i) ASSERT_THAT(ledger_->Debit(ds, Gaussian(absl::StrCat("q", i))), IsOk()) << i;
   ASSERT_OK_AND_ASSIGN(BudgetState b, ledger_->Get(ds));
-  EXPECT_EQ(b.accountant, "rdp");
+  EXPECT_EQ(dp::accounting::AccountantName(b.accountant), "rdp");
 
   // The ledger's spent epsilon is the RDP bound of exactly these events, rounded up to a unit.
   ASSERT_OK_AND_ASSIGN(auto reference, dp::accounting::CreateAccountant("rdp"));
@@ -113,7 +113,7 @@ TEST_F(LedgerAccountantTest, PldLedgerComposesAdaptiveQueriesWithTheRdpFilter) {
   }
   ASSERT_OK_AND_ASSIGN(BudgetState p, ledger_->Get(pld));
   ASSERT_OK_AND_ASSIGN(BudgetState r, ledger_->Get(rdp));
-  EXPECT_EQ(p.accountant, "pld");
+  EXPECT_EQ(dp::accounting::AccountantName(p.accountant), "pld");
   EXPECT_EQ(p.epsilon_spent_units, r.epsilon_spent_units);
   ASSERT_OK_AND_ASSIGN(auto verification, ledger_->Verify(pld));
   EXPECT_TRUE(verification.ok) << verification.reason;

@@ -207,7 +207,7 @@ TEST_F(QueryBatchTest, RdpLedgerComposesTheBatchAndVerifyRecomputesIt) {
                        engine_->RunBatch(analyst_, "people", HundredQueries(), 1e-5, "rdp-1"));
   ASSERT_EQ(first.answers.size(), 100u);
   const store::BudgetState b1 = Budget();
-  EXPECT_EQ(b1.accountant, "rdp");
+  EXPECT_EQ(dp::accounting::AccountantName(b1.accountant), "rdp");
   EXPECT_GT(b1.epsilon_spent_units, 0);
   EXPECT_LE(b1.epsilon_spent(), 4.25);  // far below the basic sum of 10
   RecordProperty("rdp_ledger_epsilon", absl::StrCat(b1.epsilon_spent()));

@@ -97,7 +97,8 @@ TEST_F(TrainingLedgerTest, RdpLedgerAfterReportsEqualsTheAccountantsPriceOfAllSt
   EXPECT_EQ(s.progress.steps, steps);
   EXPECT_EQ(s.progress.reports, 6);
   // The run's own epsilon: the RDP price of its steps at the run's delta.
-  ASSERT_OK_AND_ASSIGN(double run_eps, training::RunEpsilon("rdp", {kQ, kZ, kRunDelta}, steps));
+  ASSERT_OK_AND_ASSIGN(double run_eps, training::RunEpsilon(dp::accounting::AccountantKind::kRdp,
+                                                            {kQ, kZ, kRunDelta}, steps));
   EXPECT_DOUBLE_EQ(s.epsilon, run_eps);
   // The chain verifies, recomputing the accountant state from the reports' events.
   ASSERT_OK_AND_ASSIGN(auto v, ledger_->Verify(ds_));

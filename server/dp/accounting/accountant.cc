@@ -76,11 +76,11 @@ absl::Status NeedsPureOrApprox(const PrivacyEvent& e, absl::string_view accounta
 // Thm 3.16).
 class BasicAccountant final : public Accountant {
  public:
-  std::string name() const override { return "basic"; }
+  AccountantKind kind() const override { return AccountantKind::kBasic; }
   bool valid_for_adaptive_filter() const override { return true; }
   absl::Status Compose(const PrivacyEvent& e) override {
     RETURN_IF_ERROR(e.Validate());
-    RETURN_IF_ERROR(NeedsPureOrApprox(e, "basic"));
+    RETURN_IF_ERROR(NeedsPureOrApprox(e, name()));
     auto [eps, del] = EpsDelta(e);
     sum_eps_ += e.count * eps;
     sum_delta_ += e.count * del;
@@ -121,11 +121,11 @@ class BasicAccountant final : public Accountant {
 class AdvancedAccountant final : public Accountant {
  public:
   explicit AdvancedAccountant(double slack_fraction) : slack_fraction_(slack_fraction) {}
-  std::string name() const override { return "advanced"; }
+  AccountantKind kind() const override { return AccountantKind::kAdvanced; }
   bool valid_for_adaptive_filter() const override { return true; }
   absl::Status Compose(const PrivacyEvent& e) override {
     RETURN_IF_ERROR(e.Validate());
-    RETURN_IF_ERROR(NeedsPureOrApprox(e, "advanced"));
+    RETURN_IF_ERROR(NeedsPureOrApprox(e, name()));
     auto [eps, del] = EpsDelta(e);
     sums_.Add(eps, del, e.count);
     return absl::OkStatus();
@@ -192,7 +192,7 @@ struct PureAndAdditive {
 class RdpAccountant final : public Accountant {
  public:
   RdpAccountant() : rdp_(DefaultRdpOrders().size(), 0.0) {}
-  std::string name() const override { return "rdp"; }
+  AccountantKind kind() const override { return AccountantKind::kRdp; }
   bool valid_for_adaptive_filter() const override { return true; }
   absl::Status Compose(const PrivacyEvent& e) override {
     RETURN_IF_ERROR(e.Validate());
@@ -239,7 +239,7 @@ class RdpAccountant final : public Accountant {
 // ---------------------------------------------------------------------------------------------
 class ZcdpAccountant final : public Accountant {
  public:
-  std::string name() const override { return "zcdp"; }
+  AccountantKind kind() const override { return AccountantKind::kZcdp; }
   bool valid_for_adaptive_filter() const override { return true; }
   absl::Status Compose(const PrivacyEvent& e) override {
     RETURN_IF_ERROR(e.Validate());
@@ -273,7 +273,7 @@ class PldAccountant final : public Accountant {
  public:
   explicit PldAccountant(double interval) : interval_(interval) {}
   PldAccountant(const PldAccountant& o) : interval_(o.interval_), events_(o.events_) {}
-  std::string name() const override { return "pld"; }
+  AccountantKind kind() const override { return AccountantKind::kPld; }
   bool valid_for_adaptive_filter() const override { return false; }
   absl::Status Compose(const PrivacyEvent& e) override {
     RETURN_IF_ERROR(e.Validate());
@@ -351,16 +351,34 @@ class PldAccountant final : public Accountant {
   mutable std::vector<PldPmf> composed_;
 };
 
+// `accountant` with its state restored from the key=value lines `m`.
+template <typename Kind>
+absl::StatusOr<std::unique_ptr<Accountant>> Loaded(std::unique_ptr<Kind> accountant, const StateMap& m) {
+  RETURN_IF_ERROR(accountant->Load(m));
+  return std::unique_ptr<Accountant>(std::move(accountant));
+}
+
 }  // namespace
 
+std::unique_ptr<Accountant> CreateAccountant(AccountantKind kind) {
+  switch (kind) {
+    case AccountantKind::kBasic:
+      return std::make_unique<BasicAccountant>();
+    case AccountantKind::kAdvanced:
+      return std::make_unique<AdvancedAccountant>(kDefaultAdvancedSlackFraction);
+    case AccountantKind::kRdp:
+      return std::make_unique<RdpAccountant>();
+    case AccountantKind::kZcdp:
+      return std::make_unique<ZcdpAccountant>();
+    case AccountantKind::kPld:
+      return std::make_unique<PldAccountant>(kDefaultPldInterval);
+  }
+  return std::make_unique<BasicAccountant>();  // unreachable: the switch covers every kind
+}
+
 absl::StatusOr<std::unique_ptr<Accountant>> CreateAccountant(absl::string_view name) {
-  if (name == "basic") return std::unique_ptr<Accountant>(new BasicAccountant);
-  if (name == "advanced") return CreateAdvancedAccountant(kDefaultAdvancedSlackFraction);
-  if (name == "rdp") return std::unique_ptr<Accountant>(new RdpAccountant);
-  if (name == "zcdp") return std::unique_ptr<Accountant>(new ZcdpAccountant);
-  if (name == "pld") return CreatePldAccountant(kDefaultPldInterval);
-  return absl::InvalidArgumentError(
-      absl::StrCat("accountant must be basic, advanced, rdp, zcdp or pld, got ", QuoteForMessage(name)));
+  ASSIGN_OR_RETURN(const AccountantKind kind, ParseAccountantKind(name));
+  return CreateAccountant(kind);
 }
 
 absl::StatusOr<std::unique_ptr<Accountant>> CreateAdvancedAccountant(double slack_fraction) {
@@ -395,41 +413,40 @@ absl::StatusOr<std::unique_ptr<Accountant>> Accountant::Deserialize(absl::string
       return absl::InvalidArgumentError(absl::StrCat("accountant state: duplicate key ", kv[0]));
     }
   }
-  const absl::string_view name = head[1];
-  if (name == "basic") {
-    auto a = std::make_unique<BasicAccountant>();
-    RETURN_IF_ERROR(a->Load(m));
-    return std::unique_ptr<Accountant>(std::move(a));
+  const absl::StatusOr<AccountantKind> kind = ParseAccountantKind(head[1]);
+  if (!kind.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("accountant state: unknown accountant ", head[1]));
   }
-  if (name == "advanced") {
-    auto a = std::make_unique<AdvancedAccountant>(kDefaultAdvancedSlackFraction);
-    RETURN_IF_ERROR(a->Load(m));
-    return std::unique_ptr<Accountant>(std::move(a));
+  switch (*kind) {
+    case AccountantKind::kBasic:
+      return Loaded(std::make_unique<BasicAccountant>(), m);
+    case AccountantKind::kAdvanced:
+      return Loaded(std::make_unique<AdvancedAccountant>(kDefaultAdvancedSlackFraction), m);
+    case AccountantKind::kRdp:
+      return Loaded(std::make_unique<RdpAccountant>(), m);
+    case AccountantKind::kZcdp:
+      return Loaded(std::make_unique<ZcdpAccountant>(), m);
+    case AccountantKind::kPld:
+      break;
   }
-  if (name == "rdp") {
-    auto a = std::make_unique<RdpAccountant>();
-    RETURN_IF_ERROR(a->Load(m));
-    return std::unique_ptr<Accountant>(std::move(a));
-  }
-  if (name == "zcdp") {
-    auto a = std::make_unique<ZcdpAccountant>();
-    RETURN_IF_ERROR(a->Load(m));
-    return std::unique_ptr<Accountant>(std::move(a));
-  }
-  if (name == "pld") {
-    ASSIGN_OR_RETURN(double interval, GetNum(m, "interval"));
-    if (!(interval >= 1e-6 && interval <= 1)) return absl::InvalidArgumentError("accountant state: interval");
-    auto a = std::make_unique<PldAccountant>(interval);
-    RETURN_IF_ERROR(a->LoadEvents(events));
-    return std::unique_ptr<Accountant>(std::move(a));
-  }
-  return absl::InvalidArgumentError(absl::StrCat("accountant state: unknown accountant ", name));
+  ASSIGN_OR_RETURN(double interval, GetNum(m, "interval"));
+  if (!(interval >= 1e-6 && interval <= 1)) return absl::InvalidArgumentError("accountant state: interval");
+  auto a = std::make_unique<PldAccountant>(interval);
+  RETURN_IF_ERROR(a->LoadEvents(events));
+  return std::unique_ptr<Accountant>(std::move(a));
 }
 
 absl::StatusOr<Price> PriceEvents(absl::string_view accountant, double delta,
                                   absl::Span<const PrivacyEvent> events) {
   RETURN_IF_ERROR(ValidateDelta(delta));
-  ASSIGN_OR_RETURN(auto acc, CreateAccountant(accountant));
+  ASSIGN_OR_RETURN(const AccountantKind kind, ParseAccountantKind(accountant));
+  return PriceEvents(kind, delta, events);
+}
+
+absl::StatusOr<Price> PriceEvents(AccountantKind accountant, double delta,
+                                  absl::Span<const PrivacyEvent> events) {
+  RETURN_IF_ERROR(ValidateDelta(delta));
+  std::unique_ptr<Accountant> acc = CreateAccountant(accountant);
   for (const auto& e : events) RETURN_IF_ERROR(acc->Compose(e));
   ASSIGN_OR_RETURN(double eps, acc->Epsilon(delta));
   return Price{eps, delta};
@@ -441,12 +458,22 @@ absl::StatusOr<double> CalibrateNoiseMultiplier(absl::string_view accountant, do
   RETURN_IF_ERROR(ValidateIsPositive(target_epsilon, "target_epsilon"));
   RETURN_IF_ERROR(ValidateDelta(delta));
   RETURN_IF_ERROR(ValidateIsPositive(tolerance, "tolerance"));
-  ASSIGN_OR_RETURN(auto proto, CreateAccountant(accountant));
+  ASSIGN_OR_RETURN(const AccountantKind kind, ParseAccountantKind(accountant));
+  return CalibrateNoiseMultiplier(kind, target_epsilon, delta, sampling_rate, steps, tolerance);
+}
+
+absl::StatusOr<double> CalibrateNoiseMultiplier(AccountantKind accountant, double target_epsilon,
+                                                double delta, double sampling_rate, int64_t steps,
+                                                double tolerance) {
+  RETURN_IF_ERROR(ValidateIsPositive(target_epsilon, "target_epsilon"));
+  RETURN_IF_ERROR(ValidateDelta(delta));
+  RETURN_IF_ERROR(ValidateIsPositive(tolerance, "tolerance"));
+  std::unique_ptr<Accountant> proto = CreateAccountant(accountant);
   const PrivacyEvent probe = PrivacyEvent::PoissonSubsampledGaussian(sampling_rate, 1.0, steps);
   RETURN_IF_ERROR(probe.Validate());
   RETURN_IF_ERROR(proto->Compose(probe));  // rejects accountants that cannot take the event
   auto eps_at = [&](double z) -> absl::StatusOr<double> {
-    ASSIGN_OR_RETURN(auto acc, CreateAccountant(accountant));
+    std::unique_ptr<Accountant> acc = CreateAccountant(accountant);
     RETURN_IF_ERROR(acc->Compose(PrivacyEvent::PoissonSubsampledGaussian(sampling_rate, z, steps)));
     return acc->Epsilon(delta);
   };

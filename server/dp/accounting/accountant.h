@@ -1,7 +1,8 @@
-// Privacy accountants behind one interface, selectable by name: "basic", "advanced", "rdp", "zcdp",
-// "pld". Each keeps a compact composed state (not the history), so Compose and Epsilon cost
-// O(state) however many events were composed, and the state serialises to one versioned text blob
-// that the ledger stores in one row (Deserialize(SerializeState()) reproduces it exactly).
+// Privacy accountants behind one interface, selectable by kind (accountant_kind.h: "basic",
+// "advanced", "rdp", "zcdp", "pld"). Each keeps a compact composed state (not the history), so
+// Compose and Epsilon cost O(state) however many events were composed, and the state serialises to
+// one versioned text blob that the ledger stores in one row (Deserialize(SerializeState())
+// reproduces it exactly).
 //
 // Adaptive use (the ledger as a privacy filter): accept a debit iff, after composing it,
 // Epsilon(delta_budget) <= epsilon_budget. This stopping rule is a valid filter for the accountants
@@ -34,6 +35,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "server/dp/accounting/accountant_kind.h"
 #include "server/dp/accounting/pld.h"
 #include "server/dp/accounting/privacy_event.h"
 
@@ -43,7 +45,8 @@ class Accountant {
  public:
   virtual ~Accountant() = default;
 
-  virtual std::string name() const = 0;
+  virtual AccountantKind kind() const = 0;
+  std::string name() const { return std::string(AccountantName(kind())); }
   virtual bool valid_for_adaptive_filter() const = 0;
 
   // Adds `event` (count times). INVALID_ARGUMENT for an invalid event (naming the parameter) or an
@@ -64,7 +67,9 @@ class Accountant {
   static absl::StatusOr<std::unique_ptr<Accountant>> Deserialize(absl::string_view state);
 };
 
-// Factory by name with default options. INVALID_ARGUMENT naming "accountant" for an unknown name.
+// Factory with default options.
+std::unique_ptr<Accountant> CreateAccountant(AccountantKind kind);
+// By name (ParseAccountantKind): INVALID_ARGUMENT naming "accountant" for an unknown name.
 absl::StatusOr<std::unique_ptr<Accountant>> CreateAccountant(absl::string_view name);
 
 // Advanced accountant with the share of delta used as the WRRW slack delta' (the rest caps the sum
@@ -83,6 +88,8 @@ struct Price {
 // (epsilon, delta) that `events` would cost under the named accountant, without any ledger.
 absl::StatusOr<Price> PriceEvents(absl::string_view accountant, double delta,
                                   absl::Span<const PrivacyEvent> events);
+absl::StatusOr<Price> PriceEvents(AccountantKind accountant, double delta,
+                                  absl::Span<const PrivacyEvent> events);
 
 // Smallest noise multiplier z (to relative precision `tolerance`, rounded up: the result always
 // meets the target) such that `steps` Poisson-subsampled Gaussian steps at rate q cost at most
@@ -90,6 +97,9 @@ absl::StatusOr<Price> PriceEvents(absl::string_view accountant, double delta,
 // dp_accounting calibrate_dp_mechanism do). INVALID_ARGUMENT naming the bad parameter;
 // OUT_OF_RANGE if no z <= 1e6 meets the target.
 absl::StatusOr<double> CalibrateNoiseMultiplier(absl::string_view accountant, double target_epsilon,
+                                                double delta, double sampling_rate, int64_t steps,
+                                                double tolerance = 1e-7);
+absl::StatusOr<double> CalibrateNoiseMultiplier(AccountantKind accountant, double target_epsilon,
                                                 double delta, double sampling_rate, int64_t steps,
                                                 double tolerance = 1e-7);
 

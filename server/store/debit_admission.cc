@@ -1,0 +1,167 @@
+#include "server/store/debit_admission.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "server/base/status_macros.h"
+#include "server/store/audit_chain.h"
+#include "server/store/ledger_accounting.h"
+
+namespace dpq::store {
+namespace {
+
+using dp::accounting::AccountantKind;
+
+// RESOURCE_EXHAUSTED when `a`'s nominal charge does not fit the analyst's cap (caps compose
+// basically; decisions.md). Compared as "charge <= cap - spent", which cannot overflow.
+absl::Status CheckCap(const GrantCap& g, const std::string& dataset, const Allocation& a) {
+  const bool over_epsilon =
+      g.epsilon_cap_units && a.epsilon_units > *g.epsilon_cap_units - g.epsilon_spent_units;
+  const bool over_delta =
+      g.delta_cap_units && a.delta_units > *g.delta_cap_units - g.delta_spent_units;
+  if (!over_epsilon && !over_delta) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrFormat(
+      "analyst %s's cap on dataset %s exhausted: requested epsilon=%.12g delta=%.12g, cap "
+      "remaining epsilon=%s delta=%s; ask for less, or ask an admin to raise the cap "
+      "(`dpqctl grant %s %s --epsilon-cap E`)",
+      a.analyst, dataset, query::EpsilonFromUnits(a.epsilon_units),
+      query::DeltaFromUnits(a.delta_units),
+      g.epsilon_cap_units ? absl::StrFormat("%.12g", query::EpsilonFromUnits(*g.epsilon_cap_units -
+                                                                             g.epsilon_spent_units))
+                          : std::string("unlimited"),
+      g.delta_cap_units ? absl::StrFormat("%.12g", query::DeltaFromUnits(*g.delta_cap_units -
+                                                                         g.delta_spent_units))
+                        : std::string("unlimited"),
+      a.analyst, dataset));
+}
+
+absl::Status RequestIdTaken(const std::string& request_id) {
+  return absl::AlreadyExistsError(
+      absl::StrCat("request_id ", request_id,
+                   " is already taken by a different query or analyst; use a new id"));
+}
+
+// Decides member `i` when its request id is already taken, by a committed row (`prior`) or by a
+// member admitted earlier in the group: a replay with the same fingerprint, ALREADY_EXISTS with
+// another. False when the id is new.
+bool DecideTakenRequestId(size_t i, absl::Span<const Allocation* const> group,
+                          const std::map<std::string, Allocation>& prior,
+                          const std::map<std::string, size_t>& admitted_by_id,
+                          DebitAdmission& out) {
+  const Allocation& in = *group[i];
+  if (auto p = prior.find(in.request_id); p != prior.end()) {
+    if (p->second.fingerprint != in.fingerprint) {
+      out.decided[i] = RequestIdTaken(in.request_id);
+    } else {
+      out.decided[i] = DebitResult{p->second, out.ledger.budget, /*replayed=*/true};
+    }
+    return true;
+  }
+  if (auto t = admitted_by_id.find(in.request_id); t != admitted_by_id.end()) {
+    if (group[t->second]->fingerprint != in.fingerprint) {
+      out.decided[i] = RequestIdTaken(in.request_id);
+    } else {
+      out.decided[i] = DebitResult{Allocation(), out.ledger.budget, /*replayed=*/true};
+      out.replay_of[i] = static_cast<std::ptrdiff_t>(t->second);
+    }
+    return true;
+  }
+  return false;
+}
+
+// The ledger's spent budget and accountant state after charging `in`, or why it does not fit.
+// Exact integer arithmetic (privacy_units.h): a basic charge fits iff it is at most what remains;
+// other accountants compose its events onto the state the previous admitted debit produced.
+absl::StatusOr<LedgerState> ChargeLedger(const LedgerState& ledger, const Allocation& in) {
+  if (in.epsilon_units <= 0 || in.delta_units < 0) {
+    return absl::InvalidArgumentError("a charge needs epsilon > 0 and delta >= 0");
+  }
+  const BudgetState& budget = ledger.budget;
+  LedgerState after = ledger;
+  if (budget.accountant == AccountantKind::kBasic) {
+    if (in.epsilon_units > budget.epsilon_remaining_units() ||
+        in.delta_units > budget.delta_remaining_units()) {
+      return BudgetExhausted(budget, in.epsilon_units, in.delta_units);
+    }
+    after.budget.epsilon_spent_units += in.epsilon_units;
+    after.budget.delta_spent_units += in.delta_units;
+    return after;
+  }
+  absl::StatusOr<ComposedState> composed =
+      ComposeCharge(budget, ledger.accountant_state, in.events);
+  if (!composed.ok()) return composed.status();
+  after.budget.epsilon_spent_units = composed->epsilon_spent_units;
+  after.budget.delta_spent_units = composed->delta_spent_units;
+  after.accountant_state = std::move(composed->state);
+  return after;
+}
+
+// Charges `in` to its analyst's grant row, if there is one; nothing changes when it does not fit.
+absl::Status ChargeCap(const std::string& dataset, const Allocation& in,
+                       std::map<int64_t, GrantCap>& grants) {
+  auto grant = grants.find(in.principal_id);
+  if (grant == grants.end()) return absl::OkStatus();
+  RETURN_IF_ERROR(CheckCap(grant->second, dataset, in));
+  grant->second.epsilon_spent_units += in.epsilon_units;
+  grant->second.delta_spent_units += in.delta_units;
+  grant->second.charged = true;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+DebitAdmission AdmitDebits(const LedgerState& ledger,
+                           const std::map<std::string, Allocation>& prior,
+                           std::map<int64_t, GrantCap> grants,
+                           absl::Span<const Allocation* const> group) {
+  DebitAdmission out;
+  out.decided.assign(group.size(), absl::InternalError("debit not decided"));
+  out.replay_of.assign(group.size(), -1);
+  out.ledger = ledger;
+  out.grants = std::move(grants);
+  std::map<std::string, size_t> admitted_by_id;
+  for (size_t i = 0; i < group.size(); ++i) {
+    const Allocation& in = *group[i];
+    if (DecideTakenRequestId(i, group, prior, admitted_by_id, out)) continue;
+    absl::StatusOr<LedgerState> after = ChargeLedger(out.ledger, in);
+    if (!after.ok()) {
+      out.decided[i] = after.status();
+      continue;
+    }
+    if (absl::Status cap = ChargeCap(ledger.budget.dataset, in, out.grants); !cap.ok()) {
+      out.decided[i] = std::move(cap);
+      continue;
+    }
+    Allocation a = in;
+    a.seq = out.ledger.head_seq + 1;
+    a.prev_hash = out.ledger.head_hash;
+    a.hash = ChainHash(a.prev_hash, ledger.budget.dataset_id, a);
+    after->head_seq = a.seq;
+    after->head_hash = a.hash;
+    out.ledger = *std::move(after);
+    admitted_by_id.emplace(in.request_id, i);
+    out.admitted.push_back(i);
+    out.decided[i] = DebitResult{std::move(a), out.ledger.budget, /*replayed=*/false};
+  }
+  return out;
+}
+
+absl::Status BudgetExhausted(const BudgetState& budget, int64_t epsilon_units,
+                             int64_t delta_units) {
+  // Every message says what to do next: how to get budget, or how to ask for less.
+  if (budget.epsilon_total() == 0) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "dataset %s has no privacy budget yet: ask an admin to run `dpqctl budget set %s "
+        "--epsilon E [--delta D]`",
+        budget.dataset, budget.dataset));
+  }
+  return absl::ResourceExhaustedError(absl::StrFormat(
+      "privacy budget of dataset %s exhausted: requested epsilon=%.12g delta=%.12g, remaining "
+      "epsilon=%.12g delta=%.12g; ask for less (a smaller --epsilon or --delta) or ask an admin "
+      "to raise the total (`dpqctl budget set %s --epsilon E`)",
+      budget.dataset, query::EpsilonFromUnits(epsilon_units), query::DeltaFromUnits(delta_units),
+      budget.epsilon_remaining(), budget.delta_remaining(), budget.dataset));
+}
+
+}  // namespace dpq::store
