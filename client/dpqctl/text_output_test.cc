@@ -27,7 +27,7 @@ TEST(FormatNumberTest, SpellsOutNonFiniteValues) {
   EXPECT_EQ(FormatNumber(std::nan("")), "nan");
 }
 
-// Issue 12: raw doubles (1742.8666067123413, noise scale 200.0001220703125) are rounded where
+// Raw doubles (1742.8666067123413, noise scale 200.0001220703125) are rounded where
 // the noise makes further digits meaningless.
 TEST(FormatToPrecisionTest, RoundsAtTheSecondSignificantDigitOfTheHalfWidth) {
   EXPECT_EQ(FormatToPrecision(1742.8666067123413, 34.7), "1743");

@@ -1,4 +1,4 @@
-// Per-analyst admission of queries (issue 12, limits): at most `max_concurrent` queries of one
+// Per-analyst admission of queries: at most `max_concurrent` queries of one
 // principal in flight in this dpqd, and at most `max_per_minute` admitted in any 60-second window.
 // A refusal is RESOURCE_EXHAUSTED naming the limit and its flag, and happens before the request is
 // even parsed, so it charges nothing and depends on nothing but the caller's own request times

@@ -82,7 +82,7 @@ class QueryEngine {
     store::ResultCache* cache;
   };
   // `rng` must be dp::SecureRandom() in production.
-  QueryEngine(Stores stores, dp::RandomSource* rng) : s_(stores), rng_(rng) {}
+  QueryEngine(Stores stores, dp::RandomSource* rng) : stores_(stores), rng_(rng) {}
 
   // Called with the dataset's name whenever a scan's float8 statement raised a data exception
   // and the numeric fallback answered (store::ScanResult::recovered_data_error): dpqd counts it in
@@ -217,7 +217,7 @@ class QueryEngine {
                                       const store::Allocation& paid, store::BudgetState budget,
                                       bool replayed, absl::Time deadline);
 
-  Stores s_;
+  Stores stores_;
   dp::RandomSource* rng_;
   std::function<void(const std::string& dataset)> on_scan_data_error_;
 };

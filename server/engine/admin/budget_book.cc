@@ -58,7 +58,7 @@ absl::StatusOr<DatasetBudget> BudgetBook::Get(const store::Principal& principal,
                                               const std::string& dataset) {
   ASSIGN_OR_RETURN(query::DatasetSchema schema, engine_->AuthorizedDataset(principal, dataset));
   DatasetBudget read;
-  ASSIGN_OR_RETURN(read.budget, s_.ledger->Get(schema.id));
+  ASSIGN_OR_RETURN(read.budget, stores_.ledger->Get(schema.id));
   read.preset = schema.epsilon_preset;
   return read;
 }
@@ -66,16 +66,16 @@ absl::StatusOr<DatasetBudget> BudgetBook::Get(const store::Principal& principal,
 absl::StatusOr<DatasetBudget> BudgetBook::Set(const store::Principal& admin,
                                               const BudgetChange& change) {
   ASSIGN_OR_RETURN(BudgetUnits units, UnitsOf(change));
-  ASSIGN_OR_RETURN(query::DatasetSchema schema, s_.datasets->Get(change.dataset));
+  ASSIGN_OR_RETURN(query::DatasetSchema schema, stores_.datasets->Get(change.dataset));
   const store::AdminAction log =
       Logged(admin, "budget.set", schema.name, BudgetSetDetails(change, units));
   DatasetBudget set;
-  ASSIGN_OR_RETURN(set.budget, s_.ledger->Set(schema.id, units.epsilon, units.delta,
+  ASSIGN_OR_RETURN(set.budget, stores_.ledger->Set(schema.id, units.epsilon, units.delta,
                                               change.accountant, units.max_query_epsilon, &log));
   set.preset = schema.epsilon_preset;
   if (!change.preset.empty()) {
     set.preset = change.preset;
-    RETURN_IF_ERROR(s_.datasets->SetEpsilonPreset(schema.id, set.preset));
+    RETURN_IF_ERROR(stores_.datasets->SetEpsilonPreset(schema.id, set.preset));
   }
   set.warnings = query::BudgetWarnings(set.budget.epsilon_total(), set.preset);
   return set;
@@ -83,9 +83,9 @@ absl::StatusOr<DatasetBudget> BudgetBook::Set(const store::Principal& admin,
 
 absl::StatusOr<ServerOverview> BudgetBook::Overview() {
   ServerOverview overview;
-  absl::StatusOr<int64_t> version = s_.principals->SchemaVersion();
+  absl::StatusOr<int64_t> version = stores_.principals->SchemaVersion();
   absl::StatusOr<std::vector<query::DatasetSchema>> datasets =
-      version.ok() ? s_.datasets->List(absl::nullopt) : version.status();
+      version.ok() ? stores_.datasets->List(absl::nullopt) : version.status();
   if (!datasets.ok()) {
     overview.database_error = std::string(datasets.status().message());
     return overview;
@@ -94,7 +94,7 @@ absl::StatusOr<ServerOverview> BudgetBook::Overview() {
   overview.schema_version = *version;
   // One query for every ledger (the one the metrics read), not one per dataset; dropped
   // datasets, which it also lists, are left out.
-  ASSIGN_OR_RETURN(std::vector<store::BudgetState> budgets, s_.ledger->ListBudgets());
+  ASSIGN_OR_RETURN(std::vector<store::BudgetState> budgets, stores_.ledger->ListBudgets());
   std::map<int64_t, const store::BudgetState*> by_id;
   for (const store::BudgetState& b : budgets) by_id[b.dataset_id] = &b;
   for (const query::DatasetSchema& d : *datasets) {

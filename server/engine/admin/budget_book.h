@@ -50,7 +50,7 @@ class BudgetBook {
     store::BudgetLedger* ledger;
   };
   // `engine` authorises analysts' reads (QueryEngine::AuthorizedDataset).
-  BudgetBook(QueryEngine* engine, Stores stores) : engine_(engine), s_(stores) {}
+  BudgetBook(QueryEngine* engine, Stores stores) : engine_(engine), stores_(stores) {}
 
   // The budget of `dataset` if `principal` may query it.
   absl::StatusOr<DatasetBudget> Get(const store::Principal& principal, const std::string& dataset);
@@ -62,7 +62,7 @@ class BudgetBook {
 
  private:
   QueryEngine* engine_;
-  Stores s_;
+  Stores stores_;
 };
 
 }  // namespace dpq::engine

@@ -397,7 +397,7 @@ absl::Status EmbeddedPostgres::WriteConfig() {
       // (measurements in TOOLCHAIN.md).
       {"max_parallel_workers_per_gather", "0"},
       {"jit", "off"},
-      // The server log never holds a row value (issue 12): ERROR lines (which may quote a value,
+      // The server log never holds a row value: ERROR lines (which may quote a value,
       // e.g. "invalid input syntax ... \"x\"") and the statements and contexts of errors are not
       // logged; start-up, shutdown, checkpoints and FATAL/PANIC still are. dpqd reports errors to
       // its callers itself.
