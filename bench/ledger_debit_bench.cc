@@ -79,8 +79,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr char kPgBin[] = "/usr/lib/postgresql/15/bin";
-constexpr double kChargeEpsilon = 0.001;   // every debit; 1e9 units, also in the pgbench scripts
-constexpr double kBudgetEpsilon = 1e6;     // per dataset: never exhausted by a run
+constexpr double kChargeEpsilon = 0.001;  // every debit; 1e9 units, also in the pgbench scripts
+constexpr double kBudgetEpsilon = 1e6;    // per dataset: never exhausted by a run
 constexpr char kEvents[] = "pure:epsilon=0.001";
 constexpr double kProbeSeconds = 0.3;
 
@@ -132,10 +132,13 @@ FsyncProbe ProbeFsync(const std::string& dir, double seconds) {
   const Clock::time_point start = Clock::now();
   while (std::chrono::duration<double>(Clock::now() - start).count() < seconds) {
     const Clock::time_point t0 = Clock::now();
-    if (pwrite(fd, page.data(), page.size(), 0) != static_cast<ssize_t>(page.size()) || fdatasync(fd) != 0) break;
+    if (pwrite(fd, page.data(), page.size(), 0) != static_cast<ssize_t>(page.size()) ||
+        fdatasync(fd) != 0)
+      break;
     ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
   }
-  p.per_second = static_cast<double>(ms.size()) / std::chrono::duration<double>(Clock::now() - start).count();
+  p.per_second =
+      static_cast<double>(ms.size()) / std::chrono::duration<double>(Clock::now() - start).count();
   p.p50_ms = Percentile(ms, 0.5);
   close(fd);
   unlink(path.c_str());
@@ -161,7 +164,8 @@ std::string MachineConditions() {
     closedir(d);
   }
   return absl::StrCat("cpus=", std::thread::hardware_concurrency(), " loadavg=\"",
-                      ReadSmallFile("/proc/loadavg"), "\" compiler/linker processes running=", busy);
+                      ReadSmallFile("/proc/loadavg"),
+                      "\" compiler/linker processes running=", busy);
 }
 
 absl::Status Psql(const std::string& url, const std::string& sql) {
@@ -172,7 +176,8 @@ absl::Status Psql(const std::string& url, const std::string& sql) {
 // read this after the run's connections are closed (pgbench exits; RunDpq uses its own pool).
 absl::StatusOr<int64_t> WalSyncs(const std::string& url) {
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let exiting backends report
-  ASSIGN_OR_RETURN(std::string out, testing::TestPostgres::RunPsql(url, "SELECT wal_sync FROM pg_stat_wal"));
+  ASSIGN_OR_RETURN(std::string out,
+                   testing::TestPostgres::RunPsql(url, "SELECT wal_sync FROM pg_stat_wal"));
   int64_t n = 0;
   if (!absl::SimpleAtoi(out, &n)) return absl::InternalError(absl::StrCat("pg_stat_wal: ", out));
   return n;
@@ -223,7 +228,8 @@ absl::StatusOr<int64_t> CreateHotDataset(store::Database* db, const std::string&
   store::DatasetStore datasets(db);
   ASSIGN_OR_RETURN(store::CreatedDataset created, datasets.Create(schema, source));
   store::BudgetLedger ledger(db);
-  ASSIGN_OR_RETURN(int64_t total, query::EpsilonToUnits(kBudgetEpsilon, "epsilon", query::kMaxEpsilonBudget));
+  ASSIGN_OR_RETURN(int64_t total,
+                   query::EpsilonToUnits(kBudgetEpsilon, "epsilon", query::kMaxEpsilonBudget));
   RETURN_IF_ERROR(ledger.Set(created.schema.id, total, 0).status());
   store::PrincipalStore principals(db);
   RETURN_IF_ERROR(principals.Grant(analyst.name, name));
@@ -249,29 +255,34 @@ absl::Status PrefillHistory(const std::string& url, const std::string& tmp_dir, 
       spent += a.epsilon_units;
       // COPY text format; bytea in hex with the backslash escaped; doubles are short decimals,
       // so they read back exactly.
-      line = absl::StrCat(ds, "\t", a.seq, "\t", a.request_id, "\t", a.principal_id, "\t", a.analyst, "\t",
-                          a.fingerprint, "\t", a.aggregate, "\t", a.column, "\t", a.mechanism, "\t",
-                          a.epsilon_units, "\t", a.delta_units, "\t", store::ExactDouble(a.sensitivity), "\t",
-                          store::ExactDouble(a.noise_scale), "\t", store::ExactDouble(a.count_noise_scale),
-                          "\t", store::ExactDouble(a.value), "\t", store::ExactDouble(a.confidence), "\t",
-                          store::ExactDouble(a.ci_lower), "\t", store::ExactDouble(a.ci_upper), "\t",
-                          store::ExactDouble(*a.clamp_lower), "\t", store::ExactDouble(*a.clamp_upper),
-                          "\t", a.max_contributions, "\t\\\\x", ToHex(a.prev_hash), "\t\\\\x",
-                          ToHex(a.hash), "\t", a.events, "\n");
+      line = absl::StrCat(
+          ds, "\t", a.seq, "\t", a.request_id, "\t", a.principal_id, "\t", a.analyst, "\t",
+          a.fingerprint, "\t", a.aggregate, "\t", a.column, "\t", a.mechanism, "\t",
+          a.epsilon_units, "\t", a.delta_units, "\t", store::ExactDouble(a.sensitivity), "\t",
+          store::ExactDouble(a.noise_scale), "\t", store::ExactDouble(a.count_noise_scale), "\t",
+          store::ExactDouble(a.value), "\t", store::ExactDouble(a.confidence), "\t",
+          store::ExactDouble(a.ci_lower), "\t", store::ExactDouble(a.ci_upper), "\t",
+          store::ExactDouble(*a.clamp_lower), "\t", store::ExactDouble(*a.clamp_upper), "\t",
+          a.max_contributions, "\t\\\\x", ToHex(a.prev_hash), "\t\\\\x", ToHex(a.hash), "\t",
+          a.events, "\n");
       out << line;
       prev = a.hash;
     }
     out.close();
     if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
   }
-  RETURN_IF_ERROR(Psql(url, absl::StrCat(
-      "\\copy audit (dataset_id, seq, request_id, principal_id, analyst, fingerprint, aggregate, "
-      "column_name, mechanism, epsilon_units, delta_units, sensitivity, noise_scale, count_noise_scale, "
-      "\"value\", confidence, ci_lower, ci_upper, clamp_lower, clamp_upper, max_contributions, prev_hash, "
-      "hash, events) FROM '", path, "'")));
-  RETURN_IF_ERROR(Psql(url, absl::StrCat("UPDATE ledgers SET audit_head_seq = ", n,
-                                         ", audit_head_hash = '\\x", ToHex(prev),
-                                         "', epsilon_spent_units = ", spent, " WHERE dataset_id = ", ds)));
+  RETURN_IF_ERROR(Psql(
+      url,
+      absl::StrCat(
+          "\\copy audit (dataset_id, seq, request_id, principal_id, analyst, fingerprint, aggregate, "
+          "column_name, mechanism, epsilon_units, delta_units, sensitivity, noise_scale, count_noise_scale, "
+          "\"value\", confidence, ci_lower, ci_upper, clamp_lower, clamp_upper, max_contributions, prev_hash, "
+          "hash, events) FROM '",
+          path, "'")));
+  RETURN_IF_ERROR(Psql(
+      url,
+      absl::StrCat("UPDATE ledgers SET audit_head_seq = ", n, ", audit_head_hash = '\\x",
+                   ToHex(prev), "', epsilon_spent_units = ", spent, " WHERE dataset_id = ", ds)));
   unlink(path.c_str());
   return Psql(url, "ANALYZE audit; ANALYZE ledgers; CHECKPOINT");
 }
@@ -313,7 +324,8 @@ Cell RunDpq(store::Database* db, int64_t ds, const store::Principal& analyst, in
   while (ready.load() < clients) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   const store::DebitBatcher::Stats stats0 = store::DebitBatcher::Shared().stats();
   start = Clock::now();
-  deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  deadline =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   go.store(true);
   for (auto& th : threads) th.join();
   const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
@@ -357,18 +369,31 @@ std::vector<double> ReadPgbenchLogs(const std::string& dir) {
   return out;
 }
 
-absl::StatusOr<Cell> RunPgbench(const std::string& url, const std::string& log_dir, const std::string& script,
-                                const std::string& method, int64_t ds, int64_t principal_id, int clients,
-                                double seconds) {
+absl::StatusOr<Cell> RunPgbench(const std::string& url, const std::string& log_dir,
+                                const std::string& script, const std::string& method, int64_t ds,
+                                int64_t principal_id, int clients, double seconds) {
   Cell cell;
   cell.method = method;
   cell.clients = clients;
-  const std::vector<std::string> argv = {
-      absl::StrCat(kPgBin, "/pgbench"), "-n", "-M", "prepared", "-f",
-      absl::StrCat(DPQ_BENCH_PGBENCH_DIR, "/", script), "-c", absl::StrCat(clients), "-j",
-      absl::StrCat(std::min(clients, 2)), "-T", absl::StrCat(static_cast<int>(seconds + 0.5)),
-      "-D", absl::StrCat("ds=", ds), "-D", absl::StrCat("principal=", principal_id), "-l",
-      absl::StrCat("--log-prefix=", log_dir, "/pgbench_log"), url};
+  const std::vector<std::string> argv = {absl::StrCat(kPgBin, "/pgbench"),
+                                         "-n",
+                                         "-M",
+                                         "prepared",
+                                         "-f",
+                                         absl::StrCat(DPQ_BENCH_PGBENCH_DIR, "/", script),
+                                         "-c",
+                                         absl::StrCat(clients),
+                                         "-j",
+                                         absl::StrCat(std::min(clients, 2)),
+                                         "-T",
+                                         absl::StrCat(static_cast<int>(seconds + 0.5)),
+                                         "-D",
+                                         absl::StrCat("ds=", ds),
+                                         "-D",
+                                         absl::StrCat("principal=", principal_id),
+                                         "-l",
+                                         absl::StrCat("--log-prefix=", log_dir, "/pgbench_log"),
+                                         url};
   ASSIGN_OR_RETURN(store::ProcessResult r, store::RunProcess(argv, absl::nullopt, {}));
   if (r.exit_code != 0) {
     return absl::InternalError(absl::StrCat("pgbench exited ", r.exit_code, ":\n", r.output));
@@ -382,7 +407,8 @@ absl::StatusOr<Cell> RunPgbench(const std::string& url, const std::string& log_d
       (void)absl::SimpleAtoi(f[0], &cell.errors);
     }
   }
-  if (cell.per_second == 0) return absl::InternalError(absl::StrCat("no tps in pgbench output:\n", r.output));
+  if (cell.per_second == 0)
+    return absl::InternalError(absl::StrCat("no tps in pgbench output:\n", r.output));
   std::vector<double> lat = ReadPgbenchLogs(log_dir);
   cell.done = static_cast<int64_t>(lat.size());
   cell.p50_ms = Percentile(lat, 0.50);
@@ -410,17 +436,19 @@ absl::Status MeasureScrape(store::Database* db, store::BudgetLedger* ledger, int
     full.push_back(f);
     for (int i = 0; i < 10; ++i) {
       RETURN_IF_ERROR(
-          ledger->Debit(dataset, MakeAllocation(absl::StrCat("scrape-", next_id++), analyst)).status());
+          ledger->Debit(dataset, MakeAllocation(absl::StrCat("scrape-", next_id++), analyst))
+              .status());
     }
     ASSIGN_OR_RETURN(double t, time_ms([&] { return tally.Refresh().status(); }));
     incremental.push_back(t);
   }
   std::sort(full.begin(), full.end());
   std::sort(incremental.begin(), incremental.end());
-  std::printf("metrics scrape (spend per analyst, %lld audit rows): whole history %.2f ms, "
-              "incremental (10 new rows) %.2f ms: ratio %.4f\n",
-              static_cast<long long>(tally.rows_folded()), full[2], incremental[2],
-              incremental[2] / full[2]);
+  std::printf(
+      "metrics scrape (spend per analyst, %lld audit rows): whole history %.2f ms, "
+      "incremental (10 new rows) %.2f ms: ratio %.4f\n",
+      static_cast<long long>(tally.rows_folded()), full[2], incremental[2],
+      incremental[2] / full[2]);
   return absl::OkStatus();
 }
 
@@ -433,15 +461,16 @@ struct HistoryResult {
 // Alternates single debits on `empty_ds` and `full_ds` for `seconds` (so drift, checkpoints and
 // fsync jitter hit both alike) and compares the latency distributions.
 HistoryResult MeasureHistory(store::Database* db, int64_t empty_ds, int64_t full_ds,
-                             const store::Principal& analyst, double seconds, const std::string& mode) {
+                             const store::Principal& analyst, double seconds,
+                             const std::string& mode) {
   store::BudgetLedger ledger(db);
   std::vector<double> empty_ms, full_ms;
   for (int i = 0; i < 50; ++i) {  // warm-up: connection, plans, index pages
     (void)ledger.Debit(empty_ds, MakeAllocation(absl::StrCat(mode, "-warm-e-", i), analyst));
     (void)ledger.Debit(full_ds, MakeAllocation(absl::StrCat(mode, "-warm-f-", i), analyst));
   }
-  const Clock::time_point deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  const Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                        std::chrono::duration<double>(seconds));
   for (int64_t i = 0; Clock::now() < deadline; ++i) {
     for (int which = 0; which < 2; ++which) {
       // Swap the order every other pair so neither dataset always goes first.
@@ -477,18 +506,21 @@ absl::Status ParseOptions(int argc, char** argv, Options* o) {
       std::exit(0);
     }
     if (absl::ConsumePrefix(&arg, "--seconds=")) {
-      if (!absl::SimpleAtod(arg, &o->seconds) || o->seconds < 1) return absl::InvalidArgumentError("--seconds");
+      if (!absl::SimpleAtod(arg, &o->seconds) || o->seconds < 1)
+        return absl::InvalidArgumentError("--seconds");
     } else if (absl::ConsumePrefix(&arg, "--history-seconds=")) {
       if (!absl::SimpleAtod(arg, &o->history_seconds) || o->history_seconds <= 0) {
         return absl::InvalidArgumentError("--history-seconds");
       }
     } else if (absl::ConsumePrefix(&arg, "--history=")) {
-      if (!absl::SimpleAtoi(arg, &o->history) || o->history < 0) return absl::InvalidArgumentError("--history");
+      if (!absl::SimpleAtoi(arg, &o->history) || o->history < 0)
+        return absl::InvalidArgumentError("--history");
     } else if (absl::ConsumePrefix(&arg, "--clients=")) {
       o->clients.clear();
       for (absl::string_view c : absl::StrSplit(arg, ',')) {
         int n;
-        if (!absl::SimpleAtoi(c, &n) || n < 1 || n > 64) return absl::InvalidArgumentError("--clients (1..64)");
+        if (!absl::SimpleAtoi(c, &n) || n < 1 || n > 64)
+          return absl::InvalidArgumentError("--clients (1..64)");
         o->clients.push_back(n);
       }
     } else {
@@ -499,11 +531,12 @@ absl::Status ParseOptions(int argc, char** argv, Options* o) {
 }
 
 void PrintCell(const Cell& c) {
-  std::printf("%-28s %7d %10.0f %9.2f %9.2f %8lld %6lld %9.0f %12.2f %11.2f\n", c.method.c_str(), c.clients,
-              c.per_second, c.p50_ms, c.p99_ms, static_cast<long long>(c.done), static_cast<long long>(c.errors),
-              c.fsync_per_second,
-              c.wal_syncs > 0 ? static_cast<double>(c.done) / static_cast<double>(c.wal_syncs) : 0.0,
-              c.debits_per_xact);
+  std::printf(
+      "%-28s %7d %10.0f %9.2f %9.2f %8lld %6lld %9.0f %12.2f %11.2f\n", c.method.c_str(), c.clients,
+      c.per_second, c.p50_ms, c.p99_ms, static_cast<long long>(c.done),
+      static_cast<long long>(c.errors), c.fsync_per_second,
+      c.wal_syncs > 0 ? static_cast<double>(c.done) / static_cast<double>(c.wal_syncs) : 0.0,
+      c.debits_per_xact);
   if (!c.first_error.empty()) std::printf("    first error: %s\n", c.first_error.c_str());
   std::fflush(stdout);
 }
@@ -514,22 +547,29 @@ absl::Status Run(const Options& o) {
   testing::TestPostgresOptions pg_options;
   // Durable like a deployment (TestPostgres defaults to fsync off; these later settings win), room
   // for 32 pgbench clients plus dpq's pool, and PostgreSQL's default shared_buffers.
-  pg_options.settings = {{"fsync", "on"},          {"synchronous_commit", "on"},
-                         {"full_page_writes", "on"}, {"max_connections", "100"},
-                         {"shared_buffers", "128MB"}, {"max_wal_size", "1GB"}};
-  ASSIGN_OR_RETURN(std::unique_ptr<testing::TestPostgres> pg, testing::TestPostgres::Start(pg_options));
+  pg_options.settings = {{"fsync", "on"},
+                         {"synchronous_commit", "on"},
+                         {"full_page_writes", "on"},
+                         {"max_connections", "100"},
+                         {"shared_buffers", "128MB"},
+                         {"max_wal_size", "1GB"}};
+  ASSIGN_OR_RETURN(std::unique_ptr<testing::TestPostgres> pg,
+                   testing::TestPostgres::Start(pg_options));
   const std::string url = pg->connection_url();
-  ASSIGN_OR_RETURN(std::string settings,
-                   pg->Query("SELECT string_agg(name || '=' || current_setting(name), ' ' ORDER BY name) FROM pg_settings "
-                             "WHERE name IN ('fsync','synchronous_commit','full_page_writes','wal_sync_method',"
-                             "'shared_buffers','max_connections','commit_delay','server_version')"));
+  ASSIGN_OR_RETURN(
+      std::string settings,
+      pg->Query(
+          "SELECT string_agg(name || '=' || current_setting(name), ' ' ORDER BY name) FROM pg_settings "
+          "WHERE name IN ('fsync','synchronous_commit','full_page_writes','wal_sync_method',"
+          "'shared_buffers','max_connections','commit_delay','server_version')"));
   std::printf("cluster: %s (data dir %s)\n", settings.c_str(), pg->data_dir().c_str());
   RETURN_IF_ERROR(store::ApplyMigrations(url, DPQ_BENCH_MIGRATIONS_DIR).status());
   const int pool = *std::max_element(o.clients.begin(), o.clients.end());
   ASSIGN_OR_RETURN(std::unique_ptr<store::Database> db, store::Database::Open(url, pool));
   store::PrincipalStore principals(db.get());
-  ASSIGN_OR_RETURN(store::Principal analyst,
-                   principals.Create("bench_analyst", store::Role::kAnalyst, Sha256("bench-token")));
+  ASSIGN_OR_RETURN(
+      store::Principal analyst,
+      principals.Create("bench_analyst", store::Role::kAnalyst, Sha256("bench-token")));
   ASSIGN_OR_RETURN(int64_t ds_multi, CreateHotDataset(db.get(), "hot_pgbench_multi", analyst));
   ASSIGN_OR_RETURN(int64_t ds_single, CreateHotDataset(db.get(), "hot_pgbench_single", analyst));
   ASSIGN_OR_RETURN(int64_t ds_dpq, CreateHotDataset(db.get(), "hot_dpq", analyst));
@@ -537,51 +577,60 @@ absl::Status Run(const Options& o) {
   ASSIGN_OR_RETURN(int64_t ds_full, CreateHotDataset(db.get(), "history_full", analyst));
 
   // 1. History: first, while the audit table holds nothing but the prefilled rows.
-  std::printf("\n== cost of one debit: no history vs %lld prior allocations (1 client, interleaved) ==\n",
-              static_cast<long long>(o.history));
+  std::printf(
+      "\n== cost of one debit: no history vs %lld prior allocations (1 client, interleaved) ==\n",
+      static_cast<long long>(o.history));
   const Clock::time_point t_fill = Clock::now();
   RETURN_IF_ERROR(PrefillHistory(url, pg->data_dir(), ds_full, analyst, o.history));
-  std::printf("prefilled %lld chained audit rows with COPY in %.1f s\n", static_cast<long long>(o.history),
+  std::printf("prefilled %lld chained audit rows with COPY in %.1f s\n",
+              static_cast<long long>(o.history),
               std::chrono::duration<double>(Clock::now() - t_fill).count());
   const FsyncProbe before = ProbeFsync(pg->data_dir(), 1.0);
-  std::printf("storage: fdatasync of 8 kB: %.0f/s, p50 %.2f ms\n", before.per_second, before.p50_ms);
+  std::printf("storage: fdatasync of 8 kB: %.0f/s, p50 %.2f ms\n", before.per_second,
+              before.p50_ms);
   std::vector<HistoryResult> history;
-  history.push_back(MeasureHistory(db.get(), ds_empty, ds_full, analyst, o.history_seconds, "durable"));
+  history.push_back(
+      MeasureHistory(db.get(), ds_empty, ds_full, analyst, o.history_seconds, "durable"));
   {
     // The same with the commit's WAL flush taken out (this session only), so the part of a debit
     // that could depend on history (lookups, index inserts) is not hidden behind the fsync.
-    ASSIGN_OR_RETURN(std::unique_ptr<store::Database> async_db,
-                     store::Database::Open(absl::StrCat(url, "&options=-c%20synchronous_commit%3Doff"), 1));
+    ASSIGN_OR_RETURN(
+        std::unique_ptr<store::Database> async_db,
+        store::Database::Open(absl::StrCat(url, "&options=-c%20synchronous_commit%3Doff"), 1));
     history.push_back(MeasureHistory(async_db.get(), ds_empty, ds_full, analyst, o.history_seconds,
                                      "no-fsync (synchronous_commit=off)"));
   }
   for (const HistoryResult& h : history) {
-    std::printf("%-34s pairs=%6lld  p50 %.3f ms vs %.3f ms (ratio %.3f)  mean %.3f vs %.3f ms (ratio %.3f)\n",
-                h.mode.c_str(), static_cast<long long>(h.samples), h.p50_empty, h.p50_full,
-                h.p50_full / h.p50_empty, h.mean_empty, h.mean_full, h.mean_full / h.mean_empty);
+    std::printf(
+        "%-34s pairs=%6lld  p50 %.3f ms vs %.3f ms (ratio %.3f)  mean %.3f vs %.3f ms (ratio %.3f)\n",
+        h.mode.c_str(), static_cast<long long>(h.samples), h.p50_empty, h.p50_full,
+        h.p50_full / h.p50_empty, h.mean_empty, h.mean_full, h.mean_full / h.mean_empty);
   }
   store::BudgetLedger ledger(db.get());
   const Clock::time_point t_verify = Clock::now();
   ASSIGN_OR_RETURN(store::BudgetLedger::Verification v_full, ledger.Verify(ds_full));
-  std::printf("audit verify of the %lld-row dataset: ok=%d (%.2f s)\n", static_cast<long long>(v_full.entries),
-              v_full.ok, std::chrono::duration<double>(Clock::now() - t_verify).count());
+  std::printf("audit verify of the %lld-row dataset: ok=%d (%.2f s)\n",
+              static_cast<long long>(v_full.entries), v_full.ok,
+              std::chrono::duration<double>(Clock::now() - t_verify).count());
   if (!v_full.ok) std::printf("    reason: %s\n", v_full.reason.c_str());
   RETURN_IF_ERROR(MeasureScrape(db.get(), &ledger, ds_full, analyst));
 
   // 2. Throughput on one hot dataset per method, the three methods interleaved per client count
   //    and each run after a CHECKPOINT (equal full-page-write costs).
   std::printf("\n== debits/s on one hot dataset, %.0f s per run (fsync on) ==\n", o.seconds);
-  std::printf("%-28s %7s %10s %9s %9s %8s %6s %9s %12s %11s\n", "method", "clients", "debits/s", "p50 ms", "p99 ms",
-              "done", "errors", "fsync/s", "debits/flush", "debits/xact");
+  std::printf("%-28s %7s %10s %9s %9s %8s %6s %9s %12s %11s\n", "method", "clients", "debits/s",
+              "p50 ms", "p99 ms", "done", "errors", "fsync/s", "debits/flush", "debits/xact");
   const std::string log_dir = absl::StrCat(pg->data_dir(), "/pgbench-logs");
-  if (mkdir(log_dir.c_str(), 0700) != 0) return absl::InternalError(absl::StrCat("mkdir ", log_dir));
+  if (mkdir(log_dir.c_str(), 0700) != 0)
+    return absl::InternalError(absl::StrCat("mkdir ", log_dir));
   std::vector<Cell> cells;
   for (int clients : o.clients) {
     RETURN_IF_ERROR(Psql(url, "CHECKPOINT"));
     double fsync_rate = ProbeFsync(pg->data_dir(), kProbeSeconds).per_second;
     ASSIGN_OR_RETURN(int64_t syncs0, WalSyncs(url));
-    ASSIGN_OR_RETURN(Cell multi, RunPgbench(url, log_dir, "debit_multi_statement.sql", "pgbench multi-statement",
-                                            ds_multi, analyst.id, clients, o.seconds));
+    ASSIGN_OR_RETURN(
+        Cell multi, RunPgbench(url, log_dir, "debit_multi_statement.sql", "pgbench multi-statement",
+                               ds_multi, analyst.id, clients, o.seconds));
     multi.fsync_per_second = fsync_rate;
     ASSIGN_OR_RETURN(int64_t syncs1, WalSyncs(url));
     multi.wal_syncs = syncs1 - syncs0;
@@ -591,8 +640,8 @@ absl::Status Run(const Options& o) {
     fsync_rate = ProbeFsync(pg->data_dir(), kProbeSeconds).per_second;
     ASSIGN_OR_RETURN(syncs0, WalSyncs(url));
     ASSIGN_OR_RETURN(Cell single, RunPgbench(url, log_dir, "debit_single_statement.sql",
-                                             "pgbench single-statement", ds_single, analyst.id, clients,
-                                             o.seconds));
+                                             "pgbench single-statement", ds_single, analyst.id,
+                                             clients, o.seconds));
     single.fsync_per_second = fsync_rate;
     ASSIGN_OR_RETURN(syncs1, WalSyncs(url));
     single.wal_syncs = syncs1 - syncs0;
@@ -604,8 +653,10 @@ absl::Status Run(const Options& o) {
     Cell dpq_cell;
     {
       // A pool of its own, closed after the run (like pgbench's connections).
-      ASSIGN_OR_RETURN(std::unique_ptr<store::Database> run_db, store::Database::Open(url, clients));
-      dpq_cell = RunDpq(run_db.get(), ds_dpq, analyst, clients, o.seconds, absl::StrCat("c", clients));
+      ASSIGN_OR_RETURN(std::unique_ptr<store::Database> run_db,
+                       store::Database::Open(url, clients));
+      dpq_cell =
+          RunDpq(run_db.get(), ds_dpq, analyst, clients, o.seconds, absl::StrCat("c", clients));
     }
     dpq_cell.fsync_per_second = fsync_rate;
     ASSIGN_OR_RETURN(syncs1, WalSyncs(url));
@@ -615,10 +666,11 @@ absl::Status Run(const Options& o) {
   }
   const Clock::time_point t_verify2 = Clock::now();
   ASSIGN_OR_RETURN(store::BudgetLedger::Verification v_dpq, ledger.Verify(ds_dpq));
-  std::printf("audit verify of hot_dpq: ok=%d entries=%lld, spent recomputed == ledger: %d (%.2f s)\n", v_dpq.ok,
-              static_cast<long long>(v_dpq.entries),
-              v_dpq.epsilon_spent_recomputed_units == v_dpq.epsilon_spent_ledger_units,
-              std::chrono::duration<double>(Clock::now() - t_verify2).count());
+  std::printf(
+      "audit verify of hot_dpq: ok=%d entries=%lld, spent recomputed == ledger: %d (%.2f s)\n",
+      v_dpq.ok, static_cast<long long>(v_dpq.entries),
+      v_dpq.epsilon_spent_recomputed_units == v_dpq.epsilon_spent_ledger_units,
+      std::chrono::duration<double>(Clock::now() - t_verify2).count());
 
   // 3. Summary and the targets.
   auto find = [&](const std::string& prefix, int clients) -> const Cell* {
@@ -627,14 +679,14 @@ absl::Status Run(const Options& o) {
     }
     return nullptr;
   };
-  std::printf("\n== summary: debits/s ==\n%-8s %16s %17s %10s %22s\n", "clients", "pgbench multi", "pgbench single",
-              "dpq", "dpq / pgbench single");
+  std::printf("\n== summary: debits/s ==\n%-8s %16s %17s %10s %22s\n", "clients", "pgbench multi",
+              "pgbench single", "dpq", "dpq / pgbench single");
   for (int clients : o.clients) {
     const Cell* m = find("pgbench multi", clients);
     const Cell* s = find("pgbench single", clients);
     const Cell* d = find("dpq", clients);
-    std::printf("%-8d %16.0f %17.0f %10.0f %22.2f\n", clients, m->per_second, s->per_second, d->per_second,
-                d->per_second / s->per_second);
+    std::printf("%-8d %16.0f %17.0f %10.0f %22.2f\n", clients, m->per_second, s->per_second,
+                d->per_second, d->per_second / s->per_second);
   }
   const int lo = o.clients.front(), hi = o.clients.back();
   const Cell* d_lo = find("dpq", lo);
@@ -644,15 +696,18 @@ absl::Status Run(const Options& o) {
   auto verdict = [](bool met) { return met ? "MET    " : "NOT MET"; };
   std::printf("\n== targets ==\n");
   std::printf("[%s] %d clients: dpq %.0f/s >= 2 x pgbench single-statement (2 x %.0f = %.0f/s)\n",
-              verdict(d_hi->per_second >= 2 * s_hi->per_second), hi, d_hi->per_second, s_hi->per_second,
-              2 * s_hi->per_second);
+              verdict(d_hi->per_second >= 2 * s_hi->per_second), hi, d_hi->per_second,
+              s_hi->per_second, 2 * s_hi->per_second);
   std::printf("[%s] no collapse: dpq %d clients %.0f/s >= %d client(s) %.0f/s\n",
-              verdict(d_hi->per_second >= d_lo->per_second), hi, d_hi->per_second, lo, d_lo->per_second);
-  std::printf("[%s] history: p50 debit after %lld allocations / after 0 = %.3f <= 1.1 (durable; no-fsync %.3f)\n",
-              verdict(ratio <= 1.1), static_cast<long long>(o.history), ratio,
-              history[1].p50_full / history[1].p50_empty);
+              verdict(d_hi->per_second >= d_lo->per_second), hi, d_hi->per_second, lo,
+              d_lo->per_second);
+  std::printf(
+      "[%s] history: p50 debit after %lld allocations / after 0 = %.3f <= 1.1 (durable; no-fsync %.3f)\n",
+      verdict(ratio <= 1.1), static_cast<long long>(o.history), ratio,
+      history[1].p50_full / history[1].p50_empty);
   const FsyncProbe after = ProbeFsync(pg->data_dir(), 1.0);
-  std::printf("\nstorage at end: fdatasync of 8 kB: %.0f/s, p50 %.2f ms\n", after.per_second, after.p50_ms);
+  std::printf("\nstorage at end: fdatasync of 8 kB: %.0f/s, p50 %.2f ms\n", after.per_second,
+              after.p50_ms);
   std::printf("machine at end: %s\ntotal %.0f s\n", MachineConditions().c_str(),
               std::chrono::duration<double>(Clock::now() - begin).count());
   return absl::OkStatus();

@@ -130,9 +130,11 @@ absl::Status Main() {
   }
   testing::TestPostgresOptions options;
   // Room for the table in memory on both servers, connections for the clients.
-  options.settings = {{"shared_buffers", "256MB"}, {"max_connections", "100"}, {"work_mem", "64MB"}};
+  options.settings = {
+      {"shared_buffers", "256MB"}, {"max_connections", "100"}, {"work_mem", "64MB"}};
   ASSIGN_OR_RETURN(auto primary, testing::TestPostgres::Start(options));
-  RETURN_IF_ERROR(store::ApplyMigrations(primary->connection_url(), DPQ_BENCH_MIGRATIONS_DIR).status());
+  RETURN_IF_ERROR(
+      store::ApplyMigrations(primary->connection_url(), DPQ_BENCH_MIGRATIONS_DIR).status());
   ASSIGN_OR_RETURN(auto primary_db, store::Database::Open(primary->connection_url(), 70));
   query::DatasetSchema schema;
   schema.name = "scan_bench";
@@ -175,8 +177,8 @@ absl::Status Main() {
     const char* name;
     store::AggregateScanner* scanner;
   };
-  const Target targets[] = {{"primary", &on_primary}, {"standby", &on_standby},
-                            {"standby (router)", &routed}};
+  const Target targets[] = {
+      {"primary", &on_primary}, {"standby", &on_standby}, {"standby (router)", &routed}};
   std::printf("\n%-8s %-17s %12s %10s %10s %22s\n", "clients", "target", "scans/s", "p50 ms",
               "p90 ms", "scans/s vs primary");
   for (int clients : client_counts) {
@@ -200,12 +202,13 @@ absl::Status Main() {
     }
   }
   const store::ScanRouteStats stats = router.Stats();
-  std::printf("\nrouter: %lld scans on the standby, %lld on the primary (fallbacks: %lld lagging, "
-              "%lld unavailable)\n",
-              static_cast<long long>(stats.scans_on_standby),
-              static_cast<long long>(stats.scans_on_primary),
-              static_cast<long long>(stats.fallbacks_lagging),
-              static_cast<long long>(stats.fallbacks_unavailable));
+  std::printf(
+      "\nrouter: %lld scans on the standby, %lld on the primary (fallbacks: %lld lagging, "
+      "%lld unavailable)\n",
+      static_cast<long long>(stats.scans_on_standby),
+      static_cast<long long>(stats.scans_on_primary),
+      static_cast<long long>(stats.fallbacks_lagging),
+      static_cast<long long>(stats.fallbacks_unavailable));
   return absl::OkStatus();
 }
 

@@ -53,8 +53,9 @@ ABSL_FLAG(int, max_message_mb, 16,
           "largest gRPC message accepted, MiB (larger: RESOURCE_EXHAUSTED from gRPC itself)");
 ABSL_FLAG(int, max_concurrent_queries, 64,
           "queries (Query, QueryBatch) one analyst may have in flight in this dpqd; 0: unlimited");
-ABSL_FLAG(int, max_queries_per_minute, 6000,
-          "queries (Query, QueryBatch) one analyst may start in any 60 s in this dpqd; 0: unlimited");
+ABSL_FLAG(
+    int, max_queries_per_minute, 6000,
+    "queries (Query, QueryBatch) one analyst may start in any 60 s in this dpqd; 0: unlimited");
 ABSL_FLAG(int64_t, max_load_mb, 4096,
           "largest CSV upload of one dataset create or load, MiB; 0: unlimited");
 ABSL_FLAG(int64_t, max_load_rows, 100000000,
@@ -118,7 +119,8 @@ absl::StatusOr<Server::Options> OptionsFromFlags() {
   }
   o.audit_full_verify_seconds = absl::GetFlag(FLAGS_audit_full_verify_seconds);
   if (!(o.audit_full_verify_seconds >= 0 && o.audit_full_verify_seconds <= 366 * 86400)) {
-    return absl::InvalidArgumentError("--audit-full-verify-seconds must lie in [0, 31622400] (0: off)");
+    return absl::InvalidArgumentError(
+        "--audit-full-verify-seconds must lie in [0, 31622400] (0: off)");
   }
   o.read_database_url = absl::GetFlag(FLAGS_read_database_url);
   if (!o.read_database_url.empty() && o.database_url.empty()) {
@@ -144,7 +146,8 @@ absl::StatusOr<Server::Options> OptionsFromFlags() {
         "--max-concurrent-queries, --max-queries-per-minute, --max-load-mb and --max-load-rows "
         "must be >= 0 (0: unlimited)");
   }
-  if (load_mb > (int64_t{1} << 40)) return absl::InvalidArgumentError("--max-load-mb is at most 2^40");
+  if (load_mb > (int64_t{1} << 40))
+    return absl::InvalidArgumentError("--max-load-mb is at most 2^40");
   if (o.max_message_mb < 1 || o.max_message_mb > 1024) {
     return absl::InvalidArgumentError("--max-message-mb must lie in [1, 1024]");
   }
@@ -162,18 +165,17 @@ absl::Status CheckConfig() {
   const std::string& cert = options.tls.cert;
   RETURN_IF_ERROR(daemon::ServerCredentialsFromFiles(options.tls).status());
   if (cert.empty()) {
-    ok(absl::StrCat("plaintext on ", options.listen_address,
-                    IsLoopbackAddress(options.listen_address) ? " (loopback)"
-                                                              : " (WARNING: not loopback)"));
+    ok(absl::StrCat(
+        "plaintext on ", options.listen_address,
+        IsLoopbackAddress(options.listen_address) ? " (loopback)" : " (WARNING: not loopback)"));
   } else {
     RETURN_IF_ERROR(CheckCertificateAndKey(cert, options.tls.key));
     const std::string& client_ca = options.tls.client_ca;
     if (!client_ca.empty()) RETURN_IF_ERROR(CheckCertificateFile(client_ca, "--tls-client-ca"));
     ok(absl::StrCat("TLS certificate and key", client_ca.empty() ? "" : ", client CA"));
   }
-  const int binary_version = store::EmbeddedMigrations().empty()
-                                 ? 0
-                                 : store::EmbeddedMigrations().back().version;
+  const int binary_version =
+      store::EmbeddedMigrations().empty() ? 0 : store::EmbeddedMigrations().back().version;
   const std::string& url = options.database_url;
   if (url.empty()) {
     ok(absl::StrCat("embedded PostgreSQL under ", options.data_dir,
@@ -184,9 +186,9 @@ absl::Status CheckConfig() {
   store::PrincipalStore principals(db.get());
   ASSIGN_OR_RETURN(int64_t version, principals.SchemaVersion());
   if (version > binary_version) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the database's schema version ", version, " is newer than this dpqd's (", binary_version,
-        "): run a newer dpqd"));
+    return absl::FailedPreconditionError(absl::StrCat("the database's schema version ", version,
+                                                      " is newer than this dpqd's (",
+                                                      binary_version, "): run a newer dpqd"));
   }
   ok(absl::StrCat("database reachable, schema version ", version, " (this dpqd: ", binary_version,
                   version < binary_version ? "; dpqd migrates it at start" : "", ")"));
@@ -226,9 +228,10 @@ void PrintHelp() {
   for (const auto& [name, flag] : absl::GetAllFlags()) {
     if (absl::EndsWith(flag->Filename(), "server/main.cc")) own.push_back(flag);
   }
-  std::sort(own.begin(), own.end(), [](const absl::CommandLineFlag* a, const absl::CommandLineFlag* b) {
-    return a->Name() < b->Name();
-  });
+  std::sort(own.begin(), own.end(),
+            [](const absl::CommandLineFlag* a, const absl::CommandLineFlag* b) {
+              return a->Name() < b->Name();
+            });
   std::string out = absl::StrCat(absl::ProgramUsageMessage(),
                                  "\n\nUsage: dpqd [--flag=value ...]   (--data-dir and --data_dir "
                                  "are the same flag)\n\nFlags:\n");
@@ -236,11 +239,12 @@ void PrintHelp() {
     std::string name(flag->Name());
     std::replace(name.begin(), name.end(), '_', '-');
     const std::string value = flag->DefaultValue();
-    absl::StrAppend(&out, "  --", name, "\n      ", flag->Help(), "\n      default: ",
-                    value.empty() ? "(empty)" : value, "\n");
+    absl::StrAppend(&out, "  --", name, "\n      ", flag->Help(),
+                    "\n      default: ", value.empty() ? "(empty)" : value, "\n");
   }
-  absl::StrAppend(&out, "\nEnvironment: DPQ_ADMIN_TOKEN (the bootstrap admin token, unless "
-                        "--admin-token-file).\n--helpfull lists the flags of the libraries too.\n");
+  absl::StrAppend(&out,
+                  "\nEnvironment: DPQ_ADMIN_TOKEN (the bootstrap admin token, unless "
+                  "--admin-token-file).\n--helpfull lists the flags of the libraries too.\n");
   std::fputs(out.c_str(), stdout);
 }
 

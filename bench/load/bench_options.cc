@@ -33,7 +33,8 @@ absl::Status ParseInt(absl::string_view flag, absl::string_view value, int64_t l
                       Int* out) {
   int64_t v;
   if (!absl::SimpleAtoi(value, &v) || v < lo || v > hi) {
-    return Bad(flag, absl::StrCat("expected an integer in [", lo, ", ", hi, "], got '", value, "'"));
+    return Bad(flag,
+               absl::StrCat("expected an integer in [", lo, ", ", hi, "], got '", value, "'"));
   }
   *out = static_cast<Int>(v);
   return absl::OkStatus();
@@ -85,22 +86,27 @@ absl::string_view KindName(RequestKind kind) {
 }
 
 absl::StatusOr<std::vector<MixEntry>> ParseMix(absl::string_view text) {
-  static const auto* kKinds = new std::map<std::string, RequestKind, std::less<>>{
-      {"count", RequestKind::kCount}, {"sum", RequestKind::kSum},
-      {"mean", RequestKind::kMean}, {"batch", RequestKind::kBatch}};
+  static const auto* kKinds =
+      new std::map<std::string, RequestKind, std::less<>>{{"count", RequestKind::kCount},
+                                                          {"sum", RequestKind::kSum},
+                                                          {"mean", RequestKind::kMean},
+                                                          {"batch", RequestKind::kBatch}};
   std::vector<MixEntry> mix;
   for (absl::string_view item : absl::StrSplit(text, ',')) {
     item = absl::StripAsciiWhitespace(item);
-    std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    std::pair<absl::string_view, absl::string_view> kv =
+        absl::StrSplit(item, absl::MaxSplits('=', 1));
     auto kind = kKinds->find(kv.first);
     if (kind == kKinds->end()) {
-      return Bad("mix", absl::StrCat("unknown request '", kv.first,
-                                     "' (expected count, sum, mean or batch, e.g. count=8,batch=1)"));
+      return Bad("mix",
+                 absl::StrCat("unknown request '", kv.first,
+                              "' (expected count, sum, mean or batch, e.g. count=8,batch=1)"));
     }
     int weight = 1;
     if (!kv.second.empty() || item.find('=') != absl::string_view::npos) {
       if (!absl::SimpleAtoi(kv.second, &weight) || weight < 1 || weight > 1000) {
-        return Bad("mix", absl::StrCat("weight of '", kv.first, "' must be an integer in [1, 1000]"));
+        return Bad("mix",
+                   absl::StrCat("weight of '", kv.first, "' must be an integer in [1, 1000]"));
       }
     }
     mix.push_back({kind->second, weight});
@@ -116,13 +122,21 @@ std::string Usage() {
       "  --server HOST:PORT     loopback only (127.x.x.x, ::1, localhost, unix:PATH); default 127.0.0.1:7777\n"
       "  --token T              analyst bearer token (or env DPQ_TOKEN)\n"
       "  --dataset D[,D2...]    each request goes to one of these, chosen uniformly at random\n"
-      "  --clients N            concurrent clients, each with its own connection (1..", kMaxClients, "; default 1)\n"
-      "  --duration SECONDS     stop sending after this long (at most ", kMaxDurationSeconds, "; default 10)\n"
-      "  --count N              stop after N requests in all (at most ", kMaxCount, "; default: --duration only)\n"
+      "  --clients N            concurrent clients, each with its own connection (1..",
+      kMaxClients,
+      "; default 1)\n"
+      "  --duration SECONDS     stop sending after this long (at most ",
+      kMaxDurationSeconds,
+      "; default 10)\n"
+      "  --count N              stop after N requests in all (at most ",
+      kMaxCount,
+      "; default: --duration only)\n"
       "  --rate R               target requests/s over all clients (default 0: as fast as answered)\n"
       "  --mix SPEC             e.g. count=8,sum=1,mean=1,batch=1 (default count)\n"
       "  --column C             column of sum and mean\n"
-      "  --batch-size N         count queries per QueryBatch (1..", kMaxBatchSize, "; default 10)\n"
+      "  --batch-size N         count queries per QueryBatch (1..",
+      kMaxBatchSize,
+      "; default 10)\n"
       "  --epsilon E            per query (default 0.001). Query number n of the run asks for\n"
       "                         E + 2e-12 n, so the result cache never answers it and every query\n"
       "                         is debited; give runs on the same dataset different E\n"

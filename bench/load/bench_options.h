@@ -38,12 +38,12 @@ struct BenchOptions {
   int64_t count = 0;             // stop after this many requests in all; 0: only --duration
   double rate = 0;               // target requests/s over all clients; 0: as fast as answered
   std::vector<MixEntry> mix = {{RequestKind::kCount, 1}};
-  std::string column;            // for sum and mean
+  std::string column;  // for sum and mean
   int batch_size = 10;
-  double epsilon = 0.001;        // per query (each one a little more, so no answer is cached)
-  int max_contributions = 0;     // 0: the server's default
-  double timeout_seconds = 60;   // deadline of each call
-  std::string tls_ca_file;       // empty: insecure channel
+  double epsilon = 0.001;       // per query (each one a little more, so no answer is cached)
+  int max_contributions = 0;    // 0: the server's default
+  double timeout_seconds = 60;  // deadline of each call
+  std::string tls_ca_file;      // empty: insecure channel
   bool json = false;
   bool help = false;
 };

@@ -11,20 +11,23 @@ namespace {
 
 using ::testing::HasSubstr;
 
-absl::StatusOr<BenchOptions> Parse(std::vector<std::string> args) { return ParseBenchOptions(args); }
+absl::StatusOr<BenchOptions> Parse(std::vector<std::string> args) {
+  return ParseBenchOptions(args);
+}
 
 TEST(IsLoopbackTargetTest, AcceptsLoopbackForms) {
-  for (const char* s : {"127.0.0.1:7777", "127.1.2.3:1", "localhost:80", "LOCALHOST:80",
-                        "[::1]:7777", "ipv4:127.0.0.1:5", "dns:///localhost:5", "unix:/tmp/x.sock"}) {
+  for (const char* s :
+       {"127.0.0.1:7777", "127.1.2.3:1", "localhost:80", "LOCALHOST:80", "[::1]:7777",
+        "ipv4:127.0.0.1:5", "dns:///localhost:5", "unix:/tmp/x.sock"}) {
     EXPECT_TRUE(IsLoopbackTarget(s)) << s;
   }
 }
 
 TEST(IsLoopbackTargetTest, RefusesEverythingElse) {
-  for (const char* s : {"10.0.0.1:7777", "0.0.0.0:7777", "example.com:443", "127.0.0.1",
-                        "127.0.0.1:0", "127.0.0.1:70000", "128.0.0.1:1", "127.0.0:1",
-                        "127.0.0.256:1", "[::2]:1", "[::1]", "unix:", "localhost.evil.com:1",
-                        "127.0.0.1.evil.com:1", ""}) {
+  for (const char* s :
+       {"10.0.0.1:7777", "0.0.0.0:7777", "example.com:443", "127.0.0.1", "127.0.0.1:0",
+        "127.0.0.1:70000", "128.0.0.1:1", "127.0.0:1", "127.0.0.256:1", "[::2]:1", "[::1]",
+        "unix:", "localhost.evil.com:1", "127.0.0.1.evil.com:1", ""}) {
     EXPECT_FALSE(IsLoopbackTarget(s)) << s;
   }
 }
@@ -48,10 +51,31 @@ TEST(ParseMixTest, RefusesUnknownNamesAndBadWeights) {
 }
 
 TEST(ParseBenchOptionsTest, ReadsEveryFlagInBothForms) {
-  auto o = Parse({"--server", "127.0.0.1:9", "--token=t", "--dataset", "a,b", "--clients", "8",
-                  "--duration=2.5", "--count", "100", "--rate", "50", "--mix", "count=3,sum=1",
-                  "--column", "x", "--batch-size", "20", "--epsilon", "0.5",
-                  "--max-contributions", "5", "--timeout", "3", "--json"});
+  auto o = Parse({"--server",
+                  "127.0.0.1:9",
+                  "--token=t",
+                  "--dataset",
+                  "a,b",
+                  "--clients",
+                  "8",
+                  "--duration=2.5",
+                  "--count",
+                  "100",
+                  "--rate",
+                  "50",
+                  "--mix",
+                  "count=3,sum=1",
+                  "--column",
+                  "x",
+                  "--batch-size",
+                  "20",
+                  "--epsilon",
+                  "0.5",
+                  "--max-contributions",
+                  "5",
+                  "--timeout",
+                  "3",
+                  "--json"});
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->server, "127.0.0.1:9");
   EXPECT_EQ(o->token, "t");

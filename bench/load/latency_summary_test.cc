@@ -7,9 +7,7 @@
 namespace dpqbench {
 namespace {
 
-TEST(NearestRankPercentileTest, EmptyIsZero) {
-  EXPECT_EQ(NearestRankPercentile({}, 50), 0);
-}
+TEST(NearestRankPercentileTest, EmptyIsZero) { EXPECT_EQ(NearestRankPercentile({}, 50), 0); }
 
 TEST(NearestRankPercentileTest, SingleSampleIsEveryPercentile) {
   const std::vector<double> one = {7};

@@ -125,8 +125,7 @@ class Client {
         q->set_aggregate(dpq::v1::AGGREGATE_MEAN);
         q->set_column(o_.column);
         break;
-      default:
-        q->set_aggregate(dpq::v1::AGGREGATE_COUNT);
+      default: q->set_aggregate(dpq::v1::AGGREGATE_COUNT);
     }
   }
 
@@ -156,8 +155,8 @@ absl::StatusOr<RunFigures> RunLoad(const BenchOptions& o) {
   std::atomic<int64_t> next_seq{0};
   std::vector<ClientTally> tallies(o.clients);
   const Clock::time_point start = Clock::now();
-  const Clock::time_point stop = start + std::chrono::microseconds(
-                                             static_cast<int64_t>(o.duration_seconds * 1e6));
+  const Clock::time_point stop =
+      start + std::chrono::microseconds(static_cast<int64_t>(o.duration_seconds * 1e6));
   // With --rate, request number s is due at start + s / rate (an open schedule over all clients);
   // a client that is behind sends at once.
   std::vector<std::thread> threads;

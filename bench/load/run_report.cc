@@ -51,7 +51,8 @@ std::string FormatTable(const BenchOptions& o, const RunFigures& f) {
     rows.push_back({"cached answers", absl::StrCat(f.cached, " (charged nothing)")});
   }
   if (f.errors.empty()) rows.push_back({"errors", "none"});
-  for (const auto& [code, n] : f.errors) rows.push_back({absl::StrCat("errors ", code), absl::StrCat(n)});
+  for (const auto& [code, n] : f.errors)
+    rows.push_back({absl::StrCat("errors ", code), absl::StrCat(n)});
   size_t width = 0;
   for (const auto& row : rows) width = std::max(width, row.first.size());
   std::string out;

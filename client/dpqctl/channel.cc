@@ -5,9 +5,9 @@
 #include <sstream>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "absl/strings/ascii.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
@@ -51,7 +51,8 @@ absl::StatusOr<Connection> Connection::Open(const GlobalOptions& options,
     return absl::InvalidArgumentError("--tls-cert and --tls-key go together");
   }
   if (!options.tls_cert_file.empty() && options.tls_ca_file.empty()) {
-    return absl::InvalidArgumentError("--tls-cert needs --tls-ca (a client certificate is for TLS)");
+    return absl::InvalidArgumentError(
+        "--tls-cert needs --tls-ca (a client certificate is for TLS)");
   }
   std::shared_ptr<grpc::ChannelCredentials> credentials;
   if (options.tls_ca_file.empty()) {

@@ -48,8 +48,9 @@ void AddGlobalOptions(CLI::App& app, GlobalOptions& options) {
   app.add_option("--tls-ca", options.tls_ca_file,
                  "PEM root certificate: connect with TLS (default: plaintext)")
       ->check(CLI::ExistingFile);
-  app.add_option("--tls-cert", options.tls_cert_file,
-                 "PEM client certificate, for a dpqd that requires one (mutual TLS; with --tls-key)")
+  app.add_option(
+         "--tls-cert", options.tls_cert_file,
+         "PEM client certificate, for a dpqd that requires one (mutual TLS; with --tls-key)")
       ->check(CLI::ExistingFile);
   app.add_option("--tls-key", options.tls_key_file, "PEM private key of --tls-cert")
       ->check(CLI::ExistingFile);

@@ -17,12 +17,12 @@
 #include <vector>
 
 #include "client/dpqctl/commands.h"
+#include "client/dpqctl/testing/cli_runner.h"
 #include "dpq/v1/dpq.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
-#include "client/dpqctl/testing/cli_runner.h"
 #include "nlohmann/json.hpp"
 
 namespace dpqctl {
@@ -30,8 +30,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-using ::dpqctl::testing::ClosedAddress;
 using ::dpqctl::testing::CliResult;
+using ::dpqctl::testing::ClosedAddress;
 using ::dpqctl::testing::RunDpqctl;
 
 using ::dpqctl::testing::WriteTempFile;
@@ -54,8 +54,8 @@ TEST(CliTest, SubcommandHelpShowsItsOptions) {
 }
 
 TEST(CliTest, ClosedPortIsUnavailableWithJsonError) {
-  CliResult result = RunDpqctl({"--json", "--server", ClosedAddress(), "--timeout", "5", "budget",
-                          "show", "people"});
+  CliResult result = RunDpqctl(
+      {"--json", "--server", ClosedAddress(), "--timeout", "5", "budget", "show", "people"});
   EXPECT_EQ(result.exit_code, 1);
   const nlohmann::json json = result.JsonOut();
   EXPECT_EQ(json.at("error").at("code"), "UNAVAILABLE");
@@ -64,8 +64,7 @@ TEST(CliTest, ClosedPortIsUnavailableWithJsonError) {
 }
 
 TEST(CliTest, ClosedPortWithoutJsonPrintsNothingOnStdout) {
-  CliResult result =
-      RunDpqctl({"--server", ClosedAddress(), "--timeout", "5", "dataset", "list"});
+  CliResult result = RunDpqctl({"--server", ClosedAddress(), "--timeout", "5", "dataset", "list"});
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_EQ(result.out, "");
   EXPECT_THAT(result.err, HasSubstr("UNAVAILABLE"));
@@ -96,10 +95,10 @@ TEST(CliTest, UnknownAggregateIsUsageError) {
 }
 
 TEST(CliTest, NanEpsilonIsUsageError) {
-  CliResult result = RunDpqctl({"--json", "query", "people", "--aggregate", "count", "--epsilon", "nan"});
+  CliResult result =
+      RunDpqctl({"--json", "query", "people", "--aggregate", "count", "--epsilon", "nan"});
   EXPECT_EQ(result.exit_code, 2);
-  EXPECT_THAT(result.JsonOut().at("error").at("message").get<std::string>(),
-              HasSubstr("finite"));
+  EXPECT_THAT(result.JsonOut().at("error").at("message").get<std::string>(), HasSubstr("finite"));
 }
 
 TEST(CliTest, NonPositiveTimeoutIsUsageError) {
@@ -115,19 +114,20 @@ TEST(CliTest, NoSubcommandIsUsageError) {
 TEST(CliTest, MalformedBoundsIsUsageErrorBeforeAnyCall) {
   const std::string csv = WriteTempFile("id,age\n1,30\n");
   // The closed port proves nothing was sent: a call would have exited 1 with UNAVAILABLE.
-  CliResult result = RunDpqctl({"--json", "--server", ClosedAddress(), "dataset", "create", "people",
-                          "--csv", csv, "--privacy-unit", "id", "--bounds", "age=10:1"});
+  CliResult result =
+      RunDpqctl({"--json", "--server", ClosedAddress(), "dataset", "create", "people", "--csv", csv,
+                 "--privacy-unit", "id", "--bounds", "age=10:1"});
   std::remove(csv.c_str());
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_EQ(result.JsonOut().at("error").at("code"), "INVALID_ARGUMENT");
-  EXPECT_THAT(result.JsonOut().at("error").at("message").get<std::string>(),
-              HasSubstr("--bounds"));
+  EXPECT_THAT(result.JsonOut().at("error").at("message").get<std::string>(), HasSubstr("--bounds"));
 }
 
 TEST(CliTest, BoundsOnTextColumnIsUsageError) {
   const std::string csv = WriteTempFile("id,city\n1,oslo\n");
-  CliResult result = RunDpqctl({"--json", "--server", ClosedAddress(), "dataset", "create", "people",
-                          "--csv", csv, "--privacy-unit", "id", "--bounds", "city=0:1"});
+  CliResult result =
+      RunDpqctl({"--json", "--server", ClosedAddress(), "dataset", "create", "people", "--csv", csv,
+                 "--privacy-unit", "id", "--bounds", "city=0:1"});
   std::remove(csv.c_str());
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_THAT(result.JsonOut().at("error").at("message").get<std::string>(),
@@ -136,9 +136,9 @@ TEST(CliTest, BoundsOnTextColumnIsUsageError) {
 
 TEST(CliTest, CategoriesOnNumericColumnIsUsageErrorBeforeAnyCall) {
   const std::string csv = WriteTempFile("id,age\n1,30\n");
-  CliResult result = RunDpqctl({"--json", "--server", ClosedAddress(), "dataset", "create",
-                                "people", "--csv", csv, "--privacy-unit", "id", "--categories",
-                                "age=1|2"});
+  CliResult result =
+      RunDpqctl({"--json", "--server", ClosedAddress(), "dataset", "create", "people", "--csv", csv,
+                 "--privacy-unit", "id", "--categories", "age=1|2"});
   std::remove(csv.c_str());
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_THAT(result.JsonOut().at("error").at("message").get<std::string>(),
@@ -147,9 +147,9 @@ TEST(CliTest, CategoriesOnNumericColumnIsUsageErrorBeforeAnyCall) {
 
 TEST(CliTest, DuplicateCategoryIsUsageError) {
   const std::string csv = WriteTempFile("id,city\n1,oslo\n");
-  CliResult result = RunDpqctl({"--json", "--server", ClosedAddress(), "dataset", "create",
-                                "people", "--csv", csv, "--privacy-unit", "id", "--categories",
-                                "city=oslo|oslo"});
+  CliResult result =
+      RunDpqctl({"--json", "--server", ClosedAddress(), "dataset", "create", "people", "--csv", csv,
+                 "--privacy-unit", "id", "--categories", "city=oslo|oslo"});
   std::remove(csv.c_str());
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_THAT(result.JsonOut().at("error").at("message").get<std::string>(),
@@ -158,8 +158,9 @@ TEST(CliTest, DuplicateCategoryIsUsageError) {
 
 TEST(CliTest, UndeclaredTypesAreAUsageErrorBeforeAnyCall) {
   const std::string csv = WriteTempFile("id,age\n1,2.5\n");
-  CliResult result = RunDpqctl({"--json", "--server", ClosedAddress(), "dataset", "create", "people",
-                                "--csv", csv, "--privacy-unit", "id", "--type", "id=integer"});
+  CliResult result =
+      RunDpqctl({"--json", "--server", ClosedAddress(), "dataset", "create", "people", "--csv", csv,
+                 "--privacy-unit", "id", "--type", "id=integer"});
   std::remove(csv.c_str());
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_EQ(result.JsonOut().at("error").at("code"), "INVALID_ARGUMENT");
@@ -175,7 +176,7 @@ TEST(CliTest, DatasetCreateHelpShowsCategories) {
 
 TEST(CliTest, MissingCsvFileIsUsageError) {
   CliResult result = RunDpqctl({"--json", "dataset", "create", "people", "--csv",
-                          "/nonexistent/people.csv", "--privacy-unit", "id"});
+                                "/nonexistent/people.csv", "--privacy-unit", "id"});
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_THAT(result.JsonOut().at("error").at("message").get<std::string>(), HasSubstr("--csv"));
 }
@@ -228,8 +229,9 @@ class FakeAnalystService final : public dpq::v1::AnalystService::Service {
   void Record(grpc::ServerContext* context) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = context->client_metadata().find("authorization");
-    authorization_ =
-        it == context->client_metadata().end() ? "" : std::string(it->second.data(), it->second.size());
+    authorization_ = it == context->client_metadata().end()
+                         ? ""
+                         : std::string(it->second.data(), it->second.size());
   }
 
   std::mutex mutex_;
@@ -312,8 +314,8 @@ class CliFakeServerTest : public ::testing::Test {
 };
 
 TEST_F(CliFakeServerTest, BudgetShowSendsBearerTokenAndPrintsBudgetJson) {
-  CliResult result = RunDpqctl({"--server", address_, "--token", "s3cret", "budget", "show", "people",
-                          "--json"});
+  CliResult result =
+      RunDpqctl({"--server", address_, "--token", "s3cret", "budget", "show", "people", "--json"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(analyst_.authorization(), "Bearer s3cret");
   const nlohmann::json json = result.JsonOut();
@@ -324,17 +326,17 @@ TEST_F(CliFakeServerTest, BudgetShowSendsBearerTokenAndPrintsBudgetJson) {
 }
 
 TEST_F(CliFakeServerTest, NoTokenSendsNoAuthorizationHeader) {
-  ASSERT_EQ(RunDpqctl({"--server", address_, "--token", "", "budget", "show", "people"}).exit_code, 0);
+  ASSERT_EQ(RunDpqctl({"--server", address_, "--token", "", "budget", "show", "people"}).exit_code,
+            0);
   EXPECT_EQ(analyst_.authorization(), "");
 }
 
 TEST_F(CliFakeServerTest, ServerErrorCodeNameReachesJson) {
   CliResult result = RunDpqctl({"--server", address_, "--json", "budget", "show", "exhausted"});
   EXPECT_EQ(result.exit_code, 1);
-  EXPECT_EQ(result.JsonOut(),
-            (nlohmann::json{{"error",
-                             {{"code", "RESOURCE_EXHAUSTED"},
-                              {"message", "budget of 'exhausted' is spent"}}}}));
+  EXPECT_EQ(result.JsonOut(), (nlohmann::json{{"error",
+                                               {{"code", "RESOURCE_EXHAUSTED"},
+                                                {"message", "budget of 'exhausted' is spent"}}}}));
 }
 
 TEST_F(CliFakeServerTest, UnimplementedRpcIsReportedByName) {
@@ -344,11 +346,12 @@ TEST_F(CliFakeServerTest, UnimplementedRpcIsReportedByName) {
 }
 
 TEST_F(CliFakeServerTest, QuerySendsEveryFieldAndPrintsEnumWords) {
-  CliResult result = RunDpqctl({"--server", address_, "--json", "query", "people", "--aggregate",
-                          "mean", "--column", "income", "--lower", "-5", "--upper", "5",
-                          "--epsilon", "0.5", "--mechanism", "gaussian", "--delta", "1e-6",
-                          "--max-contributions", "3", "--request-id", "q-1", "--confidence",
-                          "0.9"});
+  CliResult result =
+      RunDpqctl({"--server",    address_,       "--json",   "query",        "people",
+                 "--aggregate", "mean",         "--column", "income",       "--lower",
+                 "-5",          "--upper",      "5",        "--epsilon",    "0.5",
+                 "--mechanism", "gaussian",     "--delta",  "1e-6",         "--max-contributions",
+                 "3",           "--request-id", "q-1",      "--confidence", "0.9"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const dpq::v1::QueryRequest sent = analyst_.last_query();
   EXPECT_EQ(sent.dataset(), "people");
@@ -372,8 +375,8 @@ TEST_F(CliFakeServerTest, QuerySendsEveryFieldAndPrintsEnumWords) {
 }
 
 TEST_F(CliFakeServerTest, CountQueryLeavesOptionalFieldsUnset) {
-  CliResult result =
-      RunDpqctl({"--server", address_, "query", "people", "--aggregate", "count", "--epsilon", "1"});
+  CliResult result = RunDpqctl(
+      {"--server", address_, "query", "people", "--aggregate", "count", "--epsilon", "1"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const dpq::v1::QueryRequest sent = analyst_.last_query();
   EXPECT_FALSE(sent.has_lower());
@@ -387,13 +390,14 @@ TEST_F(CliFakeServerTest, DatasetCreateStreamsHeaderThenWholeFileInMebibyteChunk
   // ~2.6 MiB: three chunks, the last one partial.
   std::string csv = "id,age,income,city,note\r\n";
   for (int i = 0; csv.size() < (5u << 19); ++i) {
-    csv += std::to_string(i) + "," + std::to_string(20 + i % 50) + "," +
-           std::to_string(i % 7) + ".25,oslo,\r\n";
+    csv += std::to_string(i) + "," + std::to_string(20 + i % 50) + "," + std::to_string(i % 7) +
+           ".25,oslo,\r\n";
   }
   const std::string path = WriteTempFile(csv);
-  CliResult result = RunDpqctl({"--server", address_, "--json", "dataset", "create", "--infer-types", "people", "--csv",
-                          path, "--privacy-unit", "id", "--bounds", "age=0:120", "--bounds",
-                          "income=0:10", "--type", "id=text"});
+  CliResult result =
+      RunDpqctl({"--server", address_, "--json", "dataset", "create", "--infer-types", "people",
+                 "--csv", path, "--privacy-unit", "id", "--bounds", "age=0:120", "--bounds",
+                 "income=0:10", "--type", "id=text"});
   std::remove(path.c_str());
   ASSERT_EQ(result.exit_code, 0) << result.err;
 
@@ -425,14 +429,13 @@ TEST_F(CliFakeServerTest, DatasetCreateStreamsHeaderThenWholeFileInMebibyteChunk
 
 TEST_F(CliFakeServerTest, DatasetCreateSendsCategoriesAndPrintsNoProgressOffTerminal) {
   const std::string path = WriteTempFile("id,city,sex\n1,oslo,f\n2,bergen,m\n");
-  CliResult result = RunDpqctl({"--server", address_, "dataset", "create", "--infer-types", "people", "--csv",
-                                path, "--privacy-unit", "id", "--categories",
+  CliResult result = RunDpqctl({"--server", address_, "dataset", "create", "--infer-types",
+                                "people", "--csv", path, "--privacy-unit", "id", "--categories",
                                 "city=oslo|bergen|new york", "--categories", "sex=f|m"});
   std::remove(path.c_str());
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const dpq::v1::DatasetHeader header = admin_.header();
-  EXPECT_THAT(header.columns(1).categories(),
-              ::testing::ElementsAre("oslo", "bergen", "new york"));
+  EXPECT_THAT(header.columns(1).categories(), ::testing::ElementsAre("oslo", "bergen", "new york"));
   EXPECT_THAT(header.columns(2).categories(), ::testing::ElementsAre("f", "m"));
   EXPECT_EQ(header.columns(0).categories_size(), 0);
   // The fake echoes the columns back: `dataset create` prints the schema with its categories.
@@ -448,8 +451,8 @@ TEST_F(CliFakeServerTest, AnalystCreatePrintsTokenOnceWarning) {
   EXPECT_THAT(text.out, HasSubstr("tok-123"));
   EXPECT_THAT(text.out, HasSubstr("only once"));
 
-  CliResult json = RunDpqctl({"--server", address_, "--json", "analyst", "create", "bob", "--role",
-                        "admin"});
+  CliResult json =
+      RunDpqctl({"--server", address_, "--json", "analyst", "create", "bob", "--role", "admin"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_EQ(json.JsonOut(),
             (nlohmann::json{{"name", "bob"}, {"role", "admin"}, {"token", "tok-123"}}));

@@ -27,7 +27,8 @@ void Parse(CLI::App& app, std::vector<std::string> args) {
 
 std::vector<std::string> SubcommandNames(const CLI::App* app) {
   std::vector<std::string> names;
-  for (const CLI::App* subcommand : app->get_subcommands({})) names.push_back(subcommand->get_name());
+  for (const CLI::App* subcommand : app->get_subcommands({}))
+    names.push_back(subcommand->get_name());
   return names;
 }
 
@@ -54,8 +55,8 @@ TEST(QueryFlagsTest, FinishSetsOnlyTheBoundsGivenAndSplitsTheLists) {
   CLI::App app;
   QueryFlags flags;
   AddQueryFlags(&app, &flags);
-  Parse(app, {"people", "--aggregate", "quantile", "--column", "age", "--lower", "0",
-              "--quantiles", "0.1,0.5", "--quantiles", "0.9", "--group-by", "sex,city"});
+  Parse(app, {"people", "--aggregate", "quantile", "--column", "age", "--lower", "0", "--quantiles",
+              "0.1,0.5", "--quantiles", "0.9", "--group-by", "sex,city"});
   ASSERT_TRUE(flags.Finish().ok());
   EXPECT_EQ(flags.args.dataset, "people");
   EXPECT_EQ(flags.args.lower, 0.0);
@@ -163,10 +164,8 @@ TEST(CommandGroupsTest, NestedSubcommandsInHelpOrder) {
 // and selects nothing.
 TEST(CommandGroupsTest, CrossFlagChecksThrowRequiredErrorAndSelectNothing) {
   const std::vector<std::vector<std::string>> incomplete = {
-      {"grant", "alice"},
-      {"budget", "set", "people"},
-      {"audit"},
-      {"audit", "people", "--admin-log"},
+      {"grant", "alice"},  {"budget", "set", "people"},
+      {"audit"},           {"audit", "people", "--admin-log"},
       {"audit", "verify"},
   };
   for (const std::vector<std::string>& args : incomplete) {

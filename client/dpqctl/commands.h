@@ -22,8 +22,8 @@ struct DatasetCreateArgs {
   std::string name;
   std::string csv_path;
   std::string privacy_unit;
-  std::vector<std::string> bounds;  // "COL=LO:HI"
-  std::vector<std::string> types;   // "COL=integer|double|text"
+  std::vector<std::string> bounds;      // "COL=LO:HI"
+  std::vector<std::string> types;       // "COL=integer|double|text"
   std::vector<std::string> categories;  // "COL=a|b|c" (text columns)
   // Accept the types inferred from the file for columns without --type (RequireDeclaredTypes).
   bool infer_types = false;
@@ -186,7 +186,8 @@ struct TrainingStartArgs {
   int64_t steps = 0;
 };
 // TrainingService.StartRun: registers a DP-SGD run; charges nothing.
-int RunTrainingStart(const GlobalOptions& options, const Output& output, const TrainingStartArgs& args);
+int RunTrainingStart(const GlobalOptions& options, const Output& output,
+                     const TrainingStartArgs& args);
 
 struct TrainingStepArgs {
   std::string dataset;  // optional: the run's dataset
@@ -195,7 +196,8 @@ struct TrainingStepArgs {
   std::string request_id;  // reuse when retrying, so the report is charged once
 };
 // TrainingService.ReportSteps: charges the steps; RESOURCE_EXHAUSTED (exit 1) means stop training.
-int RunTrainingStep(const GlobalOptions& options, const Output& output, const TrainingStepArgs& args);
+int RunTrainingStep(const GlobalOptions& options, const Output& output,
+                    const TrainingStepArgs& args);
 // TrainingService.GetRun.
 int RunTrainingShow(const GlobalOptions& options, const Output& output, const std::string& dataset,
                     const std::string& run);
@@ -205,9 +207,9 @@ int RunTrainingList(const GlobalOptions& options, const Output& output, const st
 // --- sql (commands_sql.cc) --------------------------------------------------------------------
 
 struct SqlArgs {
-  std::string statement;   // empty or "-": read --file, else standard input
+  std::string statement;  // empty or "-": read --file, else standard input
   std::string file;
-  bool explain = false;    // ExplainSql: the plan and its price; nothing is charged
+  bool explain = false;  // ExplainSql: the plan and its price; nothing is charged
   std::string request_id;
   double confidence = 0;   // 0: the server's default, 0.95
   double joint_delta = 0;  // SqlRequest.joint_delta: 0, the parts' charges add up

@@ -64,10 +64,10 @@ void AddAnalystCommands(CLI::App& app, CommandLine& command_line) {
   analyst_create->add_option("--role", create_flags.role, "admin or analyst")
       ->check(CLI::IsMember({"admin", "analyst"}))
       ->capture_default_str();
-  command_line.RunWhenParsed(analyst_create, [&create_flags](const GlobalOptions& options,
-                                                             const Output& output) {
-    return RunAnalystCreate(options, output, create_flags.name, create_flags.role);
-  });
+  command_line.RunWhenParsed(
+      analyst_create, [&create_flags](const GlobalOptions& options, const Output& output) {
+        return RunAnalystCreate(options, output, create_flags.name, create_flags.role);
+      });
   command_line.RunWhenParsed(
       analyst->add_subcommand("list", "every analyst and admin: created, last used, state, grants"),
       RunAnalystList);
@@ -75,10 +75,10 @@ void AddAnalystCommands(CLI::App& app, CommandLine& command_line) {
   CLI::App* analyst_revoke = analyst->add_subcommand(
       "revoke", "revoke an analyst: its token stops working; its audit history stays");
   analyst_revoke->add_option("name", revoke_name, "analyst name")->required();
-  command_line.RunWhenParsed(analyst_revoke, [&revoke_name](const GlobalOptions& options,
-                                                            const Output& output) {
-    return RunAnalystRevoke(options, output, revoke_name);
-  });
+  command_line.RunWhenParsed(analyst_revoke,
+                             [&revoke_name](const GlobalOptions& options, const Output& output) {
+                               return RunAnalystRevoke(options, output, revoke_name);
+                             });
 }
 
 void AddTokenCommands(CLI::App& app, CommandLine& command_line) {
@@ -88,10 +88,10 @@ void AddTokenCommands(CLI::App& app, CommandLine& command_line) {
   CLI::App* token_rotate = token->add_subcommand(
       "rotate", "give an analyst a new token (shown once); the old one stops working");
   token_rotate->add_option("name", rotate_name, "analyst name")->required();
-  command_line.RunWhenParsed(token_rotate, [&rotate_name](const GlobalOptions& options,
-                                                          const Output& output) {
-    return RunTokenRotate(options, output, rotate_name);
-  });
+  command_line.RunWhenParsed(token_rotate,
+                             [&rotate_name](const GlobalOptions& options, const Output& output) {
+                               return RunTokenRotate(options, output, rotate_name);
+                             });
 }
 
 void AddGrantRevokeAndList(CLI::App* grant, CommandLine& command_line) {
@@ -103,17 +103,17 @@ void AddGrantRevokeAndList(CLI::App* grant, CommandLine& command_line) {
       grant->add_subcommand("revoke", "end an analyst's access to a dataset (its spend is kept)");
   grant_revoke->add_option("analyst", revoke_flags.analyst, "analyst name")->required();
   grant_revoke->add_option("dataset", revoke_flags.dataset, "dataset name")->required();
-  command_line.RunWhenParsed(grant_revoke, [&revoke_flags](const GlobalOptions& options,
-                                                           const Output& output) {
-    return RunGrantRevoke(options, output, revoke_flags.analyst, revoke_flags.dataset);
-  });
+  command_line.RunWhenParsed(
+      grant_revoke, [&revoke_flags](const GlobalOptions& options, const Output& output) {
+        return RunGrantRevoke(options, output, revoke_flags.analyst, revoke_flags.dataset);
+      });
   std::string& list_dataset = command_line.Keep<std::string>();
   CLI::App* grant_list = grant->add_subcommand("list", "grants with their caps and spend");
   grant_list->add_option("dataset", list_dataset, "only this dataset");
-  command_line.RunWhenParsed(grant_list, [&list_dataset](const GlobalOptions& options,
-                                                         const Output& output) {
-    return RunGrantList(options, output, list_dataset);
-  });
+  command_line.RunWhenParsed(grant_list,
+                             [&list_dataset](const GlobalOptions& options, const Output& output) {
+                               return RunGrantList(options, output, list_dataset);
+                             });
 }
 
 }  // namespace
@@ -135,11 +135,13 @@ void RegisterGrantCommands(CLI::App& app, CommandLine& command_line) {
   // callback checks them when no subcommand was given.
   grant->add_option("analyst", grant_flags.analyst, "analyst name");
   grant->add_option("dataset", grant_flags.dataset, "dataset name");
-  grant->add_option("--epsilon-cap", grant_flags.epsilon_cap,
-                    "most epsilon this analyst may spend on the dataset (basic composition)")
+  grant
+      ->add_option("--epsilon-cap", grant_flags.epsilon_cap,
+                   "most epsilon this analyst may spend on the dataset (basic composition)")
       ->check(kFinite);
-  grant->add_option("--delta-cap", grant_flags.delta_cap,
-                    "most delta this analyst may spend on the dataset")
+  grant
+      ->add_option("--delta-cap", grant_flags.delta_cap,
+                   "most delta this analyst may spend on the dataset")
       ->check(kFinite);
   AddGrantRevokeAndList(grant, command_line);
   grant->callback([grant, &grant_flags, &command_line] {

@@ -69,26 +69,26 @@ void AddPrice(CLI::App& app, CommandLine& command_line) {
       ->required()
       ->check(kFinite);
   price
-      ->add_option("--event", price_args.events,
-                   "an event (repeatable): laplace:scale=B[,sensitivity=S][,count=N], "
-                   "gaussian:sigma=S[,sensitivity=S][,count=N], "
-                   "subsampled-gaussian:q=Q,sigma=Z[,count=N], pure:epsilon=E[,count=N], "
-                   "approx:epsilon=E,delta=D[,count=N], "
-                   "discrete-laplace:scale=T,sensitivity=D[,count=N] (T, D in grid steps, D integer)")
+      ->add_option(
+          "--event", price_args.events,
+          "an event (repeatable): laplace:scale=B[,sensitivity=S][,count=N], "
+          "gaussian:sigma=S[,sensitivity=S][,count=N], "
+          "subsampled-gaussian:q=Q,sigma=Z[,count=N], pure:epsilon=E[,count=N], "
+          "approx:epsilon=E,delta=D[,count=N], "
+          "discrete-laplace:scale=T,sensitivity=D[,count=N] (T, D in grid steps, D integer)")
       ->required()
       ->allow_extra_args(false);
-  command_line.RunWhenParsed(price, [&price_args](const GlobalOptions& options,
-                                                  const Output& output) {
-    return RunPrice(options, output, price_args);
-  });
+  command_line.RunWhenParsed(price,
+                             [&price_args](const GlobalOptions& options, const Output& output) {
+                               return RunPrice(options, output, price_args);
+                             });
 }
 
 void AddCalibrate(CLI::App& app, CommandLine& command_line) {
   CalibrateArgs& calibrate_args = command_line.Keep<CalibrateArgs>();
   CLI::App* calibrate = app.add_subcommand(
       "calibrate", "the smallest DP-SGD noise multiplier that meets a target epsilon");
-  calibrate->add_option("--accountant", calibrate_args.accountant, "rdp, zcdp or pld")
-      ->required();
+  calibrate->add_option("--accountant", calibrate_args.accountant, "rdp, zcdp or pld")->required();
   calibrate->add_option("--target-epsilon", calibrate_args.target_epsilon, "epsilon to meet")
       ->required()
       ->check(kFinite);
@@ -98,12 +98,11 @@ void AddCalibrate(CLI::App& app, CommandLine& command_line) {
   calibrate->add_option("--q", calibrate_args.q, "Poisson sampling rate in (0, 1] (batch / n)")
       ->required()
       ->check(kFinite);
-  calibrate->add_option("--steps", calibrate_args.steps, "number of training steps")
-      ->required();
-  command_line.RunWhenParsed(calibrate, [&calibrate_args](const GlobalOptions& options,
-                                                          const Output& output) {
-    return RunCalibrate(options, output, calibrate_args);
-  });
+  calibrate->add_option("--steps", calibrate_args.steps, "number of training steps")->required();
+  command_line.RunWhenParsed(calibrate,
+                             [&calibrate_args](const GlobalOptions& options, const Output& output) {
+                               return RunCalibrate(options, output, calibrate_args);
+                             });
 }
 
 }  // namespace

@@ -15,12 +15,12 @@
 
 #include "client/dpqctl/cli.h"
 #include "client/dpqctl/commands.h"
+#include "client/dpqctl/testing/cli_runner.h"
 #include "dpq/v1/dpq.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
-#include "client/dpqctl/testing/cli_runner.h"
 #include "nlohmann/json.hpp"
 
 namespace dpqctl {
@@ -29,8 +29,8 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-using ::dpqctl::testing::ClosedAddress;
 using ::dpqctl::testing::CliResult;
+using ::dpqctl::testing::ClosedAddress;
 using ::dpqctl::testing::RunDpqctl;
 
 void ExpectUsageError(const CliResult& result, const std::string& message_part) {
@@ -57,8 +57,8 @@ TEST(AccountingCliTest, PriceHelpShowsEventSyntax) {
 }
 
 TEST(AccountingCliTest, PriceWithoutEventIsUsageError) {
-  ExpectUsageError(RunDpqctl({"--json", "--server", ClosedAddress(), "price", "--accountant",
-                              "rdp", "--delta", "1e-5"}),
+  ExpectUsageError(RunDpqctl({"--json", "--server", ClosedAddress(), "price", "--accountant", "rdp",
+                              "--delta", "1e-5"}),
                    "--event");
 }
 
@@ -90,17 +90,19 @@ TEST(AccountingCliTest, CalibrateNonIntegerStepsIsUsageError) {
   // (An empty value is CLI11's "use the default", i.e. 0, which the server refuses by name.)
   for (const char* steps : {"1.5", "ten", "1e3x"}) {
     SCOPED_TRACE(steps);
-    ExpectUsageError(RunDpqctl({"--json", "--server", ClosedAddress(), "calibrate",
-                                "--accountant", "rdp", "--target-epsilon", "3", "--delta", "1e-5",
-                                "--q", "0.01", "--steps", steps}),
-                     "--steps");
+    ExpectUsageError(
+        RunDpqctl({"--json", "--server", ClosedAddress(), "calibrate", "--accountant", "rdp",
+                   "--target-epsilon", "3", "--delta", "1e-5", "--q", "0.01", "--steps", steps}),
+        "--steps");
   }
 }
 
 TEST(AccountingCliTest, CalibrateMissingEachRequiredFlagIsUsageError) {
-  const std::vector<std::vector<std::string>> flags = {
-      {"--accountant", "rdp"}, {"--target-epsilon", "3"}, {"--delta", "1e-5"},
-      {"--q", "0.01"},         {"--steps", "100"}};
+  const std::vector<std::vector<std::string>> flags = {{"--accountant", "rdp"},
+                                                       {"--target-epsilon", "3"},
+                                                       {"--delta", "1e-5"},
+                                                       {"--q", "0.01"},
+                                                       {"--steps", "100"}};
   for (size_t skip = 0; skip < flags.size(); ++skip) {
     SCOPED_TRACE(flags[skip][0]);
     std::vector<std::string> args = {"--json", "--server", ClosedAddress(), "calibrate"};
@@ -112,16 +114,16 @@ TEST(AccountingCliTest, CalibrateMissingEachRequiredFlagIsUsageError) {
 }
 
 TEST(AccountingCliTest, CalibrateInfiniteTargetIsUsageError) {
-  ExpectUsageError(RunDpqctl({"--json", "--server", ClosedAddress(), "calibrate", "--accountant",
-                              "rdp", "--target-epsilon", "inf", "--delta", "1e-5", "--q", "0.01",
-                              "--steps", "100"}),
-                   "finite");
+  ExpectUsageError(
+      RunDpqctl({"--json", "--server", ClosedAddress(), "calibrate", "--accountant", "rdp",
+                 "--target-epsilon", "inf", "--delta", "1e-5", "--q", "0.01", "--steps", "100"}),
+      "finite");
 }
 
 TEST(AccountingCliTest, PriceAgainstClosedPortIsUnavailable) {
-  CliResult result = RunDpqctl({"--json", "--server", ClosedAddress(), "--timeout", "5", "price",
-                                "--accountant", "basic", "--delta", "1e-5", "--event",
-                                "pure:epsilon=1"});
+  CliResult result =
+      RunDpqctl({"--json", "--server", ClosedAddress(), "--timeout", "5", "price", "--accountant",
+                 "basic", "--delta", "1e-5", "--event", "pure:epsilon=1"});
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_EQ(result.JsonOut().at("error").at("code"), "UNAVAILABLE");
 }
@@ -139,9 +141,8 @@ class FakeAccountingService final : public dpq::v1::AccountingService::Service {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                           "accountant must be basic, advanced, rdp, zcdp or pld, got 'nope'");
     }
-    response->set_epsilon(request->accountant() == "infinite"
-                              ? std::numeric_limits<double>::infinity()
-                              : 4.5);
+    response->set_epsilon(
+        request->accountant() == "infinite" ? std::numeric_limits<double>::infinity() : 4.5);
     response->set_delta(request->delta());
     response->set_accountant(request->accountant());
     return grpc::Status::OK;
@@ -194,10 +195,10 @@ class AccountingCliFakeServerTest : public ::testing::Test {
 };
 
 TEST_F(AccountingCliFakeServerTest, PriceSendsEveryEventInOrderAndPrintsJson) {
-  CliResult result = RunDpqctl({"--server", address_, "--token", "t0k", "--json", "price",
-                                "--accountant", "rdp", "--delta", "1e-5", "--event",
-                                "laplace:scale=10,count=100", "--event",
-                                "gaussian:sigma=5,sensitivity=2"});
+  CliResult result =
+      RunDpqctl({"--server", address_, "--token", "t0k", "--json", "price", "--accountant", "rdp",
+                 "--delta", "1e-5", "--event", "laplace:scale=10,count=100", "--event",
+                 "gaussian:sigma=5,sensitivity=2"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const dpq::v1::PriceRequest sent = service_.last_price();
   EXPECT_EQ(sent.accountant(), "rdp");
@@ -211,9 +212,8 @@ TEST_F(AccountingCliFakeServerTest, PriceSendsEveryEventInOrderAndPrintsJson) {
 }
 
 TEST_F(AccountingCliFakeServerTest, PriceInfiniteEpsilonIsJsonNull) {
-  CliResult result = RunDpqctl({"--server", address_, "--json", "price", "--accountant",
-                                "infinite", "--delta", "1e-5", "--event",
-                                "approx:epsilon=1,delta=0.1"});
+  CliResult result = RunDpqctl({"--server", address_, "--json", "price", "--accountant", "infinite",
+                                "--delta", "1e-5", "--event", "approx:epsilon=1,delta=0.1"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_TRUE(result.JsonOut().at("epsilon").is_null());
 }
@@ -251,9 +251,9 @@ TEST_F(AccountingCliFakeServerTest, CalibrateSendsEveryFieldAndPrintsJson) {
 
 TEST_F(AccountingCliFakeServerTest, CalibrateLeavesRangeChecksToServer) {
   // Zero steps, q = 0 and a non-positive target parse fine: the server names the bad field.
-  CliResult result = RunDpqctl({"--server", address_, "--json", "calibrate", "--accountant",
-                                "basic", "--target-epsilon", "-1", "--delta", "0", "--q", "0",
-                                "--steps", "0"});
+  CliResult result =
+      RunDpqctl({"--server", address_, "--json", "calibrate", "--accountant", "basic",
+                 "--target-epsilon", "-1", "--delta", "0", "--q", "0", "--steps", "0"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const dpq::v1::CalibrateRequest sent = service_.last_calibrate();
   EXPECT_EQ(sent.target_epsilon(), -1);
@@ -262,9 +262,9 @@ TEST_F(AccountingCliFakeServerTest, CalibrateLeavesRangeChecksToServer) {
 }
 
 TEST_F(AccountingCliFakeServerTest, CalibrateTextShowsNoiseMultiplier) {
-  CliResult result = RunDpqctl({"--server", address_, "calibrate", "--accountant", "zcdp",
-                                "--target-epsilon", "3", "--delta", "1e-5", "--q", "0.01",
-                                "--steps", "100"});
+  CliResult result =
+      RunDpqctl({"--server", address_, "calibrate", "--accountant", "zcdp", "--target-epsilon", "3",
+                 "--delta", "1e-5", "--q", "0.01", "--steps", "100"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_THAT(result.out, HasSubstr("noise multiplier: 1.25"));
 }

@@ -84,7 +84,8 @@ CLI::App* AddAuditVerify(CLI::App* audit, CommandLine& command_line) {
   };
   VerifyFlags& verify_flags = command_line.Keep<VerifyFlags>();
   CLI::App* audit_verify = audit->add_subcommand(
-      "verify", "recompute the audit hash chain and the ledger from the audit rows (exit 4 if broken)");
+      "verify",
+      "recompute the audit hash chain and the ledger from the audit rows (exit 4 if broken)");
   audit_verify->add_option("dataset", verify_flags.dataset, "dataset name");
   audit_verify->add_flag("--admin-log", verify_flags.admin_log,
                          "check the admin log's hash chain instead");
@@ -113,8 +114,9 @@ void RegisterAuditCommands(CLI::App& app, CommandLine& command_line) {
   };
   AuditFlags& audit_flags = command_line.Keep<AuditFlags>();
   CLI::App* audit = app.add_subcommand(
-      "audit", "a dataset's budget allocations, oldest first (`audit verify DATASET` checks them); "
-               "--admin-log: every admin action");
+      "audit",
+      "a dataset's budget allocations, oldest first (`audit verify DATASET` checks them); "
+      "--admin-log: every admin action");
   audit->require_subcommand(0, 1);
   audit->add_option("dataset", audit_flags.dataset, "dataset name");
   audit->add_flag("--admin-log", audit_flags.admin_log,

@@ -68,12 +68,12 @@ void AddBudgetSet(CLI::App* budget, CommandLine& command_line) {
           ->check(kFinite);
   budget_set->add_option("--delta", set_flags.delta, "total delta (default 0)")->check(kFinite);
   budget_set->add_option("--accountant", set_flags.accountant,
-                          "composition rule: basic (default), advanced, rdp, zcdp or pld; fixed "
-                          "once budget is spent");
+                         "composition rule: basic (default), advanced, rdp, zcdp or pld; fixed "
+                         "once budget is spent");
   budget_set->add_option("--preset", set_flags.preset,
-                          "domain preset: census, healthcare, location, analytics, ab-testing or "
-                          "public-statistics (an epsilon outside its usual range is accepted "
-                          "with a warning)");
+                         "domain preset: census, healthcare, location, analytics, ab-testing or "
+                         "public-statistics (an epsilon outside its usual range is accepted "
+                         "with a warning)");
   CLI::Option* max_query_option =
       budget_set
           ->add_option("--max-query-epsilon", set_flags.max_query_epsilon,
@@ -104,10 +104,10 @@ void RegisterBudgetCommands(CLI::App& app, CommandLine& command_line) {
   std::string& show_dataset = command_line.Keep<std::string>();
   CLI::App* budget_show = budget->add_subcommand("show", "total, spent and remaining budget");
   budget_show->add_option("dataset", show_dataset, "dataset name")->required();
-  command_line.RunWhenParsed(budget_show, [&show_dataset](const GlobalOptions& options,
-                                                          const Output& output) {
-    return RunBudgetShow(options, output, show_dataset);
-  });
+  command_line.RunWhenParsed(budget_show,
+                             [&show_dataset](const GlobalOptions& options, const Output& output) {
+                               return RunBudgetShow(options, output, show_dataset);
+                             });
 }
 
 }  // namespace dpqctl

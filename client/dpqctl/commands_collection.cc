@@ -248,17 +248,17 @@ void AddCollectionSubmit(CLI::App* collection, CommandLine& command_line) {
     std::string name, client_id, value;
   };
   SubmitFlags& submit_flags = command_line.Keep<SubmitFlags>();
-  CLI::App* submit = collection->add_subcommand(
-      "submit", "randomize a value here and send only the report");
+  CLI::App* submit =
+      collection->add_subcommand("submit", "randomize a value here and send only the report");
   submit->add_option("name", submit_flags.name, "collection name")->required();
   submit->add_option("--client-id", submit_flags.client_id, "who reports (limits apply)")
       ->required();
   submit->add_option("--value", submit_flags.value, "the true value (never sent)")->required();
-  command_line.RunWhenParsed(submit, [&submit_flags](const GlobalOptions& options,
-                                                     const Output& output) {
-    return RunCollectionSubmit(options, output, submit_flags.name, submit_flags.client_id,
-                               submit_flags.value);
-  });
+  command_line.RunWhenParsed(
+      submit, [&submit_flags](const GlobalOptions& options, const Output& output) {
+        return RunCollectionSubmit(options, output, submit_flags.name, submit_flags.client_id,
+                                   submit_flags.value);
+      });
 }
 
 void AddCollectionEstimate(CLI::App* collection, CommandLine& command_line) {
@@ -270,8 +270,9 @@ void AddCollectionEstimate(CLI::App* collection, CommandLine& command_line) {
   CLI::App* estimate = collection->add_subcommand(
       "estimate", "frequency estimates with intervals (free: post-processing of the reports)");
   estimate->add_option("name", estimate_flags.name, "collection name")->required();
-  estimate->add_option("--confidence", estimate_flags.confidence,
-                       "confidence of each interval, in (0, 1)")
+  estimate
+      ->add_option("--confidence", estimate_flags.confidence,
+                   "confidence of each interval, in (0, 1)")
       ->capture_default_str()
       ->check(kFinite);
   command_line.RunWhenParsed(estimate, [&estimate_flags](const GlobalOptions& options,
@@ -293,10 +294,10 @@ void RegisterCollectionCommands(CLI::App& app, CommandLine& command_line) {
   std::string& show_name = command_line.Keep<std::string>();
   CLI::App* show = collection->add_subcommand("show", "a collection's definition");
   show->add_option("name", show_name, "collection name")->required();
-  command_line.RunWhenParsed(show, [&show_name](const GlobalOptions& options,
-                                                const Output& output) {
-    return RunCollectionShow(options, output, show_name);
-  });
+  command_line.RunWhenParsed(show,
+                             [&show_name](const GlobalOptions& options, const Output& output) {
+                               return RunCollectionShow(options, output, show_name);
+                             });
   AddCollectionSubmit(collection, command_line);
   AddCollectionEstimate(collection, command_line);
 }

@@ -1,6 +1,6 @@
 #include <fstream>
-#include <ostream>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -47,8 +47,7 @@ absl::StatusOr<dpq::v1::DatasetHeader> PrepareHeader(const DatasetCreateArgs& ar
   // count is then reported here, by line, before a byte is uploaded.
   std::ifstream csv(args.csv_path, std::ios::binary);
   if (!csv) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--csv: cannot open '", args.csv_path, "'"));
+    return absl::InvalidArgumentError(absl::StrCat("--csv: cannot open '", args.csv_path, "'"));
   }
   absl::StatusOr<CsvSchema> schema = InferCsvSchema(csv);
   if (!schema.ok()) {
@@ -197,8 +196,9 @@ void AddDatasetCreate(CLI::App* dataset, CommandLine& command_line) {
   CLI::App* create = dataset->add_subcommand("create", "load a CSV file into a new dataset");
   create->add_option("name", create_args.name, "dataset name")->required();
   create->add_option("--csv", create_args.csv_path, "CSV file with a header row")->required();
-  create->add_option("--privacy-unit", create_args.privacy_unit,
-                     "column identifying one protected person or entity")
+  create
+      ->add_option("--privacy-unit", create_args.privacy_unit,
+                   "column identifying one protected person or entity")
       ->required();
   create
       ->add_option("--bounds", create_args.bounds,
@@ -217,10 +217,10 @@ void AddDatasetCreate(CLI::App* dataset, CommandLine& command_line) {
   create->add_flag("--infer-types", create_args.infer_types,
                    "accept the types inferred from the file for columns without --type (analysts "
                    "see them: an inferred type reveals something of the rows)");
-  command_line.RunWhenParsed(
-      create, [&create_args](const GlobalOptions& options, const Output& output) {
-        return RunDatasetCreate(options, output, create_args);
-      });
+  command_line.RunWhenParsed(create,
+                             [&create_args](const GlobalOptions& options, const Output& output) {
+                               return RunDatasetCreate(options, output, create_args);
+                             });
 }
 
 void AddDatasetLoad(CLI::App* dataset, CommandLine& command_line) {
@@ -232,10 +232,10 @@ void AddDatasetLoad(CLI::App* dataset, CommandLine& command_line) {
       "load", "append the rows of a CSV (same header row) to a dataset, all or nothing");
   load->add_option("name", load_flags.name, "dataset name")->required();
   load->add_option("--csv", load_flags.csv, "CSV file with the dataset's header row")->required();
-  command_line.RunWhenParsed(load, [&load_flags](const GlobalOptions& options,
-                                                 const Output& output) {
-    return RunDatasetLoad(options, output, load_flags.name, load_flags.csv);
-  });
+  command_line.RunWhenParsed(
+      load, [&load_flags](const GlobalOptions& options, const Output& output) {
+        return RunDatasetLoad(options, output, load_flags.name, load_flags.csv);
+      });
 }
 
 void AddDatasetDrop(CLI::App* dataset, CommandLine& command_line) {
@@ -248,10 +248,10 @@ void AddDatasetDrop(CLI::App* dataset, CommandLine& command_line) {
       "drop", "delete a dataset's raw rows for good (its ledger and audit rows are kept)");
   drop->add_option("name", drop_flags.name, "dataset name")->required();
   drop->add_flag("--yes", drop_flags.yes, "confirm: the rows cannot be recovered");
-  command_line.RunWhenParsed(drop, [&drop_flags](const GlobalOptions& options,
-                                                 const Output& output) {
-    return RunDatasetDrop(options, output, drop_flags.name, drop_flags.yes);
-  });
+  command_line.RunWhenParsed(
+      drop, [&drop_flags](const GlobalOptions& options, const Output& output) {
+        return RunDatasetDrop(options, output, drop_flags.name, drop_flags.yes);
+      });
 }
 
 }  // namespace
@@ -267,10 +267,10 @@ void RegisterDatasetCommands(CLI::App& app, CommandLine& command_line) {
   std::string& show_name = command_line.Keep<std::string>();
   CLI::App* show = dataset->add_subcommand("show", "a dataset's schema and declared bounds");
   show->add_option("name", show_name, "dataset name")->required();
-  command_line.RunWhenParsed(show, [&show_name](const GlobalOptions& options,
-                                                const Output& output) {
-    return RunDatasetShow(options, output, show_name);
-  });
+  command_line.RunWhenParsed(show,
+                             [&show_name](const GlobalOptions& options, const Output& output) {
+                               return RunDatasetShow(options, output, show_name);
+                             });
 }
 
 }  // namespace dpqctl

@@ -44,10 +44,10 @@ void RegisterHealthCommand(CLI::App& app, CommandLine& command_line) {
       "health", "gRPC health of the server (grpc.health.v1): exit 0 only when SERVING; no token");
   health->add_option("--service", service,
                      "a service's full name, e.g. dpq.v1.AnalystService (default: the server)");
-  command_line.RunWhenParsed(health, [&service](const GlobalOptions& options,
-                                                const Output& output) {
-    return RunHealth(options, output, service);
-  });
+  command_line.RunWhenParsed(health,
+                             [&service](const GlobalOptions& options, const Output& output) {
+                               return RunHealth(options, output, service);
+                             });
 }
 
 }  // namespace dpqctl

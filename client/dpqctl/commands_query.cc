@@ -71,8 +71,8 @@ int RunQueryBatch(const GlobalOptions& options, const Output& output, const Quer
   if (!document.ok()) return ReportUsageError(output, document.status());
   absl::StatusOr<std::vector<QueryArgs>> queries = ParseQueryBatchJson(*document, "");
   if (!queries.ok()) {
-    return ReportUsageError(
-        output, absl::StrCat("--file '", args.file, "': ", queries.status().message()));
+    return ReportUsageError(output,
+                            absl::StrCat("--file '", args.file, "': ", queries.status().message()));
   }
   dpq::v1::QueryBatchRequest request;
   request.set_dataset(args.dataset);
@@ -83,8 +83,8 @@ int RunQueryBatch(const GlobalOptions& options, const Output& output, const Quer
     absl::StatusOr<dpq::v1::QueryRequest> query =
         BuildQueryRequest((*queries)[i], absl::StrCat("queries[", i, "]."));
     if (!query.ok()) {
-      return ReportUsageError(
-          output, absl::StrCat("--file '", args.file, "': ", query.status().message()));
+      return ReportUsageError(output,
+                              absl::StrCat("--file '", args.file, "': ", query.status().message()));
     }
     *request.add_queries() = *std::move(query);
   }
@@ -171,8 +171,8 @@ void AddQueryFlags(CLI::App* command, QueryFlags* flags) {
   command->add_option("dataset", args.dataset, "dataset name")->required();
   command->add_option("--aggregate", args.aggregate, kAggregateHelp)
       ->required()
-      ->check(CLI::IsMember(
-          {"count", "sum", "mean", "variance", "stddev", "quantile", "histogram"}));
+      ->check(
+          CLI::IsMember({"count", "sum", "mean", "variance", "stddev", "quantile", "histogram"}));
   command->add_option("--column", args.column,
                       "column to aggregate (numeric; a text column for a per-category histogram)");
   flags->lower_option =
@@ -185,13 +185,15 @@ void AddQueryFlags(CLI::App* command, QueryFlags* flags) {
       ->check(CLI::IsMember({"laplace", "gaussian"}));
   command->add_option("--delta", args.delta, "delta to spend (gaussian, or partition selection)")
       ->check(kFinite);
-  command->add_option("--max-contributions", args.max_contributions,
-                      "rows one privacy unit may contribute (per group; default 1)")
+  command
+      ->add_option("--max-contributions", args.max_contributions,
+                   "rows one privacy unit may contribute (per group; default 1)")
       ->check(CLI::NonNegativeNumber);
   command->add_option("--where", args.where,
                       "row filter, e.g. \"age >= 30 AND sex = 'Female'\" (checked by the server)");
-  command->add_option("--confidence", args.confidence,
-                      "confidence level of the interval (default 0.95)")
+  command
+      ->add_option("--confidence", args.confidence,
+                   "confidence level of the interval (default 0.95)")
       ->check(kFinite);
   command
       ->add_option("--quantiles", flags->quantiles,
@@ -202,16 +204,16 @@ void AddQueryFlags(CLI::App* command, QueryFlags* flags) {
                    "histogram bin edges, increasing and comma-separated, e.g. 0,10,20,50")
       ->allow_extra_args(false);
   command
-      ->add_option("--group-by", flags->group_by,
-                   "group-by columns, comma-separated (at most 3)")
+      ->add_option("--group-by", flags->group_by, "group-by columns, comma-separated (at most 3)")
       ->allow_extra_args(false);
   command
       ->add_option("--keys", flags->keys,
                    "the public keys of a single group-by column, comma-separated (no partition "
                    "selection)")
       ->allow_extra_args(false);
-  command->add_option("--max-partitions", args.max_partitions,
-                      "groups one privacy unit may contribute to (default 1)")
+  command
+      ->add_option("--max-partitions", args.max_partitions,
+                   "groups one privacy unit may contribute to (default 1)")
       ->check(CLI::NonNegativeNumber);
   command->add_flag("--per-unit", args.per_unit,
                     "count, sum, mean: clamp each unit's row count (total, mean) per group to "
@@ -256,10 +258,10 @@ void AddQueryBatch(CLI::App& app, CommandLine& command_line) {
       ->check(kFinite);
   query_batch->add_option("--request-id", batch_args.request_id,
                           "idempotency key of the whole batch");
-  command_line.RunWhenParsed(query_batch, [&batch_args](const GlobalOptions& options,
-                                                        const Output& output) {
-    return RunQueryBatch(options, output, batch_args);
-  });
+  command_line.RunWhenParsed(query_batch,
+                             [&batch_args](const GlobalOptions& options, const Output& output) {
+                               return RunQueryBatch(options, output, batch_args);
+                             });
 }
 
 }  // namespace

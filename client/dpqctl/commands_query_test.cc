@@ -25,8 +25,8 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-using ::dpqctl::testing::ClosedAddress;
 using ::dpqctl::testing::CliResult;
+using ::dpqctl::testing::ClosedAddress;
 using ::dpqctl::testing::RunDpqctl;
 
 using ::dpqctl::testing::TempFile;
@@ -63,21 +63,21 @@ TEST(QueryCliTest, BudgetSetHelpListsPldAndPresets) {
 }
 
 TEST(QueryCliTest, MalformedQuantilesIsUsageErrorNamingTheFlag) {
-  ExpectUsageError(RunDpqctl({"--json", "--server", ClosedAddress(), "query", "people",
-                              "--aggregate", "quantile", "--column", "age", "--epsilon", "1",
-                              "--quantiles", "0.1,median"}),
-                   "--quantiles: 'median' is not a finite number");
+  ExpectUsageError(
+      RunDpqctl({"--json", "--server", ClosedAddress(), "query", "people", "--aggregate",
+                 "quantile", "--column", "age", "--epsilon", "1", "--quantiles", "0.1,median"}),
+      "--quantiles: 'median' is not a finite number");
 }
 
 TEST(QueryCliTest, MalformedBinsIsUsageErrorNamingTheFlag) {
-  ExpectUsageError(RunDpqctl({"--json", "--server", ClosedAddress(), "query", "people",
-                              "--aggregate", "histogram", "--column", "age", "--epsilon", "1",
-                              "--bins", "0,,10"}),
-                   "--bins");
-  ExpectUsageError(RunDpqctl({"--json", "--server", ClosedAddress(), "query", "people",
-                              "--aggregate", "histogram", "--column", "age", "--epsilon", "1",
-                              "--bins", "0,inf"}),
-                   "--bins: 'inf' is not a finite number");
+  ExpectUsageError(
+      RunDpqctl({"--json", "--server", ClosedAddress(), "query", "people", "--aggregate",
+                 "histogram", "--column", "age", "--epsilon", "1", "--bins", "0,,10"}),
+      "--bins");
+  ExpectUsageError(
+      RunDpqctl({"--json", "--server", ClosedAddress(), "query", "people", "--aggregate",
+                 "histogram", "--column", "age", "--epsilon", "1", "--bins", "0,inf"}),
+      "--bins: 'inf' is not a finite number");
 }
 
 TEST(QueryCliTest, EmptyGroupByElementIsUsageError) {
@@ -115,8 +115,8 @@ TEST(QueryBatchCliTest, InvalidJsonIsUsageError) {
 
 TEST(QueryBatchCliTest, UnknownKeyNamesFileIndexAndKey) {
   TempFile file(R"([{"aggregate": "count", "epsilon": 1}, {"aggregate": "count", "eps": 1}])");
-  CliResult result = RunDpqctl({"--json", "--server", ClosedAddress(), "query-batch", "people",
-                                "--file", file.path});
+  CliResult result = RunDpqctl(
+      {"--json", "--server", ClosedAddress(), "query-batch", "people", "--file", file.path});
   ExpectUsageError(result, "queries[1].eps: unknown key");
   EXPECT_THAT(result.ErrorMessage(), HasSubstr(file.path));
 }
@@ -143,9 +143,9 @@ TEST(QueryBatchCliTest, FileIsRequired) {
 }
 
 TEST(PlanCliTest, NeitherEpsilonNorTargetErrorIsUsageError) {
-  ExpectUsageError(RunDpqctl({"--json", "--server", ClosedAddress(), "plan", "people",
-                              "--aggregate", "count"}),
-                   "exactly one of --epsilon and --target-error");
+  ExpectUsageError(
+      RunDpqctl({"--json", "--server", ClosedAddress(), "plan", "people", "--aggregate", "count"}),
+      "exactly one of --epsilon and --target-error");
 }
 
 TEST(PlanCliTest, BothEpsilonAndTargetErrorIsUsageError) {
@@ -321,10 +321,11 @@ class QueryFakeServerTest : public ::testing::Test {
 };
 
 TEST_F(QueryFakeServerTest, QuerySendsListFlags) {
-  CliResult result = RunDpqctl({"--server", address_, "--json", "query", "people", "--aggregate",
-                                "histogram", "--column", "age", "--epsilon", "0.5", "--bins",
-                                "-10,0,10", "--bins", "50", "--group-by", "city,sex", "--keys",
-                                "New York,oslo", "--max-partitions", "3", "--quantiles", "0.5"});
+  CliResult result = RunDpqctl(
+      {"--server",      address_,           "--json", "query",       "people",   "--aggregate",
+       "histogram",     "--column",         "age",    "--epsilon",   "0.5",      "--bins",
+       "-10,0,10",      "--bins",           "50",     "--group-by",  "city,sex", "--keys",
+       "New York,oslo", "--max-partitions", "3",      "--quantiles", "0.5"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const dpq::v1::QueryRequest sent = analyst_.last_query();
   EXPECT_EQ(sent.aggregate(), dpq::v1::AGGREGATE_HISTOGRAM);
@@ -336,10 +337,10 @@ TEST_F(QueryFakeServerTest, QuerySendsListFlags) {
 }
 
 TEST_F(QueryFakeServerTest, QueryWithoutListFlagsSendsNone) {
-  ASSERT_EQ(RunDpqctl({"--server", address_, "query", "people", "--aggregate", "count",
-                       "--epsilon", "1"})
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      RunDpqctl({"--server", address_, "query", "people", "--aggregate", "count", "--epsilon", "1"})
+          .exit_code,
+      0);
   const dpq::v1::QueryRequest sent = analyst_.last_query();
   EXPECT_EQ(sent.quantiles_size(), 0);
   EXPECT_EQ(sent.bins_size(), 0);
@@ -349,8 +350,8 @@ TEST_F(QueryFakeServerTest, QueryWithoutListFlagsSendsNone) {
 }
 
 TEST_F(QueryFakeServerTest, ScalarAnswerPrintsAsBefore) {
-  CliResult result = RunDpqctl({"--server", address_, "query", "people", "--aggregate", "count",
-                                "--epsilon", "1"});
+  CliResult result = RunDpqctl(
+      {"--server", address_, "query", "people", "--aggregate", "count", "--epsilon", "1"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_THAT(result.out, HasSubstr("value:        41.5\n"));
   EXPECT_THAT(result.out, HasSubstr("interval:     95.0% [35.5, 47.5]\n"));
@@ -372,9 +373,8 @@ TEST_F(QueryFakeServerTest, GroupByAnswerPrintsTableWithKeyColumns) {
 }
 
 TEST_F(QueryFakeServerTest, QuantileAnswerPrintsRankError) {
-  CliResult result = RunDpqctl({"--server", address_, "query", "people", "--aggregate",
-                                "quantile", "--column", "age", "--epsilon", "1", "--quantiles",
-                                "0.1,0.9"});
+  CliResult result = RunDpqctl({"--server", address_, "query", "people", "--aggregate", "quantile",
+                                "--column", "age", "--epsilon", "1", "--quantiles", "0.1,0.9"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_THAT(result.out, HasSubstr("LABEL"));
   EXPECT_THAT(result.out, HasSubstr("q=0.1"));
@@ -399,8 +399,8 @@ TEST_F(QueryFakeServerTest, WarningsGoToStderrInTextMode) {
 
 TEST_F(QueryFakeServerTest, QueryJsonAddsRowsCachedWarningsAndMaxPartitions) {
   CliResult result = RunDpqctl({"--server", address_, "--json", "query", "people", "--aggregate",
-                                "quantile", "--column", "cached", "--epsilon", "1",
-                                "--quantiles", "0.5", "--where", "warn", "--max-partitions", "2"});
+                                "quantile", "--column", "cached", "--epsilon", "1", "--quantiles",
+                                "0.5", "--where", "warn", "--max-partitions", "2"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(result.err, "");  // with --json the warnings are in the document only
   const nlohmann::json json = result.JsonOut();
@@ -462,8 +462,7 @@ TEST_F(QueryFakeServerTest, QueryBatchSendsEveryQueryAndPrintsJson) {
   EXPECT_EQ(json.at("budget").at("accountant"), "pld");
   ASSERT_EQ(json.at("answers").size(), 3u);
   EXPECT_EQ(json.at("answers")[1].at("rows").size(), 2u);
-  EXPECT_EQ(json.at("answers")[2].at("rows")[0].at("key"),
-            nlohmann::json::array({"oslo", "f"}));
+  EXPECT_EQ(json.at("answers")[2].at("rows")[0].at("key"), nlohmann::json::array({"oslo", "f"}));
   EXPECT_EQ(json.at("answers")[2].at("warnings").size(), 1u);
   EXPECT_EQ(result.err, "");
 }
@@ -486,10 +485,10 @@ TEST_F(QueryFakeServerTest, QueryBatchTextHasOneBlockPerAnswerAndTheJointCharge)
 }
 
 TEST_F(QueryFakeServerTest, PlanWithTargetErrorSendsZeroEpsilon) {
-  CliResult result = RunDpqctl({"--server", address_, "--json", "plan", "people", "--aggregate",
-                                "mean", "--column", "income", "--target-error", "5",
-                                "--expected-count", "1000", "--confidence", "0.9", "--group-by",
-                                "city"});
+  CliResult result =
+      RunDpqctl({"--server", address_, "--json", "plan", "people", "--aggregate", "mean",
+                 "--column", "income", "--target-error", "5", "--expected-count", "1000",
+                 "--confidence", "0.9", "--group-by", "city"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const dpq::v1::PlanRequest sent = analyst_.last_plan();
   EXPECT_EQ(sent.query().dataset(), "people");
@@ -501,19 +500,19 @@ TEST_F(QueryFakeServerTest, PlanWithTargetErrorSendsZeroEpsilon) {
   EXPECT_EQ(sent.target_error(), 5);
   EXPECT_EQ(sent.expected_count(), 1000);
   EXPECT_EQ(result.JsonOut(), (nlohmann::json{{"epsilon", 0.25},
-                                               {"delta", 0.0},
-                                               {"mechanism", "laplace"},
-                                               {"sensitivity", 1.0},
-                                               {"noise_scale", 4.0},
-                                               {"error", 11.98},
-                                               {"confidence", 0.95},
-                                               {"rank_error", false},
-                                               {"warnings", nlohmann::json::array()}}));
+                                              {"delta", 0.0},
+                                              {"mechanism", "laplace"},
+                                              {"sensitivity", 1.0},
+                                              {"noise_scale", 4.0},
+                                              {"error", 11.98},
+                                              {"confidence", 0.95},
+                                              {"rank_error", false},
+                                              {"warnings", nlohmann::json::array()}}));
 }
 
 TEST_F(QueryFakeServerTest, PlanWithEpsilonPrintsErrorLineAndWarnings) {
-  CliResult result = RunDpqctl({"--server", address_, "plan", "people", "--aggregate", "count",
-                                "--epsilon", "6"});
+  CliResult result =
+      RunDpqctl({"--server", address_, "plan", "people", "--aggregate", "count", "--epsilon", "6"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(analyst_.last_plan().query().epsilon(), 6);
   EXPECT_EQ(analyst_.last_plan().target_error(), 0);
@@ -547,8 +546,8 @@ TEST_F(QueryFakeServerTest, BudgetSetPrintsWarnings) {
   EXPECT_EQ(admin_.last_set().epsilon(), 6);
   EXPECT_EQ(admin_.last_set().delta(), 1e-6);
 
-  CliResult json = RunDpqctl({"--server", address_, "--json", "budget", "set", "people",
-                              "--epsilon", "6"});
+  CliResult json =
+      RunDpqctl({"--server", address_, "--json", "budget", "set", "people", "--epsilon", "6"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_EQ(json.JsonOut().at("warnings"),
             nlohmann::json::array({"epsilon 6 is above the usual range 0.5-2 for healthcare"}));

@@ -34,7 +34,8 @@ absl::StatusOr<std::string> ReadStatement(const SqlArgs& args, std::istream& in)
   std::string text;
   if (!args.file.empty()) {
     std::ifstream file(args.file, std::ios::binary);
-    if (!file) return absl::InvalidArgumentError(absl::StrCat("--file: cannot open '", args.file, "'"));
+    if (!file)
+      return absl::InvalidArgumentError(absl::StrCat("--file: cannot open '", args.file, "'"));
     text.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
   } else {
     text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -48,7 +49,8 @@ absl::StatusOr<std::string> ReadStatement(const SqlArgs& args, std::istream& in)
 
 nlohmann::json CellToJson(const dpq::v1::SqlCell& c) {
   if (c.null()) return nullptr;
-  if (c.array_size() > 0) return nlohmann::json(std::vector<double>(c.array().begin(), c.array().end()));
+  if (c.array_size() > 0)
+    return nlohmann::json(std::vector<double>(c.array().begin(), c.array().end()));
   if (!c.text().empty()) return c.text();
   return c.number();
 }
@@ -132,7 +134,8 @@ void WriteSqlText(std::ostream& out, const dpq::v1::SqlResponse& r) {
     std::vector<std::vector<std::string>> rows;
     for (const dpq::v1::SqlRow& row : set.rows()) {
       std::vector<std::string> cells;
-      for (int i = 0; i < row.cells_size(); ++i) cells.push_back(CellText(row.cells(i), set.columns(i).type()));
+      for (int i = 0; i < row.cells_size(); ++i)
+        cells.push_back(CellText(row.cells(i), set.columns(i).type()));
       rows.push_back(std::move(cells));
     }
     WriteTable(out, header, rows);
@@ -168,24 +171,25 @@ nlohmann::json ExplainToJson(const dpq::v1::ExplainSqlResponse& r) {
   nlohmann::json parts = nlohmann::json::array();
   for (const dpq::v1::SqlPlanPart& p : r.parts()) {
     const dpq::v1::QueryRequest& q = p.query();
-    nlohmann::json part = {{"statement", p.statement()},
-                           {"function", p.function()},
-                           {"aggregate", AggregateWord(q.aggregate())},
-                           {"column", q.column()},
-                           {"max_contributions", q.max_contributions()},
-                           {"max_partitions", q.max_partitions()},
-                           {"pre_aggregate", p.pre_aggregate()},
-                           {"mechanism", MechanismWord(p.mechanism())},
-                           {"epsilon", q.epsilon()},
-                           {"delta", q.delta()},
-                           {"sensitivity", p.sensitivity()},
-                           {"noise_scale", p.noise_scale()},
-                           {"error", ErrorNotStated(p) ? nlohmann::json(nullptr) : nlohmann::json(p.error())},
-                           {"error_basis", p.error_basis()},
-                           {"rank_error", p.rank_error()},
-                           {"error_of_sum", ErrorIsPerCount(p)},
-                           {"where", q.where()},
-                           {"group_by", std::vector<std::string>(q.group_by().begin(), q.group_by().end())}};
+    nlohmann::json part = {
+        {"statement", p.statement()},
+        {"function", p.function()},
+        {"aggregate", AggregateWord(q.aggregate())},
+        {"column", q.column()},
+        {"max_contributions", q.max_contributions()},
+        {"max_partitions", q.max_partitions()},
+        {"pre_aggregate", p.pre_aggregate()},
+        {"mechanism", MechanismWord(p.mechanism())},
+        {"epsilon", q.epsilon()},
+        {"delta", q.delta()},
+        {"sensitivity", p.sensitivity()},
+        {"noise_scale", p.noise_scale()},
+        {"error", ErrorNotStated(p) ? nlohmann::json(nullptr) : nlohmann::json(p.error())},
+        {"error_basis", p.error_basis()},
+        {"rank_error", p.rank_error()},
+        {"error_of_sum", ErrorIsPerCount(p)},
+        {"where", q.where()},
+        {"group_by", std::vector<std::string>(q.group_by().begin(), q.group_by().end())}};
     if (q.has_lower()) part["lower"] = q.lower();
     if (q.has_upper()) part["upper"] = q.upper();
     if (q.quantiles_size() > 0) {
@@ -194,27 +198,33 @@ nlohmann::json ExplainToJson(const dpq::v1::ExplainSqlResponse& r) {
     if (q.bins_size() > 0) part["bins"] = std::vector<double>(q.bins().begin(), q.bins().end());
     parts.push_back(std::move(part));
   }
-  return {{"dataset", r.dataset()}, {"epsilon", r.epsilon()}, {"delta", r.delta()},
-          {"epsilon_sum", r.epsilon_sum()}, {"delta_sum", r.delta_sum()},
-          {"confidence", r.confidence()}, {"parts", parts}};
+  return {{"dataset", r.dataset()},
+          {"epsilon", r.epsilon()},
+          {"delta", r.delta()},
+          {"epsilon_sum", r.epsilon_sum()},
+          {"delta_sum", r.delta_sum()},
+          {"confidence", r.confidence()},
+          {"parts", parts}};
 }
 
 void WriteExplainText(std::ostream& out, const dpq::v1::ExplainSqlResponse& r) {
   std::vector<std::vector<std::string>> rows;
   for (const dpq::v1::SqlPlanPart& p : r.parts()) {
     const dpq::v1::QueryRequest& q = p.query();
-    const std::string bounds =
-        q.has_lower() ? absl::StrCat("[", FormatNumber(q.lower()), ", ", FormatNumber(q.upper()), "]") : "-";
+    const std::string bounds = q.has_lower() ? absl::StrCat("[", FormatNumber(q.lower()), ", ",
+                                                            FormatNumber(q.upper()), "]")
+                                             : "-";
     rows.push_back({p.function(), q.column().empty() ? "*" : q.column(), bounds,
                     p.pre_aggregate() ? "per unit" : absl::StrCat(q.max_contributions(), " rows"),
                     absl::StrCat(q.max_partitions()), MechanismWord(p.mechanism()),
                     FormatSignificant(q.epsilon(), 6), FormatNumber(q.delta()),
                     FormatSignificant(p.sensitivity(), 4), ErrorCell(p)});
   }
-  WriteTable(out,
-             {"AGGREGATE", "COLUMN", "BOUNDS", "K", "M", "MECHANISM", "EPSILON", "DELTA",
-              "SENSITIVITY", absl::StrCat("ERROR (", FormatSignificant(r.confidence() * 100, 3), " %)")},
-             rows);
+  WriteTable(
+      out,
+      {"AGGREGATE", "COLUMN", "BOUNDS", "K", "M", "MECHANISM", "EPSILON", "DELTA", "SENSITIVITY",
+       absl::StrCat("ERROR (", FormatSignificant(r.confidence() * 100, 3), " %)")},
+      rows);
   bool per_count = false, not_stated = false;
   for (const dpq::v1::SqlPlanPart& p : r.parts()) {
     per_count = per_count || ErrorIsPerCount(p);
@@ -225,7 +235,8 @@ void WriteExplainText(std::ostream& out, const dpq::v1::ExplainSqlResponse& r) {
            "rows), unknown before the query, plus the noisy count's share\n";
   }
   if (not_stated) out << "n/a: a variance's error depends on N and the data's moments\n";
-  out << "total charge: epsilon " << FormatNumber(r.epsilon()) << ", delta " << FormatNumber(r.delta());
+  out << "total charge: epsilon " << FormatNumber(r.epsilon()) << ", delta "
+      << FormatNumber(r.delta());
   if (r.epsilon_sum() != r.epsilon()) {
     out << " jointly (the parts one by one: epsilon " << FormatNumber(r.epsilon_sum()) << ", delta "
         << FormatNumber(r.delta_sum()) << ")";
@@ -235,7 +246,8 @@ void WriteExplainText(std::ostream& out, const dpq::v1::ExplainSqlResponse& r) {
 
 }  // namespace
 
-int RunSql(const GlobalOptions& options, const Output& output, const SqlArgs& args, std::istream& in) {
+int RunSql(const GlobalOptions& options, const Output& output, const SqlArgs& args,
+           std::istream& in) {
   absl::StatusOr<std::string> statement = ReadStatement(args, in);
   if (!statement.ok()) return ReportUsageError(output, statement.status());
   dpq::v1::SqlRequest request;
@@ -264,22 +276,25 @@ int RunSql(const GlobalOptions& options, const Output& output, const SqlArgs& ar
 void RegisterSqlCommand(CLI::App& app, CommandLine& command_line) {
   SqlArgs& sql_args = command_line.Keep<SqlArgs>();
   CLI::App* sql = app.add_subcommand(
-      "sql", "ask in SQL: SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = ...) ... (BigQuery's "
-             "DP clause), compiled onto the same planner, ledger and audit as query");
+      "sql",
+      "ask in SQL: SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = ...) ... (BigQuery's "
+      "DP clause), compiled onto the same planner, ledger and audit as query");
   sql->add_option("statement", sql_args.statement,
                   "the statement (several separated by ';' are charged jointly); omit it or give - "
                   "to read standard input");
   sql->add_option("--file", sql_args.file, "read the statement from this file");
-  sql->add_flag("--explain", sql_args.explain,
-                "print the plan (aggregates, bounds, K, mechanism, epsilon/delta per part, the total "
-                "charge, the expected error) and charge nothing");
+  sql->add_flag(
+      "--explain", sql_args.explain,
+      "print the plan (aggregates, bounds, K, mechanism, epsilon/delta per part, the total "
+      "charge, the expected error) and charge nothing");
   sql->add_option("--request-id", sql_args.request_id, "idempotency key");
   sql->add_option("--confidence", sql_args.confidence,
                   "confidence level of the intervals (default 0.95)")
       ->check(kFinite);
-  sql->add_option("--joint-delta", sql_args.joint_delta,
-                  "delta of the joint (RDP/PLD) price of a script of several aggregates, in [0, 1), "
-                  "as query-batch --delta; 0 (default): the parts' charges add up")
+  sql->add_option(
+         "--joint-delta", sql_args.joint_delta,
+         "delta of the joint (RDP/PLD) price of a script of several aggregates, in [0, 1), "
+         "as query-batch --delta; 0 (default): the parts' charges add up")
       ->check(kFinite);
   command_line.RunWhenParsed(sql, [&sql_args](const GlobalOptions& options, const Output& output) {
     return RunSql(options, output, sql_args, std::cin);

@@ -32,8 +32,10 @@ nlohmann::json RunToJson(const dpq::v1::TrainingRun& r) {
       {"sampling_rate", r.sampling_rate()},
       {"noise_multiplier", r.noise_multiplier()},
       {"delta", r.delta()},
-      {"target_epsilon", r.target_epsilon() > 0 ? nlohmann::json(r.target_epsilon()) : nlohmann::json(nullptr)},
-      {"planned_steps", r.planned_steps() > 0 ? nlohmann::json(r.planned_steps()) : nlohmann::json(nullptr)},
+      {"target_epsilon",
+       r.target_epsilon() > 0 ? nlohmann::json(r.target_epsilon()) : nlohmann::json(nullptr)},
+      {"planned_steps",
+       r.planned_steps() > 0 ? nlohmann::json(r.planned_steps()) : nlohmann::json(nullptr)},
       {"created_at", r.created_at()},
       {"accountant", r.accountant()},
       {"steps", r.steps()},
@@ -58,12 +60,14 @@ void WriteRunText(std::ostream& out, const dpq::v1::TrainingRun& r) {
            : FormatSignificant(r.noise_multiplier(), 6)},
       {"delta", FormatNumber(r.delta())},
       {"ledger", absl::StrCat(r.accountant(), " accountant")},
-      {"steps", absl::StrCat(r.steps(), " in ", r.reports(), r.reports() == 1 ? " report" : " reports")},
+      {"steps",
+       absl::StrCat(r.steps(), " in ", r.reports(), r.reports() == 1 ? " report" : " reports")},
       {"epsilon so far", absl::StrCat(Eps(r.epsilon()), " at delta ", FormatNumber(r.delta()))},
-      {"steps left", r.steps_left() < 0
-                         ? std::string("not computed here (see `dpqctl training show --run ") + r.run() + "`)"
-                         : absl::StrCat(r.steps_left() >= 1000000 ? "at least " : "", r.steps_left(),
-                                        " (in one report, within the budget and your cap)")},
+      {"steps left",
+       r.steps_left() < 0
+           ? std::string("not computed here (see `dpqctl training show --run ") + r.run() + "`)"
+           : absl::StrCat(r.steps_left() >= 1000000 ? "at least " : "", r.steps_left(),
+                          " (in one report, within the budget and your cap)")},
       {"budget left", absl::StrCat("epsilon ", Eps(r.budget_epsilon_remaining()), ", delta ",
                                    FormatNumber(r.budget_delta_remaining()))},
   };
@@ -74,10 +78,11 @@ void WriteRunText(std::ostream& out, const dpq::v1::TrainingRun& r) {
 
 }  // namespace
 
-int RunTrainingStart(const GlobalOptions& options, const Output& output, const TrainingStartArgs& args) {
+int RunTrainingStart(const GlobalOptions& options, const Output& output,
+                     const TrainingStartArgs& args) {
   if (args.noise_multiplier == 0 && (args.target_epsilon == 0 || args.steps == 0)) {
-    return ReportUsageError(output,
-                            "give --noise-multiplier Z, or --target-epsilon E with --steps N to calibrate it");
+    return ReportUsageError(
+        output, "give --noise-multiplier Z, or --target-epsilon E with --steps N to calibrate it");
   }
   dpq::v1::StartRunRequest request;
   request.set_dataset(args.dataset);
@@ -96,7 +101,8 @@ int RunTrainingStart(const GlobalOptions& options, const Output& output, const T
       RunToJson, WriteRunText);
 }
 
-int RunTrainingStep(const GlobalOptions& options, const Output& output, const TrainingStepArgs& args) {
+int RunTrainingStep(const GlobalOptions& options, const Output& output,
+                    const TrainingStepArgs& args) {
   dpq::v1::ReportStepsRequest request;
   request.set_dataset(args.dataset);
   request.set_run(args.run);
@@ -114,9 +120,9 @@ int RunTrainingStep(const GlobalOptions& options, const Output& output, const Tr
                 {"replayed", r.replayed()}};
       },
       [&](std::ostream& out, const dpq::v1::ReportStepsResponse& r) {
-        out << "charged:           epsilon " << Eps(r.epsilon()) << ", delta " << FormatNumber(r.delta())
-            << " for " << args.steps << " steps (" << r.method() << ", audit row " << r.seq()
-            << ", request " << r.request_id() << ')'
+        out << "charged:           epsilon " << Eps(r.epsilon()) << ", delta "
+            << FormatNumber(r.delta()) << " for " << args.steps << " steps (" << r.method()
+            << ", audit row " << r.seq() << ", request " << r.request_id() << ')'
             << (r.replayed() ? "; replayed: nothing charged now" : "") << '\n';
         WriteRunText(out, r.run());
       });
@@ -136,7 +142,8 @@ int RunTrainingShow(const GlobalOptions& options, const Output& output, const st
       RunToJson, WriteRunText);
 }
 
-int RunTrainingList(const GlobalOptions& options, const Output& output, const std::string& dataset) {
+int RunTrainingList(const GlobalOptions& options, const Output& output,
+                    const std::string& dataset) {
   dpq::v1::ListRunsRequest request;
   request.set_dataset(dataset);
   return RunRpc<dpq::v1::ListRunsResponse>(
@@ -196,10 +203,10 @@ void AddTrainingStart(CLI::App* training, CommandLine& command_line) {
           ->excludes(noise_multiplier_option);
   start->add_option("--steps", start_args.steps, "planned steps (with --target-epsilon)")
       ->needs(target_epsilon_option);
-  command_line.RunWhenParsed(start, [&start_args](const GlobalOptions& options,
-                                                  const Output& output) {
-    return RunTrainingStart(options, output, start_args);
-  });
+  command_line.RunWhenParsed(start,
+                             [&start_args](const GlobalOptions& options, const Output& output) {
+                               return RunTrainingStart(options, output, start_args);
+                             });
 }
 
 void AddTrainingStep(CLI::App* training, CommandLine& command_line) {
@@ -211,10 +218,10 @@ void AddTrainingStep(CLI::App* training, CommandLine& command_line) {
   step->add_option("--steps", step_args.steps, "steps to charge (1..1000000)")->required();
   step->add_option("--request-id", step_args.request_id,
                    "idempotency key: a retried report with the same id is charged once");
-  command_line.RunWhenParsed(step, [&step_args](const GlobalOptions& options,
-                                                const Output& output) {
-    return RunTrainingStep(options, output, step_args);
-  });
+  command_line.RunWhenParsed(step,
+                             [&step_args](const GlobalOptions& options, const Output& output) {
+                               return RunTrainingStep(options, output, step_args);
+                             });
 }
 
 void AddTrainingShowAndList(CLI::App* training, CommandLine& command_line) {
@@ -226,17 +233,17 @@ void AddTrainingShowAndList(CLI::App* training, CommandLine& command_line) {
       "show", "a run's steps, epsilon so far and the steps left in the budget");
   show->add_option("dataset", show_flags.dataset, "the run's dataset (optional)");
   show->add_option("--run", show_flags.run, "run name")->required();
-  command_line.RunWhenParsed(show, [&show_flags](const GlobalOptions& options,
-                                                 const Output& output) {
-    return RunTrainingShow(options, output, show_flags.dataset, show_flags.run);
-  });
+  command_line.RunWhenParsed(
+      show, [&show_flags](const GlobalOptions& options, const Output& output) {
+        return RunTrainingShow(options, output, show_flags.dataset, show_flags.run);
+      });
   std::string& list_dataset = command_line.Keep<std::string>();
   CLI::App* list = training->add_subcommand("list", "your runs on a dataset (admin: every run)");
   list->add_option("dataset", list_dataset, "dataset name")->required();
-  command_line.RunWhenParsed(list, [&list_dataset](const GlobalOptions& options,
-                                                   const Output& output) {
-    return RunTrainingList(options, output, list_dataset);
-  });
+  command_line.RunWhenParsed(list,
+                             [&list_dataset](const GlobalOptions& options, const Output& output) {
+                               return RunTrainingList(options, output, list_dataset);
+                             });
 }
 
 }  // namespace

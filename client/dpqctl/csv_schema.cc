@@ -12,12 +12,9 @@ namespace dpqctl {
 
 absl::string_view CsvValueTypeWord(CsvValueType type) {
   switch (type) {
-    case CsvValueType::kInteger:
-      return "integer";
-    case CsvValueType::kDouble:
-      return "double";
-    case CsvValueType::kText:
-      return "text";
+    case CsvValueType::kInteger: return "integer";
+    case CsvValueType::kDouble: return "double";
+    case CsvValueType::kText: return "text";
   }
   return "text";
 }

@@ -26,7 +26,7 @@ enum class CsvValueType { kInteger, kDouble, kText };
 absl::string_view CsvValueTypeWord(CsvValueType type);
 
 struct CsvSchema {
-  std::vector<std::string> column_names;  // in file order
+  std::vector<std::string> column_names;   // in file order
   std::vector<CsvValueType> column_types;  // parallel to column_names
   int64_t rows = 0;                        // data rows (header excluded)
 };

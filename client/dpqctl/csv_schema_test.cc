@@ -80,9 +80,8 @@ TEST(InferCsvSchemaTest, InfersIntegerDoubleAndText) {
   absl::StatusOr<CsvSchema> schema = Infer("id,age,income,city\n1,30,1.5,paris\n2,41,2,oslo\n");
   ASSERT_TRUE(schema.ok()) << schema.status();
   EXPECT_THAT(schema->column_names, ElementsAre("id", "age", "income", "city"));
-  EXPECT_THAT(schema->column_types,
-              ElementsAre(CsvValueType::kInteger, CsvValueType::kInteger, CsvValueType::kDouble,
-                          CsvValueType::kText));
+  EXPECT_THAT(schema->column_types, ElementsAre(CsvValueType::kInteger, CsvValueType::kInteger,
+                                                CsvValueType::kDouble, CsvValueType::kText));
   EXPECT_EQ(schema->rows, 2);
 }
 

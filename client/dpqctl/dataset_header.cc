@@ -46,12 +46,9 @@ bool IsNumeric(dpq::v1::ColumnType type) {
 
 dpq::v1::ColumnType ToProto(CsvValueType type) {
   switch (type) {
-    case CsvValueType::kInteger:
-      return dpq::v1::COLUMN_TYPE_INTEGER;
-    case CsvValueType::kDouble:
-      return dpq::v1::COLUMN_TYPE_DOUBLE;
-    case CsvValueType::kText:
-      return dpq::v1::COLUMN_TYPE_TEXT;
+    case CsvValueType::kInteger: return dpq::v1::COLUMN_TYPE_INTEGER;
+    case CsvValueType::kDouble: return dpq::v1::COLUMN_TYPE_DOUBLE;
+    case CsvValueType::kText: return dpq::v1::COLUMN_TYPE_TEXT;
   }
   return dpq::v1::COLUMN_TYPE_TEXT;
 }
@@ -94,9 +91,8 @@ absl::StatusOr<CategoriesSpec> ParseCategoriesSpec(absl::string_view spec) {
           "--categories: '", spec, "' has an empty value (values are separated by '|')"));
     }
     if (!seen.insert(std::string(value)).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--categories: value '", value, "' of column '", column,
-                       "' is given more than once"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--categories: value '", value, "' of column '", column, "' is given more than once"));
     }
     parsed.values.emplace_back(value);
   }

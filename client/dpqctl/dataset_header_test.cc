@@ -123,8 +123,8 @@ TEST(ParseCategoriesSpecTest, RefusesDuplicateValue) {
 }
 
 TEST(BuildDatasetHeaderTest, AttachesCategoriesToTextColumns) {
-  absl::StatusOr<dpq::v1::DatasetHeader> header = BuildDatasetHeader(
-      "people", "id", PeopleSchema(), {}, {}, {{"city", {"oslo", "bergen"}}});
+  absl::StatusOr<dpq::v1::DatasetHeader> header =
+      BuildDatasetHeader("people", "id", PeopleSchema(), {}, {}, {{"city", {"oslo", "bergen"}}});
   ASSERT_TRUE(header.ok()) << header.status();
   EXPECT_THAT(header->columns(3).categories(), ::testing::ElementsAre("oslo", "bergen"));
   EXPECT_EQ(header->columns(1).categories_size(), 0);
@@ -132,28 +132,28 @@ TEST(BuildDatasetHeaderTest, AttachesCategoriesToTextColumns) {
 
 TEST(BuildDatasetHeaderTest, CategoriesMayFollowADeclaredTextType) {
   absl::StatusOr<dpq::v1::DatasetHeader> header =
-      BuildDatasetHeader("people", "id", PeopleSchema(), {{"age", dpq::v1::COLUMN_TYPE_TEXT}},
-                         {}, {{"age", {"young", "old"}}});
+      BuildDatasetHeader("people", "id", PeopleSchema(), {{"age", dpq::v1::COLUMN_TYPE_TEXT}}, {},
+                         {{"age", {"young", "old"}}});
   EXPECT_TRUE(header.ok()) << header.status();
 }
 
 TEST(BuildDatasetHeaderTest, RefusesCategoriesOnNumericColumn) {
-  ExpectInvalid(BuildDatasetHeader("people", "id", PeopleSchema(), {}, {}, {{"age", {"1"}}})
-                    .status(),
-                "text columns only");
+  ExpectInvalid(
+      BuildDatasetHeader("people", "id", PeopleSchema(), {}, {}, {{"age", {"1"}}}).status(),
+      "text columns only");
 }
 
 TEST(BuildDatasetHeaderTest, RefusesCategoriesOnUnknownColumn) {
-  ExpectInvalid(BuildDatasetHeader("people", "id", PeopleSchema(), {}, {}, {{"town", {"a"}}})
-                    .status(),
-                "--categories: 'town' is not a column");
+  ExpectInvalid(
+      BuildDatasetHeader("people", "id", PeopleSchema(), {}, {}, {{"town", {"a"}}}).status(),
+      "--categories: 'town' is not a column");
 }
 
 TEST(BuildDatasetHeaderTest, RefusesRepeatedCategories) {
-  ExpectInvalid(BuildDatasetHeader("people", "id", PeopleSchema(), {}, {},
-                                   {{"city", {"a"}}, {"city", {"b"}}})
-                    .status(),
-                "--categories: column 'city' is given more than once");
+  ExpectInvalid(
+      BuildDatasetHeader("people", "id", PeopleSchema(), {}, {}, {{"city", {"a"}}, {"city", {"b"}}})
+          .status(),
+      "--categories: column 'city' is given more than once");
 }
 
 TEST(BuildDatasetHeaderTest, UsesInferredTypesInFileOrder) {
@@ -189,15 +189,13 @@ TEST(BuildDatasetHeaderTest, AttachesBoundsToNumericColumns) {
 
 TEST(BuildDatasetHeaderTest, BoundsMayFollowADeclaredNumericType) {
   absl::StatusOr<dpq::v1::DatasetHeader> header = BuildDatasetHeader(
-      "people", "id", PeopleSchema(), {{"city", dpq::v1::COLUMN_TYPE_INTEGER}},
-      {{"city", 0, 10}});
+      "people", "id", PeopleSchema(), {{"city", dpq::v1::COLUMN_TYPE_INTEGER}}, {{"city", 0, 10}});
   EXPECT_TRUE(header.ok()) << header.status();
 }
 
 TEST(BuildDatasetHeaderTest, RefusesBoundsOnTextColumn) {
-  ExpectInvalid(
-      BuildDatasetHeader("people", "id", PeopleSchema(), {}, {{"city", 0, 1}}).status(),
-      "numeric columns only");
+  ExpectInvalid(BuildDatasetHeader("people", "id", PeopleSchema(), {}, {{"city", 0, 1}}).status(),
+                "numeric columns only");
 }
 
 TEST(BuildDatasetHeaderTest, RefusesBoundsOnColumnDeclaredText) {
@@ -208,16 +206,15 @@ TEST(BuildDatasetHeaderTest, RefusesBoundsOnColumnDeclaredText) {
 }
 
 TEST(BuildDatasetHeaderTest, RefusesBoundsOnUnknownColumn) {
-  ExpectInvalid(
-      BuildDatasetHeader("people", "id", PeopleSchema(), {}, {{"height", 0, 1}}).status(),
-      "'height' is not a column");
+  ExpectInvalid(BuildDatasetHeader("people", "id", PeopleSchema(), {}, {{"height", 0, 1}}).status(),
+                "'height' is not a column");
 }
 
 TEST(BuildDatasetHeaderTest, RefusesRepeatedBounds) {
-  ExpectInvalid(BuildDatasetHeader("people", "id", PeopleSchema(), {},
-                                   {{"age", 0, 1}, {"age", 0, 2}})
-                    .status(),
-                "more than once");
+  ExpectInvalid(
+      BuildDatasetHeader("people", "id", PeopleSchema(), {}, {{"age", 0, 1}, {"age", 0, 2}})
+          .status(),
+      "more than once");
 }
 
 TEST(BuildDatasetHeaderTest, RefusesTypeOnUnknownColumn) {
@@ -236,10 +233,12 @@ TEST(RequireDeclaredTypesTest, RefusesUndeclaredColumnsAndProposesTheirFlags) {
   CsvSchema schema;
   schema.column_names = {"id", "age", "city"};
   schema.column_types = {CsvValueType::kInteger, CsvValueType::kDouble, CsvValueType::kText};
-  const absl::Status s = RequireDeclaredTypes(schema, {TypeSpec{"id", dpq::v1::COLUMN_TYPE_INTEGER}});
+  const absl::Status s =
+      RequireDeclaredTypes(schema, {TypeSpec{"id", dpq::v1::COLUMN_TYPE_INTEGER}});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("Undeclared: age, city."));
-  EXPECT_THAT(s.message(), HasSubstr("Inferred from this file: --type age=double --type city=text."));
+  EXPECT_THAT(s.message(),
+              HasSubstr("Inferred from this file: --type age=double --type city=text."));
   EXPECT_THAT(s.message(), HasSubstr("--infer-types"));
 }
 

@@ -38,8 +38,8 @@ absl::StatusOr<int> ValueOf(const google::protobuf::EnumDescriptor* descriptor,
     if (descriptor->value(i)->number() == 0) continue;
     words.push_back(WordOf(descriptor, prefix, descriptor->value(i)->number()));
   }
-  return absl::InvalidArgumentError(absl::StrCat(flag, ": '", word, "' is not one of ",
-                                                 absl::StrJoin(words, ", ")));
+  return absl::InvalidArgumentError(
+      absl::StrCat(flag, ": '", word, "' is not one of ", absl::StrJoin(words, ", ")));
 }
 
 }  // namespace
@@ -77,7 +77,8 @@ absl::StatusOr<dpq::v1::Mechanism> ParseMechanismWord(absl::string_view word,
   // MECHANISM_EXPONENTIAL only names quantile answers; the server refuses it in a request.
   if (word == "exponential") {
     return absl::InvalidArgumentError(absl::StrCat(
-        flag, ": 'exponential' is not one of laplace, gaussian (the server uses it for quantiles "
+        flag,
+        ": 'exponential' is not one of laplace, gaussian (the server uses it for quantiles "
         "by itself)"));
   }
   absl::StatusOr<int> value =

@@ -15,8 +15,8 @@
 namespace dpqctl {
 namespace {
 
-using ::dpqctl::testing::ClosedAddress;
 using ::dpqctl::testing::CliResult;
+using ::dpqctl::testing::ClosedAddress;
 using ::dpqctl::testing::RunDpqctl;
 using ::testing::HasSubstr;
 
@@ -47,11 +47,11 @@ TEST_F(HealthTest, ServingExitsZeroAndSaysSo) {
   EXPECT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(result.out, "SERVING\n");
 
-  result = RunDpqctl({"--server", address(), "--json", "health", "--service",
-                      "dpq.v1.AnalystService"});
+  result =
+      RunDpqctl({"--server", address(), "--json", "health", "--service", "dpq.v1.AnalystService"});
   EXPECT_EQ(result.exit_code, 0) << result.err;
-  EXPECT_EQ(result.JsonOut(), (nlohmann::json{{"service", "dpq.v1.AnalystService"},
-                                              {"status", "SERVING"}}));
+  EXPECT_EQ(result.JsonOut(),
+            (nlohmann::json{{"service", "dpq.v1.AnalystService"}, {"status", "SERVING"}}));
 }
 
 TEST_F(HealthTest, NotServingExitsOne) {

@@ -120,8 +120,8 @@ nlohmann::json ResultRowToJson(const dpq::v1::ResultRow& row) {
       {"key", KeyToJson(row)},
       {"label", row.label()},
       {"value", row.value()},
-      {"interval", row.has_interval() ? ConfidenceIntervalToJson(row.interval())
-                                      : nlohmann::json(nullptr)},
+      {"interval",
+       row.has_interval() ? ConfidenceIntervalToJson(row.interval()) : nlohmann::json(nullptr)},
       {"noise_scale", row.noise_scale()},
       {"rank_error", row.rank_error()},
   };
@@ -138,12 +138,9 @@ nlohmann::json QueryBatchResponseToJson(const dpq::v1::QueryBatchResponse& respo
     answers.push_back(QueryResponseToJson(response.answers(i), aggregate));
   }
   return {
-      {"request_id", response.request_id()},
-      {"epsilon", response.epsilon()},
-      {"delta", response.delta()},
-      {"epsilon_sum", response.epsilon_sum()},
-      {"replayed", response.replayed()},
-      {"budget", BudgetToJson(response.budget())},
+      {"request_id", response.request_id()}, {"epsilon", response.epsilon()},
+      {"delta", response.delta()},           {"epsilon_sum", response.epsilon_sum()},
+      {"replayed", response.replayed()},     {"budget", BudgetToJson(response.budget())},
       {"answers", std::move(answers)},
   };
 }

@@ -62,9 +62,9 @@ TEST(ColumnToJsonTest, PrintsDeclaredCategories) {
   column.set_type(dpq::v1::COLUMN_TYPE_TEXT);
   column.add_categories("oslo");
   column.add_categories("bergen");
-  EXPECT_EQ(ColumnToJson(column), (nlohmann::json{{"name", "city"},
-                                                  {"type", "text"},
-                                                  {"categories", {"oslo", "bergen"}}}));
+  EXPECT_EQ(
+      ColumnToJson(column),
+      (nlohmann::json{{"name", "city"}, {"type", "text"}, {"categories", {"oslo", "bergen"}}}));
 }
 
 TEST(ColumnToJsonTest, PrintsPresentBoundsIncludingZero) {
@@ -113,9 +113,9 @@ dpq::v1::Budget SampleBudget() {
 
 TEST(BudgetToJsonTest, HasEveryFieldOfTheBudgetMessage) {
   const nlohmann::json json = BudgetToJson(SampleBudget());
-  for (const char* key : {"dataset", "epsilon_total", "delta_total", "epsilon_spent",
-                          "delta_spent", "epsilon_remaining", "delta_remaining", "accountant",
-                          "preset", "max_query_epsilon", "warnings"}) {
+  for (const char* key : {"dataset", "epsilon_total", "delta_total", "epsilon_spent", "delta_spent",
+                          "epsilon_remaining", "delta_remaining", "accountant", "preset",
+                          "max_query_epsilon", "warnings"}) {
     EXPECT_TRUE(json.contains(key)) << key;
   }
   EXPECT_EQ(json.size(), 11u);
@@ -185,8 +185,7 @@ TEST(QueryResponseToJsonTest, NewFieldsHaveDefaultsForAScalarAnswer) {
 TEST(QueryResponseToJsonTest, VarianceAndStddevHaveCountNoiseScale) {
   EXPECT_TRUE(QueryResponseToJson({}, dpq::v1::AGGREGATE_VARIANCE).contains("count_noise_scale"));
   EXPECT_TRUE(QueryResponseToJson({}, dpq::v1::AGGREGATE_STDDEV).contains("count_noise_scale"));
-  EXPECT_FALSE(
-      QueryResponseToJson({}, dpq::v1::AGGREGATE_HISTOGRAM).contains("count_noise_scale"));
+  EXPECT_FALSE(QueryResponseToJson({}, dpq::v1::AGGREGATE_HISTOGRAM).contains("count_noise_scale"));
 }
 
 TEST(QueryResponseToJsonTest, PrintsRowsCachedWarningsAndMaxPartitions) {

@@ -46,8 +46,8 @@ std::string Where(size_t index, absl::string_view key) {
 
 absl::Status WrongType(size_t index, absl::string_view key, absl::string_view expected,
                        const nlohmann::json& value) {
-  return absl::InvalidArgumentError(absl::StrCat(Where(index, key), ": expected ", expected,
-                                                 ", got ", value.type_name()));
+  return absl::InvalidArgumentError(
+      absl::StrCat(Where(index, key), ": expected ", expected, ", got ", value.type_name()));
 }
 
 absl::StatusOr<double> JsonNumber(const nlohmann::json& value, size_t index,
@@ -212,8 +212,8 @@ absl::StatusOr<dpq::v1::QueryRequest> BuildQueryRequest(const QueryArgs& args,
 absl::StatusOr<std::vector<QueryArgs>> ParseQueryBatchJson(const nlohmann::json& document,
                                                            absl::string_view dataset) {
   if (!document.is_array()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "expected a JSON array of query objects, got ", document.type_name()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected a JSON array of query objects, got ", document.type_name()));
   }
   if (document.empty()) {
     return absl::InvalidArgumentError("the array is empty: give at least one query");
@@ -229,8 +229,8 @@ absl::StatusOr<std::vector<QueryArgs>> ParseQueryBatchJson(const nlohmann::json&
   for (size_t i = 0; i < document.size(); ++i) {
     const nlohmann::json& entry = document[i];
     if (!entry.is_object()) {
-      return absl::InvalidArgumentError(absl::StrCat("queries[", i, "]: expected an object, got ",
-                                                     entry.type_name()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("queries[", i, "]: expected an object, got ", entry.type_name()));
     }
     QueryArgs args;
     args.dataset = std::string(dataset);
@@ -239,9 +239,9 @@ absl::StatusOr<std::vector<QueryArgs>> ParseQueryBatchJson(const nlohmann::json&
       if (setter == setters.end()) {
         std::vector<std::string> known;
         for (const auto& [name, unused] : setters) known.push_back(name);
-        return absl::InvalidArgumentError(absl::StrCat(internal::Where(i, key),
-                                                       ": unknown key (known keys: ",
-                                                       absl::StrJoin(known, ", "), ")"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(internal::Where(i, key),
+                         ": unknown key (known keys: ", absl::StrJoin(known, ", "), ")"));
       }
       absl::Status set = setter->second(value, i, key, &args);
       if (!set.ok()) return set;

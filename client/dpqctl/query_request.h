@@ -31,16 +31,16 @@ struct QueryArgs {
   double epsilon = 0;
   std::string mechanism;  // empty: the server's default (Laplace)
   double delta = 0;
-  int32_t max_contributions = 0;  // 0: the server's default (1)
-  std::string request_id;         // empty: the server assigns one
-  double confidence = 0;          // 0: the server's default (0.95)
-  std::string where;              // row filter; empty: none
-  std::vector<double> quantiles;  // QUANTILE: the levels
-  std::vector<double> bins;       // HISTOGRAM over a numeric column: the bin edges
+  int32_t max_contributions = 0;      // 0: the server's default (1)
+  std::string request_id;             // empty: the server assigns one
+  double confidence = 0;              // 0: the server's default (0.95)
+  std::string where;                  // row filter; empty: none
+  std::vector<double> quantiles;      // QUANTILE: the levels
+  std::vector<double> bins;           // HISTOGRAM over a numeric column: the bin edges
   std::vector<std::string> group_by;  // group-by columns, in order
   std::vector<std::string> keys;      // declared keys of a single group-by column
   int32_t max_partitions = 0;         // 0: the server's default (1)
-  bool per_unit = false;              // COUNT/SUM/MEAN: per-unit pre-aggregation (QueryRequest.per_unit)
+  bool per_unit = false;  // COUNT/SUM/MEAN: per-unit pre-aggregation (QueryRequest.per_unit)
 };
 
 // Parses a comma-separated list of finite decimals ("0.1,0.5,0.9", "-10,0,1e3"). Every element of

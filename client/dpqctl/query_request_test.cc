@@ -188,43 +188,40 @@ TEST(ParseQueryBatchJsonTest, UnknownKeyNamesIndexAndKey) {
   absl::Status status = ParseQueryBatchJson(nlohmann::json::parse(R"([
     {"aggregate": "count", "epsilon": 1},
     {"aggregate": "count", "epsilon": 1, "epsilom": 2}
-  ])"), "d").status();
+  ])"),
+                                            "d")
+                            .status();
   ExpectInvalid(status, "queries[1].epsilom: unknown key");
   EXPECT_THAT(status.message(), HasSubstr("epsilon"));  // the list of known keys
 }
 
 TEST(ParseQueryBatchJsonTest, WrongTypesNameIndexAndKey) {
-  ExpectInvalid(ParseQueryBatchJson(nlohmann::json::parse(
-                                        R"([{"aggregate": "count", "epsilon": "1"}])"),
-                                    "d")
-                    .status(),
-                "queries[0].epsilon: expected a number, got string");
-  ExpectInvalid(ParseQueryBatchJson(nlohmann::json::parse(
-                                        R"([{"aggregate": 1, "epsilon": 1}])"),
-                                    "d")
-                    .status(),
-                "queries[0].aggregate: expected a string");
-  ExpectInvalid(ParseQueryBatchJson(nlohmann::json::parse(
-                                        R"([{"aggregate": "sum", "epsilon": 1, "bins": 3}])"),
-                                    "d")
-                    .status(),
-                "queries[0].bins: expected an array of numbers");
   ExpectInvalid(
-      ParseQueryBatchJson(nlohmann::json::parse(
-                              R"([{"aggregate": "sum", "epsilon": 1, "bins": [0, "10"]}])"),
-                          "d")
+      ParseQueryBatchJson(nlohmann::json::parse(R"([{"aggregate": "count", "epsilon": "1"}])"), "d")
+          .status(),
+      "queries[0].epsilon: expected a number, got string");
+  ExpectInvalid(
+      ParseQueryBatchJson(nlohmann::json::parse(R"([{"aggregate": 1, "epsilon": 1}])"), "d")
+          .status(),
+      "queries[0].aggregate: expected a string");
+  ExpectInvalid(
+      ParseQueryBatchJson(
+          nlohmann::json::parse(R"([{"aggregate": "sum", "epsilon": 1, "bins": 3}])"), "d")
+          .status(),
+      "queries[0].bins: expected an array of numbers");
+  ExpectInvalid(
+      ParseQueryBatchJson(
+          nlohmann::json::parse(R"([{"aggregate": "sum", "epsilon": 1, "bins": [0, "10"]}])"), "d")
           .status(),
       "queries[0].bins[1]: expected a number");
   ExpectInvalid(
-      ParseQueryBatchJson(nlohmann::json::parse(
-                              R"([{"aggregate": "sum", "epsilon": 1, "group_by": "city"}])"),
-                          "d")
+      ParseQueryBatchJson(
+          nlohmann::json::parse(R"([{"aggregate": "sum", "epsilon": 1, "group_by": "city"}])"), "d")
           .status(),
       "queries[0].group_by: expected an array of strings");
   ExpectInvalid(
-      ParseQueryBatchJson(nlohmann::json::parse(
-                              R"([{"aggregate": "sum", "epsilon": 1, "keys": ["a", 2]}])"),
-                          "d")
+      ParseQueryBatchJson(
+          nlohmann::json::parse(R"([{"aggregate": "sum", "epsilon": 1, "keys": ["a", 2]}])"), "d")
           .status(),
       "queries[0].keys[1]: expected a string");
 }
@@ -233,8 +230,7 @@ TEST(ParseQueryBatchJsonTest, CountsMustBeNonNegativeInt32) {
   for (const char* value : {"1.5", "2.0", "-1", "true", "2147483648", "99999999999999999999"}) {
     SCOPED_TRACE(value);
     const std::string text =
-        std::string(R"([{"aggregate": "count", "epsilon": 1, "max_partitions": )") + value +
-        "}]";
+        std::string(R"([{"aggregate": "count", "epsilon": 1, "max_partitions": )") + value + "}]";
     ExpectInvalid(ParseQueryBatchJson(nlohmann::json::parse(text), "d").status(),
                   "queries[0].max_partitions");
   }
@@ -257,24 +253,22 @@ TEST(ParseQueryBatchJsonTest, OverflowingNumberIsNotFinite) {
 }
 
 TEST(ParseQueryBatchJsonTest, RequiresAggregateAndEpsilon) {
-  ExpectInvalid(
-      ParseQueryBatchJson(nlohmann::json::parse(R"([{"epsilon": 1}])"), "d").status(),
-      "queries[0]: key 'aggregate' is required");
+  ExpectInvalid(ParseQueryBatchJson(nlohmann::json::parse(R"([{"epsilon": 1}])"), "d").status(),
+                "queries[0]: key 'aggregate' is required");
   ExpectInvalid(
       ParseQueryBatchJson(nlohmann::json::parse(R"([{"aggregate": "count"}])"), "d").status(),
       "queries[0]: key 'epsilon' is required");
 }
 
 TEST(ParseQueryBatchJsonTest, RefusesNonArrayEmptyArrayAndNonObjectEntry) {
-  ExpectInvalid(ParseQueryBatchJson(nlohmann::json::parse(R"({"aggregate": "count"})"), "d")
-                    .status(),
-                "expected a JSON array");
-  ExpectInvalid(ParseQueryBatchJson(nlohmann::json::array(), "d").status(), "empty");
   ExpectInvalid(
-      ParseQueryBatchJson(nlohmann::json::parse(R"([{"aggregate": "count", "epsilon": 1}, 7])"),
-                          "d")
-          .status(),
-      "queries[1]: expected an object");
+      ParseQueryBatchJson(nlohmann::json::parse(R"({"aggregate": "count"})"), "d").status(),
+      "expected a JSON array");
+  ExpectInvalid(ParseQueryBatchJson(nlohmann::json::array(), "d").status(), "empty");
+  ExpectInvalid(ParseQueryBatchJson(
+                    nlohmann::json::parse(R"([{"aggregate": "count", "epsilon": 1}, 7])"), "d")
+                    .status(),
+                "queries[1]: expected an object");
 }
 
 TEST(ParseQueryBatchJsonTest, AcceptsAThousandQueriesAndRefusesMore) {

@@ -32,8 +32,7 @@ int ReportRpcError(const Output& output, const grpc::Status& status) {
 }
 
 int ReportUsageError(const Output& output, const absl::Status& status) {
-  const absl::StatusCode code =
-      status.ok() ? absl::StatusCode::kInvalidArgument : status.code();
+  const absl::StatusCode code = status.ok() ? absl::StatusCode::kInvalidArgument : status.code();
   return internal::Report(output, absl::StatusCodeToString(code), status.message(),
                           kExitUsageError);
 }

@@ -153,7 +153,8 @@ void WriteAnswerText(std::ostream& out, const dpq::v1::QueryResponse& response,
   }
   out << "mechanism:    " << MechanismWord(response.mechanism()) << " (";
   // In a table the noise scale is per row.
-  if (scalar) out << "noise scale " << FormatSignificant(response.noise_scale(), kScaleDigits) << ", ";
+  if (scalar)
+    out << "noise scale " << FormatSignificant(response.noise_scale(), kScaleDigits) << ", ";
   if (HasCountNoise(aggregate)) {
     out << "count noise scale " << FormatSignificant(response.count_noise_scale(), kScaleDigits)
         << ", ";
@@ -163,9 +164,8 @@ void WriteAnswerText(std::ostream& out, const dpq::v1::QueryResponse& response,
 
 void WriteLimitsText(std::ostream& out, const dpq::v1::QueryResponse& response) {
   if (response.has_lower() || response.has_upper()) {
-    out << "clamped to:   ["
-        << (response.has_lower() ? FormatNumber(response.lower()) : "?") << ", "
-        << (response.has_upper() ? FormatNumber(response.upper()) : "?") << "]\n";
+    out << "clamped to:   [" << (response.has_lower() ? FormatNumber(response.lower()) : "?")
+        << ", " << (response.has_upper() ? FormatNumber(response.upper()) : "?") << "]\n";
   }
   out << "max contributions per unit: " << response.max_contributions() << '\n';
   if (HasKeys(response) && response.max_partitions() > 0) {
@@ -176,7 +176,8 @@ void WriteLimitsText(std::ostream& out, const dpq::v1::QueryResponse& response) 
 std::string DescribeQuery(const dpq::v1::QueryRequest& query) {
   std::string text = AggregateWord(query.aggregate());
   if (!query.column().empty()) absl::StrAppend(&text, " of ", query.column());
-  if (query.group_by_size() > 0) absl::StrAppend(&text, " by ", absl::StrJoin(query.group_by(), ", "));
+  if (query.group_by_size() > 0)
+    absl::StrAppend(&text, " by ", absl::StrJoin(query.group_by(), ", "));
   return text;
 }
 
@@ -291,9 +292,8 @@ void WriteListDatasetsText(std::ostream& out, const dpq::v1::ListDatasetsRespons
   }
   std::vector<std::vector<std::string>> rows;
   for (const dpq::v1::Dataset& dataset : response.datasets()) {
-    rows.push_back({dataset.name(), dataset.privacy_unit(),
-                    absl::StrCat(dataset.columns_size()), absl::StrCat(dataset.version()),
-                    dataset.created_at()});
+    rows.push_back({dataset.name(), dataset.privacy_unit(), absl::StrCat(dataset.columns_size()),
+                    absl::StrCat(dataset.version()), dataset.created_at()});
   }
   WriteTable(out, {"NAME", "PRIVACY UNIT", "COLUMNS", "VERSION", "CREATED AT"}, rows);
 }
@@ -310,8 +310,7 @@ void WriteCreateAnalystText(std::ostream& out, const dpq::v1::CreateAnalystRespo
 }
 
 void WriteGrantText(std::ostream& out, const dpq::v1::GrantRequest& request) {
-  out << "granted '" << request.analyst() << "' access to dataset '" << request.dataset()
-      << "'\n";
+  out << "granted '" << request.analyst() << "' access to dataset '" << request.dataset() << "'\n";
 }
 
 void WriteBudgetText(std::ostream& out, const dpq::v1::Budget& budget) {
@@ -334,8 +333,7 @@ void WriteQueryText(std::ostream& out, const dpq::v1::QueryResponse& response,
   internal::WriteAnswerText(out, response, aggregate, key_names);
   if (response.cached()) {
     out << "charged:      cached (no budget charged); the original release cost epsilon "
-        << FormatNumber(response.epsilon()) << ", delta " << FormatNumber(response.delta())
-        << '\n';
+        << FormatNumber(response.epsilon()) << ", delta " << FormatNumber(response.delta()) << '\n';
   } else {
     out << "charged:      epsilon " << FormatNumber(response.epsilon()) << ", delta "
         << FormatNumber(response.delta())
@@ -366,8 +364,8 @@ void WriteQueryBatchText(std::ostream& out, const dpq::v1::QueryBatchResponse& r
   }
   if (response.answers_size() > 0) out << '\n';
   out << "charged epsilon=" << FormatNumber(response.epsilon())
-      << " delta=" << FormatNumber(response.delta()) << " jointly (sum of the queries: "
-      << FormatNumber(response.epsilon_sum()) << ")"
+      << " delta=" << FormatNumber(response.delta())
+      << " jointly (sum of the queries: " << FormatNumber(response.epsilon_sum()) << ")"
       << (response.replayed() ? " (replayed: nothing charged now)" : "") << '\n'
       << "remaining:    epsilon " << FormatNumber(response.budget().epsilon_remaining())
       << ", delta " << FormatNumber(response.budget().delta_remaining()) << '\n'
@@ -405,8 +403,8 @@ std::string AuditValueCell(const dpq::v1::AuditEntry& entry) {
   // 6 significant digits for a person; `audit --json` has the exact value.
   if (entry.rows() == 1) return FormatSignificant(entry.value(), 6);
   if (entry.rows() == 0) return "(not released)";
-  return absl::StrCat("(", entry.rows(), entry.aggregate() == dpq::v1::AGGREGATE_UNSPECIFIED
-                                             ? " answers)" : " rows)");
+  return absl::StrCat("(", entry.rows(),
+                      entry.aggregate() == dpq::v1::AGGREGATE_UNSPECIFIED ? " answers)" : " rows)");
 }
 
 }  // namespace
@@ -437,9 +435,10 @@ namespace {
 // "full verification, read 12 rows" or "incremental from seq 7, read 6 rows".
 template <typename Response>
 std::string VerifyScope(const Response& r) {
-  std::string scope = r.full() ? "full verification"
-                               : "incremental from seq " + std::to_string(r.checkpoint_seq());
-  return scope + ", read " + std::to_string(r.rows_read()) + (r.rows_read() == 1 ? " row" : " rows");
+  std::string scope =
+      r.full() ? "full verification" : "incremental from seq " + std::to_string(r.checkpoint_seq());
+  return scope + ", read " + std::to_string(r.rows_read()) +
+         (r.rows_read() == 1 ? " row" : " rows");
 }
 
 }  // namespace
@@ -453,8 +452,9 @@ void WriteVerifyAuditText(std::ostream& out, const dpq::v1::VerifyAuditResponse&
   }
   out << "AUDIT VERIFICATION FAILED";
   if (r.first_broken_seq() > 0) out << " at seq " << r.first_broken_seq();
-  out << ": " << r.reason() << "\n  epsilon spent: ledger " << FormatNumber(r.epsilon_spent_ledger())
-      << ", recomputed " << FormatNumber(r.epsilon_spent_recomputed()) << "\n  delta spent: ledger "
+  out << ": " << r.reason() << "\n  epsilon spent: ledger "
+      << FormatNumber(r.epsilon_spent_ledger()) << ", recomputed "
+      << FormatNumber(r.epsilon_spent_recomputed()) << "\n  delta spent: ledger "
       << FormatNumber(r.delta_spent_ledger()) << ", recomputed "
       << FormatNumber(r.delta_spent_recomputed()) << "\n  " << VerifyScope(r) << "\n";
 }
@@ -481,8 +481,11 @@ std::string CapCell(bool has_cap, double cap, double spent) {
 }
 
 std::vector<std::string> GrantCells(const dpq::v1::GrantInfo& g) {
-  return {g.dataset(), g.analyst(), CapCell(g.has_epsilon_cap(), g.epsilon_cap(), g.epsilon_spent()),
-          CapCell(g.has_delta_cap(), g.delta_cap(), g.delta_spent()), g.created_at(),
+  return {g.dataset(),
+          g.analyst(),
+          CapCell(g.has_epsilon_cap(), g.epsilon_cap(), g.epsilon_spent()),
+          CapCell(g.has_delta_cap(), g.delta_cap(), g.delta_spent()),
+          g.created_at(),
           g.revoked_at().empty() ? "in force" : absl::StrCat("revoked ", g.revoked_at())};
 }
 
@@ -497,7 +500,8 @@ void WriteListAnalystsText(std::ostream& out, const dpq::v1::ListAnalystsRespons
   for (const dpq::v1::AnalystInfo& a : response.analysts()) {
     std::vector<std::string> datasets;
     for (const dpq::v1::GrantInfo& g : a.grants()) {
-      datasets.push_back(g.revoked_at().empty() ? g.dataset() : absl::StrCat(g.dataset(), " (revoked)"));
+      datasets.push_back(g.revoked_at().empty() ? g.dataset()
+                                                : absl::StrCat(g.dataset(), " (revoked)"));
     }
     rows.push_back({a.name(), RoleWord(a.role()), a.created_at(), OrDash(a.last_used_at()),
                     a.revoked_at().empty() ? "active" : absl::StrCat("revoked ", a.revoked_at()),
@@ -539,12 +543,13 @@ void WriteServerStatusText(std::ostream& out, const dpq::v1::ServerStatusRespons
   std::vector<std::vector<std::string>> rows;
   for (const dpq::v1::Budget& b : response.budgets()) {
     const double left = b.epsilon_total() > 0 ? 100 * b.epsilon_remaining() / b.epsilon_total() : 0;
-    rows.push_back({b.dataset(), b.accountant(),
-                    absl::StrCat(FormatSignificant(b.epsilon_spent(), 3), " / ",
-                                 FormatSignificant(b.epsilon_total(), 6)),
-                    b.epsilon_total() > 0 ? absl::StrCat(FormatSignificant(left, 3), "%") : "no budget",
-                    absl::StrCat(FormatSignificant(b.delta_spent(), 3), " / ",
-                                 FormatNumber(b.delta_total()))});
+    rows.push_back(
+        {b.dataset(), b.accountant(),
+         absl::StrCat(FormatSignificant(b.epsilon_spent(), 3), " / ",
+                      FormatSignificant(b.epsilon_total(), 6)),
+         b.epsilon_total() > 0 ? absl::StrCat(FormatSignificant(left, 3), "%") : "no budget",
+         absl::StrCat(FormatSignificant(b.delta_spent(), 3), " / ",
+                      FormatNumber(b.delta_total()))});
   }
   WriteTable(out, {"DATASET", "ACCOUNTANT", "EPSILON SPENT / TOTAL", "LEFT", "DELTA SPENT / TOTAL"},
              rows);

@@ -233,16 +233,17 @@ TEST(WriteQueryTextTest, ScalarRowPrintsLikeAResponseWithoutRows) {
   WriteQueryText(before, without_rows, dpq::v1::AGGREGATE_COUNT);
   WriteQueryText(after, with_row, dpq::v1::AGGREGATE_COUNT);
   EXPECT_EQ(before.str(), after.str());
-  EXPECT_EQ(after.str(),
-            "value:        41.5\n"
-            "interval:     95.0% [35.5, 47.5]\n"
-            "mechanism:    laplace (noise scale 2, sensitivity 1.0)\n"
-            "charged:      epsilon 0.5, delta 0.0\n"
-            "max contributions per unit: 1\n"
-            "remaining:    epsilon 0.0, delta 0.0\n"
-            "request id:   r1\n"
-            "rounded:      values at the 2nd significant digit of their interval's half-width; --json "
-            "gives full precision\n");
+  EXPECT_EQ(
+      after.str(),
+      "value:        41.5\n"
+      "interval:     95.0% [35.5, 47.5]\n"
+      "mechanism:    laplace (noise scale 2, sensitivity 1.0)\n"
+      "charged:      epsilon 0.5, delta 0.0\n"
+      "max contributions per unit: 1\n"
+      "remaining:    epsilon 0.0, delta 0.0\n"
+      "request id:   r1\n"
+      "rounded:      values at the 2nd significant digit of their interval's half-width; --json "
+      "gives full precision\n");
 }
 
 TEST(WriteQueryTextTest, HistogramPrintsLabelledTable) {
@@ -326,19 +327,20 @@ TEST(WriteQueryBatchTextTest, BlocksThenJointCharge) {
   response.mutable_budget()->set_epsilon_remaining(0.6);
   std::ostringstream out;
   WriteQueryBatchText(out, response, request);
-  EXPECT_EQ(out.str(),
-            "query 1 (sum of income):\n"
-            "  value:        41.5\n"
-            "  interval:     95.0% [35.5, 47.5]\n"
-            "  mechanism:    laplace (noise scale 2, sensitivity 1.0)\n"
-            "  price alone:  epsilon 0.5, delta 0.0\n"
-            "  max contributions per unit: 1\n"
-            "\n"
-            "charged epsilon=0.4 delta=1e-06 jointly (sum of the queries: 0.5)\n"
-            "remaining:    epsilon 0.6, delta 0.0\n"
-            "request id:   b1\n"
-            "rounded:      values at the 2nd significant digit of their interval's half-width; --json "
-            "gives full precision\n");
+  EXPECT_EQ(
+      out.str(),
+      "query 1 (sum of income):\n"
+      "  value:        41.5\n"
+      "  interval:     95.0% [35.5, 47.5]\n"
+      "  mechanism:    laplace (noise scale 2, sensitivity 1.0)\n"
+      "  price alone:  epsilon 0.5, delta 0.0\n"
+      "  max contributions per unit: 1\n"
+      "\n"
+      "charged epsilon=0.4 delta=1e-06 jointly (sum of the queries: 0.5)\n"
+      "remaining:    epsilon 0.6, delta 0.0\n"
+      "request id:   b1\n"
+      "rounded:      values at the 2nd significant digit of their interval's half-width; --json "
+      "gives full precision\n");
 }
 
 TEST(WriteCreateAnalystTextTest, SaysTheTokenIsShownOnlyOnce) {

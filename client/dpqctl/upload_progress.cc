@@ -13,7 +13,10 @@ namespace dpqctl {
 bool StderrIsTerminal() { return isatty(STDERR_FILENO) == 1; }
 
 UploadProgress::UploadProgress(std::ostream& out, bool enabled, Clock clock)
-    : out_(out), enabled_(enabled), clock_(std::move(clock)), start_(clock_()),
+    : out_(out),
+      enabled_(enabled),
+      clock_(std::move(clock)),
+      start_(clock_()),
       last_draw_(start_) {}
 
 UploadProgress::~UploadProgress() { Finish(); }
@@ -39,8 +42,7 @@ void UploadProgress::Draw(bool final) {
   // Over the first moments the rate says more about buffering than about throughput (the first
   // chunk leaves "at" millions of rows per second); it is shown from one redraw interval on, and
   // in the final line unless the whole upload took under a millisecond.
-  const double min_seconds =
-      final ? 1e-3 : std::chrono::duration<double>(kRedrawInterval).count();
+  const double min_seconds = final ? 1e-3 : std::chrono::duration<double>(kRedrawInterval).count();
   if (seconds >= min_seconds) {
     absl::StrAppend(&line, " (", std::llround(static_cast<double>(rows()) / seconds), " rows/s)");
   }

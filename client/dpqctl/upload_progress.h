@@ -26,8 +26,9 @@ class UploadProgress {
 
   // Writes to `out` only when `enabled`. The rate is measured from construction; `clock` is
   // replaceable for tests.
-  UploadProgress(std::ostream& out, bool enabled,
-                 Clock clock = [] { return std::chrono::steady_clock::now(); });
+  UploadProgress(
+      std::ostream& out, bool enabled,
+      Clock clock = [] { return std::chrono::steady_clock::now(); });
   // Ends the line if Finish() was not called (an upload that failed half-way).
   ~UploadProgress();
 

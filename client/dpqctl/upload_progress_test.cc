@@ -63,7 +63,7 @@ TEST(UploadProgressTest, DrawsFirstChunkThenAtMostFourTimesASecond) {
   progress.AddChunk("h\n1\n2\n");  // drawn at once
   EXPECT_EQ(CountOf(out.str(), '\r'), 1);
   EXPECT_EQ(out.str(), "\rsent 2 rows");  // no rate yet: 100 ms say nothing about throughput
-  for (int i = 0; i < 10; ++i) {  // 10 chunks within 100 ms: no redraw
+  for (int i = 0; i < 10; ++i) {          // 10 chunks within 100 ms: no redraw
     clock.Advance(std::chrono::milliseconds(10));
     progress.AddChunk("x\n");
   }
@@ -104,9 +104,7 @@ TEST(UploadProgressTest, ShorterLineBlanksTheRestOfTheLongerOne) {
 
 TEST(UploadProgressTest, NothingSentMeansNoLineAtAll) {
   std::ostringstream out;
-  {
-    UploadProgress progress(out, true);
-  }
+  { UploadProgress progress(out, true); }
   EXPECT_EQ(out.str(), "");
 }
 

@@ -40,9 +40,9 @@ absl::StatusOr<v1::LdpReport> RandomizeReport(const v1::Collection& collection,
                      collection.name(), "' (", absl::StrJoin(collection.domain(), ", "), ")"));
   }
   ASSIGN_OR_RETURN(const dp::ldp::LdpMechanism mechanism, MechanismOf(collection.mechanism()));
-  ASSIGN_OR_RETURN(const dp::ldp::FrequencyOracle oracle,
-                   dp::ldp::FrequencyOracle::Create(mechanism, collection.epsilon(),
-                                                    collection.domain_size()));
+  ASSIGN_OR_RETURN(
+      const dp::ldp::FrequencyOracle oracle,
+      dp::ldp::FrequencyOracle::Create(mechanism, collection.epsilon(), collection.domain_size()));
   ASSIGN_OR_RETURN(const dp::ldp::LdpReport report, oracle.Randomize(index, rng));
   v1::LdpReport out;
   if (const auto* r = absl::get_if<dp::ldp::IndexReport>(&report)) {

@@ -34,7 +34,7 @@ grpc::Status AccountingService::Price(grpc::ServerContext* context, const v1::Pr
     const std::vector<std::string> events(request->events().begin(), request->events().end());
     ASSIGN_OR_RETURN(dp::accounting::Price price,
                      options_.accounting->Price(request->accountant(), request->delta(), events,
-                                          CallStillWanted(*context)));
+                                                CallStillWanted(*context)));
     response->set_epsilon(price.epsilon);  // +inf when no finite epsilon holds at this delta
     response->set_delta(price.delta);
     response->set_accountant(request->accountant());
@@ -51,9 +51,9 @@ grpc::Status AccountingService::Calibrate(grpc::ServerContext* context,
     // Any role may calibrate: only the caller's identity is checked.
     RETURN_IF_ERROR(Authenticate(*options_.auth, *context).status());
     ASSIGN_OR_RETURN(engine::Calibration calibration,
-                     options_.accounting->Calibrate(request->accountant(), request->target_epsilon(),
-                                              request->delta(), request->q(), request->steps(),
-                                              CallStillWanted(*context)));
+                     options_.accounting->Calibrate(
+                         request->accountant(), request->target_epsilon(), request->delta(),
+                         request->q(), request->steps(), CallStillWanted(*context)));
     response->set_noise_multiplier(calibration.noise_multiplier);
     response->set_epsilon(calibration.epsilon);
     return absl::OkStatus();

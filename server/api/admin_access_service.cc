@@ -31,7 +31,8 @@ grpc::Status AdminService::ListAnalysts(grpc::ServerContext* context,
                                         v1::ListAnalystsResponse* response) {
   return ToGrpcStatus(*context, [&]() -> absl::Status {
     RETURN_IF_ERROR(AuthenticateAdmin(*options_.auth, *context).status());
-    ASSIGN_OR_RETURN(std::vector<engine::PrincipalAccess> principals, options_.access->ListPrincipals());
+    ASSIGN_OR_RETURN(std::vector<engine::PrincipalAccess> principals,
+                     options_.access->ListPrincipals());
     for (const engine::PrincipalAccess& p : principals) {
       v1::AnalystInfo* info = response->add_analysts();
       info->set_name(p.record.principal.name);
@@ -61,7 +62,8 @@ grpc::Status AdminService::RotateToken(grpc::ServerContext* context,
   return ToGrpcStatus(*context, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal admin, AuthenticateAdmin(*options_.auth, *context));
     RETURN_IF_ERROR(ValidateAnalystName(request->name(), "name"));
-    ASSIGN_OR_RETURN(engine::IssuedToken issued, options_.access->RotateToken(admin, request->name()));
+    ASSIGN_OR_RETURN(engine::IssuedToken issued,
+                     options_.access->RotateToken(admin, request->name()));
     ToProto(issued, response);
     return absl::OkStatus();
   }());
@@ -138,7 +140,8 @@ grpc::Status AdminService::VerifyAdminLog(grpc::ServerContext* context,
                                           v1::VerifyAdminLogResponse* response) {
   return ToGrpcStatus(*context, [&]() -> absl::Status {
     RETURN_IF_ERROR(AuthenticateAdmin(*options_.auth, *context).status());
-    ASSIGN_OR_RETURN(store::AdminLog::Verification v, options_.audit->VerifyAdminLog(request->full()));
+    ASSIGN_OR_RETURN(store::AdminLog::Verification v,
+                     options_.audit->VerifyAdminLog(request->full()));
     if (options_.metrics != nullptr) options_.metrics->RecordAuditVerifyRows("", v.rows_read);
     response->set_ok(v.ok);
     response->set_entries(v.entries);

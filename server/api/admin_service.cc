@@ -63,7 +63,8 @@ class CsvUpload {
         return true;
       }
       if (!message_.has_csv_chunk()) {
-        return absl::InvalidArgumentError("only csv_chunk messages and one `end` may follow the header");
+        return absl::InvalidArgumentError(
+            "only csv_chunk messages and one `end` may follow the header");
       }
       bytes_ += static_cast<int64_t>(message_.csv_chunk().size());
       if (limits_.max_bytes > 0 && bytes_ > limits_.max_bytes) {
@@ -73,9 +74,10 @@ class CsvUpload {
       }
       RETURN_IF_ERROR(encoder_.Feed(message_.csv_chunk(), lines));
       if (limits_.max_rows > 0 && encoder_.rows() > limits_.max_rows) {
-        return LimitError(absl::StrCat("the upload has more than ", limits_.max_rows,
-                                       " rows (dpqd --max-load-rows): nothing was loaded; split the "
-                                       "file and load the parts with `dpqctl dataset load`"));
+        return LimitError(
+            absl::StrCat("the upload has more than ", limits_.max_rows,
+                         " rows (dpqd --max-load-rows): nothing was loaded; split the "
+                         "file and load the parts with `dpqctl dataset load`"));
       }
       return true;
     };
@@ -115,7 +117,7 @@ grpc::Status AdminService::LoadDataset(grpc::ServerContext* context,
     std::unique_ptr<CsvUpload> upload;
     ASSIGN_OR_RETURN(store::CreatedDataset loaded,
                      options_.datasets->Load(admin, header.name(),
-                                       CsvRowsOf(context, reader, options_.upload, &upload)));
+                                             CsvRowsOf(context, reader, options_.upload, &upload)));
     ToProto(loaded.schema, response->mutable_dataset());
     response->set_rows_loaded(loaded.rows_loaded);
     return absl::OkStatus();
@@ -141,8 +143,8 @@ grpc::Status AdminService::CreateDataset(grpc::ServerContext* context,
     ASSIGN_OR_RETURN(query::DatasetSchema schema, DatasetSchemaFromProto(header));
     std::unique_ptr<CsvUpload> upload;
     ASSIGN_OR_RETURN(store::CreatedDataset created,
-                     options_.datasets->Create(admin, schema,
-                                         CsvRowsOf(context, reader, options_.upload, &upload)));
+                     options_.datasets->Create(
+                         admin, schema, CsvRowsOf(context, reader, options_.upload, &upload)));
     ToProto(created.schema, response->mutable_dataset());
     response->set_rows_loaded(created.rows_loaded);
     return absl::OkStatus();
@@ -182,8 +184,8 @@ grpc::Status AdminService::Grant(grpc::ServerContext* context, const v1::GrantRe
   }());
 }
 
-grpc::Status AdminService::SetBudget(grpc::ServerContext* context, const v1::SetBudgetRequest* request,
-                                     v1::Budget* response) {
+grpc::Status AdminService::SetBudget(grpc::ServerContext* context,
+                                     const v1::SetBudgetRequest* request, v1::Budget* response) {
   return ToGrpcStatus(*context, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal admin, AuthenticateAdmin(*options_.auth, *context));
     engine::BudgetChange change;
@@ -199,7 +201,8 @@ grpc::Status AdminService::SetBudget(grpc::ServerContext* context, const v1::Set
   }());
 }
 
-grpc::Status AdminService::ListAudit(grpc::ServerContext* context, const v1::ListAuditRequest* request,
+grpc::Status AdminService::ListAudit(grpc::ServerContext* context,
+                                     const v1::ListAuditRequest* request,
                                      v1::ListAuditResponse* response) {
   return ToGrpcStatus(*context, [&]() -> absl::Status {
     RETURN_IF_ERROR(AuthenticateAdmin(*options_.auth, *context).status());
@@ -219,14 +222,15 @@ grpc::Status AdminService::VerifyAudit(grpc::ServerContext* context,
     const store::BudgetLedger::Verification& v = verified.result;
     if (options_.metrics != nullptr) {  // dpq_audit_verify_ok / _timestamp_seconds (alerts.yml)
       options_.metrics->RecordAuditVerify(verified.dataset, v.ok,
-                                    absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
+                                          absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
       options_.metrics->RecordAuditVerifyRows(verified.dataset, v.rows_read);
     }
     response->set_ok(v.ok);
     response->set_entries(v.entries);
     response->set_first_broken_seq(v.first_broken_seq);
     response->set_reason(v.reason);
-    response->set_epsilon_spent_recomputed(query::EpsilonFromUnits(v.epsilon_spent_recomputed_units));
+    response->set_epsilon_spent_recomputed(
+        query::EpsilonFromUnits(v.epsilon_spent_recomputed_units));
     response->set_delta_spent_recomputed(query::DeltaFromUnits(v.delta_spent_recomputed_units));
     response->set_epsilon_spent_ledger(query::EpsilonFromUnits(v.epsilon_spent_ledger_units));
     response->set_delta_spent_ledger(query::DeltaFromUnits(v.delta_spent_ledger_units));

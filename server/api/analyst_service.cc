@@ -12,7 +12,8 @@
 
 namespace dpq::api {
 
-grpc::Status AnalystService::WhoAmI(grpc::ServerContext* context, const v1::WhoAmIRequest* /*request*/,
+grpc::Status AnalystService::WhoAmI(grpc::ServerContext* context,
+                                    const v1::WhoAmIRequest* /*request*/,
                                     v1::WhoAmIResponse* response) {
   return ToGrpcStatus(*context, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal principal, Authenticate(*options_.auth, *context));
@@ -31,9 +32,9 @@ grpc::Status AnalystService::Query(grpc::ServerContext* context, const v1::Query
       [&](const store::Principal& principal, QueryCallLabels* labels) -> absl::Status {
         ASSIGN_OR_RETURN(query::QuerySpec spec, QuerySpecFromProto(*request));
         labels->aggregate = std::string(query::AggregateName(spec.aggregate));
-        ASSIGN_OR_RETURN(engine::QueryOutcome outcome,
-                         options_.engine->Run(principal, spec, request->request_id(),
-                                        CallDeadline(*context)));
+        ASSIGN_OR_RETURN(
+            engine::QueryOutcome outcome,
+            options_.engine->Run(principal, spec, request->request_id(), CallDeadline(*context)));
         ToProto(outcome, response);
         labels->replayed = response->replayed();
         labels->cached = response->cached();
@@ -63,8 +64,8 @@ grpc::Status AnalystService::QueryBatch(grpc::ServerContext* context,
         }
         ASSIGN_OR_RETURN(engine::BatchOutcome outcome,
                          options_.engine->RunBatch(principal, request->dataset(), std::move(specs),
-                                             request->delta(), request->request_id(),
-                                             CallDeadline(*context)));
+                                                   request->delta(), request->request_id(),
+                                                   CallDeadline(*context)));
         ToProto(outcome, response);
         labels->replayed = response->replayed();  // never cached: query-batch bypasses the cache
         return absl::OkStatus();
@@ -78,7 +79,7 @@ grpc::Status AnalystService::Plan(grpc::ServerContext* context, const v1::PlanRe
     ASSIGN_OR_RETURN(query::QuerySpec spec, QuerySpecFromProto(request->query()));
     ASSIGN_OR_RETURN(engine::AccuracyPlan plan,
                      options_.engine->PlanAccuracy(principal, spec, request->target_error(),
-                                             request->expected_count()));
+                                                   request->expected_count()));
     ToProto(plan, response);
     return absl::OkStatus();
   }());
@@ -96,7 +97,8 @@ grpc::Status AnalystService::ListDatasets(grpc::ServerContext* context,
 }
 
 grpc::Status AnalystService::GetDataset(grpc::ServerContext* context,
-                                        const v1::GetDatasetRequest* request, v1::Dataset* response) {
+                                        const v1::GetDatasetRequest* request,
+                                        v1::Dataset* response) {
   return ToGrpcStatus(*context, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal principal, Authenticate(*options_.auth, *context));
     RETURN_IF_ERROR(ValidateIdentifier(request->name(), "name"));
@@ -111,7 +113,8 @@ grpc::Status AnalystService::GetBudget(grpc::ServerContext* context,
                                        const v1::GetBudgetRequest* request, v1::Budget* response) {
   return ToGrpcStatus(*context, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal principal, Authenticate(*options_.auth, *context));
-    ASSIGN_OR_RETURN(engine::DatasetBudget budget, options_.budgets->Get(principal, request->dataset()));
+    ASSIGN_OR_RETURN(engine::DatasetBudget budget,
+                     options_.budgets->Get(principal, request->dataset()));
     ToProto(budget, response);
     return absl::OkStatus();
   }());

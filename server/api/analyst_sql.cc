@@ -26,10 +26,10 @@ grpc::Status AnalystService::ExecuteSql(grpc::ServerContext* context, const v1::
   return RunAdmittedQuery(
       *context, options_, {"", "sql"}, response,
       [&](const store::Principal& principal, QueryCallLabels* labels) -> absl::Status {
-        ASSIGN_OR_RETURN(engine::SqlOutcome outcome,
-                         engine::ExecuteSql(*options_.engine, principal, request->statement(),
-                                            request->request_id(), OptionsOf(*request),
-                                            CallDeadline(*context)));
+        ASSIGN_OR_RETURN(
+            engine::SqlOutcome outcome,
+            engine::ExecuteSql(*options_.engine, principal, request->statement(),
+                               request->request_id(), OptionsOf(*request), CallDeadline(*context)));
         ToProto(outcome, response);
         labels->dataset = response->dataset();
         labels->replayed = response->replayed();
@@ -42,9 +42,9 @@ grpc::Status AnalystService::ExplainSql(grpc::ServerContext* context, const v1::
                                         v1::ExplainSqlResponse* response) {
   return ToGrpcStatus(*context, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal principal, Authenticate(*options_.auth, *context));
-    ASSIGN_OR_RETURN(engine::SqlExplanation e,
-                     engine::ExplainSql(*options_.engine, principal, request->statement(),
-                                        OptionsOf(*request)));
+    ASSIGN_OR_RETURN(
+        engine::SqlExplanation e,
+        engine::ExplainSql(*options_.engine, principal, request->statement(), OptionsOf(*request)));
     ToProto(e, response);
     return absl::OkStatus();
   }());

@@ -15,7 +15,8 @@ absl::StatusOr<store::Principal> Authenticate(const engine::Authenticator& auth,
   absl::StatusOr<store::Principal> principal =
       auth.AuthenticateBearer(absl::string_view(it->second.data(), it->second.size()));
   // For the call's log line, and for the wording of its failures (status_mapping.h).
-  if (principal.ok()) NoteCallPrincipal(&context, principal->name, principal->role == store::Role::kAdmin);
+  if (principal.ok())
+    NoteCallPrincipal(&context, principal->name, principal->role == store::Role::kAdmin);
   return principal;
 }
 

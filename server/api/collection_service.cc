@@ -1,11 +1,11 @@
-#include "server/api/call_deadline.h"
 #include "server/api/collection_service.h"
+#include "server/api/call_deadline.h"
 
 #include "absl/strings/str_cat.h"
-#include "server/engine/admin/admin_action.h"
 #include "server/api/status_mapping.h"
 #include "server/base/status_macros.h"
 #include "server/dp/ldp/local_hashing.h"
+#include "server/engine/admin/admin_action.h"
 
 namespace dpq::api {
 namespace {
@@ -18,8 +18,7 @@ absl::StatusOr<LdpMechanism> MechanismFromProto(v1::LdpMechanism m) {
     case v1::LDP_MECHANISM_KRR: return LdpMechanism::kKrr;
     case v1::LDP_MECHANISM_OUE: return LdpMechanism::kOue;
     case v1::LDP_MECHANISM_OLH: return LdpMechanism::kOlh;
-    default:
-      return absl::InvalidArgumentError("mechanism is required: rr, krr, oue or olh");
+    default: return absl::InvalidArgumentError("mechanism is required: rr, krr, oue or olh");
   }
 }
 
@@ -67,12 +66,13 @@ grpc::Status CollectionService::CreateCollection(grpc::ServerContext* context,
     spec.domain.assign(request->domain().begin(), request->domain().end());
     spec.epsilon = request->epsilon();
     ASSIGN_OR_RETURN(spec.mechanism, MechanismFromProto(request->mechanism()));
-    spec.reports_per_client = request->reports_per_client() == 0 ? 1 : request->reports_per_client();
-    const store::AdminAction log = engine::Logged(
-        admin, "collection.create", spec.name.substr(0, 64),
-        absl::StrCat("mechanism=", dp::ldp::LdpMechanismName(spec.mechanism),
-                     " epsilon=", spec.epsilon, " values=", spec.domain.size(),
-                     " reports_per_client=", spec.reports_per_client));
+    spec.reports_per_client =
+        request->reports_per_client() == 0 ? 1 : request->reports_per_client();
+    const store::AdminAction log =
+        engine::Logged(admin, "collection.create", spec.name.substr(0, 64),
+                       absl::StrCat("mechanism=", dp::ldp::LdpMechanismName(spec.mechanism),
+                                    " epsilon=", spec.epsilon, " values=", spec.domain.size(),
+                                    " reports_per_client=", spec.reports_per_client));
     ASSIGN_OR_RETURN(store::CollectionRecord created, options_.collections->Create(spec, &log));
     ToProto(created, response);
     return absl::OkStatus();
@@ -111,7 +111,7 @@ grpc::Status CollectionService::SubmitReport(grpc::ServerContext* context,
         request->collection(), request->client_id(), ReportFromProto(request->report()), &found);
     // Label by collection only when it exists, so random names cannot grow the label set.
     options_.metrics->RecordLdpReport(found ? request->collection() : "",
-                                submitted.ok() ? "accepted" : OutcomeLabel(submitted));
+                                      submitted.ok() ? "accepted" : OutcomeLabel(submitted));
     return submitted;
   }();
   return ToGrpcStatus(*context, status);
@@ -123,9 +123,9 @@ grpc::Status CollectionService::Estimate(grpc::ServerContext* context,
   return ToGrpcStatus(*context, [&]() -> absl::Status {
     RETURN_IF_ERROR(Authenticate(*options_.auth, *context).status());
     const double confidence = request->confidence() == 0 ? 0.95 : request->confidence();
-    ASSIGN_OR_RETURN(collection::CollectionEstimate e,
-                     options_.collections->Estimate(request->collection(), confidence,
-                                              CallDeadline(*context)));
+    ASSIGN_OR_RETURN(
+        collection::CollectionEstimate e,
+        options_.collections->Estimate(request->collection(), confidence, CallDeadline(*context)));
     ToProto(e.collection, response->mutable_collection());
     response->set_reports(e.reports);
     response->set_confidence(e.confidence);

@@ -94,8 +94,8 @@ absl::StatusOr<query::DatasetSchema> DatasetSchemaFromProto(const v1::DatasetHea
       case v1::COLUMN_TYPE_DOUBLE: col.type = query::ColumnType::kDouble; break;
       case v1::COLUMN_TYPE_TEXT: col.type = query::ColumnType::kText; break;
       default:
-        return absl::InvalidArgumentError(
-            absl::StrCat("column ", QuoteForMessage(c.name()), ": type is required (integer, double or text)"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "column ", QuoteForMessage(c.name()), ": type is required (integer, double or text)"));
     }
     if (c.has_lower()) col.lower = c.lower();
     if (c.has_upper()) col.upper = c.upper();
@@ -192,7 +192,7 @@ void ToProto(const engine::BatchOutcome& o, v1::QueryBatchResponse* out) {
 void ToProto(const engine::AccuracyPlan& p, v1::PlanResponse* out) {
   out->set_epsilon(p.epsilon);
   out->set_delta(p.delta);
-  out->set_mechanism(p.rank_error ? v1::MECHANISM_EXPONENTIAL
+  out->set_mechanism(p.rank_error                                     ? v1::MECHANISM_EXPONENTIAL
                      : p.mechanism == query::MechanismKind::kGaussian ? v1::MECHANISM_GAUSSIAN
                                                                       : v1::MECHANISM_LAPLACE);
   out->set_sensitivity(p.sensitivity);
@@ -225,7 +225,8 @@ int64_t ReleasedCount(const store::Allocation& a) {
   if (a.release_deferred && !a.release.has_value()) return 0;
   const std::string& result = a.release.has_value() ? a.release->result : a.result;
   if (result.empty()) return 1;
-  if (absl::StatusOr<std::vector<engine::ReleasedRow>> rows = engine::DecodeRows(result); rows.ok()) {
+  if (absl::StatusOr<std::vector<engine::ReleasedRow>> rows = engine::DecodeRows(result);
+      rows.ok()) {
     return static_cast<int64_t>(rows->size());
   }
   if (absl::StatusOr<std::vector<engine::BatchAnswer>> batch = engine::DecodeBatch(result);

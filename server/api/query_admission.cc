@@ -16,18 +16,20 @@ absl::StatusOr<QueryAdmission::Ticket> QueryAdmission::Admit(int64_t principal, 
   State& s = states_[principal];
   // A sliding window, exact: at most max_per_minute admissions in any 60 s (a token bucket would
   // let twice that through across a refill). Memory per analyst is bounded by the limit.
-  while (!s.admitted.empty() && s.admitted.front() <= now - absl::Minutes(1)) s.admitted.pop_front();
+  while (!s.admitted.empty() && s.admitted.front() <= now - absl::Minutes(1))
+    s.admitted.pop_front();
   if (limits_.max_concurrent > 0 && s.in_flight >= limits_.max_concurrent) {
     return LimitError(absl::StrCat(
         "too many queries in flight: at most ", limits_.max_concurrent,
         " per analyst at once (dpqd --max-concurrent-queries); wait for one to finish"));
   }
   if (limits_.max_per_minute > 0 && static_cast<int>(s.admitted.size()) >= limits_.max_per_minute) {
-    const double wait = std::ceil(absl::ToDoubleSeconds(s.admitted.front() + absl::Minutes(1) - now));
-    return LimitError(absl::StrCat(
-        "query rate limit: at most ", limits_.max_per_minute,
-        " queries per analyst per minute (dpqd --max-queries-per-minute); retry in ",
-        std::max(1.0, wait), " s"));
+    const double wait =
+        std::ceil(absl::ToDoubleSeconds(s.admitted.front() + absl::Minutes(1) - now));
+    return LimitError(
+        absl::StrCat("query rate limit: at most ", limits_.max_per_minute,
+                     " queries per analyst per minute (dpqd --max-queries-per-minute); retry in ",
+                     std::max(1.0, wait), " s"));
   }
   ++s.in_flight;
   if (limits_.max_per_minute > 0) s.admitted.push_back(now);

@@ -52,14 +52,16 @@ CallNotes TakeCallNotes(const grpc::ServerContextBase* call) {
 constexpr size_t kMaxLoggedFailureBytes = 512;
 
 // The string field `path` ("dataset", "query.dataset", "header.name") of `message`, or "".
-std::string StringField(const google::protobuf::Message& message, const std::vector<const char*>& path) {
+std::string StringField(const google::protobuf::Message& message,
+                        const std::vector<const char*>& path) {
   const google::protobuf::Message* m = &message;
   for (size_t i = 0; i < path.size(); ++i) {
     const google::protobuf::FieldDescriptor* f = m->GetDescriptor()->FindFieldByName(path[i]);
     if (f == nullptr || f->is_repeated()) return "";
     const google::protobuf::Reflection* r = m->GetReflection();
     if (i + 1 < path.size()) {
-      if (f->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE || !r->HasField(*m, f)) {
+      if (f->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE ||
+          !r->HasField(*m, f)) {
         return "";
       }
       m = &r->GetMessage(*m, f);
@@ -111,8 +113,8 @@ class RequestLog : public grpc::experimental::Interceptor {
         if (!dataset_.empty()) fields.emplace_back("dataset", dataset_);
         const std::string& request_id = request_id_.empty() ? notes.request_id : request_id_;
         if (!request_id.empty()) fields.emplace_back("request_id", request_id);
-        fields.emplace_back("status", absl::StatusCodeToString(
-                                          static_cast<absl::StatusCode>(status.error_code())));
+        fields.emplace_back(
+            "status", absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code())));
         if (!notes.failure.empty()) {
           fields.emplace_back("error", notes.failure.substr(0, kMaxLoggedFailureBytes));
         }

@@ -96,7 +96,8 @@ class AdminService final : public v1::AdminService::Service {
                             v1::ServerStatusResponse* response) override;
   grpc::Status ListAdminLog(grpc::ServerContext* context, const v1::ListAdminLogRequest* request,
                             v1::ListAdminLogResponse* response) override;
-  grpc::Status VerifyAdminLog(grpc::ServerContext* context, const v1::VerifyAdminLogRequest* request,
+  grpc::Status VerifyAdminLog(grpc::ServerContext* context,
+                              const v1::VerifyAdminLogRequest* request,
                               v1::VerifyAdminLogResponse* response) override;
   grpc::Status SetBudget(grpc::ServerContext* context, const v1::SetBudgetRequest* request,
                          v1::Budget* response) override;

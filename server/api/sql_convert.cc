@@ -27,7 +27,7 @@ void ToProto(const query::QuerySpec& s, v1::QueryRequest* out) {
   out->set_epsilon(s.epsilon);
   out->set_delta(s.delta);
   out->set_mechanism(s.mechanism == query::MechanismKind::kGaussian ? v1::MECHANISM_GAUSSIAN
-                                                                     : v1::MECHANISM_LAPLACE);
+                                                                    : v1::MECHANISM_LAPLACE);
   out->set_max_contributions(s.max_contributions);
   out->set_confidence(s.confidence);
   out->set_where(s.where);

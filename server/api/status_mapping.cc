@@ -20,13 +20,14 @@ std::string RetryableText(DatabaseFailure failure) {
     case DatabaseFailure::kCommitInDoubt:
       return absl::StrCat(
           "the database connection broke while the request was being committed, so it may or may "
-          "not have been recorded; ", kRetryWithSameId, ", which is charged at most once");
+          "not have been recorded; ",
+          kRetryWithSameId, ", which is charged at most once");
     case DatabaseFailure::kConflict:
-      return absl::StrCat("the database aborted the request on a conflict with concurrent requests; ",
-                          kRetryWithSameId);
+      return absl::StrCat(
+          "the database aborted the request on a conflict with concurrent requests; ",
+          kRetryWithSameId);
     case DatabaseFailure::kUnavailable:
-    case DatabaseFailure::kOther:
-      break;
+    case DatabaseFailure::kOther: break;
   }
   return absl::StrCat("the database is unavailable; ", kRetryWithSameId);
 }
@@ -51,8 +52,8 @@ constexpr char kInternalText[] =
 }  // namespace
 
 bool IsServiceFailure(const absl::Status& status) {
-  return !status.ok() && (DatabaseFailureOf(status).has_value() ||
-                          status.code() == absl::StatusCode::kInternal);
+  return !status.ok() &&
+         (DatabaseFailureOf(status).has_value() || status.code() == absl::StatusCode::kInternal);
 }
 
 absl::Status ForAudience(const absl::Status& status, Audience audience) {

@@ -20,9 +20,10 @@ using ::testing::Not;
 // What store/postgres/pqxx_status.cc and Database::Acquire write for the failures seen under load.
 std::vector<absl::Status> DatabaseFailures() {
   return {
-      RetryableDatabaseError(DatabaseFailure::kUnavailable,
-                             "result cache: cannot connect to the database: connection to server at "
-                             "\"127.0.0.1\", port 55432 failed: Connection refused"),
+      RetryableDatabaseError(
+          DatabaseFailure::kUnavailable,
+          "result cache: cannot connect to the database: connection to server at "
+          "\"127.0.0.1\", port 55432 failed: Connection refused"),
       RetryableDatabaseError(DatabaseFailure::kUnavailable,
                              "find allocation: database unavailable (SQLSTATE 57P01): terminating "
                              "connection due to administrator command"),
@@ -42,9 +43,10 @@ std::vector<absl::Status> DatabaseFailures() {
 
 // Nothing of the driver, the server's address or its error codes reaches an analyst.
 void ExpectNoDatabaseInternals(const std::string& message) {
-  for (const char* leak : {"127.0.0.1", "55432", "port", "SQLSTATE", "57P01", "40001", "25P02",
-                           "23505", "57014", "pqxx", "libpq", "connection to server", "Connection refused",
-                           "terminating connection", "administrator command", "stored batch"}) {
+  for (const char* leak :
+       {"127.0.0.1", "55432", "port", "SQLSTATE", "57P01", "40001", "25P02", "23505", "57014",
+        "pqxx", "libpq", "connection to server", "Connection refused", "terminating connection",
+        "administrator command", "stored batch"}) {
     EXPECT_THAT(message, Not(HasSubstr(leak))) << message;
   }
 }
@@ -65,9 +67,9 @@ TEST(StatusMappingTest, RetryableFailuresAreUnavailableAndSayToRetryWithTheSameR
     EXPECT_EQ(shown.code(), absl::StatusCode::kUnavailable);
     EXPECT_THAT(std::string(shown.message()), HasSubstr("retry with the same request id"));
   }
-  const absl::Status in_doubt = ForAudience(
-      RetryableDatabaseError(DatabaseFailure::kCommitInDoubt, "debit: commit in doubt"),
-      Audience::kAnalyst);
+  const absl::Status in_doubt =
+      ForAudience(RetryableDatabaseError(DatabaseFailure::kCommitInDoubt, "debit: commit in doubt"),
+                  Audience::kAnalyst);
   EXPECT_THAT(std::string(in_doubt.message()),
               AllOf(HasSubstr("may or may not have been recorded"), HasSubstr("at most once")));
 }
@@ -75,12 +77,14 @@ TEST(StatusMappingTest, RetryableFailuresAreUnavailableAndSayToRetryWithTheSameR
 // Two failures of the same class read the same, whatever the database said: the message is a
 // function of the class alone (and of the request id, the caller's own or a random one).
 TEST(StatusMappingTest, TheMessageDependsOnTheClassOnly) {
-  const absl::Status a = ForAudience(
-      RetryableDatabaseError(DatabaseFailure::kUnavailable, "x: connection to server at \"10.0.0.1\""),
-      Audience::kAnalyst);
-  const absl::Status b = ForAudience(
-      RetryableDatabaseError(DatabaseFailure::kUnavailable, "y: database unavailable (SQLSTATE 57P03)"),
-      Audience::kAnalyst);
+  const absl::Status a =
+      ForAudience(RetryableDatabaseError(DatabaseFailure::kUnavailable,
+                                         "x: connection to server at \"10.0.0.1\""),
+                  Audience::kAnalyst);
+  const absl::Status b =
+      ForAudience(RetryableDatabaseError(DatabaseFailure::kUnavailable,
+                                         "y: database unavailable (SQLSTATE 57P03)"),
+                  Audience::kAnalyst);
   EXPECT_EQ(a, b);
 }
 
@@ -91,7 +95,8 @@ TEST(StatusMappingTest, TheRequestIdOfARetryableFailureIsNamed) {
       "q-0123456789abcdef0123456789abcdef");
   const absl::Status shown = ForAudience(failure, Audience::kAnalyst);
   EXPECT_EQ(shown.code(), absl::StatusCode::kUnavailable);
-  EXPECT_THAT(std::string(shown.message()), HasSubstr("(request_id q-0123456789abcdef0123456789abcdef)"));
+  EXPECT_THAT(std::string(shown.message()),
+              HasSubstr("(request_id q-0123456789abcdef0123456789abcdef)"));
 }
 
 TEST(StatusMappingTest, AdminsAlsoSeeTheDetail) {
@@ -104,7 +109,8 @@ TEST(StatusMappingTest, AdminsAlsoSeeTheDetail) {
 }
 
 TEST(StatusMappingTest, NonRetryableDatabaseFailuresKeepTheirCode) {
-  EXPECT_EQ(ForAudience(DatabaseFailures()[4], Audience::kAnalyst).code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(ForAudience(DatabaseFailures()[4], Audience::kAnalyst).code(),
+            absl::StatusCode::kInternal);
   EXPECT_EQ(ForAudience(DatabaseFailures()[5], Audience::kAnalyst).code(),
             absl::StatusCode::kAlreadyExists);
   EXPECT_EQ(ForAudience(DatabaseFailures()[6], Audience::kAnalyst).code(),
@@ -119,9 +125,10 @@ TEST(StatusMappingTest, RefusalsAndFixedFailuresPassUnchanged) {
       absl::ResourceExhaustedError("budget of slid exhausted"),
       LimitError("more than 6000 queries per minute"),
       absl::NotFoundError("no dataset nope"),
-      WithRequestId(absl::UnavailableError("request r-1 was charged but not answered (the database "
-                                           "failed while answering); retry with the same request_id"),
-                    "r-1"),
+      WithRequestId(
+          absl::UnavailableError("request r-1 was charged but not answered (the database "
+                                 "failed while answering); retry with the same request_id"),
+          "r-1"),
   };
   for (const absl::Status& s : unchanged) {
     EXPECT_FALSE(IsServiceFailure(s)) << s;

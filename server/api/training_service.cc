@@ -1,5 +1,5 @@
-#include "server/api/call_deadline.h"
 #include "server/api/training_service.h"
+#include "server/api/call_deadline.h"
 
 #include <chrono>
 #include <utility>
@@ -37,7 +37,8 @@ void ToProto(const engine::TrainingRunStatus& s, v1::TrainingRun* out) {
 }  // namespace
 
 grpc::Status TrainingService::StartRun(grpc::ServerContext* context,
-                                       const v1::StartRunRequest* request, v1::TrainingRun* response) {
+                                       const v1::StartRunRequest* request,
+                                       v1::TrainingRun* response) {
   absl::Status status = [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal principal, Authenticate(*auth_, *context));
     engine::TrainingRunRequest r;
@@ -48,7 +49,8 @@ grpc::Status TrainingService::StartRun(grpc::ServerContext* context,
     r.delta = request->delta();
     r.target_epsilon = request->target_epsilon();
     r.steps = request->steps();
-    ASSIGN_OR_RETURN(engine::TrainingRunStatus s, engine_->StartRun(principal, r, CallDeadline(*context)));
+    ASSIGN_OR_RETURN(engine::TrainingRunStatus s,
+                     engine_->StartRun(principal, r, CallDeadline(*context)));
     ToProto(s, response);
     return absl::OkStatus();
   }();
@@ -61,10 +63,10 @@ grpc::Status TrainingService::ReportSteps(grpc::ServerContext* context,
                                           v1::ReportStepsResponse* response) {
   absl::Status status = [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal principal, Authenticate(*auth_, *context));
-    ASSIGN_OR_RETURN(engine::StepReportOutcome out,
-                     engine_->ReportSteps(principal, request->dataset(), request->run(),
-                                          request->steps(), request->request_id(),
-                                          CallDeadline(*context)));
+    ASSIGN_OR_RETURN(
+        engine::StepReportOutcome out,
+        engine_->ReportSteps(principal, request->dataset(), request->run(), request->steps(),
+                             request->request_id(), CallDeadline(*context)));
     ToProto(out.status, response->mutable_run());
     response->set_request_id(out.allocation.request_id);
     response->set_seq(out.allocation.seq);
@@ -82,8 +84,9 @@ grpc::Status TrainingService::GetRun(grpc::ServerContext* context, const v1::Get
                                      v1::TrainingRun* response) {
   absl::Status status = [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal principal, Authenticate(*auth_, *context));
-    ASSIGN_OR_RETURN(engine::TrainingRunStatus s,
-                     engine_->GetRun(principal, request->dataset(), request->run(), CallDeadline(*context)));
+    ASSIGN_OR_RETURN(
+        engine::TrainingRunStatus s,
+        engine_->GetRun(principal, request->dataset(), request->run(), CallDeadline(*context)));
     ToProto(s, response);
     return absl::OkStatus();
   }();

@@ -21,7 +21,8 @@ class UnparsableRequestInterceptor final : public grpc::experimental::Intercepto
         methods->GetRecvMessage() == nullptr) {
       unparsable_ = true;
     }
-    if (unparsable_ && methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS) &&
+    if (unparsable_ &&
+        methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS) &&
         methods->GetSendStatus().error_code() == grpc::StatusCode::INTERNAL) {
       methods->ModifySendStatus(grpc::Status(
           grpc::StatusCode::INVALID_ARGUMENT,

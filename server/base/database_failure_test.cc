@@ -25,7 +25,8 @@ TEST(DatabaseFailureTest, RetryableFailuresAreUnavailableWithTheirClass) {
 }
 
 TEST(DatabaseFailureTest, OnlyRetryableCodesCarryTheRequestId) {
-  EXPECT_THAT(RequestIdOf(WithRequestId(absl::UnavailableError("x"), "q-1")), Optional(std::string("q-1")));
+  EXPECT_THAT(RequestIdOf(WithRequestId(absl::UnavailableError("x"), "q-1")),
+              Optional(std::string("q-1")));
   EXPECT_THAT(RequestIdOf(WithRequestId(absl::DeadlineExceededError("x"), "q-2")),
               Optional(std::string("q-2")));
   EXPECT_EQ(RequestIdOf(WithRequestId(absl::InvalidArgumentError("x"), "q-3")), absl::nullopt);

@@ -43,8 +43,8 @@ const char* TextTag(LogLevel level) {
 // with `replace` turns bytes that are not valid UTF-8 into U+FFFD, so every line stays valid JSON
 // whatever a client sent (a request's dataset name is echoed).
 void AppendJsonString(std::string* out, absl::string_view s) {
-  out->append(nlohmann::json(std::string(s)).dump(-1, ' ', false,
-                                                  nlohmann::json::error_handler_t::replace));
+  out->append(nlohmann::json(std::string(s))
+                  .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 // Text values with spaces, quotes or control characters are quoted and escaped like JSON.
@@ -123,9 +123,9 @@ std::string FormatLogLine(LogFormat format, LogLevel level, absl::string_view me
 
 void Log(LogLevel level, absl::string_view message, const std::vector<LogField>& fields) {
   if (!LogEnabled(level)) return;
-  std::string line = FormatLogLine(
-      g_format.load(std::memory_order_relaxed), level, message, fields,
-      absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone()));
+  std::string line =
+      FormatLogLine(g_format.load(std::memory_order_relaxed), level, message, fields,
+                    absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone()));
   line.push_back('\n');
   // One fwrite per line: stdio locks the stream, so concurrent lines do not interleave.
   std::fwrite(line.data(), 1, line.size(), stderr);

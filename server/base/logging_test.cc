@@ -10,10 +10,9 @@ namespace {
 constexpr char kTime[] = "2026-12-02T10:00:00.000Z";
 
 TEST(LoggingTest, JsonLineIsOneObjectWithTimeLevelMsgAndTypedFields) {
-  const std::string line =
-      FormatLogLine(LogFormat::kJson, LogLevel::kInfo, "rpc",
-                    {{"rpc", "dpq.v1.AnalystService/Query"}, {"status", "OK"}, {"duration_ms", 3.25}},
-                    kTime);
+  const std::string line = FormatLogLine(
+      LogFormat::kJson, LogLevel::kInfo, "rpc",
+      {{"rpc", "dpq.v1.AnalystService/Query"}, {"status", "OK"}, {"duration_ms", 3.25}}, kTime);
   const nlohmann::json j = nlohmann::json::parse(line);
   EXPECT_EQ(j["time"], kTime);
   EXPECT_EQ(j["level"], "info");

@@ -10,10 +10,10 @@
 
 // RETURN_IF_ERROR(expr): evaluates expr (an absl::Status) and returns it from the enclosing
 // function unless it is OK.
-#define RETURN_IF_ERROR(expr)                        \
-  do {                                               \
-    ::absl::Status dpq_status_ = (expr);             \
-    if (!dpq_status_.ok()) return dpq_status_;       \
+#define RETURN_IF_ERROR(expr)                  \
+  do {                                         \
+    ::absl::Status dpq_status_ = (expr);       \
+    if (!dpq_status_.ok()) return dpq_status_; \
   } while (0)
 
 // ASSIGN_OR_RETURN(lhs, expr): evaluates expr (an absl::StatusOr<T>); on error returns its status,

@@ -37,8 +37,7 @@ absl::Status CheckCertificateFile(const std::string& path, absl::string_view fla
   if (!bio.ok()) return bio.status();
   std::unique_ptr<X509, X509Free> cert(PEM_read_bio_X509(bio->get(), nullptr, nullptr, nullptr));
   if (cert == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(flag, " ", path, " holds no PEM certificate"));
+    return absl::InvalidArgumentError(absl::StrCat(flag, " ", path, " holds no PEM certificate"));
   }
   return absl::OkStatus();
 }
@@ -46,9 +45,11 @@ absl::Status CheckCertificateFile(const std::string& path, absl::string_view fla
 absl::Status CheckCertificateAndKey(const std::string& cert_path, const std::string& key_path) {
   absl::StatusOr<Bio> cert_bio = Open(cert_path);
   if (!cert_bio.ok()) return cert_bio.status();
-  std::unique_ptr<X509, X509Free> cert(PEM_read_bio_X509(cert_bio->get(), nullptr, nullptr, nullptr));
+  std::unique_ptr<X509, X509Free> cert(
+      PEM_read_bio_X509(cert_bio->get(), nullptr, nullptr, nullptr));
   if (cert == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("--tls-cert ", cert_path, " holds no PEM certificate"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tls-cert ", cert_path, " holds no PEM certificate"));
   }
   absl::StatusOr<Bio> key_bio = Open(key_path);
   if (!key_bio.ok()) return key_bio.status();

@@ -16,16 +16,14 @@ absl::Status ValidateIsFinite(double value, absl::string_view name) {
 
 absl::Status ValidateIsPositive(double value, absl::string_view name) {
   if (!std::isfinite(value) || value <= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(name, " must be finite and > 0, got ", value));
+    return absl::InvalidArgumentError(absl::StrCat(name, " must be finite and > 0, got ", value));
   }
   return absl::OkStatus();
 }
 
 absl::Status ValidateIsNonNegative(double value, absl::string_view name) {
   if (!std::isfinite(value) || value < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(name, " must be finite and >= 0, got ", value));
+    return absl::InvalidArgumentError(absl::StrCat(name, " must be finite and >= 0, got ", value));
   }
   return absl::OkStatus();
 }

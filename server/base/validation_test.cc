@@ -12,8 +12,9 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(ValidationTest, PositiveRejectsNanInfZeroAndNegative) {
-  for (double v : {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
-                   -std::numeric_limits<double>::infinity(), 0.0, -1.0}) {
+  for (double v :
+       {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+        -std::numeric_limits<double>::infinity(), 0.0, -1.0}) {
     absl::Status s = ValidateIsPositive(v, "epsilon");
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << v;
     EXPECT_THAT(std::string(s.message()), HasSubstr("epsilon")) << v;
@@ -68,7 +69,8 @@ TEST(ValidationTest, EmptyNameIsRequiredNamingTheField) {
 TEST(ValidationTest, AnalystNamesAllowDotAndDashButNotControlCharacters) {
   EXPECT_TRUE(ValidateAnalystName("jane.doe-2", "analyst").ok());
   for (const char* bad : {"Jane", "-x", "jane doe", "jane\tdoe", "jane/doe"}) {
-    EXPECT_EQ(ValidateAnalystName(bad, "analyst").code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_EQ(ValidateAnalystName(bad, "analyst").code(), absl::StatusCode::kInvalidArgument)
+        << bad;
   }
   EXPECT_EQ(ValidateAnalystName(std::string("jane\0", 5), "analyst").code(),
             absl::StatusCode::kInvalidArgument);

@@ -22,9 +22,9 @@ absl::Status ValidateDomain(const std::vector<std::string>& domain) {
   for (size_t i = 0; i < domain.size(); ++i) {
     const std::string& v = domain[i];
     if (v.empty() || v.size() > kMaxDomainValueBytes || !IsPrintable(v, /*allow_space=*/true)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "domain[", i, "] must be 1 to ", kMaxDomainValueBytes,
-          " printable ASCII characters, got ", QuoteForMessage(v)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("domain[", i, "] must be 1 to ", kMaxDomainValueBytes,
+                       " printable ASCII characters, got ", QuoteForMessage(v)));
     }
     if (!seen.insert(v).second) {
       return absl::InvalidArgumentError(
@@ -83,8 +83,8 @@ absl::Status Collections::Submit(const std::string& name, const std::string& cli
   return store_->Submit(collection, client_id, report);
 }
 
-absl::StatusOr<CollectionEstimate> Collections::Estimate(const std::string& name,
-                                                         double confidence, absl::Time deadline) {
+absl::StatusOr<CollectionEstimate> Collections::Estimate(const std::string& name, double confidence,
+                                                         absl::Time deadline) {
   RETURN_IF_ERROR(ValidateIdentifier(name, "collection"));
   RETURN_IF_ERROR(ValidateInOpenRange(confidence, 0, 1, "confidence"));
   CollectionEstimate out;
@@ -93,10 +93,11 @@ absl::StatusOr<CollectionEstimate> Collections::Estimate(const std::string& name
   // Tallied in C++ while streaming the reports: OUE bits and OLH hashes (SHA-256 per report and
   // value) would need a second implementation in SQL; one tally, shared with the tests, is safer.
   std::vector<int64_t> support(out.collection.spec.domain.size(), 0);
-  ASSIGN_OR_RETURN(out.reports,
-                   store_->ForEachReport(out.collection.id, [&](const dp::ldp::LdpReport& r) {
-                     oracle.AddSupport(r, support);
-                   }, deadline));
+  ASSIGN_OR_RETURN(
+      out.reports,
+      store_->ForEachReport(
+          out.collection.id, [&](const dp::ldp::LdpReport& r) { oracle.AddSupport(r, support); },
+          deadline));
   out.confidence = confidence;
   ASSIGN_OR_RETURN(out.estimates, dp::ldp::EstimateFrequencies(oracle.protocol(), support,
                                                                out.reports, confidence));

@@ -11,7 +11,10 @@ namespace dpq::daemon {
 
 AuditVerifier::AuditVerifier(store::BudgetLedger* ledger, metrics::Metrics* metrics,
                              absl::Duration interval, double full_after_seconds)
-    : ledger_(ledger), metrics_(metrics), interval_(interval), full_after_seconds_(full_after_seconds) {}
+    : ledger_(ledger),
+      metrics_(metrics),
+      interval_(interval),
+      full_after_seconds_(full_after_seconds) {}
 
 AuditVerifier::~AuditVerifier() { Stop(); }
 
@@ -31,7 +34,8 @@ void AuditVerifier::Stop() {
 void AuditVerifier::VerifyAll() {
   absl::StatusOr<std::vector<store::BudgetState>> budgets = ledger_->ListBudgets();
   if (!budgets.ok()) {
-    LogWarning(absl::StrCat("audit verification: cannot list the ledgers: ", budgets.status().ToString()));
+    LogWarning(
+        absl::StrCat("audit verification: cannot list the ledgers: ", budgets.status().ToString()));
     return;
   }
   std::map<std::string, bool> ok_by_name;
@@ -47,8 +51,8 @@ void AuditVerifier::VerifyAll() {
       continue;
     }
     if (!v->ok) {
-      LogError(absl::StrCat("audit verification of ", b.dataset, " FAILED at seq ", v->first_broken_seq,
-                            ": ", v->reason));
+      LogError(absl::StrCat("audit verification of ", b.dataset, " FAILED at seq ",
+                            v->first_broken_seq, ": ", v->reason));
     }
     metrics_->RecordAuditVerifyRows(b.dataset, v->rows_read);
     auto [it, inserted] = ok_by_name.emplace(b.dataset, v->ok);

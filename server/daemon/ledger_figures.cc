@@ -10,8 +10,9 @@
 namespace dpq::daemon {
 
 metrics::LedgerFigures::Budget BudgetFigure(const store::BudgetState& b) {
-  return {b.dataset, std::string(dp::accounting::AccountantName(b.accountant)), b.epsilon_total(),
-          b.epsilon_remaining(), b.delta_total(), b.delta_remaining()};
+  return {b.dataset,         std::string(dp::accounting::AccountantName(b.accountant)),
+          b.epsilon_total(), b.epsilon_remaining(),
+          b.delta_total(),   b.delta_remaining()};
 }
 
 metrics::LedgerFigures::Spent SpentFigure(const store::AnalystSpend& s) {
@@ -36,10 +37,18 @@ metrics::LedgerFigures::Cap CapFigure(const store::AnalystCap& c) {
 }
 
 metrics::PoolFigures PoolFiguresOf(const store::PoolStats& s, const store::ScanRouteStats& r) {
-  return metrics::PoolFigures{s.opened,           s.connect_failures,  s.closed_after_error,
-                              s.closed_by_server, s.in_use,            s.idle,
-                              r.scans_on_primary, r.scans_on_standby,  r.has_standby,
-                              r.standby_up,       r.fallbacks_lagging, r.fallbacks_unavailable};
+  return metrics::PoolFigures{s.opened,
+                              s.connect_failures,
+                              s.closed_after_error,
+                              s.closed_by_server,
+                              s.in_use,
+                              s.idle,
+                              r.scans_on_primary,
+                              r.scans_on_standby,
+                              r.has_standby,
+                              r.standby_up,
+                              r.fallbacks_lagging,
+                              r.fallbacks_unavailable};
 }
 
 std::vector<int64_t> RecentWindowSeconds() {

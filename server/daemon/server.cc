@@ -94,7 +94,8 @@ absl::Status Server::AddBootstrapAdmin() {
   if (!token.empty()) {
     RETURN_IF_ERROR(principals_->UpsertAdmin("admin", engine::TokenHash(token)).status());
   } else {
-    LogWarning("no bootstrap admin token (DPQ_ADMIN_TOKEN / --admin-token-file): only existing admins can log in");
+    LogWarning(
+        "no bootstrap admin token (DPQ_ADMIN_TOKEN / --admin-token-file): only existing admins can log in");
   }
   return absl::OkStatus();
 }
@@ -105,16 +106,15 @@ absl::Status Server::StartMetrics() {
       [this] { return ReadLedgerFigures(*ledger_, *spend_, db_.get()); },
       [this] { return ReadPoolFigures(*db_, *scan_router_); },
       metrics::BuildInfo{BuildVersion(), BuildGitSha()});
-  ledger_->SetDebitObserver([metrics = metrics_.get()](double seconds) {
-    metrics->RecordDebit(seconds);
-  });
+  ledger_->SetDebitObserver(
+      [metrics = metrics_.get()](double seconds) { metrics->RecordDebit(seconds); });
   return metrics_->Serve(options_.metrics_listen);
 }
 
 void Server::BuildEngine() {
   engine_ = std::make_unique<engine::QueryEngine>(
-      engine::QueryEngine::Stores{datasets_.get(), principals_.get(), ledger_.get(),
-                                  scanner_.get(), cache_.get()},
+      engine::QueryEngine::Stores{datasets_.get(), principals_.get(), ledger_.get(), scanner_.get(),
+                                  cache_.get()},
       &dp::SecureRandom());
   engine_->OnScanDataError([metrics = metrics_.get()](const std::string& dataset) {
     metrics->RecordScanDataError(dataset);
@@ -127,17 +127,16 @@ void Server::BuildAdministration() {
   dataset_admin_ = std::make_unique<engine::DatasetAdmin>(datasets_.get());
   access_admin_ = std::make_unique<engine::AccessAdmin>(principals_.get());
   budget_book_ = std::make_unique<engine::BudgetBook>(
-      engine_.get(),
-      engine::BudgetBook::Stores{datasets_.get(), principals_.get(), ledger_.get()});
+      engine_.get(), engine::BudgetBook::Stores{datasets_.get(), principals_.get(), ledger_.get()});
   audit_trails_ =
       std::make_unique<engine::AuditTrails>(datasets_.get(), ledger_.get(), admin_log_.get());
 }
 
 void Server::BuildServices() {
   admission_ = std::make_unique<api::QueryAdmission>(options_.admission);
-  api::ServiceOptions options{auth_.get(),          engine_.get(),       dataset_admin_.get(),
-                              access_admin_.get(),  budget_book_.get(),  audit_trails_.get(),
-                              &accounting_,         metrics_.get(),      admission_.get(),
+  api::ServiceOptions options{auth_.get(),         engine_.get(),      dataset_admin_.get(),
+                              access_admin_.get(), budget_book_.get(), audit_trails_.get(),
+                              &accounting_,        metrics_.get(),     admission_.get(),
                               options_.upload};
   analyst_service_ = std::make_unique<api::AnalystService>(options);
   admin_service_ = std::make_unique<api::AdminService>(options);
@@ -165,11 +164,11 @@ absl::Status Server::BuildGrpcServer(std::shared_ptr<grpc::ServerCredentials> cr
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   services_ = {analyst_service_.get(), admin_service_.get(), accounting_service_.get(),
                collection_service_.get(), training_service_.get()};
-  service_names_ = {
-      dpq::v1::AnalystService::service_full_name(), dpq::v1::AdminService::service_full_name(),
-      dpq::v1::AccountingService::service_full_name(),
-      dpq::v1::CollectionService::service_full_name(),
-      dpq::v1::TrainingService::service_full_name()};
+  service_names_ = {dpq::v1::AnalystService::service_full_name(),
+                    dpq::v1::AdminService::service_full_name(),
+                    dpq::v1::AccountingService::service_full_name(),
+                    dpq::v1::CollectionService::service_full_name(),
+                    dpq::v1::TrainingService::service_full_name()};
   for (grpc::Service* service : services_) builder.RegisterService(service);
   // The order matters: a request that did not parse gets its status rewritten first, so that the
   // metrics and the log line record the status the client receives.
@@ -222,8 +221,10 @@ void Server::LogListening() const {
 absl::Status Server::WaitAndDrain() {
   int signal_number = 0;
   sigwait(&shutdown_signals_, &signal_number);
-  LogInfo(absl::StrCat("signal ", signal_number, " received: draining (new calls refused, calls in "
-                       "flight finish within ", options_.shutdown_grace_seconds, " s)"));
+  LogInfo(absl::StrCat("signal ", signal_number,
+                       " received: draining (new calls refused, calls in "
+                       "flight finish within ",
+                       options_.shutdown_grace_seconds, " s)"));
   return Drain();
 }
 

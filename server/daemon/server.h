@@ -58,15 +58,15 @@ class Server {
     int max_message_mb = 16;                        // largest gRPC message accepted, MiB
     std::string database_url;  // libpq URL; empty: an embedded PostgreSQL under data_dir
     std::string data_dir = "./dpq-data";
-    std::string migrations_dir;  // NNNN_*.sql; empty: the migrations built into dpqd
-    int db_pool_size = 8;        // connections to the primary, and to the read standby
+    std::string migrations_dir;     // NNNN_*.sql; empty: the migrations built into dpqd
+    int db_pool_size = 8;           // connections to the primary, and to the read standby
     std::string read_database_url;  // a hot standby of database_url for aggregate scans; optional
     store::ScanRouterOptions scan_routing;
-    api::AdmissionLimits admission;  // per analyst: queries in flight and per minute
-    api::UploadLimits upload;        // per dataset create or load
+    api::AdmissionLimits admission;                 // per analyst: queries in flight and per minute
+    api::UploadLimits upload;                       // per dataset create or load
     std::string metrics_listen = "127.0.0.1:9464";  // /metrics and /status
     double health_check_seconds = 2.0;              // how often gRPC health re-checks the database
-    double audit_verify_seconds = 3600;  // 0: audit chains verified only on request
+    double audit_verify_seconds = 3600;             // 0: audit chains verified only on request
     // BudgetLedger::VerifyOptions::full_after_seconds of each periodic pass (0: never by age).
     double audit_full_verify_seconds = 7 * 86400;
     double shutdown_grace_seconds = 10.0;  // how long calls in flight may finish on SIGTERM

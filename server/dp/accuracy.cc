@@ -54,9 +54,8 @@ absl::StatusOr<double> LaplaceEpsilonForHalfWidth(double half_width, double l1_s
                                                   double confidence) {
   RETURN_IF_ERROR(ValidateIsPositive(l1_sensitivity, "l1_sensitivity"));
   RETURN_IF_ERROR(ValidateInOpenRange(confidence, 0.0, 1.0, "confidence"));
-  return InvertHalfWidth(half_width, [&](double eps) {
-    return LaplaceHalfWidth(eps, l1_sensitivity, confidence);
-  });
+  return InvertHalfWidth(
+      half_width, [&](double eps) { return LaplaceHalfWidth(eps, l1_sensitivity, confidence); });
 }
 
 absl::StatusOr<double> GaussianEpsilonForHalfWidth(double half_width, double delta,

@@ -34,13 +34,16 @@ absl::StatusOr<double> AnalyticGaussianSigma(double epsilon, double delta, doubl
   RETURN_IF_ERROR(ValidateInOpenRange(delta, 0.0, 1.0, "delta"));
   RETURN_IF_ERROR(ValidateIsPositive(l2_sensitivity, "l2_sensitivity"));
   // Work with Delta = 1 and rescale: sigma is linear in Delta.
-  auto is_private = [&](double sigma) { return AnalyticGaussianDelta(epsilon, sigma, 1.0) <= delta; };
+  auto is_private = [&](double sigma) {
+    return AnalyticGaussianDelta(epsilon, sigma, 1.0) <= delta;
+  };
   double hi = 1.0;
   while (!is_private(hi)) hi *= 2;
   double lo = hi / 2;
   while (lo > 1e-300 && is_private(lo)) lo /= 2;
   if (is_private(lo)) return lo * l2_sensitivity;  // degenerate: any sigma works
-  return BisectToPassingEnd(lo, hi, is_private, 1e-15, kMaxIterations) * kSafetyFactor * l2_sensitivity;
+  return BisectToPassingEnd(lo, hi, is_private, 1e-15, kMaxIterations) * kSafetyFactor *
+         l2_sensitivity;
 }
 
 absl::StatusOr<double> AnalyticGaussianEpsilon(double sigma, double delta, double l2_sensitivity) {
@@ -53,7 +56,8 @@ absl::StatusOr<double> AnalyticGaussianEpsilon(double sigma, double delta, doubl
   double hi = 1.0;
   while (!is_private(hi)) {
     hi *= 2;
-    if (hi > 1e6) return absl::OutOfRangeError("sigma is too small for any epsilon <= 1e6 at this delta");
+    if (hi > 1e6)
+      return absl::OutOfRangeError("sigma is too small for any epsilon <= 1e6 at this delta");
   }
   return BisectToPassingEnd(0.0, hi, is_private, 1e-15, kMaxIterations) * kSafetyFactor;
 }

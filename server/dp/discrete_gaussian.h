@@ -28,9 +28,7 @@ class DiscreteGaussianSampler {
   // A sigma that is not exactly num/den with parts <= 2^62 is rounded UP to a multiple of 2^-62.
   static absl::StatusOr<DiscreteGaussianSampler> Create(double sigma);
 
-  int64_t Sample(RandomSource& rng) const {
-    return internal::SampleDiscreteGaussian(sigma_, rng);
-  }
+  int64_t Sample(RandomSource& rng) const { return internal::SampleDiscreteGaussian(sigma_, rng); }
   Rational sigma() const { return sigma_; }
 
  private:

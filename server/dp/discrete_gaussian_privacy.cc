@@ -141,9 +141,9 @@ LD EulerMaclaurinUpper(LD m, LD s, LD d, LD eps) {
   const LD c = kExpMinusHalf / s;
   // Total variation of k' on [a, inf), given kp = k'(a) (scaled by `scale` with c).
   auto variation = [&](LD a, LD kp, LD scaled_c) {
-    if (a >= s) return -kp;                    // k' increases from k'(a) <= 0 to 0
-    if (a >= -s) return kp + 2 * scaled_c;     // down to -c at s, then up to 0
-    return 3 * scaled_c - kp;                  // up to c at -s, down to -c, up to 0
+    if (a >= s) return -kp;                 // k' increases from k'(a) <= 0 to 0
+    if (a >= -s) return kp + 2 * scaled_c;  // down to -c at s, then up to 0
+    return 3 * scaled_c - kp;               // up to c at -s, down to -c, up to 0
   };
   // A(m) / norm.
   const LD zm = m / s;
@@ -237,7 +237,8 @@ absl::StatusOr<double> DiscreteGaussianDelta(double s, int64_t D, double epsilon
   // Use it when that relative slack is negligible (<= 1e-7 in delta, i.e. <= ~1e-8 in sigma since
   // d log(delta) / d log(sigma) ~ -z^2), else sum.
   const LD z = std::max(t, static_cast<LD>(0)) / sl;
-  const LD em_slack = (1 + z * z) / (3 * sl * sl) * (1.5L + epsilon * sl * sl / (static_cast<LD>(D) * D));
+  const LD em_slack =
+      (1 + z * z) / (3 * sl * sl) * (1.5L + epsilon * sl * sl / (static_cast<LD>(D) * D));
   if (em_slack > 1e-7L && s <= kDirectMaxSigma) {
     // Terms needed: the climb from floor(T) to 0 if T < 0, then until the Gaussian tail relative
     // to the sum is below 2^-66: about min(12 s, 64 s^2 / T) terms.

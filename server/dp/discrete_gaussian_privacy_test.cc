@@ -48,7 +48,8 @@ LD TheoremFormula(double s, int64_t d, double eps, bool inclusive) {
 }
 
 TEST(DiscreteGaussianPrivacyTest, RejectsBadParametersNamingThem) {
-  EXPECT_NE(DiscreteGaussianDelta(0, 1, 1).status().message().find("sigma"), absl::string_view::npos);
+  EXPECT_NE(DiscreteGaussianDelta(0, 1, 1).status().message().find("sigma"),
+            absl::string_view::npos);
   EXPECT_NE(DiscreteGaussianDelta(std::nan(""), 1, 1).status().message().find("sigma"),
             absl::string_view::npos);
   EXPECT_NE(DiscreteGaussianDelta(1, 0, 1).status().message().find("sensitivity"),
@@ -75,8 +76,8 @@ TEST(DiscreteGaussianPrivacyTest, MatchesBruteForceForSmallSigma) {
         // Upper bound, and tight: the allowance is ~1e-15 relative, the brute force's own
         // rounding ~1e-17.
         EXPECT_GE(*delta, static_cast<double>(exact) * (1 - 1e-15)) << where;
-        EXPECT_LE(*delta, static_cast<double>(exact) * (1 + 1e-12)) << where << " ratio-1 "
-            << (*delta / static_cast<double>(exact) - 1);
+        EXPECT_LE(*delta, static_cast<double>(exact) * (1 + 1e-12))
+            << where << " ratio-1 " << (*delta / static_cast<double>(exact) - 1);
         // It is also the theorem's expression (strict inequalities).
         EXPECT_NEAR(static_cast<double>(TheoremFormula(s, d, eps, false)),
                     static_cast<double>(exact), 1e-15 * static_cast<double>(exact) + 1e-300)

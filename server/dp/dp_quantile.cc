@@ -48,10 +48,9 @@ absl::Status ValidateQuantile(double q, absl::string_view name) {
 absl::Status ValidateCommon(int64_t num_buckets, int num_quantiles, double epsilon,
                             int max_contributions) {
   if (num_buckets < kMinQuantileBuckets || num_buckets > kMaxQuantileBuckets) {
-    return absl::InvalidArgumentError(absl::StrCat("bucket_counts must have between ",
-                                                   kMinQuantileBuckets, " and ",
-                                                   kMaxQuantileBuckets, " buckets, got ",
-                                                   num_buckets));
+    return absl::InvalidArgumentError(
+        absl::StrCat("bucket_counts must have between ", kMinQuantileBuckets, " and ",
+                     kMaxQuantileBuckets, " buckets, got ", num_buckets));
   }
   if (num_quantiles < 1 || num_quantiles > kMaxQuantilesPerQuery) {
     return absl::InvalidArgumentError(absl::StrCat("quantiles must have between 1 and ",
@@ -78,15 +77,15 @@ double QuantileUtilitySensitivity(int max_contributions, double quantile) {
 absl::Status ValidateQuantileRelease(int64_t num_buckets, double lower, double upper,
                                      absl::Span<const double> quantiles, double epsilon,
                                      int max_contributions) {
-  const int num_quantiles = static_cast<int>(
-      std::min<size_t>(quantiles.size(), std::numeric_limits<int>::max()));
+  const int num_quantiles =
+      static_cast<int>(std::min<size_t>(quantiles.size(), std::numeric_limits<int>::max()));
   RETURN_IF_ERROR(ValidateCommon(num_buckets, num_quantiles, epsilon, max_contributions));
   RETURN_IF_ERROR(ValidateIsFinite(lower, "lower"));
   RETURN_IF_ERROR(ValidateIsFinite(upper, "upper"));
   if (!(lower < upper) || !std::isfinite(upper - lower)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "lower must be < upper with upper - lower finite, got lower = ", lower,
-        ", upper = ", upper));
+    return absl::InvalidArgumentError(
+        absl::StrCat("lower must be < upper with upper - lower finite, got lower = ", lower,
+                     ", upper = ", upper));
   }
   for (size_t j = 0; j < quantiles.size(); ++j) {
     RETURN_IF_ERROR(ValidateQuantile(quantiles[j], absl::StrCat("quantiles[", j, "]")));
@@ -107,18 +106,17 @@ absl::StatusOr<std::vector<double>> ReleaseQuantiles(absl::Span<const int64_t> b
                                                      double epsilon, int max_contributions,
                                                      RandomSource& rng) {
   const int64_t num_buckets = static_cast<int64_t>(bucket_counts.size());
-  const int num_quantiles = static_cast<int>(
-      std::min<size_t>(quantiles.size(), std::numeric_limits<int>::max()));
-  RETURN_IF_ERROR(ValidateQuantileRelease(num_buckets, lower, upper, quantiles, epsilon,
-                                          max_contributions));
+  const int num_quantiles =
+      static_cast<int>(std::min<size_t>(quantiles.size(), std::numeric_limits<int>::max()));
+  RETURN_IF_ERROR(
+      ValidateQuantileRelease(num_buckets, lower, upper, quantiles, epsilon, max_contributions));
   // Prefix sums below_i (rows in buckets < i); below[B] = n.
   std::vector<int64_t> below(num_buckets + 1, 0);
   for (int64_t i = 0; i < num_buckets; ++i) {
     const int64_t c = bucket_counts[i];
     if (c < 0) {
       // Counts are aggregates of the private data; name the bucket, not the value.
-      return absl::InvalidArgumentError(
-          absl::StrCat("bucket_counts[", i, "] must be >= 0"));
+      return absl::InvalidArgumentError(absl::StrCat("bucket_counts[", i, "] must be >= 0"));
     }
     if (c > kMaxTotalRows - below[i]) {
       return absl::InvalidArgumentError("bucket_counts must sum to at most 2^62");
@@ -150,9 +148,9 @@ absl::StatusOr<std::vector<double>> ReleaseQuantiles(absl::Span<const int64_t> b
     for (int64_t i = 0; i < num_buckets; ++i) {
       utilities[i] = -std::ldexp(static_cast<double>(dist[i] - best), -kLevelBits);
     }
-    ASSIGN_OR_RETURN(const ExponentialMechanism em,
-                     ExponentialMechanism::Create(
-                         eps_each, SensitivityForLevel(level, max_contributions)));
+    ASSIGN_OR_RETURN(
+        const ExponentialMechanism em,
+        ExponentialMechanism::Create(eps_each, SensitivityForLevel(level, max_contributions)));
     ASSIGN_OR_RETURN(const size_t chosen, em.Select(utilities, rng));
     // lower + (upper - lower)(2i + 1) / 2B rounds once less than lower + w (i + 1/2), so midpoints
     // of decimal ranges print as decimals (6.95, not 6.9500000000000002); the w form if it overflows.
@@ -177,14 +175,13 @@ absl::StatusOr<std::vector<double>> ReleaseQuantiles(absl::Span<const int64_t> b
 absl::StatusOr<double> RankErrorBound(int64_t num_buckets, double quantile, int num_quantiles,
                                       double epsilon, int max_contributions, double confidence) {
   if (num_buckets < kMinQuantileBuckets || num_buckets > kMaxQuantileBuckets) {
-    return absl::InvalidArgumentError(absl::StrCat("num_buckets must lie in [",
-                                                   kMinQuantileBuckets, ", ",
-                                                   kMaxQuantileBuckets, "], got ", num_buckets));
+    return absl::InvalidArgumentError(absl::StrCat("num_buckets must lie in [", kMinQuantileBuckets,
+                                                   ", ", kMaxQuantileBuckets, "], got ",
+                                                   num_buckets));
   }
   if (num_quantiles < 1 || num_quantiles > kMaxQuantilesPerQuery) {
-    return absl::InvalidArgumentError(absl::StrCat("num_quantiles must lie in [1, ",
-                                                   kMaxQuantilesPerQuery, "], got ",
-                                                   num_quantiles));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "num_quantiles must lie in [1, ", kMaxQuantilesPerQuery, "], got ", num_quantiles));
   }
   RETURN_IF_ERROR(ValidateQuantile(quantile, "quantile"));
   RETURN_IF_ERROR(ValidateIsPositive(epsilon, "epsilon"));

@@ -76,14 +76,13 @@ TEST(DpQuantileTest, RejectsBadParametersNamingThem) {
   const double nan = std::nan("");
   const double inf = std::numeric_limits<double>::infinity();
   auto call = [&](std::vector<int64_t> counts, double lo, double hi, std::vector<double> qs,
-                  double eps, int k) {
-    return ReleaseQuantiles(counts, lo, hi, qs, eps, k, rng).status();
-  };
+                  double eps,
+                  int k) { return ReleaseQuantiles(counts, lo, hi, qs, eps, k, rng).status(); };
   EXPECT_TRUE(MentionsName(call({1}, 0, 1, q, 1, 1), "bucket_counts"));
   EXPECT_TRUE(MentionsName(call(std::vector<int64_t>(100001, 1), 0, 1, q, 1, 1), "bucket_counts"));
   EXPECT_TRUE(MentionsName(call({1, -1, 2}, 0, 1, q, 1, 1), "bucket_counts[1]"));
-  EXPECT_TRUE(MentionsName(
-      call({std::numeric_limits<int64_t>::max(), 1}, 0, 1, q, 1, 1), "bucket_counts"));
+  EXPECT_TRUE(
+      MentionsName(call({std::numeric_limits<int64_t>::max(), 1}, 0, 1, q, 1, 1), "bucket_counts"));
   EXPECT_TRUE(MentionsName(call({1, 2}, nan, 1, q, 1, 1), "lower"));
   EXPECT_TRUE(MentionsName(call({1, 2}, 0, inf, q, 1, 1), "upper"));
   EXPECT_TRUE(MentionsName(call({1, 2}, 1, 1, q, 1, 1), "lower must be < upper"));

@@ -39,8 +39,10 @@ bool NaiveNoiseReachable(double noise) {
 bool NaiveOutputReachable(double y, double x) {
   const double centre = y - x;
   double lo = centre, hi = centre;
-  for (int i = 0; i < 64 && x + std::nextafter(lo, -INFINITY) == y; ++i) lo = std::nextafter(lo, -INFINITY);
-  for (int i = 0; i < 64 && x + std::nextafter(hi, INFINITY) == y; ++i) hi = std::nextafter(hi, INFINITY);
+  for (int i = 0; i < 64 && x + std::nextafter(lo, -INFINITY) == y; ++i)
+    lo = std::nextafter(lo, -INFINITY);
+  for (int i = 0; i < 64 && x + std::nextafter(hi, INFINITY) == y; ++i)
+    hi = std::nextafter(hi, INFINITY);
   if (x + std::nextafter(lo, -INFINITY) == y || x + std::nextafter(hi, INFINITY) == y) return true;
   for (double n = lo; n <= hi; n = std::nextafter(n, INFINITY)) {
     if (x + n == y && NaiveNoiseReachable(n)) return true;

@@ -125,7 +125,7 @@ class GaussianMechanism final : public AdditiveMechanism {
   double sensitivity_;
   double gamma_;
   double grid_sensitivity_;  // D (scalar, an integer) or Dg (vector), in grid steps
-  double integer_sigma_;  // sigma / gamma, exactly the sampler's rational sigma
+  double integer_sigma_;     // sigma / gamma, exactly the sampler's rational sigma
   DiscreteGaussianSampler sampler_;
 };
 
@@ -155,22 +155,23 @@ absl::StatusOr<std::unique_ptr<AdditiveMechanism>> CreateGaussianMechanism(
   }
   const Calibration calibration = *calibration_or;
   const double sigma_in_steps = calibration.sigma_in_steps;
-  ASSIGN_OR_RETURN(DiscreteGaussianSampler sampler, DiscreteGaussianSampler::Create(sigma_in_steps));
+  ASSIGN_OR_RETURN(DiscreteGaussianSampler sampler,
+                   DiscreteGaussianSampler::Create(sigma_in_steps));
   // The certificate is for sigma_in_steps itself: the sampler must use exactly that value (it does
   // for every double in [2^-9, 2^62], whose exact fraction has a power-of-two denominator <= 2^62).
   const long double num = static_cast<long double>(sampler.sigma().num);
   const long double den = static_cast<long double>(sampler.sigma().den);
   if (num != static_cast<long double>(sigma_in_steps) * den) {
-    return absl::InternalError(absl::StrCat("sampler sigma differs from the certified sigma ",
-                                            sigma_in_steps));
+    return absl::InternalError(
+        absl::StrCat("sampler sigma differs from the certified sigma ", sigma_in_steps));
   }
   // Vector: re-check the released parameters directly with the conversion (the scalar sigma is
   // checked directly inside DiscreteGaussianSigma).
-  if (!scalar && !(ZcdpEpsilonCks(GaussianRhoRoundedUp(calibration.grid_sensitivity,
-                                                       sigma_in_steps),
-                                  delta * kTruncationAllowance) <= epsilon)) {
-    return absl::InternalError(absl::StrCat("the zCDP certificate fails for sigma ", sigma_in_steps,
-                                            " grid steps"));
+  if (!scalar &&
+      !(ZcdpEpsilonCks(GaussianRhoRoundedUp(calibration.grid_sensitivity, sigma_in_steps),
+                       delta * kTruncationAllowance) <= epsilon)) {
+    return absl::InternalError(
+        absl::StrCat("the zCDP certificate fails for sigma ", sigma_in_steps, " grid steps"));
   }
   return std::unique_ptr<AdditiveMechanism>(
       new GaussianMechanism(epsilon, delta, l2_sensitivity, gamma, calibration.grid_sensitivity,

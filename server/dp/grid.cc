@@ -9,8 +9,7 @@
 namespace dpq::dp::internal {
 
 absl::StatusOr<double> ChooseGranularity(double sensitivity, double nominal_scale) {
-  const double target =
-      std::fmax(std::ldexp(sensitivity, -20), std::ldexp(nominal_scale, -40));
+  const double target = std::fmax(std::ldexp(sensitivity, -20), std::ldexp(nominal_scale, -40));
   int exponent = 0;
   std::frexp(target, &exponent);  // target = f * 2^exponent, f in [0.5, 1)
   const double gamma = std::ldexp(1.0, exponent - 1);
@@ -27,8 +26,9 @@ absl::StatusOr<int64_t> SnapToGrid(double value, double gamma) {
   }
   const double scaled = std::round(value / gamma);  // exact division: gamma is a power of two
   if (!(std::fabs(scaled) < 0x1p62)) {
-    return absl::OutOfRangeError(absl::StrCat(
-        "value ", value, " is too large for the release grid of step ", gamma, " (|value/step| must be < 2^62)"));
+    return absl::OutOfRangeError(absl::StrCat("value ", value,
+                                              " is too large for the release grid of step ", gamma,
+                                              " (|value/step| must be < 2^62)"));
   }
   return static_cast<int64_t>(scaled);
 }
@@ -57,8 +57,8 @@ double AddRoundingUp(double a, double b) {
 
 absl::Status ValidateChangedCoordinates(int64_t changed_coordinates) {
   if (changed_coordinates < 1 || changed_coordinates > (int64_t{1} << 40)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "changed_coordinates must lie in [1, 2^40], got ", changed_coordinates));
+    return absl::InvalidArgumentError(
+        absl::StrCat("changed_coordinates must lie in [1, 2^40], got ", changed_coordinates));
   }
   return absl::OkStatus();
 }

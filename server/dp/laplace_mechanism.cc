@@ -56,9 +56,8 @@ class LaplaceMechanism final : public AdditiveMechanism {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<AdditiveMechanism>> CreateLaplaceMechanism(double epsilon,
-                                                                          double l1_sensitivity,
-                                                                          int64_t changed_coordinates) {
+absl::StatusOr<std::unique_ptr<AdditiveMechanism>> CreateLaplaceMechanism(
+    double epsilon, double l1_sensitivity, int64_t changed_coordinates) {
   RETURN_IF_ERROR(ValidateIsPositive(epsilon, "epsilon"));
   RETURN_IF_ERROR(ValidateIsPositive(l1_sensitivity, "l1_sensitivity"));
   RETURN_IF_ERROR(internal::ValidateChangedCoordinates(changed_coordinates));

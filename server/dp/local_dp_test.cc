@@ -42,8 +42,8 @@ TEST(RandomizedResponseTest, EstimatorInvertsExpectedSupport) {
   // E[I_v] = c p + (n - c) q for n = 1000, c = 250.
   const double support = 250 * 0.7 + 750 * 0.1;
   EXPECT_NEAR(pp.EstimateCount(support, 1000), 250, 1e-9);
-  EXPECT_NEAR(pp.EstimatorVariance(1000, 250),
-              (250 * 0.7 * 0.3 + 750 * 0.1 * 0.9) / (0.6 * 0.6), 1e-9);
+  EXPECT_NEAR(pp.EstimatorVariance(1000, 250), (250 * 0.7 * 0.3 + 750 * 0.1 * 0.9) / (0.6 * 0.6),
+              1e-9);
 }
 
 TEST(RandomizedResponseTest, HugeEpsilonAlmostAlwaysTellsTheTruth) {

@@ -99,7 +99,8 @@ TEST(MechanismStatsTest, ExponentialMechanismFrequencies) {
       obs.push_back(counts[i]);
       p.push_back(probs[i] / total);
     }
-    EXPECT_LT(testing::ChiSquare(obs, p), testing::ChiSquareCritical(static_cast<int>(p.size()) - 1))
+    EXPECT_LT(testing::ChiSquare(obs, p),
+              testing::ChiSquareCritical(static_cast<int>(p.size()) - 1))
         << "epsilon " << c.epsilon;
   }
 }

@@ -15,13 +15,25 @@ double GoldenSectionMinimize(absl::FunctionRef<double(double)> f, double lo, dou
   for (int it = 0; it < max_iterations && (hi - lo) > relative_tolerance * std::max(1.0, hi);
        ++it) {
     if (fc < fd) {
-      hi = d; d = c; fd = fc;
-      c = hi - g * (hi - lo); fc = f(c);
-      if (fc < best_f) { best_f = fc; best_x = c; }
+      hi = d;
+      d = c;
+      fd = fc;
+      c = hi - g * (hi - lo);
+      fc = f(c);
+      if (fc < best_f) {
+        best_f = fc;
+        best_x = c;
+      }
     } else {
-      lo = c; c = d; fc = fd;
-      d = lo + g * (hi - lo); fd = f(d);
-      if (fd < best_f) { best_f = fd; best_x = d; }
+      lo = c;
+      c = d;
+      fc = fd;
+      d = lo + g * (hi - lo);
+      fd = f(d);
+      if (fd < best_f) {
+        best_f = fd;
+        best_x = d;
+      }
     }
   }
   return best_x;
@@ -34,8 +46,8 @@ Minimum ScanThenGoldenSectionMinimize(absl::FunctionRef<double(double)> f, doubl
     const double v = f(x);
     if (v < best.value) best = {x, v};
   }
-  const double x = GoldenSectionMinimize(f, best.x - step, best.x + step, relative_tolerance,
-                                         max_iterations);
+  const double x =
+      GoldenSectionMinimize(f, best.x - step, best.x + step, relative_tolerance, max_iterations);
   const double v = f(x);
   return v < best.value ? Minimum{x, v} : best;
 }

@@ -97,14 +97,14 @@ absl::StatusOr<PartitionSelector> PartitionSelector::Create(double epsilon, doub
   RETURN_IF_ERROR(ValidateIsPositive(epsilon, "epsilon"));
   RETURN_IF_ERROR(ValidateInOpenRange(delta, 0, 1, "delta"));
   if (max_partitions < 1 || max_partitions > kMaxPartitions) {
-    return absl::InvalidArgumentError(absl::StrCat("max_partitions must lie in [1, ",
-                                                   kMaxPartitions, "], got ", max_partitions));
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_partitions must lie in [1, ", kMaxPartitions, "], got ", max_partitions));
   }
   const double eps_p = epsilon / max_partitions;
   const double delta_p = delta / max_partitions;
   if (!(eps_p >= kMinPartitionEpsilon)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "epsilon / max_partitions must be >= 2^-30 (~9.3e-10), got ", eps_p));
+    return absl::InvalidArgumentError(
+        absl::StrCat("epsilon / max_partitions must be >= 2^-30 (~9.3e-10), got ", eps_p));
   }
   if (!(delta_p >= kMinPartitionDelta)) {
     return absl::InvalidArgumentError(

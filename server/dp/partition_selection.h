@@ -47,8 +47,7 @@ class PartitionSelector {
   // INVALID_ARGUMENT naming the parameter: "epsilon" finite and > 0 (and epsilon / max_partitions
   // >= 2^-30 ~ 9.3e-10, below which the keep threshold exceeds 1e10 units and the error analysis
   // of the .cc no longer has its margin); "delta" in (0, 1); "max_partitions" in [1, 1e6].
-  static absl::StatusOr<PartitionSelector> Create(double epsilon, double delta,
-                                                  int max_partitions);
+  static absl::StatusOr<PartitionSelector> Create(double epsilon, double delta, int max_partitions);
 
   // Probability that a key with `distinct_units` contributors is kept (0 for n <= 0;
   // non-decreasing in n; exactly 1 for n >= AlwaysKeptThreshold()). This is the probability Keep()
@@ -86,13 +85,13 @@ class PartitionSelector {
   double epsilon_ = 0;
   double delta_ = 0;
   int max_partitions_ = 1;
-  long double eps_w_ = 0;     // working epsilon (with the safety margin)
-  long double delta_w_ = 0;   // working delta (with the safety margin)
-  long double expm1_eps_ = 0; // e^eps_w - 1
-  long double c_ = 0;         // delta_w / (e^eps_w - 1)
-  long double q_n1_ = 0;      // 1 - pi(n1)
-  int64_t n1_ = 1;            // last n given by the lower (geometric growth) formula
-  int64_t n_full_ = 2;        // first n with pi(n) = 1
+  long double eps_w_ = 0;      // working epsilon (with the safety margin)
+  long double delta_w_ = 0;    // working delta (with the safety margin)
+  long double expm1_eps_ = 0;  // e^eps_w - 1
+  long double c_ = 0;          // delta_w / (e^eps_w - 1)
+  long double q_n1_ = 0;       // 1 - pi(n1)
+  int64_t n1_ = 1;             // last n given by the lower (geometric growth) formula
+  int64_t n_full_ = 2;         // first n with pi(n) = 1
 };
 
 namespace internal {

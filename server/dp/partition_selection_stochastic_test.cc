@@ -18,9 +18,7 @@
 namespace dpq::dp {
 namespace {
 
-double Tolerance(int64_t draws, double p) {
-  return 5 * std::sqrt(draws * p * (1 - p)) + 1;
-}
+double Tolerance(int64_t draws, double p) { return 5 * std::sqrt(draws * p * (1 - p)) + 1; }
 
 TEST(PartitionSelectionStochasticTest, KeepRatesMatchKeepProbability) {
   struct Case {
@@ -38,8 +36,8 @@ TEST(PartitionSelectionStochasticTest, KeepRatesMatchKeepProbability) {
       int64_t kept = 0;
       for (int64_t i = 0; i < draws; ++i) kept += s->Keep(n, rng);
       EXPECT_NEAR(static_cast<double>(kept), draws * p, Tolerance(draws, p))
-          << "eps=" << c.epsilon << " delta=" << c.delta << " M=" << c.max_partitions
-          << " n=" << n << " p=" << p;
+          << "eps=" << c.epsilon << " delta=" << c.delta << " M=" << c.max_partitions << " n=" << n
+          << " p=" << p;
     }
   }
 }

@@ -58,9 +58,9 @@ struct ChernoffBound {
 }  // namespace
 
 absl::StatusOr<QuantileBand> QuantileBand::Create(int64_t num_buckets,
-                                                   absl::Span<const double> quantiles,
-                                                   double noise_step, double noise_scale_steps,
-                                                   double confidence) {
+                                                  absl::Span<const double> quantiles,
+                                                  double noise_step, double noise_scale_steps,
+                                                  double confidence) {
   if (num_buckets < kMinQuantileBuckets || num_buckets > kMaxQuantileBuckets) {
     return absl::InvalidArgumentError(absl::StrCat("num_buckets must lie in [", kMinQuantileBuckets,
                                                    ", ", kMaxQuantileBuckets, "], got ",
@@ -91,7 +91,8 @@ absl::StatusOr<QuantileBand> QuantileBand::Create(int64_t num_buckets,
   // by at most gamma / 2 before the noise is added (additive_mechanism.h).
   const double rounding = noise_step > 1 ? noise_step / 2 : 0.0;
 
-  const int64_t stride = std::max<int64_t>(1, (num_buckets - 1 + kOptimisedEdges - 1) / kOptimisedEdges);
+  const int64_t stride =
+      std::max<int64_t>(1, (num_buckets - 1 + kOptimisedEdges - 1) / kOptimisedEdges);
   for (double q : quantiles) {
     const ChernoffBound bound{q, noise_scale_steps, num_buckets, log_two_over_a};
     // Optimal u at j = 1, 1 + stride, ..., and at B - 1.
@@ -107,7 +108,8 @@ absl::StatusOr<QuantileBand> QuantileBand::Create(int64_t num_buckets,
       while (k + 1 < knots.size() && knots[k + 1] <= j) ++k;
       double steps = bound(j, best_u[k]);
       if (k + 1 < knots.size()) steps = std::min(steps, bound(j, best_u[k + 1]));
-      const double weights = (1 - q) * static_cast<double>(j) + q * static_cast<double>(num_buckets - j);
+      const double weights =
+          (1 - q) * static_cast<double>(j) + q * static_cast<double>(num_buckets - j);
       h[j] = (steps * noise_step + rounding * weights) * (1 + kSafety);
     }
     band.half_width_.push_back(std::move(h));
@@ -125,9 +127,9 @@ absl::StatusOr<std::vector<long double>> QuantileBand::NoisyPrefix(
     absl::Span<const double> noisy_counts, absl::Span<const double> edges) const {
   if (static_cast<int64_t>(noisy_counts.size()) != num_buckets_ ||
       static_cast<int64_t>(edges.size()) != num_buckets_ + 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "expected ", num_buckets_, " noisy counts and ", num_buckets_ + 1, " edges, got ",
-        noisy_counts.size(), " and ", edges.size()));
+    return absl::InvalidArgumentError(absl::StrCat("expected ", num_buckets_, " noisy counts and ",
+                                                   num_buckets_ + 1, " edges, got ",
+                                                   noisy_counts.size(), " and ", edges.size()));
   }
   // Long double: exact for grid multiples far beyond 2^53.
   std::vector<long double> prefix(num_buckets_ + 1, 0.0L);

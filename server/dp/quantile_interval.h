@@ -56,9 +56,8 @@ class QuantileBand {
   // INVALID_ARGUMENT naming "num_buckets" (2..100000), "quantiles" (1..100 levels in [0, 1]),
   // "noise_step", "noise_scale_steps" (finite > 0) or "confidence" (in (0, 1)).
   static absl::StatusOr<QuantileBand> Create(int64_t num_buckets,
-                                             absl::Span<const double> quantiles,
-                                             double noise_step, double noise_scale_steps,
-                                             double confidence);
+                                             absl::Span<const double> quantiles, double noise_step,
+                                             double noise_scale_steps, double confidence);
 
   // The intervals (one per level, in input order) for one group's noisy counts, with bucket edges
   // `edges` (num_buckets + 1 increasing doubles: the ones the counts were bucketed by).

@@ -58,8 +58,8 @@ TEST(QuantileBandStochasticTest, IntervalsHoldAllQuantilesInAtLeast95PercentOfRe
   auto mech = CreateLaplaceMechanism(1.0, 1.0, 1);
   ASSERT_TRUE(mech.ok());
   const AdditiveMechanism& m = **mech;
-  auto band = QuantileBand::Create(200, levels, m.granularity(),
-                                   m.noise_scale() / m.granularity(), 0.95);
+  auto band =
+      QuantileBand::Create(200, levels, m.granularity(), m.noise_scale() / m.granularity(), 0.95);
   ASSERT_TRUE(band.ok()) << band.status();
   SeededRandom rng(20261130);
   const int kTrials = 1000;
@@ -101,7 +101,8 @@ double RankError(const std::vector<int64_t>& counts, double value, double q) {
   int64_t below = 0;
   for (int k = 0; k < i; ++k) below += counts[k];
   const double t = q * static_cast<double>(n);
-  return std::max({0.0, static_cast<double>(below) - t, t - static_cast<double>(below + counts[i])});
+  return std::max(
+      {0.0, static_cast<double>(below) - t, t - static_cast<double>(below + counts[i])});
 }
 
 // The design choice in the planner (kMaxSelectedQuantiles = 5), measured: at the same total
@@ -132,7 +133,8 @@ TEST(QuantileBandStochasticTest, CdfEstimatesBeatTheExponentialMechanismOnlyForM
     const int kRuns = 300;
     for (int run = 0; run < kRuns; ++run) {
       std::vector<double> noisy(1000);
-      for (int i = 0; i < 1000; ++i) noisy[i] = *(*full)->AddNoise(static_cast<double>(counts[i]), rng);
+      for (int i = 0; i < 1000; ++i)
+        noisy[i] = *(*full)->AddNoise(static_cast<double>(counts[i]), rng);
       auto estimates = band->Estimates(noisy, edges);
       auto chosen = ReleaseQuantiles(counts, 0, 1000, levels, 0.5, 1, rng);
       EXPECT_TRUE(estimates.ok() && chosen.ok());

@@ -100,9 +100,8 @@ TEST(QuantileBandTest, HalfWidthIsCloseToTheNormalApproximationForManyBuckets) {
     const double a = 0.05 / (b - 1);
     const double z = NormalQuantile(1 - a / 2);
     for (int64_t j : {int64_t{1}, int64_t{100}, int64_t{500}, int64_t{900}, b - 1}) {
-      const double sd =
-          std::sqrt(var_g * ((1 - q) * (1 - q) * static_cast<double>(j) +
-                             q * q * static_cast<double>(b - j)));
+      const double sd = std::sqrt(var_g * ((1 - q) * (1 - q) * static_cast<double>(j) +
+                                           q * q * static_cast<double>(b - j)));
       const double ratio = band->HalfWidth(0, j) / (z * sd);
       EXPECT_GE(ratio, 0.99) << "q=" << q << " j=" << j;
       EXPECT_LE(ratio, 1.3) << "q=" << q << " j=" << j;
@@ -151,7 +150,8 @@ TEST(QuantileBandTest, EstimatesAreTheMidpointsOfTheExactQuantilesBuckets) {
   for (size_t l = 0; l < levels.size(); ++l) {
     EXPECT_EQ((*est)[l], ExactQuantile(counts, levels[l])) << "q=" << levels[l];
     double h = 0;
-    for (int64_t j = 1; j < static_cast<int64_t>(counts.size()); ++j) h = std::max(h, band->HalfWidth(l, j));
+    for (int64_t j = 1; j < static_cast<int64_t>(counts.size()); ++j)
+      h = std::max(h, band->HalfWidth(l, j));
     EXPECT_EQ(band->MaxHalfWidth(l), h);
   }
   EXPECT_LE((*est)[1], (*est)[3]);

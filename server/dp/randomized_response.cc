@@ -18,8 +18,7 @@ absl::Status ValidateDomain(int64_t k) {
 
 absl::Status ValidateValue(int64_t value, int64_t k) {
   if (value < 0 || value >= k) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("value must be in [0, ", k, "), got ", value));
+    return absl::InvalidArgumentError(absl::StrCat("value must be in [0, ", k, "), got ", value));
   }
   return absl::OkStatus();
 }

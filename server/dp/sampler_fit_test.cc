@@ -1,8 +1,8 @@
 // Stochastic: goodness of fit of the exact samplers against their exact CDFs (chi-square).
 // Fixed seeds. Each test bins draws at ~30 quantiles of the exact law (expected count per bin >=
 // 3000) and rejects if the Pearson statistic exceeds the Wilson-Hilferty 1e-6 quantile.
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>

@@ -37,8 +37,8 @@ class OpenSslRandom final : public RandomSource {
     thread_local ThreadBuffer buffer;
     const uint64_t generation = fork_generation.load(std::memory_order_relaxed);
     if (buffer.next == kBufferWords || buffer.generation != generation) {
-      if (RAND_bytes(reinterpret_cast<unsigned char*>(buffer.words.data()),
-                     sizeof(buffer.words)) != 1) {
+      if (RAND_bytes(reinterpret_cast<unsigned char*>(buffer.words.data()), sizeof(buffer.words)) !=
+          1) {
         ABSL_RAW_LOG(FATAL, "RAND_bytes failed; refusing to continue without secure randomness");
       }
       buffer.next = 0;

@@ -8,8 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "server/base/status_macros.h"
 #include "server/base/validation.h"
-#include "server/dp/numeric_search.h"
 #include "server/dp/grid.h"
+#include "server/dp/numeric_search.h"
 
 // Rounding. Both objectives are written in v = a - 1 > 0, a double taken as exact, with the real
 // order a = 1 + v (never rounded), so nothing cancels catastrophically: log((a-1)/a) is
@@ -44,9 +44,7 @@ double MinimizeOverOrders(absl::FunctionRef<double(double)> bound) {
 }
 
 // log((a - 1) / a) = log(v / (1 + v)) < 0, to within 3 u of its magnitude (see above).
-double LogOrderRatio(double v) {
-  return v < 1 ? std::log(v) - std::log1p(v) : -std::log1p(1 / v);
-}
+double LogOrderRatio(double v) { return v < 1 ? std::log(v) - std::log1p(v) : -std::log1p(1 / v); }
 
 }  // namespace
 

@@ -54,7 +54,8 @@ TEST(ZcdpConversionTest, CksIsTighterThanSimpleAndSimpleIsRoundedUp) {
   for (const Reference& r : kReferences) {
     const double simple = ZcdpEpsilonSimple(r.rho, r.delta);
     const long double rho = r.rho;
-    const long double exact = rho + 2 * std::sqrt(rho * -std::log(static_cast<long double>(r.delta)));
+    const long double exact =
+        rho + 2 * std::sqrt(rho * -std::log(static_cast<long double>(r.delta)));
     EXPECT_GE(static_cast<long double>(simple), exact) << r.rho << " " << r.delta;
     EXPECT_LE(simple, static_cast<double>(exact) * (1 + 0x1p-48));
     EXPECT_LT(ZcdpEpsilonCks(r.rho, r.delta), simple);
@@ -90,7 +91,8 @@ TEST(ZcdpConversionTest, GaussianRhoIsRoundedUp) {
       const double rho = GaussianRhoRoundedUp(sensitivity, sigma);
       const __float128 q = static_cast<__float128>(sensitivity) / sigma;
       const __float128 exact = q * q / 2;  // 113-bit arithmetic: relative error < 2^-110
-      EXPECT_GE(static_cast<__float128>(rho), exact * (1 - 0x1p-108)) << sensitivity << " " << sigma;
+      EXPECT_GE(static_cast<__float128>(rho), exact * (1 - 0x1p-108))
+          << sensitivity << " " << sigma;
       EXPECT_LE(static_cast<__float128>(rho), exact * (1 + 0x1p-50)) << sensitivity << " " << sigma;
     }
   }

@@ -39,8 +39,7 @@ bool CanCalibrate(acc::AccountantKind kind) {
 // The request's accountant; its message already says "accountant must be ..." for an unknown one.
 absl::StatusOr<acc::AccountantKind> RequestAccountant(absl::string_view accountant) {
   if (accountant.empty()) {
-    return absl::InvalidArgumentError(
-        "accountant is required: basic, advanced, rdp, zcdp or pld");
+    return absl::InvalidArgumentError("accountant is required: basic, advanced, rdp, zcdp or pld");
   }
   return acc::ParseAccountantKind(accountant);
 }
@@ -60,8 +59,8 @@ absl::StatusOr<std::vector<acc::PrivacyEvent>> ParseEvents(const std::vector<std
   for (size_t i = 0; i < specs.size(); ++i) {
     const std::string& spec = specs[i];
     if (spec.size() > kMaxEventSpecLength) {
-      return absl::InvalidArgumentError(absl::StrCat("events[", i, "]: spec longer than ",
-                                                     kMaxEventSpecLength, " characters"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("events[", i, "]: spec longer than ", kMaxEventSpecLength, " characters"));
     }
     absl::StatusOr<acc::PrivacyEvent> event = acc::ParsePrivacyEvent(spec);
     if (!event.ok()) {
@@ -116,10 +115,9 @@ absl::StatusOr<acc::Price> Accounting::Price(const std::string& accountant, doub
   RETURN_IF_ERROR(ValidateInOpenRange(delta, 0.0, 1.0, "delta"));
   ASSIGN_OR_RETURN(std::vector<acc::PrivacyEvent> events, ParseEvents(event_specs));
   if (kind == acc::AccountantKind::kPld && static_cast<int>(events.size()) > kMaxPldEvents) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("events: the pld accountant prices at most ", kMaxPldEvents,
-                     " event specs per request, got ", events.size(),
-                     " (merge repeats with count=N)"));
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "events: the pld accountant prices at most ", kMaxPldEvents,
+        " event specs per request, got ", events.size(), " (merge repeats with count=N)"));
   }
   RETURN_IF_ERROR(still_wanted());
   absl::StatusOr<acc::Price> price = acc::PriceEvents(kind, delta, events);
@@ -142,8 +140,7 @@ absl::StatusOr<Calibration> Accounting::Calibrate(const std::string& accountant,
   // contract of CalibrateNoiseMultiplier, which rounds z up).
   const acc::PrivacyEvent step =
       acc::PrivacyEvent::PoissonSubsampledGaussian(q, calibration.noise_multiplier, steps);
-  ASSIGN_OR_RETURN(acc::Price price,
-                   acc::PriceEvents(kind, delta, absl::MakeConstSpan(&step, 1)));
+  ASSIGN_OR_RETURN(acc::Price price, acc::PriceEvents(kind, delta, absl::MakeConstSpan(&step, 1)));
   RETURN_IF_ERROR(still_wanted());
   calibration.epsilon = price.epsilon;
   return calibration;

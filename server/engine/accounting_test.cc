@@ -31,10 +31,8 @@ TEST(AccountingTest, EachRefusalNamesItsRequestField) {
   const Accounting accounting;
   EXPECT_THAT(Why(accounting.Price("", 1e-6, {"laplace:scale=1"}, kWanted)),
               StartsWith("accountant is required"));
-  EXPECT_THAT(Why(accounting.Price("rdp", 2, {"laplace:scale=1"}, kWanted)),
-              HasSubstr("delta"));
-  EXPECT_THAT(Why(accounting.Price("rdp", 1e-6, {}, kWanted)),
-              StartsWith("events must list"));
+  EXPECT_THAT(Why(accounting.Price("rdp", 2, {"laplace:scale=1"}, kWanted)), HasSubstr("delta"));
+  EXPECT_THAT(Why(accounting.Price("rdp", 1e-6, {}, kWanted)), StartsWith("events must list"));
   EXPECT_THAT(Why(accounting.Price("rdp", 1e-6, {"laplace:scale=1", "nonsense"}, kWanted)),
               StartsWith("events[1] "));
   EXPECT_THAT(Why(accounting.Calibrate("basic", 1, 1e-6, 0.01, 100, kWanted)),

@@ -27,8 +27,8 @@ absl::StatusOr<Accuracy> AccuracyOf(const query::QueryPlan& plan, double expecte
     // The band (dozens of Chernoff optimisations per level) only when the values come from it.
     std::optional<dp::QuantileBand> band;
     if (plan.quantile_epsilon == 0) {
-      ASSIGN_OR_RETURN(Calibrated histogram, Calibrate(plan.spec.mechanism, plan.components.at(0),
-                                                       plan.spec.confidence));
+      ASSIGN_OR_RETURN(Calibrated histogram,
+                       Calibrate(plan.spec.mechanism, plan.components.at(0), plan.spec.confidence));
       ASSIGN_OR_RETURN(band, QuantileBandOf(plan, *histogram.mechanism));
     }
     for (size_t i = 0; i < plan.spec.quantiles.size(); ++i) {
@@ -39,7 +39,7 @@ absl::StatusOr<Accuracy> AccuracyOf(const query::QueryPlan& plan, double expecte
     return out;
   }
   ASSIGN_OR_RETURN(Calibrated c, Calibrate(plan.spec.mechanism, plan.components.at(0),
-                                            ComponentConfidence(plan)));
+                                           ComponentConfidence(plan)));
   out.error = c.half_width;  // exactly what the query itself will report
   out.sensitivity = plan.components[0].sensitivity;
   out.noise_scale = c.mechanism->noise_scale();
@@ -86,8 +86,9 @@ absl::StatusOr<AccuracyPlan> QueryEngine::PlanAccuracy(const store::Principal& p
     double lo = 1e-6, hi = 1e6;
     ASSIGN_OR_RETURN(AccuracyPlan at_hi, error_at(hi));
     if (at_hi.error > target_error) {
-      return absl::OutOfRangeError(absl::StrFormat(
-          "no epsilon up to 1e6 gives an error of %g or less (at 1e6: %g)", target_error, at_hi.error));
+      return absl::OutOfRangeError(
+          absl::StrFormat("no epsilon up to 1e6 gives an error of %g or less (at 1e6: %g)",
+                          target_error, at_hi.error));
     }
     ASSIGN_OR_RETURN(AccuracyPlan at_lo, error_at(lo));
     if (at_lo.error <= target_error) {

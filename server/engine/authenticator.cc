@@ -25,7 +25,8 @@ absl::StatusOr<store::Principal> Authenticator::AuthenticateBearer(
   constexpr absl::string_view kPrefix = "Bearer ";
   if (!absl::StartsWith(authorization, kPrefix) || authorization.size() == kPrefix.size() ||
       authorization.size() > 512) {
-    return absl::UnauthenticatedError("malformed authorization metadata (expected: Bearer <token>)");
+    return absl::UnauthenticatedError(
+        "malformed authorization metadata (expected: Bearer <token>)");
   }
   authorization.remove_prefix(kPrefix.size());
   return principals_->FindByTokenHash(TokenHash(std::string(authorization)));

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <memory>
-#include <limits>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -31,7 +31,8 @@ using Statistic = query::NoiseComponent::Statistic;
 // Thm. 4 for one coordinate, Thm. 14 for a vector).
 std::string EventOf(const dp::AdditiveMechanism& m, int changed_coordinates) {
   if (m.delta() > 0) {
-    return dp::accounting::PrivacyEvent::Gaussian(m.noise_scale(), m.privacy_sensitivity()).ToSpec();
+    return dp::accounting::PrivacyEvent::Gaussian(m.noise_scale(), m.privacy_sensitivity())
+        .ToSpec();
   }
   if (changed_coordinates == 1) {
     // Rounded neighbours differ by at most floor(Delta/gamma) + 1 integer steps (one for the
@@ -50,7 +51,7 @@ absl::StatusOr<Calibrated> Calibrate(query::MechanismKind kind, const NoiseCompo
   Calibrated out;
   if (kind == query::MechanismKind::kGaussian) {
     ASSIGN_OR_RETURN(out.mechanism, dp::CreateGaussianMechanism(c.epsilon, c.delta, c.sensitivity,
-                                                                 c.changed_coordinates));
+                                                                c.changed_coordinates));
   } else {
     ASSIGN_OR_RETURN(out.mechanism,
                      dp::CreateLaplaceMechanism(c.epsilon, c.sensitivity, c.changed_coordinates));
@@ -130,7 +131,8 @@ absl::StatusOr<double> QuantileRankError(const query::QueryPlan& plan, const dp:
                               static_cast<int>(plan.spec.quantiles.size()), plan.quantile_epsilon,
                               plan.spec.max_contributions, plan.spec.confidence);
   }
-  if (band == nullptr) return absl::InternalError("quantile rank error: no band for the CDF values");
+  if (band == nullptr)
+    return absl::InternalError("quantile rank error: no band for the CDF values");
   return band->MaxHalfWidth(level);
 }
 
@@ -144,7 +146,12 @@ class GroupReleaser {
   GroupReleaser(const query::QueryPlan& plan, const std::vector<Calibrated>& components,
                 const dp::QuantileBand* band, const std::vector<double>& rank_errors,
                 dp::RandomSource& rng)
-      : plan_(plan), spec_(plan.spec), c_(components), band_(band), rank_errors_(rank_errors), rng_(rng) {}
+      : plan_(plan),
+        spec_(plan.spec),
+        c_(components),
+        band_(band),
+        rank_errors_(rank_errors),
+        rng_(rng) {}
 
   absl::Status Release(const store::GroupStats& g, std::vector<ReleasedRow>& out) {
     std::vector<std::string> key = g.key;
@@ -183,10 +190,8 @@ class GroupReleaser {
         return absl::OkStatus();
       }
       case AggregateKind::kVariance:
-      case AggregateKind::kStddev:
-        return ReleaseSpread(g, key, out);
-      case AggregateKind::kQuantile:
-        return ReleaseQuantileRows(g, key, out);
+      case AggregateKind::kStddev: return ReleaseSpread(g, key, out);
+      case AggregateKind::kQuantile: return ReleaseQuantileRows(g, key, out);
     }
     return absl::InternalError("unknown aggregate");
   }
@@ -243,9 +248,9 @@ class GroupReleaser {
     const bool selected = plan_.quantile_epsilon > 0;
     std::vector<double> values;
     if (selected) {
-      ASSIGN_OR_RETURN(values, dp::ReleaseQuantiles(counts, *spec_.lower, *spec_.upper,
-                                                    spec_.quantiles, plan_.quantile_epsilon,
-                                                    spec_.max_contributions, rng_));
+      ASSIGN_OR_RETURN(values,
+                       dp::ReleaseQuantiles(counts, *spec_.lower, *spec_.upper, spec_.quantiles,
+                                            plan_.quantile_epsilon, spec_.max_contributions, rng_));
     }
     std::vector<double> noisy(counts.size());
     for (size_t i = 0; i < counts.size(); ++i) {
@@ -276,9 +281,11 @@ class GroupReleaser {
   // (free under DP): a count below one is treated as one, and the mean is clamped to the range.
   Noisy Mean(const Noisy& sum, const Noisy& count) const {
     const double lo = *spec_.lower, hi = *spec_.upper, center = plan_.scan.center;
-    Noisy out{std::clamp(center + sum.value / std::max(count.value, 1.0), lo, hi), lo, hi, sum.scale};
+    Noisy out{std::clamp(center + sum.value / std::max(count.value, 1.0), lo, hi), lo, hi,
+              sum.scale};
     if (count.lo >= 1) {  // else the ratio is unbounded and only the public range is valid
-      const double r[] = {sum.lo / count.lo, sum.lo / count.hi, sum.hi / count.lo, sum.hi / count.hi};
+      const double r[] = {sum.lo / count.lo, sum.lo / count.hi, sum.hi / count.lo,
+                          sum.hi / count.hi};
       out.lo = std::clamp(center + *std::min_element(std::begin(r), std::end(r)), lo, hi);
       out.hi = std::clamp(center + *std::max_element(std::begin(r), std::end(r)), lo, hi);
     }
@@ -300,7 +307,8 @@ class GroupReleaser {
       const double a[] = {s2.lo / n.lo, s2.lo / n.hi, s2.hi / n.lo, s2.hi / n.hi};
       const double a_lo = *std::min_element(std::begin(a), std::end(a));
       const double a_hi = *std::max_element(std::begin(a), std::end(a));
-      const double abs_lo = (s1.lo <= 0 && s1.hi >= 0) ? 0.0 : std::min(std::fabs(s1.lo), std::fabs(s1.hi));
+      const double abs_lo =
+          (s1.lo <= 0 && s1.hi >= 0) ? 0.0 : std::min(std::fabs(s1.lo), std::fabs(s1.hi));
       const double abs_hi = std::max(std::fabs(s1.lo), std::fabs(s1.hi));
       const double b_lo = (abs_lo / n.hi) * (abs_lo / n.hi);
       const double b_hi = (abs_hi / n.lo) * (abs_hi / n.lo);
@@ -339,13 +347,15 @@ absl::StatusOr<ReleasePlan> PrepareRelease(const query::QueryPlan& plan) {
                          plan.spec.aggregate == AggregateKind::kStddev;
     out.noise_scale = out.components[moments ? 1 : 0].mechanism->noise_scale();
     out.sensitivity = plan.components[0].sensitivity;
-    if (out.components.size() > 1) out.count_noise_scale = out.components.back().mechanism->noise_scale();
+    if (out.components.size() > 1)
+      out.count_noise_scale = out.components.back().mechanism->noise_scale();
   }
   if (plan.spec.aggregate == AggregateKind::kQuantile) {
     if (plan.quantile_epsilon > 0) {
-      RETURN_IF_ERROR(dp::ValidateQuantileRelease(
-          static_cast<int64_t>(plan.scan.bucket_edges.size()) - 1, *plan.spec.lower, *plan.spec.upper,
-          plan.spec.quantiles, plan.quantile_epsilon, plan.spec.max_contributions));
+      RETURN_IF_ERROR(
+          dp::ValidateQuantileRelease(static_cast<int64_t>(plan.scan.bucket_edges.size()) - 1,
+                                      *plan.spec.lower, *plan.spec.upper, plan.spec.quantiles,
+                                      plan.quantile_epsilon, plan.spec.max_contributions));
       out.events.push_back(
           dp::accounting::PrivacyEvent::PureDp(plan.quantile_epsilon * plan.scan.max_partitions)
               .ToSpec());
@@ -357,17 +367,20 @@ absl::StatusOr<ReleasePlan> PrepareRelease(const query::QueryPlan& plan) {
     }
   }
   if (plan.grouped() && plan.selection.needed) {
-    ASSIGN_OR_RETURN(out.selector, dp::PartitionSelector::Create(plan.selection.epsilon,
-                                                                 plan.selection.delta,
-                                                                 plan.selection.max_partitions));
+    ASSIGN_OR_RETURN(out.selector,
+                     dp::PartitionSelector::Create(plan.selection.epsilon, plan.selection.delta,
+                                                   plan.selection.max_partitions));
     out.events.push_back(
-        dp::accounting::PrivacyEvent::ApproxDp(plan.selection.epsilon, plan.selection.delta).ToSpec());
+        dp::accounting::PrivacyEvent::ApproxDp(plan.selection.epsilon, plan.selection.delta)
+            .ToSpec());
   }
   return out;
 }
 
-absl::StatusOr<NoisyRelease> ReleaseWithNoise(const query::QueryPlan& plan, const ReleasePlan& prepared,
-                                              const store::ScanResult& exact, dp::RandomSource& rng) {
+absl::StatusOr<NoisyRelease> ReleaseWithNoise(const query::QueryPlan& plan,
+                                              const ReleasePlan& prepared,
+                                              const store::ScanResult& exact,
+                                              dp::RandomSource& rng) {
   NoisyRelease out;
   out.events = prepared.events;
   out.noise_scale = prepared.noise_scale;

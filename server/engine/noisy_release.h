@@ -41,7 +41,7 @@ struct NoisyRelease {
   double value = 0;
   double ci_lower = 0;
   double ci_upper = 0;
-  double noise_scale = 0;        // of the count (COUNT), sum (SUM, MEAN) or sum of squares (VARIANCE)
+  double noise_scale = 0;  // of the count (COUNT), sum (SUM, MEAN) or sum of squares (VARIANCE)
   double count_noise_scale = 0;  // MEAN, VARIANCE, STDDEV
   double sensitivity = 0;        // of the component noise_scale belongs to
   // One privacy event per released component, as accountant event specs (see EventOf in the .cc).
@@ -75,14 +75,14 @@ absl::StatusOr<double> QuantileRankError(const query::QueryPlan& plan, const dp:
 // read (an error that only some datasets trigger is a free oracle), and the charge is
 // known, and paid, before anything is looked at.
 struct ReleasePlan {
-  std::vector<Calibrated> components;  // one per plan.components, at ComponentConfidence(plan)
+  std::vector<Calibrated> components;    // one per plan.components, at ComponentConfidence(plan)
   std::optional<dp::QuantileBand> band;  // quantile plans
   std::vector<double> rank_errors;       // quantile plans: one bound per level
   std::optional<dp::PartitionSelector> selector;  // plan.selection.needed
   // One privacy event per released component (and the selection's, the exponential mechanism's),
   // as accountant event specs (see EventOf in the .cc).
   std::vector<std::string> events;
-  double noise_scale = 0;        // as NoisyRelease's
+  double noise_scale = 0;  // as NoisyRelease's
   double count_noise_scale = 0;
   double sensitivity = 0;
 };
@@ -93,8 +93,10 @@ absl::StatusOr<ReleasePlan> PrepareRelease(const query::QueryPlan& plan);
 // Adds noise to `exact` as `plan` and its `prepared` mechanisms prescribe. Fails on no data: every
 // released value is finite (statistics are limited to the mechanisms' grid range first, which
 // clamping does without changing any sensitivity).
-absl::StatusOr<NoisyRelease> ReleaseWithNoise(const query::QueryPlan& plan, const ReleasePlan& prepared,
-                                              const store::ScanResult& exact, dp::RandomSource& rng);
+absl::StatusOr<NoisyRelease> ReleaseWithNoise(const query::QueryPlan& plan,
+                                              const ReleasePlan& prepared,
+                                              const store::ScanResult& exact,
+                                              dp::RandomSource& rng);
 
 }  // namespace dpq::engine
 

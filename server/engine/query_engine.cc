@@ -14,16 +14,16 @@
 #include "server/base/database_failure.h"
 #include "server/base/limit_error.h"
 #include "server/base/logging.h"
+#include "server/base/sha256.h"
 #include "server/base/status_macros.h"
 #include "server/base/validation.h"
-#include "server/engine/noisy_release.h"
-#include "server/engine/release_codec.h"
-#include "server/base/sha256.h"
 #include "server/dp/accounting/accountant.h"
 #include "server/dp/dp_quantile.h"
+#include "server/engine/noisy_release.h"
+#include "server/engine/release_codec.h"
 #include "server/query/epsilon_guidance.h"
-#include "server/query/privacy_units.h"
 #include "server/query/filter/type_checker.h"
+#include "server/query/privacy_units.h"
 
 namespace dpq::engine {
 namespace {
@@ -42,8 +42,8 @@ constexpr size_t kMaxFingerprintBytes = 1024;
 
 std::string CompactFingerprint(std::string fingerprint) {
   if (fingerprint.size() <= kMaxFingerprintBytes) return fingerprint;
-  return absl::StrCat(fingerprint.substr(0, kMaxFingerprintBytes / 2), "|sha256=",
-                      absl::BytesToHexString(Sha256(fingerprint)));
+  return absl::StrCat(fingerprint.substr(0, kMaxFingerprintBytes / 2),
+                      "|sha256=", absl::BytesToHexString(Sha256(fingerprint)));
 }
 
 // The per-query key of the scan's random choice of groups per unit (aggregate_scanner.h).
@@ -54,8 +54,9 @@ std::string NewPartitionSeed(dp::RandomSource& rng) {
 // Deliberately the same message whether the id was used for another query or by another analyst:
 // the answer must not reveal what someone else asked.
 absl::Status RequestIdTaken(const std::string& request_id) {
-  return absl::AlreadyExistsError(absl::StrCat(
-      "request_id ", request_id, " is already taken by a different query or analyst; use a new id"));
+  return absl::AlreadyExistsError(
+      absl::StrCat("request_id ", request_id,
+                   " is already taken by a different query or analyst; use a new id"));
 }
 
 // An answer read back from its audit row (a replayed request id or a cache hit).
@@ -80,12 +81,12 @@ absl::StatusOr<QueryOutcome> FromStored(const query::QuerySpec& spec, store::All
 // message: logs never hold row values.
 absl::Status ChargedButUnanswered(const absl::Status& cause, const std::string& request_id,
                                   absl::Time deadline) {
-  LogWarning(absl::StrCat("request ", request_id, ": charged, not answered: ",
-                          absl::StatusCodeToString(cause.code()),
-                          DatabaseFailureOf(cause).has_value()
-                              ? absl::StrCat(" (", cause.message(), ")")
-                              : std::string()));
-  const bool late = absl::Now() >= deadline || cause.code() == absl::StatusCode::kDeadlineExceeded ||
+  LogWarning(absl::StrCat(
+      "request ", request_id, ": charged, not answered: ", absl::StatusCodeToString(cause.code()),
+      DatabaseFailureOf(cause).has_value() ? absl::StrCat(" (", cause.message(), ")")
+                                           : std::string()));
+  const bool late = absl::Now() >= deadline ||
+                    cause.code() == absl::StatusCode::kDeadlineExceeded ||
                     cause.code() == absl::StatusCode::kCancelled;
   const std::string why = late ? "its deadline passed before the answer was ready"
                                : "the database failed while answering";
@@ -101,8 +102,9 @@ constexpr int64_t kDeltaUnitsPerOne = 1000000000000000000;
 
 // The audit row of a query, charged before its scan: everything in it is a function of the plan
 // (bounds, K, mechanisms, events), nothing of the data. Its answer is stored later (StoreRelease).
-store::Allocation AllocationFor(const store::Principal& principal, const query::DatasetSchema& schema,
-                                const query::QueryPlan& plan, const ReleasePlan& release) {
+store::Allocation AllocationFor(const store::Principal& principal,
+                                const query::DatasetSchema& schema, const query::QueryPlan& plan,
+                                const ReleasePlan& release) {
   store::Allocation a;
   a.principal_id = principal.id;
   a.analyst = principal.name;
@@ -176,8 +178,9 @@ struct JointCharge {
 // including the discrete Gaussian; Canonne, Kamath, Steinke 2020, Thm. 4) and by PLD (only when
 // every event has an exact PLD). The whole list is fixed before any answer is released, so
 // composing it as one non-adaptive mechanism is valid (Koskela et al. 2020; Doroshenko et al. 2022).
-absl::StatusOr<JointCharge> PriceJointly(const std::vector<std::string>& event_specs, int64_t eps_sum,
-                                         int64_t delta_sum, int64_t batch_delta_units) {
+absl::StatusOr<JointCharge> PriceJointly(const std::vector<std::string>& event_specs,
+                                         int64_t eps_sum, int64_t delta_sum,
+                                         int64_t batch_delta_units) {
   JointCharge sum{eps_sum, delta_sum, absl::StrJoin(event_specs, ";")};
   if (batch_delta_units == 0) return sum;
   // Identical events compose as one event with a count: the accountants' cost stays small.
@@ -209,7 +212,8 @@ absl::StatusOr<JointCharge> PriceJointly(const std::vector<std::string>& event_s
   }
   if (!(best <= query::kMaxEpsilonBudget)) return sum;
   // Charged in whole 1e-12 units, rounded up so the ledger never shows less than the bound.
-  const int64_t joint_units = static_cast<int64_t>(std::ceil(static_cast<long double>(best) * 1e12L));
+  const int64_t joint_units =
+      static_cast<int64_t>(std::ceil(static_cast<long double>(best) * 1e12L));
   if (joint_units >= eps_sum) return sum;
   const double charged = query::EpsilonFromUnits(joint_units);
   return JointCharge{joint_units, batch_delta_units,
@@ -218,7 +222,8 @@ absl::StatusOr<JointCharge> PriceJointly(const std::vector<std::string>& event_s
 
 // The dataset's largest epsilon per query (SetBudgetRequest.max_query_epsilon), a declared
 // setting: the refusal depends on the request and the setting only, and comes before any charge.
-absl::Status CheckQueryEpsilonLimit(const query::QueryPlan& plan, const query::DatasetSchema& schema) {
+absl::Status CheckQueryEpsilonLimit(const query::QueryPlan& plan,
+                                    const query::DatasetSchema& schema) {
   if (schema.max_query_epsilon_units == 0 || plan.epsilon_units <= schema.max_query_epsilon_units) {
     return absl::OkStatus();
   }
@@ -233,10 +238,10 @@ absl::Status CheckQueryEpsilonLimit(const query::QueryPlan& plan, const query::D
 }  // namespace
 
 absl::StatusOr<QueryEngine::Earlier> QueryEngine::FindEarlier(const store::Principal& principal,
-                                                             const query::DatasetSchema& schema,
-                                                             const std::string& fingerprint,
-                                                             const std::string& request_id,
-                                                             bool callers_id, bool use_cache) {
+                                                              const query::DatasetSchema& schema,
+                                                              const std::string& fingerprint,
+                                                              const std::string& request_id,
+                                                              bool callers_id, bool use_cache) {
   Earlier found;
   // An id the server drew just now (128 random bits) names no earlier allocation: looking it up
   // would be a round trip on every query for nothing. Should it ever collide, the audit table's
@@ -251,7 +256,7 @@ absl::StatusOr<QueryEngine::Earlier> QueryEngine::FindEarlier(const store::Princ
   // an id that is charged is a replay, never a cache hit.
   ASSIGN_OR_RETURN(absl::optional<store::CacheHit> hit,
                    stores_.cache->Probe(schema.id, fingerprint, schema.version, principal.id,
-                                   callers_id ? request_id : std::string()));
+                                        callers_id ? request_id : std::string()));
   if (!hit.has_value()) return found;
   ASSIGN_OR_RETURN(absl::optional<store::Allocation> stored,
                    stores_.ledger->FindAllocation(schema.id, hit->request_id));
@@ -259,11 +264,12 @@ absl::StatusOr<QueryEngine::Earlier> QueryEngine::FindEarlier(const store::Princ
   return found;
 }
 
-absl::StatusOr<query::DatasetSchema> QueryEngine::AuthorizedDataset(const store::Principal& principal,
-                                                                   const std::string& dataset) {
+absl::StatusOr<query::DatasetSchema> QueryEngine::AuthorizedDataset(
+    const store::Principal& principal, const std::string& dataset) {
   if (principal.role == store::Role::kAdmin) return stores_.datasets->Get(dataset);
   // The schema and the grant in one statement (a round trip less on every query).
-  ASSIGN_OR_RETURN(store::DatasetStore::Granted found, stores_.datasets->GetWithGrant(dataset, principal.id));
+  ASSIGN_OR_RETURN(store::DatasetStore::Granted found,
+                   stores_.datasets->GetWithGrant(dataset, principal.id));
   if (!found.granted) {
     return absl::PermissionDeniedError(absl::StrCat(
         "analyst ", principal.name, " has no grant on dataset ", found.schema.name,
@@ -273,8 +279,8 @@ absl::StatusOr<query::DatasetSchema> QueryEngine::AuthorizedDataset(const store:
 }
 
 absl::StatusOr<QueryEngine::Prepared> QueryEngine::Prepare(const query::QuerySpec& spec,
-                                                          const query::DatasetSchema& schema,
-                                                          bool with_release) {
+                                                           const query::DatasetSchema& schema,
+                                                           bool with_release) {
   Prepared q;
   ASSIGN_OR_RETURN(q.plan, query::PlanQuery(spec, schema));
   RETURN_IF_ERROR(CheckQueryEpsilonLimit(q.plan, schema));
@@ -293,19 +299,21 @@ absl::StatusOr<QueryEngine::Prepared> QueryEngine::Prepare(const query::QuerySpe
 absl::StatusOr<NoisyRelease> QueryEngine::Execute(const Prepared& q, absl::Time deadline) {
   ASSIGN_OR_RETURN(store::ScanResult exact,
                    stores_.scanner->Scan(q.plan.scan, deadline, q.filter ? &*q.filter : nullptr,
-                                    NewPartitionSeed(*rng_)));
+                                         NewPartitionSeed(*rng_)));
   if (!exact.recovered_data_error.empty()) {
     // A bug by the argument of store/scan_arithmetic.h: the operator must hear of it. The analyst
     // still gets the answer (from the numeric scan), so nothing they see depends on the value.
     Log(LogLevel::kError, "scan raised a data exception; answered by the numeric fallback",
-        {{"dataset", q.plan.spec.dataset}, {"sqlstate", exact.recovered_data_error},
+        {{"dataset", q.plan.spec.dataset},
+         {"sqlstate", exact.recovered_data_error},
          {"aggregate", std::string(query::AggregateName(q.plan.spec.aggregate))}});
     if (on_scan_data_error_) on_scan_data_error_(q.plan.spec.dataset);
   }
   return ReleaseWithNoise(q.plan, q.release, exact, *rng_);
 }
 
-absl::StatusOr<QueryOutcome> QueryEngine::Answer(const Prepared& q, const query::DatasetSchema& schema,
+absl::StatusOr<QueryOutcome> QueryEngine::Answer(const Prepared& q,
+                                                 const query::DatasetSchema& schema,
                                                  const store::Allocation& paid,
                                                  store::BudgetState budget, bool replayed,
                                                  absl::Time deadline) {
@@ -384,7 +392,8 @@ absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
   ASSIGN_OR_RETURN(query::DatasetSchema schema, AuthorizedDataset(principal, spec.dataset));
   ASSIGN_OR_RETURN(Prepared q, Prepare(spec, schema));
   ASSIGN_OR_RETURN(const bool callers_id, ResolveRequestId(request_id));
-  absl::StatusOr<QueryOutcome> out = RunPrepared(principal, schema, q, request_id, callers_id, deadline);
+  absl::StatusOr<QueryOutcome> out =
+      RunPrepared(principal, schema, q, request_id, callers_id, deadline);
   // A failure whose retry is safe names the id to retry with: one the server drew is otherwise
   // unknown to the caller, and only that id finds a charge that may have committed.
   if (!out.ok()) return WithRequestId(out.status(), request_id);
@@ -417,8 +426,8 @@ absl::StatusOr<QueryEngine::PreparedBatch> QueryEngine::PrepareBatch(
     const store::Principal& principal, const std::string& dataset,
     std::vector<query::QuerySpec> specs, double delta) {
   if (specs.empty() || specs.size() > kMaxBatchQueries) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("queries: a batch holds 1..", kMaxBatchQueries, " queries, got ", specs.size()));
+    return absl::InvalidArgumentError(absl::StrCat("queries: a batch holds 1..", kMaxBatchQueries,
+                                                   " queries, got ", specs.size()));
   }
   PreparedBatch b;
   ASSIGN_OR_RETURN(b.schema, AuthorizedDataset(principal, dataset));
@@ -433,16 +442,17 @@ absl::StatusOr<QueryEngine::PreparedBatch> QueryEngine::PrepareBatch(
       return out;
     };
     if (!specs[i].dataset.empty() && specs[i].dataset != b.schema.name) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "queries[", i, "]: dataset must be empty or ", b.schema.name, " (one dataset per batch)"));
+      return absl::InvalidArgumentError(absl::StrCat("queries[", i, "]: dataset must be empty or ",
+                                                     b.schema.name, " (one dataset per batch)"));
     }
     specs[i].dataset = b.schema.name;
     absl::StatusOr<Prepared> q = Prepare(specs[i], b.schema);
     if (!q.ok()) return in_query(q.status());
     // Each charge is at most 1e18 units; the sum must stay a chargeable budget (and an int64).
     if (q->plan.epsilon_units > kMaxBudgetUnits - b.epsilon_sum_units) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "queries: their epsilons add up to more than the largest budget, ", query::kMaxEpsilonBudget));
+      return absl::InvalidArgumentError(
+          absl::StrCat("queries: their epsilons add up to more than the largest budget, ",
+                       query::kMaxEpsilonBudget));
     }
     b.epsilon_sum_units += q->plan.epsilon_units;
     b.delta_sum_units += q->plan.delta_units;  // each < 1e18, checked below after each addition
@@ -452,8 +462,8 @@ absl::StatusOr<QueryEngine::PreparedBatch> QueryEngine::PrepareBatch(
     absl::StrAppend(&fingerprints, q->plan.fingerprint.size(), ":", q->plan.fingerprint, ";");
     b.prepared.push_back(*std::move(q));
   }
-  b.fingerprint = absl::StrCat("batch-v1|delta=", b.delta_units, "e-18|sha256=",
-                               absl::BytesToHexString(Sha256(fingerprints)));
+  b.fingerprint = absl::StrCat("batch-v1|delta=", b.delta_units,
+                               "e-18|sha256=", absl::BytesToHexString(Sha256(fingerprints)));
   return b;
 }
 
@@ -484,9 +494,9 @@ absl::StatusOr<BatchPrice> QueryEngine::PriceBatch(const store::Principal& princ
 
 absl::StatusOr<BatchOutcome> QueryEngine::RunBatch(const store::Principal& principal,
                                                    const std::string& dataset,
-                                                   std::vector<query::QuerySpec> specs, double delta,
-                                                   std::string request_id, absl::Time deadline,
-                                                   BatchCache cache) {
+                                                   std::vector<query::QuerySpec> specs,
+                                                   double delta, std::string request_id,
+                                                   absl::Time deadline, BatchCache cache) {
   ASSIGN_OR_RETURN(PreparedBatch batch, PrepareBatch(principal, dataset, std::move(specs), delta));
   ASSIGN_OR_RETURN(const bool callers_id, ResolveRequestId(request_id));
   absl::StatusOr<BatchOutcome> out =
@@ -535,7 +545,8 @@ absl::StatusOr<BatchOutcome> QueryEngine::RunPreparedBatch(const store::Principa
 
 absl::StatusOr<BatchOutcome> QueryEngine::BatchFromStored(const PreparedBatch& batch,
                                                           store::Allocation a,
-                                                          store::BudgetState budget, bool replayed) {
+                                                          store::BudgetState budget,
+                                                          bool replayed) {
   BatchOutcome out;
   const std::string& result = a.release.has_value() ? a.release->result : a.result;
   ASSIGN_OR_RETURN(std::vector<BatchAnswer> answers, DecodeBatch(result));

@@ -18,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "server/dp/random_source.h"
+#include "server/engine/noisy_release.h"
 #include "server/query/planner.h"
 #include "server/query/query_spec.h"
 #include "server/store/aggregate_scanner.h"
@@ -25,17 +26,16 @@
 #include "server/store/dataset_store.h"
 #include "server/store/principal_store.h"
 #include "server/store/result_cache.h"
-#include "server/engine/noisy_release.h"
 
 namespace dpq::engine {
 
 struct QueryOutcome {
-  query::QuerySpec spec;          // normalised (resolved bounds)
-  store::Allocation allocation;   // the committed audit row: value, scales, interval, charge
-  store::BudgetState budget;      // after the debit
+  query::QuerySpec spec;         // normalised (resolved bounds)
+  store::Allocation allocation;  // the committed audit row: value, scales, interval, charge
+  store::BudgetState budget;     // after the debit
   bool replayed = false;
-  bool cached = false;            // answered from the result cache: nothing charged
-  std::vector<ReleasedRow> rows;  // every released value
+  bool cached = false;                // answered from the result cache: nothing charged
+  std::vector<ReleasedRow> rows;      // every released value
   std::vector<std::string> warnings;  // epsilon guidance (query/epsilon_guidance.h)
 };
 
@@ -45,7 +45,8 @@ struct BatchOutcome {
   store::Allocation allocation;  // the batch's audit row: the joint charge
   store::BudgetState budget;
   bool replayed = false;
-  bool cached = false;  // the same analyst's identical batch on this dataset version: nothing charged
+  bool cached =
+      false;  // the same analyst's identical batch on this dataset version: nothing charged
   int64_t epsilon_sum_units = 0;  // the queries' own charges added up (basic composition)
   int64_t delta_sum_units = 0;
 };
@@ -94,14 +95,15 @@ class QueryEngine {
   // The dataset if `principal` may query it: admins may query any dataset, analysts only granted
   // ones (PERMISSION_DENIED). NOT_FOUND for an unknown dataset.
   absl::StatusOr<query::DatasetSchema> AuthorizedDataset(const store::Principal& principal,
-                                                        const std::string& dataset);
+                                                         const std::string& dataset);
 
   // request_id: empty means "assign one". The scan is cancelled at `deadline`. Errors: see the
   // proto's AnalystService.Query. Every failure a retry with the same request id resolves
   // (UNAVAILABLE, DEADLINE_EXCEEDED) carries that id, drawn or given (RequestIdOf,
   // server/base/database_failure.h): the caller must retry with it.
   absl::StatusOr<QueryOutcome> Run(const store::Principal& principal, const query::QuerySpec& spec,
-                                   std::string request_id, absl::Time deadline = absl::InfiniteFuture());
+                                   std::string request_id,
+                                   absl::Time deadline = absl::InfiniteFuture());
 
   // Runs a declared list of queries on `dataset` and charges them once (see QueryBatchRequest in
   // the proto for the pricing rule). `delta` 0 disables joint pricing. With BatchCache::kUse the
@@ -110,7 +112,8 @@ class QueryEngine {
   // query-batch does not (kBypass): it is the way to ask for fresh releases of a repeated list
   // (docs/decisions.md). INVALID_ARGUMENT names "queries[i]" for a bad query; the rest as Run.
   enum class BatchCache { kBypass, kUse };
-  absl::StatusOr<BatchOutcome> RunBatch(const store::Principal& principal, const std::string& dataset,
+  absl::StatusOr<BatchOutcome> RunBatch(const store::Principal& principal,
+                                        const std::string& dataset,
                                         std::vector<query::QuerySpec> specs, double delta,
                                         std::string request_id,
                                         absl::Time deadline = absl::InfiniteFuture(),
@@ -118,7 +121,8 @@ class QueryEngine {
 
   // The charge RunBatch would make for this batch: every check it makes before charging, no scan,
   // nothing charged.
-  absl::StatusOr<BatchPrice> PriceBatch(const store::Principal& principal, const std::string& dataset,
+  absl::StatusOr<BatchPrice> PriceBatch(const store::Principal& principal,
+                                        const std::string& dataset,
                                         std::vector<query::QuerySpec> specs, double delta);
 
   // With spec.epsilon > 0: the error of that query. With spec.epsilon == 0 and target_error > 0:
@@ -176,8 +180,8 @@ class QueryEngine {
                                           bool replayed)>
         from_stored;
     // For a committed allocation: scan, noise, store the release once, return the stored answer.
-    std::function<absl::StatusOr<Outcome>(const store::Allocation& paid,
-                                          store::BudgetState budget, bool replayed)>
+    std::function<absl::StatusOr<Outcome>(const store::Allocation& paid, store::BudgetState budget,
+                                          bool replayed)>
         answer;
     // Marks an answer served from the result cache.
     std::function<void(Outcome& out)> mark_cached;
@@ -201,14 +205,15 @@ class QueryEngine {
                                                 const std::string& request_id, bool callers_id,
                                                 absl::Time deadline, BatchCache cache);
   // A batch's answer read back from its stored allocation `a` (replayed, cached or just stored).
-  static absl::StatusOr<BatchOutcome> BatchFromStored(const PreparedBatch& batch, store::Allocation a,
+  static absl::StatusOr<BatchOutcome> BatchFromStored(const PreparedBatch& batch,
+                                                      store::Allocation a,
                                                       store::BudgetState budget, bool replayed);
   // For `paid` (a committed, deferred allocation of `batch`): every query's scan and noise, the
   // answers stored once, and the stored answer returned (as Answer for one query).
   absl::StatusOr<BatchOutcome> AnswerBatch(const store::Principal& principal,
-                                           const PreparedBatch& batch, const store::Allocation& paid,
-                                           store::BudgetState budget, bool replayed,
-                                           absl::Time deadline);
+                                           const PreparedBatch& batch,
+                                           const store::Allocation& paid, store::BudgetState budget,
+                                           bool replayed, absl::Time deadline);
   // Scans and adds noise: the released values (they must not leave before they are stored).
   absl::StatusOr<NoisyRelease> Execute(const Prepared& q, absl::Time deadline);
   // For `paid` (a committed, deferred allocation of `q`): scan, noise, store the release once, and

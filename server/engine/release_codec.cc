@@ -16,7 +16,8 @@ nlohmann::json RowsJson(const std::vector<ReleasedRow>& rows) {
     // A NULL group value (query::NullGroupKey) is JSON null; releases stored before NULL groups
     // existed hold strings only and decode as before.
     nlohmann::json key = nlohmann::json::array();
-    for (const std::string& k : r.key) key.push_back(query::IsNullGroupKey(k) ? nlohmann::json() : nlohmann::json(k));
+    for (const std::string& k : r.key)
+      key.push_back(query::IsNullGroupKey(k) ? nlohmann::json() : nlohmann::json(k));
     j["key"] = std::move(key);
     j["label"] = r.label;
     j["value"] = r.value;
@@ -50,7 +51,9 @@ std::vector<ReleasedRow> RowsFromJson(const nlohmann::json& list) {
   return rows;
 }
 
-nlohmann::json Optional(const absl::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
+nlohmann::json Optional(const absl::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json();
+}
 absl::optional<double> OptionalFrom(const nlohmann::json& j) {
   return j.is_null() ? absl::nullopt : absl::make_optional(j.get<double>());
 }

@@ -155,7 +155,8 @@ class Shaper {
       return c.kind == SqlCell::Kind::kNull ? 0 : c.kind == SqlCell::Kind::kNumber ? 1 : 2;
     };
     if (rank(a) != rank(b)) return rank(a) < rank(b) ? -1 : 1;
-    if (a.kind == SqlCell::Kind::kNumber) return a.number < b.number ? -1 : a.number > b.number ? 1 : 0;
+    if (a.kind == SqlCell::Kind::kNumber)
+      return a.number < b.number ? -1 : a.number > b.number ? 1 : 0;
     if (a.kind == SqlCell::Kind::kText) return a.text.compare(b.text);
     return 0;
   }
@@ -195,16 +196,14 @@ class Shaper {
         }
         return Number(std::strtod(v.c_str(), nullptr));
       }
-      case K::kNumber:
-        return Number(e.number);
+      case K::kNumber: return Number(e.number);
       case K::kString: {
         SqlCell c;
         c.kind = SqlCell::Kind::kText;
         c.text = e.text;
         return c;
       }
-      case K::kNull:
-        return SqlCell{};
+      case K::kNull: return SqlCell{};
       case K::kNegate: {
         SqlCell inner = Eval(e.children[0], key);
         if (inner.kind != SqlCell::Kind::kNumber) return SqlCell{};
@@ -215,12 +214,9 @@ class Shaper {
         const SqlCell b = Eval(e.children[1], key);
         if (a.kind != SqlCell::Kind::kNumber || b.kind != SqlCell::Kind::kNumber) return SqlCell{};
         switch (e.op) {
-          case '+':
-            return Number(a.number + b.number);
-          case '-':
-            return Number(a.number - b.number);
-          case '*':
-            return Number(a.number * b.number);
+          case '+': return Number(a.number + b.number);
+          case '-': return Number(a.number - b.number);
+          case '*': return Number(a.number * b.number);
           default:
             // Division by a zero noisy value is NULL, never an error: the release is paid already.
             return b.number == 0 ? SqlCell{} : Number(a.number / b.number);
@@ -238,15 +234,11 @@ class Shaper {
 // count): say what `error` measures rather than report the sum's as the value's.
 ErrorBasis ErrorBasisOf(const query::QuerySpec& spec) {
   switch (spec.aggregate) {
-    case query::AggregateKind::kQuantile:
-      return ErrorBasis::kRank;
-    case query::AggregateKind::kMean:
-      return ErrorBasis::kPerCount;
+    case query::AggregateKind::kQuantile: return ErrorBasis::kRank;
+    case query::AggregateKind::kMean: return ErrorBasis::kPerCount;
     case query::AggregateKind::kVariance:
-    case query::AggregateKind::kStddev:
-      return ErrorBasis::kNotStated;
-    default:
-      return ErrorBasis::kValue;
+    case query::AggregateKind::kStddev: return ErrorBasis::kNotStated;
+    default: return ErrorBasis::kValue;
   }
 }
 
@@ -254,14 +246,10 @@ ErrorBasis ErrorBasisOf(const query::QuerySpec& spec) {
 
 absl::string_view ErrorBasisName(ErrorBasis basis) {
   switch (basis) {
-    case ErrorBasis::kValue:
-      return "value";
-    case ErrorBasis::kRank:
-      return "rank";
-    case ErrorBasis::kPerCount:
-      return "per_count";
-    case ErrorBasis::kNotStated:
-      return "not_stated";
+    case ErrorBasis::kValue: return "value";
+    case ErrorBasis::kRank: return "rank";
+    case ErrorBasis::kPerCount: return "per_count";
+    case ErrorBasis::kNotStated: return "not_stated";
   }
   return "value";
 }
@@ -277,7 +265,8 @@ absl::StatusOr<SqlOutcome> ExecuteSql(QueryEngine& engine, const store::Principa
   out.confidence = confidence;
   std::vector<QueryOutcome> answers;
   if (script.specs.size() == 1) {
-    ASSIGN_OR_RETURN(QueryOutcome one, engine.Run(principal, script.specs[0], request_id, deadline));
+    ASSIGN_OR_RETURN(QueryOutcome one,
+                     engine.Run(principal, script.specs[0], request_id, deadline));
     out.request_id = one.allocation.request_id;
     out.cached = one.cached;
     out.replayed = one.replayed;

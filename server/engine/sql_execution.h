@@ -42,7 +42,7 @@ struct SqlOutcome {
   std::string dataset;
   std::string request_id;
   std::vector<SqlResultSet> results;  // one per statement
-  double epsilon = 0;  // charged (0 when cached)
+  double epsilon = 0;                 // charged (0 when cached)
   double delta = 0;
   double epsilon_sum = 0;  // the parts' own charges added up (what joint pricing is compared with)
   double delta_sum = 0;
@@ -86,7 +86,7 @@ inline constexpr double kDefaultSqlConfidence = 0.95;
 
 // How a script is run: the interval level and the joint price's delta.
 struct SqlOptions {
-  double confidence = 0;   // 0 means 0.95
+  double confidence = 0;  // 0 means 0.95
   // Delta of the joint (RDP/PLD) price of a script of several aggregates, as QueryBatchRequest's
   // delta: the script is charged the smaller of that price and the parts' charges added up.
   // 0: the parts' charges add up. A script of one aggregate is charged its own price.

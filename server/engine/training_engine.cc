@@ -29,9 +29,12 @@ AccountantKind CalibrationAccountant(AccountantKind ledger_accountant) {
 
 // Whether a report of `charge` fits the ledger and the cap now (the Debit's own admission rule,
 // without the lock: a figure for display; Debit decides).
-absl::StatusOr<bool> ChargeFits(const store::ChargeContext& ctx, const training::StepCharge& charge) {
-  if (ctx.epsilon_cap_remaining_units && charge.epsilon_units > *ctx.epsilon_cap_remaining_units) return false;
-  if (ctx.delta_cap_remaining_units && charge.delta_units > *ctx.delta_cap_remaining_units) return false;
+absl::StatusOr<bool> ChargeFits(const store::ChargeContext& ctx,
+                                const training::StepCharge& charge) {
+  if (ctx.epsilon_cap_remaining_units && charge.epsilon_units > *ctx.epsilon_cap_remaining_units)
+    return false;
+  if (ctx.delta_cap_remaining_units && charge.delta_units > *ctx.delta_cap_remaining_units)
+    return false;
   if (ctx.budget.accountant == AccountantKind::kBasic) {
     return charge.epsilon_units <= ctx.budget.epsilon_remaining_units() &&
            charge.delta_units <= ctx.budget.delta_remaining_units();
@@ -53,7 +56,8 @@ training::RunSpec SpecOf(const store::TrainingRunRecord& run) {
 absl::StatusOr<TrainingRunStatus> TrainingEngine::StartRun(const store::Principal& principal,
                                                            const TrainingRunRequest& request,
                                                            absl::Time deadline) {
-  ASSIGN_OR_RETURN(query::DatasetSchema schema, queries_->AuthorizedDataset(principal, request.dataset));
+  ASSIGN_OR_RETURN(query::DatasetSchema schema,
+                   queries_->AuthorizedDataset(principal, request.dataset));
   RETURN_IF_ERROR(training::ValidateRunName(request.name));
   ASSIGN_OR_RETURN(store::BudgetState budget, ledger_->Get(schema.id));
   store::TrainingRunRecord run;
@@ -65,16 +69,18 @@ absl::StatusOr<TrainingRunStatus> TrainingEngine::StartRun(const store::Principa
   ASSIGN_OR_RETURN(run.delta_units, query::DeltaToUnits(request.delta, "delta"));
   if (request.noise_multiplier == 0 && (request.target_epsilon != 0 || request.steps != 0)) {
     if (!(request.target_epsilon > 0 && request.target_epsilon <= query::kMaxEpsilon)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "target_epsilon must be in (0, ", query::kMaxEpsilon, "] to calibrate the noise multiplier"));
+      return absl::InvalidArgumentError(absl::StrCat("target_epsilon must be in (0, ",
+                                                     query::kMaxEpsilon,
+                                                     "] to calibrate the noise multiplier"));
     }
     RETURN_IF_ERROR(training::ValidateReportSteps(request.steps));
     // Validates q and delta before the search (z is a placeholder within range).
     RETURN_IF_ERROR(training::ValidateRunSpec({request.sampling_rate, 1.0, request.delta}));
-    ASSIGN_OR_RETURN(run.noise_multiplier,
-                     dp::accounting::CalibrateNoiseMultiplier(
-                         CalibrationAccountant(budget.accountant), request.target_epsilon,
-                         query::MechanismDelta(run.delta_units), request.sampling_rate, request.steps));
+    ASSIGN_OR_RETURN(
+        run.noise_multiplier,
+        dp::accounting::CalibrateNoiseMultiplier(
+            CalibrationAccountant(budget.accountant), request.target_epsilon,
+            query::MechanismDelta(run.delta_units), request.sampling_rate, request.steps));
     if (absl::Now() >= deadline) {
       return absl::DeadlineExceededError(
           "the call's deadline passed while calibrating the noise multiplier; nothing was "
@@ -93,7 +99,8 @@ absl::StatusOr<TrainingRunStatus> TrainingEngine::StartRun(const store::Principa
   RETURN_IF_ERROR(training::ValidateRunSpec(SpecOf(run)));
   ASSIGN_OR_RETURN(run, runs_->Create(std::move(run)));
   // As in ReportSteps: the PLD search for steps_left is left to GetRun.
-  return StatusOf(principal, schema, std::move(run), training::LedgerComposesSteps(budget.accountant));
+  return StatusOf(principal, schema, std::move(run),
+                  training::LedgerComposesSteps(budget.accountant));
 }
 
 absl::StatusOr<TrainingEngine::OwnedRun> TrainingEngine::OwnRun(const store::Principal& principal,
@@ -105,7 +112,8 @@ absl::StatusOr<TrainingEngine::OwnedRun> TrainingEngine::OwnRun(const store::Pri
     return absl::NotFoundError(absl::StrCat("run ", name, " is not a run of dataset ", dataset,
                                             "; leave the dataset out or name the run's own"));
   }
-  ASSIGN_OR_RETURN(query::DatasetSchema schema, queries_->AuthorizedDataset(principal, run.dataset));
+  ASSIGN_OR_RETURN(query::DatasetSchema schema,
+                   queries_->AuthorizedDataset(principal, run.dataset));
   if (principal.role != store::Role::kAdmin && run.principal_id != principal.id) {
     return absl::PermissionDeniedError(
         absl::StrCat("run ", name, " belongs to another analyst; start a run of your own"));
@@ -115,8 +123,8 @@ absl::StatusOr<TrainingEngine::OwnedRun> TrainingEngine::OwnRun(const store::Pri
 
 absl::StatusOr<StepReportOutcome> TrainingEngine::ReportSteps(const store::Principal& principal,
                                                               const std::string& dataset,
-                                                              const std::string& name, int64_t steps,
-                                                              std::string request_id,
+                                                              const std::string& name,
+                                                              int64_t steps, std::string request_id,
                                                               absl::Time deadline) {
   ASSIGN_OR_RETURN(OwnedRun owned, OwnRun(principal, dataset, name));
   const query::DatasetSchema& schema = owned.schema;
@@ -158,14 +166,15 @@ absl::StatusOr<StepReportOutcome> TrainingEngine::ReportSteps(const store::Princ
   if (!debited.ok()) debited = WithRequestId(debited.status(), request_id);
   if (debited.status().code() == absl::StatusCode::kResourceExhausted) {
     // The ledger's message speaks of queries; the trainer must learn that it has to stop.
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "step report refused, nothing charged: stop training run ", run.name, " (",
-        debited.status().message(), ")"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("step report refused, nothing charged: stop training run ", run.name, " (",
+                     debited.status().message(), ")"));
   }
   ASSIGN_OR_RETURN(store::DebitResult debit, std::move(debited));
   if (debit.replayed && debit.allocation.principal_id != principal.id) {
-    return absl::AlreadyExistsError(absl::StrCat(
-        "request_id ", request_id, " is already taken by a different query or analyst; use a new id"));
+    return absl::AlreadyExistsError(
+        absl::StrCat("request_id ", request_id,
+                     " is already taken by a different query or analyst; use a new id"));
   }
   StepReportOutcome out;
   out.allocation = std::move(debit.allocation);
@@ -181,7 +190,8 @@ absl::StatusOr<TrainingRunStatus> TrainingEngine::GetRun(const store::Principal&
                                                          const std::string& name,
                                                          absl::Time deadline) {
   ASSIGN_OR_RETURN(OwnedRun owned, OwnRun(principal, dataset, name));
-  return StatusOf(principal, owned.schema, std::move(owned.run), /*with_steps_left=*/true, deadline);
+  return StatusOf(principal, owned.schema, std::move(owned.run), /*with_steps_left=*/true,
+                  deadline);
 }
 
 absl::StatusOr<std::vector<TrainingRunStatus>> TrainingEngine::ListRuns(
@@ -219,16 +229,16 @@ absl::StatusOr<TrainingRunStatus> TrainingEngine::StatusOf(const store::Principa
     s.epsilon = query::EpsilonFromUnits(s.progress.epsilon_units);
   }
   if (with_steps_left) {
-    ASSIGN_OR_RETURN(s.steps_left,
-                     training::StepsLeft(s.accountant, spec,
-                                         [&](const training::StepCharge& c) -> absl::StatusOr<bool> {
-                                           if (absl::Now() >= deadline) {
-                                             return absl::DeadlineExceededError(
-                                                 "the call's deadline passed while searching the "
-                                                 "steps left; retry with a longer --timeout");
-                                           }
-                                           return ChargeFits(ctx, c);
-                                         }));
+    ASSIGN_OR_RETURN(s.steps_left, training::StepsLeft(
+                                       s.accountant, spec,
+                                       [&](const training::StepCharge& c) -> absl::StatusOr<bool> {
+                                         if (absl::Now() >= deadline) {
+                                           return absl::DeadlineExceededError(
+                                               "the call's deadline passed while searching the "
+                                               "steps left; retry with a longer --timeout");
+                                         }
+                                         return ChargeFits(ctx, c);
+                                       }));
   } else {
     s.steps_left = -1;
   }

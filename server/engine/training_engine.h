@@ -31,7 +31,7 @@ struct TrainingRunRequest {
   double sampling_rate = 0;
   double noise_multiplier = 0;  // 0: calibrate from target_epsilon and steps
   double delta = 0;
-  double target_epsilon = 0;    // with steps > 0 and noise_multiplier == 0
+  double target_epsilon = 0;  // with steps > 0 and noise_multiplier == 0
   int64_t steps = 0;
 };
 
@@ -41,14 +41,14 @@ struct TrainingRunStatus {
   // The ledger's.
   dp::accounting::AccountantKind accountant = dp::accounting::AccountantKind::kBasic;
   store::TrainingProgress progress;
-  double epsilon = 0;              // the run so far at its delta (step_pricing.h RunEpsilon)
-  int64_t steps_left = 0;          // the most steps one report could charge now (ledger and cap)
+  double epsilon = 0;      // the run so far at its delta (step_pricing.h RunEpsilon)
+  int64_t steps_left = 0;  // the most steps one report could charge now (ledger and cap)
   store::BudgetState budget;
 };
 
 struct StepReportOutcome {
-  TrainingRunStatus status;        // after the report
-  store::Allocation allocation;    // the report's audit row
+  TrainingRunStatus status;      // after the report
+  store::Allocation allocation;  // the report's audit row
   bool replayed = false;
 };
 

@@ -32,7 +32,8 @@ namespace {
 std::string ConnectHost(const std::string& listen) {
   const size_t colon = listen.rfind(':');
   std::string host = colon == std::string::npos ? "" : listen.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
   if (host.empty() || host == "0.0.0.0") return "127.0.0.1";
   if (host == "::") return "::1";
   return host;
@@ -101,79 +102,107 @@ class Metrics::LedgerCollector : public prometheus::Collectable {
 
   std::vector<prometheus::MetricFamily> Collect() const override {
     absl::StatusOr<LedgerFigures> figures = snapshot_();
-    prometheus::MetricFamily up{"dpq_ledger_scrape_ok",
-                                "1 if the ledger figures were read from the database", kGauge, {}};
+    prometheus::MetricFamily up{
+        "dpq_ledger_scrape_ok", "1 if the ledger figures were read from the database", kGauge, {}};
     up.metric.push_back(Sample({}, figures.ok() ? 1 : 0, kGauge));
     if (!figures.ok()) {
-      LogWarning(absl::StrCat("metrics: cannot read ledger figures: ", figures.status().ToString()));
+      LogWarning(
+          absl::StrCat("metrics: cannot read ledger figures: ", figures.status().ToString()));
       return {up};
     }
     prometheus::MetricFamily remaining{"dpq_budget_remaining",
                                        "Privacy budget left per dataset (param: epsilon or delta)",
-                                       kGauge, {}};
-    prometheus::MetricFamily total{"dpq_budget_limit", "Privacy budget set per dataset (param: epsilon or delta)",
-                                   kGauge, {}};
+                                       kGauge,
+                                       {}};
+    prometheus::MetricFamily total{
+        "dpq_budget_limit", "Privacy budget set per dataset (param: epsilon or delta)", kGauge, {}};
     prometheus::MetricFamily accountant{
         "dpq_budget_accountant_info",
-        "Always 1: the accountant composing the charges of each dataset's ledger", kGauge, {}};
+        "Always 1: the accountant composing the charges of each dataset's ledger",
+        kGauge,
+        {}};
     for (const auto& b : figures->budgets) {
       remaining.metric.push_back(
           Sample({{"dataset", b.dataset}, {"param", "epsilon"}}, b.epsilon_remaining, kGauge));
       remaining.metric.push_back(
           Sample({{"dataset", b.dataset}, {"param", "delta"}}, b.delta_remaining, kGauge));
-      total.metric.push_back(Sample({{"dataset", b.dataset}, {"param", "epsilon"}}, b.epsilon_total, kGauge));
-      total.metric.push_back(Sample({{"dataset", b.dataset}, {"param", "delta"}}, b.delta_total, kGauge));
+      total.metric.push_back(
+          Sample({{"dataset", b.dataset}, {"param", "epsilon"}}, b.epsilon_total, kGauge));
+      total.metric.push_back(
+          Sample({{"dataset", b.dataset}, {"param", "delta"}}, b.delta_total, kGauge));
       accountant.metric.push_back(
           Sample({{"accountant", b.accountant}, {"dataset", b.dataset}}, 1, kGauge));
     }
     // A counter: the audit table is append-only, so these sums never decrease.
-    prometheus::MetricFamily eps{"dpq_epsilon_spent_total",
-                                 "Epsilon charged to a dataset's ledger, per analyst (from the audit table)",
-                                 kCounter, {}};
-    prometheus::MetricFamily delta{"dpq_delta_spent_total",
-                                   "Delta charged to a dataset's ledger, per analyst (from the audit table)",
-                                   kCounter, {}};
+    prometheus::MetricFamily eps{
+        "dpq_epsilon_spent_total",
+        "Epsilon charged to a dataset's ledger, per analyst (from the audit table)",
+        kCounter,
+        {}};
+    prometheus::MetricFamily delta{
+        "dpq_delta_spent_total",
+        "Delta charged to a dataset's ledger, per analyst (from the audit table)",
+        kCounter,
+        {}};
     for (const auto& s : figures->spent) {
-      eps.metric.push_back(Sample({{"analyst", s.analyst}, {"dataset", s.dataset}}, s.epsilon, kCounter));
-      delta.metric.push_back(Sample({{"analyst", s.analyst}, {"dataset", s.dataset}}, s.delta, kCounter));
+      eps.metric.push_back(
+          Sample({{"analyst", s.analyst}, {"dataset", s.dataset}}, s.epsilon, kCounter));
+      delta.metric.push_back(
+          Sample({{"analyst", s.analyst}, {"dataset", s.dataset}}, s.delta, kCounter));
     }
     prometheus::MetricFamily rows{"dpq_audit_rows_total",
-                                  "Allocations in each dataset's audit chain (append-only)", kCounter, {}};
+                                  "Allocations in each dataset's audit chain (append-only)",
+                                  kCounter,
+                                  {}};
     prometheus::MetricFamily recent{
         "dpq_epsilon_spent_recent",
         "Nominal epsilon charged to a dataset's ledger during the last `window` (audit created_at, "
         "minute resolution)",
-        kGauge, {}};
+        kGauge,
+        {}};
     for (const auto& h : figures->history) {
-      rows.metric.push_back(Sample({{"dataset", h.dataset}}, static_cast<double>(h.audit_rows), kCounter));
+      rows.metric.push_back(
+          Sample({{"dataset", h.dataset}}, static_cast<double>(h.audit_rows), kCounter));
       for (int i = 0; i < kRecentWindowCount; ++i) {
-        recent.metric.push_back(Sample({{"dataset", h.dataset}, {"window", kRecentWindows[i].label}},
-                                       h.epsilon_recent[i], kGauge));
+        recent.metric.push_back(
+            Sample({{"dataset", h.dataset}, {"window", kRecentWindows[i].label}},
+                   h.epsilon_recent[i], kGauge));
       }
     }
-    prometheus::MetricFamily eps_cap{"dpq_analyst_epsilon_cap",
-                                     "Epsilon cap of an analyst's grant on a dataset (grants with a cap)",
-                                     kGauge, {}};
+    prometheus::MetricFamily eps_cap{
+        "dpq_analyst_epsilon_cap",
+        "Epsilon cap of an analyst's grant on a dataset (grants with a cap)",
+        kGauge,
+        {}};
     prometheus::MetricFamily eps_cap_left{"dpq_analyst_epsilon_cap_remaining",
-                                          "Epsilon the analyst may still spend under the cap", kGauge, {}};
-    prometheus::MetricFamily delta_cap{"dpq_analyst_delta_cap",
-                                       "Delta cap of an analyst's grant on a dataset (grants with one)",
-                                       kGauge, {}};
+                                          "Epsilon the analyst may still spend under the cap",
+                                          kGauge,
+                                          {}};
+    prometheus::MetricFamily delta_cap{
+        "dpq_analyst_delta_cap",
+        "Delta cap of an analyst's grant on a dataset (grants with one)",
+        kGauge,
+        {}};
     prometheus::MetricFamily delta_cap_left{"dpq_analyst_delta_cap_remaining",
-                                            "Delta the analyst may still spend under the cap", kGauge, {}};
+                                            "Delta the analyst may still spend under the cap",
+                                            kGauge,
+                                            {}};
     for (const auto& c : figures->caps) {
-      std::vector<prometheus::ClientMetric::Label> labels = {{"analyst", c.analyst}, {"dataset", c.dataset}};
+      std::vector<prometheus::ClientMetric::Label> labels = {{"analyst", c.analyst},
+                                                             {"dataset", c.dataset}};
       if (c.has_epsilon_cap) {
         eps_cap.metric.push_back(Sample(labels, c.epsilon_cap, kGauge));
-        eps_cap_left.metric.push_back(Sample(labels, std::max(0.0, c.epsilon_cap - c.epsilon_spent), kGauge));
+        eps_cap_left.metric.push_back(
+            Sample(labels, std::max(0.0, c.epsilon_cap - c.epsilon_spent), kGauge));
       }
       if (c.has_delta_cap) {
         delta_cap.metric.push_back(Sample(labels, c.delta_cap, kGauge));
-        delta_cap_left.metric.push_back(Sample(labels, std::max(0.0, c.delta_cap - c.delta_spent), kGauge));
+        delta_cap_left.metric.push_back(
+            Sample(labels, std::max(0.0, c.delta_cap - c.delta_spent), kGauge));
       }
     }
-    return {up, remaining, total, accountant, eps, delta, rows, recent, eps_cap, eps_cap_left, delta_cap,
-            delta_cap_left};
+    return {up,   remaining, total,   accountant,   eps,       delta,
+            rows, recent,    eps_cap, eps_cap_left, delta_cap, delta_cap_left};
   }
 
  private:
@@ -187,31 +216,38 @@ class Metrics::PoolCollector : public prometheus::Collectable {
   std::vector<prometheus::MetricFamily> Collect() const override {
     const PoolFigures f = snapshot_();
     prometheus::MetricFamily opened{"dpq_db_connections_opened_total",
-                                    "Database sessions this process established", kCounter, {}};
+                                    "Database sessions this process established",
+                                    kCounter,
+                                    {}};
     opened.metric.push_back(Sample({}, static_cast<double>(f.opened), kCounter));
     prometheus::MetricFamily failures{"dpq_db_connect_failures_total",
                                       "Attempts to establish a database session that failed",
-                                      kCounter, {}};
+                                      kCounter,
+                                      {}};
     failures.metric.push_back(Sample({}, static_cast<double>(f.connect_failures), kCounter));
     prometheus::MetricFamily closed{
         "dpq_db_connections_closed_total",
         "Database sessions closed (reason: error = the work on it threw, so its state was unknown; "
         "server = closed or broken by the server)",
-        kCounter, {}};
+        kCounter,
+        {}};
     closed.metric.push_back(
         Sample({{"reason", "error"}}, static_cast<double>(f.closed_after_error), kCounter));
     closed.metric.push_back(
         Sample({{"reason", "server"}}, static_cast<double>(f.closed_by_server), kCounter));
-    prometheus::MetricFamily sessions{"dpq_db_connections",
-                                      "Database sessions held now (state: in_use or idle in the pool)",
-                                      kGauge, {}};
+    prometheus::MetricFamily sessions{
+        "dpq_db_connections",
+        "Database sessions held now (state: in_use or idle in the pool)",
+        kGauge,
+        {}};
     sessions.metric.push_back(Sample({{"state", "in_use"}}, f.in_use, kGauge));
     sessions.metric.push_back(Sample({{"state", "idle"}}, f.idle, kGauge));
     prometheus::MetricFamily scans{
         "dpq_scans_total",
         "Aggregate scans of raw rows by where they ran (target: primary, or the read standby of "
         "--read-database-url)",
-        kCounter, {}};
+        kCounter,
+        {}};
     scans.metric.push_back(
         Sample({{"target", "primary"}}, static_cast<double>(f.scans_on_primary), kCounter));
     scans.metric.push_back(
@@ -220,15 +256,17 @@ class Metrics::PoolCollector : public prometheus::Collectable {
     if (f.has_standby) {
       prometheus::MetricFamily up{"dpq_read_standby_up",
                                   "1 if the last attempt to use the read standby reached it",
-                                  kGauge, {}};
+                                  kGauge,
+                                  {}};
       up.metric.push_back(Sample({}, f.standby_up ? 1 : 0, kGauge));
       prometheus::MetricFamily fallbacks{
           "dpq_read_standby_fallbacks_total",
           "Scans meant for the read standby that ran on the primary (reason: lagging = it had not "
           "replayed the dataset within --read-lag-wait-ms; unavailable = unreachable or failed)",
-          kCounter, {}};
-      fallbacks.metric.push_back(Sample({{"reason", "lagging"}},
-                                        static_cast<double>(f.standby_fallbacks_lagging), kCounter));
+          kCounter,
+          {}};
+      fallbacks.metric.push_back(Sample(
+          {{"reason", "lagging"}}, static_cast<double>(f.standby_fallbacks_lagging), kCounter));
       fallbacks.metric.push_back(Sample({{"reason", "unavailable"}},
                                         static_cast<double>(f.standby_fallbacks_unavailable),
                                         kCounter));
@@ -272,7 +310,8 @@ class Metrics::HttpServer : public CivetHandler {
       std::vector<prometheus::MetricFamily> families = metrics_->Collect();
       Reply(conn, 200, "text/html; charset=utf-8", RenderStatusPage(families, absl::Now()));
     } else {
-      Reply(conn, 404, "text/plain; charset=utf-8", "not found: dpqd serves /metrics and /status\n");
+      Reply(conn, 404, "text/plain; charset=utf-8",
+            "not found: dpqd serves /metrics and /status\n");
     }
     return true;
   }
@@ -280,11 +319,12 @@ class Metrics::HttpServer : public CivetHandler {
  private:
   static void Reply(mg_connection* conn, int code, const char* type, const std::string& body) {
     // The page loads nothing and runs nothing: no script, no request to any other origin.
-    mg_printf(conn,
-              "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-              "Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'\r\n"
-              "X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
-              code, code == 200 ? "OK" : "Not Found", type, body.size());
+    mg_printf(
+        conn,
+        "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+        "Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'\r\n"
+        "X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
+        code, code == 200 ? "OK" : "Not Found", type, body.size());
     mg_write(conn, body.data(), body.size());
   }
 
@@ -318,11 +358,12 @@ Metrics::Metrics(LedgerSnapshot snapshot, PoolSnapshot pool, BuildInfo build)
                            .Help("Wall time of ledger debits in this process (group-commit wait, "
                                  "lock and transaction), whatever their outcome")
                            .Register(*registry_)),
-      verify_ok_(&prometheus::BuildGauge()
-                      .Name("dpq_audit_verify_ok")
-                      .Help("1 if the last audit verification of the dataset by this process passed, "
-                            "0 if it found the chain or the ledger broken")
-                      .Register(*registry_)),
+      verify_ok_(
+          &prometheus::BuildGauge()
+               .Name("dpq_audit_verify_ok")
+               .Help("1 if the last audit verification of the dataset by this process passed, "
+                     "0 if it found the chain or the ledger broken")
+               .Register(*registry_)),
       verify_time_(&prometheus::BuildGauge()
                         .Name("dpq_audit_verify_timestamp_seconds")
                         .Help("Unix time at which that verification finished")
@@ -336,19 +377,22 @@ Metrics::Metrics(LedgerSnapshot snapshot, PoolSnapshot pool, BuildInfo build)
       .Set(1);
   ldp_reports_ = &prometheus::BuildCounter()
                       .Name("dpq_ldp_reports_total")
-                      .Help("Local-DP reports submitted to this process, by collection and outcome "
-                            "(accepted, or the refusal's code)")
+                      .Help(
+                          "Local-DP reports submitted to this process, by collection and outcome "
+                          "(accepted, or the refusal's code)")
                       .Register(*registry_);
   verify_rows_ = &prometheus::BuildCounter()
                       .Name("dpq_audit_verify_rows_total")
-                      .Help("Audit rows read by the audit verifications of this process, by "
-                            "dataset; dataset=\"\" counts the admin log's rows")
+                      .Help(
+                          "Audit rows read by the audit verifications of this process, by "
+                          "dataset; dataset=\"\" counts the admin log's rows")
                       .Register(*registry_);
   scan_data_errors_ = &prometheus::BuildCounter()
                            .Name("dpq_scan_data_errors_total")
-                           .Help("Scans whose float8 statement raised a data exception (a bug: "
-                                 "scans are total by construction) and were answered by the "
-                                 "exact numeric fallback, by dataset")
+                           .Help(
+                               "Scans whose float8 statement raised a data exception (a bug: "
+                               "scans are total by construction) and were answered by the "
+                               "exact numeric fallback, by dataset")
                            .Register(*registry_);
 }
 
@@ -370,7 +414,10 @@ void Metrics::RecordLdpReport(absl::string_view collection, absl::string_view ou
 void Metrics::RecordQuery(absl::string_view dataset, absl::string_view aggregate,
                           absl::string_view outcome, double seconds) {
   const std::string ds(dataset);
-  queries_->Add({{"dataset", ds}, {"aggregate", std::string(aggregate)}, {"outcome", std::string(outcome)}})
+  queries_
+      ->Add({{"dataset", ds},
+             {"aggregate", std::string(aggregate)},
+             {"outcome", std::string(outcome)}})
       .Increment();
   if (outcome == "resource_exhausted") rejections_->Add({{"dataset", ds}}).Increment();
   static const prometheus::Histogram::BucketBoundaries kBuckets = {

@@ -33,7 +33,8 @@
 
 namespace prometheus {
 class Registry;
-template <typename T> class Family;
+template <typename T>
+class Family;
 class Counter;
 class Gauge;
 class Histogram;
@@ -105,8 +106,8 @@ class Metrics {
 
   // outcome: "ok", "replayed", or the lower-case gRPC code name ("resource_exhausted", ...).
   // Callers pass dataset "" when the request named no existing dataset, to bound label cardinality.
-  void RecordQuery(absl::string_view dataset, absl::string_view aggregate, absl::string_view outcome,
-                   double seconds);
+  void RecordQuery(absl::string_view dataset, absl::string_view aggregate,
+                   absl::string_view outcome, double seconds);
 
   // One finished gRPC call. `full_method` is the gRPC path "/package.Service/Method"; anything
   // else is counted as service "unknown", method "unknown" (bounded cardinality). `code` is the

@@ -26,7 +26,8 @@ class Scrape {
  public:
   explicit Scrape(const std::vector<prometheus::MetricFamily>& families) {
     for (const auto& f : families) {
-      if (f.type != prometheus::MetricType::Counter && f.type != prometheus::MetricType::Gauge) continue;
+      if (f.type != prometheus::MetricType::Counter && f.type != prometheus::MetricType::Gauge)
+        continue;
       auto& out = samples_[f.name];
       for (const auto& m : f.metric) {
         Sample s;
@@ -114,7 +115,8 @@ std::string SpentOverTime(const Scrape& scrape, const std::string& dataset, doub
     const double recent = scrape.Value("dpq_epsilon_spent_recent",
                                        {{"dataset", dataset}, {"window", kRecentWindows[i].label}});
     if (std::isnan(recent)) return "<p class=\"muted\">no history exported</p>";
-    points.push_back({absl::StrCat("−", kRecentWindows[i].label), std::max(0.0, nominal_now - recent)});
+    points.push_back(
+        {absl::StrCat("−", kRecentWindows[i].label), std::max(0.0, nominal_now - recent)});
   }
   points.push_back({"now", nominal_now});
   constexpr double kW = 420, kH = 120, kLeft = 48, kBottom = 20, kTop = 8, kRight = 12;
@@ -134,13 +136,14 @@ std::string SpentOverTime(const Scrape& scrape, const std::string& dataset, doub
       "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"#999\"/>"
       "<text x=\"4\" y=\"%g\" class=\"axis\">%s</text><text x=\"4\" y=\"%g\" class=\"axis\">0</text>"
       "<path d=\"%s\" fill=\"none\" stroke=\"#2e86c1\" stroke-width=\"2\"/>",
-      kW, kH, kW, kH, kLeft, kH - kBottom, kW - kRight, kH - kBottom, kTop + 8, Human(points.back().value),
-      kH - kBottom, path);
+      kW, kH, kW, kH, kLeft, kH - kBottom, kW - kRight, kH - kBottom, kTop + 8,
+      Human(points.back().value), kH - kBottom, path);
   for (size_t i = 0; i < points.size(); ++i) {
-    absl::StrAppendFormat(&svg,
-                          "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"#2e86c1\"/>"
-                          "<text x=\"%.1f\" y=\"%g\" class=\"axis\" text-anchor=\"middle\">%s</text>",
-                          x(i), y(points[i].value), x(i), kH - 5, points[i].label);
+    absl::StrAppendFormat(
+        &svg,
+        "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"#2e86c1\"/>"
+        "<text x=\"%.1f\" y=\"%g\" class=\"axis\" text-anchor=\"middle\">%s</text>",
+        x(i), y(points[i].value), x(i), kH - 5, points[i].label);
   }
   svg += "</svg>";
   std::string table = "<table class=\"history\"><tr><th>at</th>";
@@ -155,7 +158,8 @@ std::string SpentOverTime(const Scrape& scrape, const std::string& dataset, doub
 }
 
 std::string TimeText(double unix_seconds) {
-  return absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", absl::UnixEpoch() + absl::Seconds(unix_seconds), absl::UTCTimeZone());
+  return absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", absl::UnixEpoch() + absl::Seconds(unix_seconds),
+                          absl::UTCTimeZone());
 }
 
 constexpr char kStyle[] =
@@ -171,7 +175,8 @@ constexpr char kStyle[] =
 std::string RenderHeader(const Scrape& scrape, absl::Time now) {
   std::string html = absl::StrCat(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>dpq status</title>"
-      "<style>", kStyle, "</style></head><body>\n<h1>dpq status</h1>\n");
+      "<style>",
+      kStyle, "</style></head><body>\n<h1>dpq status</h1>\n");
   std::string version = "unknown", sha = "unknown";
   for (const auto& s : scrape.Of("dpq_build_info")) {
     version = s.labels.count("version") ? s.labels.at("version") : version;
@@ -190,17 +195,22 @@ std::string RenderDatabase(const Scrape& scrape, double ledger_ok) {
   absl::StrAppend(&html, "<section id=\"database\" data-ledger-ok=\"", ledger_ok == 1 ? "1" : "0",
                   "\"><h2>Database</h2><table>"
                   "<tr><th>ledger</th><td data-field=\"ledger\" class=\"",
-                  ledger_ok == 1 ? "good\">readable" : "bad\">UNREADABLE (see dpqd's log)", "</td></tr>");
+                  ledger_ok == 1 ? "good\">readable" : "bad\">UNREADABLE (see dpqd's log)",
+                  "</td></tr>");
   if (scrape.Has("dpq_db_connections")) {
     absl::StrAppend(
         &html, "<tr><th>sessions in use</th>",
         Cell("db-in-use", scrape.Value("dpq_db_connections", {{"state", "in_use"}}, 0)),
-        "</tr><tr><th>sessions idle</th>", Cell("db-idle", scrape.Value("dpq_db_connections", {{"state", "idle"}}, 0)),
-        "</tr><tr><th>sessions opened</th>", Cell("db-opened", scrape.Value("dpq_db_connections_opened_total", {}, 0)),
+        "</tr><tr><th>sessions idle</th>",
+        Cell("db-idle", scrape.Value("dpq_db_connections", {{"state", "idle"}}, 0)),
+        "</tr><tr><th>sessions opened</th>",
+        Cell("db-opened", scrape.Value("dpq_db_connections_opened_total", {}, 0)),
         "</tr><tr><th>closed after an error</th>",
-        Cell("db-closed-error", scrape.Value("dpq_db_connections_closed_total", {{"reason", "error"}}, 0)),
+        Cell("db-closed-error",
+             scrape.Value("dpq_db_connections_closed_total", {{"reason", "error"}}, 0)),
         "</tr><tr><th>closed by the server</th>",
-        Cell("db-closed-server", scrape.Value("dpq_db_connections_closed_total", {{"reason", "server"}}, 0)),
+        Cell("db-closed-server",
+             scrape.Value("dpq_db_connections_closed_total", {{"reason", "server"}}, 0)),
         "</tr><tr><th>failed connection attempts</th>",
         Cell("db-connect-failures", scrape.Value("dpq_db_connect_failures_total", {}, 0)), "</tr>");
   }
@@ -223,18 +233,20 @@ std::string AccountantOf(const Scrape& scrape, const std::string& d) {
 std::string RenderBudget(const Scrape& scrape, const std::string& d,
                          const std::string& accountant) {
   std::string html;
-  absl::StrAppend(&html, "<section class=\"dataset\" data-dataset=\"", Escape(d), "\" data-accountant=\"",
-                  Escape(accountant), "\"><h2>", Escape(d), " <span class=\"accountant\">", Escape(accountant),
+  absl::StrAppend(&html, "<section class=\"dataset\" data-dataset=\"", Escape(d),
+                  "\" data-accountant=\"", Escape(accountant), "\"><h2>", Escape(d),
+                  " <span class=\"accountant\">", Escape(accountant),
                   " accountant</span></h2>\n<table class=\"budget\"><tr><th></th><th>spent</th>"
                   "<th>remaining</th><th>total</th><th></th></tr>");
   for (const char* param : {"epsilon", "delta"}) {
     const double total = scrape.Value("dpq_budget_limit", {{"dataset", d}, {"param", param}}, 0);
-    const double remaining = scrape.Value("dpq_budget_remaining", {{"dataset", d}, {"param", param}}, 0);
+    const double remaining =
+        scrape.Value("dpq_budget_remaining", {{"dataset", d}, {"param", param}}, 0);
     const double spent = std::max(0.0, total - remaining);
     const std::string p(param);
     absl::StrAppend(&html, "<tr data-param=\"", p, "\"><th>", p == "epsilon" ? "ε" : "δ", "</th>",
-                    Cell(p + "-spent", spent), Cell(p + "-remaining", remaining), Cell(p + "-total", total),
-                    "<td>", BudgetBar(spent, total), "</td></tr>");
+                    Cell(p + "-spent", spent), Cell(p + "-remaining", remaining),
+                    Cell(p + "-total", total), "<td>", BudgetBar(spent, total), "</td></tr>");
   }
   html += "</table>\n";
   return html;
@@ -246,13 +258,14 @@ std::string RenderAudit(const Scrape& scrape, const std::string& d) {
   const double rows = scrape.Value("dpq_audit_rows_total", {{"dataset", d}});
   const double verified = scrape.Value("dpq_audit_verify_ok", {{"dataset", d}});
   const double verified_at = scrape.Value("dpq_audit_verify_timestamp_seconds", {{"dataset", d}});
-  absl::StrAppend(&html, "<p>Audit rows: <span data-field=\"audit-rows\" data-value=\"", Exact(rows), "\">",
-                  Human(rows), "</span>. Last verification by this dpqd: ");
+  absl::StrAppend(&html, "<p>Audit rows: <span data-field=\"audit-rows\" data-value=\"",
+                  Exact(rows), "\">", Human(rows), "</span>. Last verification by this dpqd: ");
   if (std::isnan(verified)) {
     html += "<span data-field=\"audit-verify\" data-value=\"none\">none yet</span>.</p>\n";
   } else {
-    absl::StrAppend(&html, "<span data-field=\"audit-verify\" data-value=\"", verified == 1 ? "ok" : "broken",
-                    "\" class=\"", verified == 1 ? "good\">passed" : "bad\">BROKEN", "</span> at ",
+    absl::StrAppend(&html, "<span data-field=\"audit-verify\" data-value=\"",
+                    verified == 1 ? "ok" : "broken", "\" class=\"",
+                    verified == 1 ? "good\">passed" : "bad\">BROKEN", "</span> at ",
                     TimeText(verified_at), ".</p>\n");
   }
   return html;
@@ -271,14 +284,17 @@ std::string RenderAnalysts(const Scrape& scrape, const std::string& d,
   std::string rows_html;
   auto analyst_row = [&](const std::string& a, double spent) {
     const double cap = scrape.Value("dpq_analyst_epsilon_cap", {{"dataset", d}, {"analyst", a}});
-    const double left = scrape.Value("dpq_analyst_epsilon_cap_remaining", {{"dataset", d}, {"analyst", a}});
-    absl::StrAppend(&rows_html, "<tr class=\"analyst\" data-analyst=\"", Escape(a), "\"><td>", Escape(a), "</td>",
-                    Cell("analyst-epsilon-spent", spent));
+    const double left =
+        scrape.Value("dpq_analyst_epsilon_cap_remaining", {{"dataset", d}, {"analyst", a}});
+    absl::StrAppend(&rows_html, "<tr class=\"analyst\" data-analyst=\"", Escape(a), "\"><td>",
+                    Escape(a), "</td>", Cell("analyst-epsilon-spent", spent));
     if (std::isnan(cap)) {
-      rows_html += "<td class=\"muted\" data-field=\"analyst-epsilon-cap\" data-value=\"none\">no cap</td><td></td><td></td>";
+      rows_html +=
+          "<td class=\"muted\" data-field=\"analyst-epsilon-cap\" data-value=\"none\">no cap</td><td></td><td></td>";
     } else {
-      absl::StrAppend(&rows_html, Cell("analyst-epsilon-cap", cap), Cell("analyst-epsilon-cap-remaining", left),
-                      "<td>", BudgetBar(cap - left, cap), "</td>");
+      absl::StrAppend(&rows_html, Cell("analyst-epsilon-cap", cap),
+                      Cell("analyst-epsilon-cap-remaining", left), "<td>",
+                      BudgetBar(cap - left, cap), "</td>");
     }
     rows_html += "</tr>";
   };
@@ -287,7 +303,8 @@ std::string RenderAnalysts(const Scrape& scrape, const std::string& d,
     analyst_row(s->labels.at("analyst"), s->value);
   }
   for (const auto& s : scrape.Of("dpq_analyst_epsilon_cap")) {  // capped, nothing spent yet
-    if (s.labels.count("dataset") && s.labels.at("dataset") == d && !listed.count(s.labels.at("analyst"))) {
+    if (s.labels.count("dataset") && s.labels.at("dataset") == d &&
+        !listed.count(s.labels.at("analyst"))) {
       listed.insert(s.labels.at("analyst"));
       analyst_row(s.labels.at("analyst"), 0);
     }
@@ -295,8 +312,10 @@ std::string RenderAnalysts(const Scrape& scrape, const std::string& d,
   if (listed.empty()) {
     html += "<p class=\"muted\">No analyst has spent on this dataset and no grant has a cap.</p>";
   } else {
-    absl::StrAppend(&html, "<table class=\"analysts\"><tr><th>analyst</th><th>ε spent</th><th>ε cap</th>"
-                    "<th>cap remaining</th><th></th></tr>", rows_html, "</table>");
+    absl::StrAppend(&html,
+                    "<table class=\"analysts\"><tr><th>analyst</th><th>ε spent</th><th>ε cap</th>"
+                    "<th>cap remaining</th><th></th></tr>",
+                    rows_html, "</table>");
   }
   return html;
 }
@@ -316,10 +335,14 @@ std::string RenderDataset(const Scrape& scrape, const std::string& d) {
       analysts.push_back(&s);
     }
   }
-  absl::StrAppend(&html, "<h3>ε spent over time</h3><p class=\"muted\">Nominal ε charged (the sum of "
-                  "the queries' ε; basic composition)", accountant == "basic" ? "" : ", which can exceed the ledger's "
-                  "spent figure under the " + Escape(accountant) + " accountant", ".</p>\n",
-                  SpentOverTime(scrape, d, nominal), "\n");
+  absl::StrAppend(&html,
+                  "<h3>ε spent over time</h3><p class=\"muted\">Nominal ε charged (the sum of "
+                  "the queries' ε; basic composition)",
+                  accountant == "basic" ? ""
+                                        : ", which can exceed the ledger's "
+                                          "spent figure under the " +
+                                              Escape(accountant) + " accountant",
+                  ".</p>\n", SpentOverTime(scrape, d, nominal), "\n");
 
   html += RenderAudit(scrape, d);
   html += RenderAnalysts(scrape, d, std::move(analysts));
@@ -329,14 +352,16 @@ std::string RenderDataset(const Scrape& scrape, const std::string& d) {
 
 }  // namespace
 
-std::string RenderStatusPage(const std::vector<prometheus::MetricFamily>& families, absl::Time now) {
+std::string RenderStatusPage(const std::vector<prometheus::MetricFamily>& families,
+                             absl::Time now) {
   const Scrape scrape(families);
   std::string html = RenderHeader(scrape, now);
   const double ledger_ok = scrape.Value("dpq_ledger_scrape_ok", {}, 0);
   html += RenderDatabase(scrape, ledger_ok);
 
   std::set<std::string> datasets;
-  for (const auto& s : scrape.Of("dpq_budget_limit")) datasets.insert(s.labels.count("dataset") ? s.labels.at("dataset") : "");
+  for (const auto& s : scrape.Of("dpq_budget_limit"))
+    datasets.insert(s.labels.count("dataset") ? s.labels.at("dataset") : "");
   if (ledger_ok != 1) {
     html += "<p class=\"bad\">The ledger could not be read: no budget figures.</p>\n";
   } else if (datasets.empty()) {

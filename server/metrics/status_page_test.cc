@@ -48,8 +48,11 @@ TEST(StatusPageTest, ShowsEveryDatasetsBudgetFromTheScrape) {
   EXPECT_THAT(html, HasSubstr("data-dataset=\"salaries\" data-accountant=\"basic\""));
   // spent = limit - remaining, exact in data-value, 6 digits in the text.
   EXPECT_THAT(html, HasSubstr("data-field=\"epsilon-spent\" data-value=\"0.5\">0.5<"));
-  EXPECT_THAT(html, HasSubstr("data-field=\"epsilon-remaining\" data-value=\"0.050000000000000003\">0.05<"));
-  EXPECT_THAT(html, HasSubstr("data-field=\"delta-total\" data-value=\"9.9999999999999995e-07\">1e-06<"));
+  EXPECT_THAT(
+      html,
+      HasSubstr("data-field=\"epsilon-remaining\" data-value=\"0.050000000000000003\">0.05<"));
+  EXPECT_THAT(html,
+              HasSubstr("data-field=\"delta-total\" data-value=\"9.9999999999999995e-07\">1e-06<"));
   EXPECT_THAT(html, HasSubstr("id=\"version\">0.1.0<"));
   EXPECT_THAT(html, HasSubstr("id=\"git-sha\">abc123<"));
 }
@@ -66,7 +69,8 @@ TEST(StatusPageTest, SpentOverTimeIsTheTotalMinusEachWindow) {
 TEST(StatusPageTest, AnalystsWithCapsAndWithout) {
   const std::string html = Render(TwoDatasets());
   EXPECT_THAT(html, HasSubstr("data-analyst=\"bob\""));
-  EXPECT_THAT(html, HasSubstr("data-field=\"analyst-epsilon-cap-remaining\" data-value=\"0.75\">0.75<"));
+  EXPECT_THAT(html,
+              HasSubstr("data-field=\"analyst-epsilon-cap-remaining\" data-value=\"0.75\">0.75<"));
   EXPECT_THAT(html, HasSubstr("data-analyst=\"carol\""));  // capped, nothing spent yet
   EXPECT_THAT(html, HasSubstr("data-field=\"analyst-epsilon-cap\" data-value=\"none\">no cap<"));
 }

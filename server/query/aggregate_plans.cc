@@ -18,8 +18,8 @@ using Statistic = NoiseComponent::Statistic;
 
 absl::Status ValidateQuantiles(QuerySpec& spec) {
   if (spec.quantiles.empty() || spec.quantiles.size() > kMaxQuantiles) {
-    return absl::InvalidArgumentError(absl::StrCat("quantiles: give 1..", kMaxQuantiles,
-                                                   " levels for aggregate quantile"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("quantiles: give 1..", kMaxQuantiles, " levels for aggregate quantile"));
   }
   for (double& q : spec.quantiles) {
     if (!(q >= 0 && q <= 1)) {
@@ -32,8 +32,9 @@ absl::Status ValidateQuantiles(QuerySpec& spec) {
 
 absl::Status ValidateBins(QuerySpec& spec) {
   if (spec.bins.size() < 2 || spec.bins.size() > kMaxBinEdges) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "bins: a histogram of a numeric column needs 2..", kMaxBinEdges, " edges, got ", spec.bins.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("bins: a histogram of a numeric column needs 2..", kMaxBinEdges,
+                     " edges, got ", spec.bins.size()));
   }
   for (size_t i = 0; i < spec.bins.size(); ++i) {
     RETURN_IF_ERROR(ValidateBound(spec.bins[i], "bins"));
@@ -44,7 +45,6 @@ absl::Status ValidateBins(QuerySpec& spec) {
   }
   return absl::OkStatus();
 }
-
 
 // Count: K rows per unit and group, sensitivity K; or, pre-aggregated, each unit present in a
 // group adds its row count there clamped to [L, U], 0 <= L < U: one value per unit and group, so
@@ -94,7 +94,8 @@ absl::Status PlanHistogram(AggregateContext& c) {
 // clamped to [L, U], so with K = 1 the sensitivities are those of one row per unit and group,
 // whatever the number of rows a unit holds (Wilson et al. 2020, §3).
 absl::Status PlanValueColumn(AggregateContext& c, AggregateKind kind) {
-  RETURN_IF_ERROR(ResolveBounds(*c.column, c.spec, c.spec.pre_aggregate && kind == AggregateKind::kSum));
+  RETURN_IF_ERROR(
+      ResolveBounds(*c.column, c.spec, c.spec.pre_aggregate && kind == AggregateKind::kSum));
   c.plan.scan.value_column = c.column->name;
   c.plan.scan.pre_aggregate = c.spec.pre_aggregate;
   c.plan.scan.pre_aggregate_mean = c.spec.pre_aggregate && kind == AggregateKind::kMean;
@@ -178,9 +179,12 @@ absl::Status PlanQuantile(AggregateContext& c) {
 
 // In the order of kAllAggregateKinds.
 constexpr AggregateDescription kDescriptions[] = {
-    {AggregateKind::kCount, PlanCount, false},       {AggregateKind::kSum, PlanSum, true},
-    {AggregateKind::kMean, PlanMean, true},          {AggregateKind::kVariance, PlanVariance, true},
-    {AggregateKind::kStddev, PlanVariance, true},    {AggregateKind::kQuantile, PlanQuantile, false},
+    {AggregateKind::kCount, PlanCount, false},
+    {AggregateKind::kSum, PlanSum, true},
+    {AggregateKind::kMean, PlanMean, true},
+    {AggregateKind::kVariance, PlanVariance, true},
+    {AggregateKind::kStddev, PlanVariance, true},
+    {AggregateKind::kQuantile, PlanQuantile, false},
     {AggregateKind::kHistogram, PlanHistogram, false}};
 static_assert(std::size(kDescriptions) == std::size(kAllAggregateKinds),
               "every aggregate kind needs a description");
@@ -197,13 +201,15 @@ absl::Status ResolveBounds(const ColumnSchema& column, QuerySpec& spec, bool per
   }
   if (!spec.lower.has_value()) {
     if (!column.lower.has_value()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "lower/upper are required: column ", column.name, " has no declared bounds"));
+      return absl::InvalidArgumentError(absl::StrCat("lower/upper are required: column ",
+                                                     column.name, " has no declared bounds"));
     }
     // Declared before the public magnitude limit existed, a bound may exceed it: refuse (a fact
     // of the schema, the same on every dataset) rather than risk a sum that overflows on data.
-    RETURN_IF_ERROR(ValidateBound(*column.lower, absl::StrCat("declared lower bound of ", column.name)));
-    RETURN_IF_ERROR(ValidateBound(*column.upper, absl::StrCat("declared upper bound of ", column.name)));
+    RETURN_IF_ERROR(
+        ValidateBound(*column.lower, absl::StrCat("declared lower bound of ", column.name)));
+    RETURN_IF_ERROR(
+        ValidateBound(*column.upper, absl::StrCat("declared upper bound of ", column.name)));
     spec.lower = column.lower;
     spec.upper = column.upper;
     return absl::OkStatus();
@@ -219,14 +225,14 @@ absl::Status ResolveBounds(const ColumnSchema& column, QuerySpec& spec, bool per
     return absl::InvalidArgumentError(
         absl::StrCat("lower must be < upper, got lower=", *spec.lower, " upper=", *spec.upper));
   }
-  if (!per_unit_total && column.lower.has_value() && (*spec.lower < *column.lower || *spec.upper > *column.upper)) {
+  if (!per_unit_total && column.lower.has_value() &&
+      (*spec.lower < *column.lower || *spec.upper > *column.upper)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "lower/upper [", *spec.lower, ", ", *spec.upper, "] must lie within the declared bounds [",
         *column.lower, ", ", *column.upper, "] of column ", column.name));
   }
   return absl::OkStatus();
 }
-
 
 const AggregateDescription& DescriptionOf(AggregateKind kind) {
   for (const AggregateDescription& d : kDescriptions) {

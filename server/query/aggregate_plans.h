@@ -20,12 +20,12 @@ namespace dpq::query {
 // and charged the budget; `epsilon`/`delta` are what the released statistics may spend after
 // partition selection took its share.
 struct AggregateContext {
-  QuerySpec& spec;            // normalised in place (bounds resolved or cleared)
-  QueryPlan& plan;            // scan fields and components filled in
-  const ColumnSchema* column; // null for a count
-  bool text_histogram;        // a histogram of a text column: a count grouped by its categories
+  QuerySpec& spec;             // normalised in place (bounds resolved or cleared)
+  QueryPlan& plan;             // scan fields and components filled in
+  const ColumnSchema* column;  // null for a count
+  bool text_histogram;         // a histogram of a text column: a count grouped by its categories
   double epsilon, delta;
-  int k, m;                   // rows per unit and group, groups per unit
+  int k, m;  // rows per unit and group, groups per unit
   // Appends a component with its per-group sensitivity (PlanQuery scales it to the vector's L1 or
   // L2 sensitivity over the m groups a unit can change) and the coordinates a unit can change.
   std::function<void(NoiseComponent::Statistic, double epsilon, double delta, double per_group,
@@ -48,7 +48,8 @@ const AggregateDescription& DescriptionOf(AggregateKind kind);
 // Resolves the clamp range: requested bounds must sit inside the declared ones, so an analyst can
 // narrow but never widen what the data owner declared public. `per_unit_total` lifts the
 // containment check for a pre-aggregated sum, whose bounds bound a unit's total.
-absl::Status ResolveBounds(const ColumnSchema& column, QuerySpec& spec, bool per_unit_total = false);
+absl::Status ResolveBounds(const ColumnSchema& column, QuerySpec& spec,
+                           bool per_unit_total = false);
 
 }  // namespace dpq::query
 

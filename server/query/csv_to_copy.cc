@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <cstdlib>
 #include <cstdint>
+#include <cstdlib>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -123,9 +123,9 @@ absl::Status CsvToCopy::CheckHeader(absl::string_view line) const {
   bool same = names.size() == columns_.size();
   for (size_t i = 0; same && i < names.size(); ++i) same = names[i] == columns_[i].name;
   if (!same) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "line 1: the CSV header does not match the declared columns (", columns_.size(),
-        " expected, in order)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("line 1: the CSV header does not match the declared columns (",
+                     columns_.size(), " expected, in order)"));
   }
   return absl::OkStatus();
 }
@@ -142,8 +142,8 @@ absl::Status CsvToCopy::ProcessLine(absl::string_view line, std::string* out) {
   // place: no per-line vector.
   const size_t fields = static_cast<size_t>(std::count(line.begin(), line.end(), ',')) + 1;
   if (fields != columns_.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("line ", line_no_, ": expected ",
-                                                   columns_.size(), " fields, got ", fields));
+    return absl::InvalidArgumentError(
+        absl::StrCat("line ", line_no_, ": expected ", columns_.size(), " fields, got ", fields));
   }
   const size_t start = out->size();
   size_t pos = 0;

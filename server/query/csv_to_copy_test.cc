@@ -110,8 +110,9 @@ TEST(CsvToCopyTest, HandlesCrlfLineEnds) {
 }
 
 TEST(CsvToCopyTest, CrlfOnTextLastFieldIsNotCopied) {
-  std::vector<ColumnSchema> columns = {{"a", ColumnType::kInteger, absl::nullopt, absl::nullopt, {}},
-                                       {"b", ColumnType::kText, absl::nullopt, absl::nullopt, {}}};
+  std::vector<ColumnSchema> columns = {
+      {"a", ColumnType::kInteger, absl::nullopt, absl::nullopt, {}},
+      {"b", ColumnType::kText, absl::nullopt, absl::nullopt, {}}};
   Converted r = Convert("a,b\r\n1,x\r\n", columns);
   ASSERT_TRUE(r.status.ok()) << r.status;
   EXPECT_EQ(r.out, "1\tx\n");
@@ -439,8 +440,9 @@ TEST(CsvToCopyTest, RefusesOverLongLineEvenWhenItsNewlineArrivesInTheSameChunk) 
   ASSERT_TRUE(whole.Feed(kHeader, &out).ok());
   absl::Status whole_status = whole.Feed(long_line, &out);
   if (whole_status.ok()) {
-    GTEST_SKIP() << "BUG: a line longer than kMaxLineBytes is accepted when its newline is in the "
-                    "same chunk (or the chunk that completes it), so the result depends on chunking";
+    GTEST_SKIP()
+        << "BUG: a line longer than kMaxLineBytes is accepted when its newline is in the "
+           "same chunk (or the chunk that completes it), so the result depends on chunking";
   }
   EXPECT_EQ(whole_status.code(), absl::StatusCode::kInvalidArgument);
 }

@@ -37,8 +37,10 @@ const ColumnSchema* DatasetSchema::FindColumn(absl::string_view column) const {
 absl::Status ValidateBound(double value, absl::string_view name) {
   if (!(std::fabs(value) <= kMaxBoundMagnitude)) {  // also NaN and +-inf
     return absl::InvalidArgumentError(absl::StrCat(
-        name, " must be a finite number of magnitude at most 1e15 (dpq's largest bound, which keeps "
-        "every sum of clamped values finite), got ", value));
+        name,
+        " must be a finite number of magnitude at most 1e15 (dpq's largest bound, which keeps "
+        "every sum of clamped values finite), got ",
+        value));
   }
   return absl::OkStatus();
 }
@@ -61,8 +63,8 @@ absl::Status ValidateCategories(const ColumnSchema& c) {
     }
     // PostgreSQL text cannot hold NUL: the category was stored cut at it ("Female\0" as "Female").
     if (v.find('\0') != std::string::npos) {
-      return absl::InvalidArgumentError(absl::StrCat("column ", c.name, ": category ",
-                                                     QuoteForMessage(v), " holds a NUL byte"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("column ", c.name, ": category ", QuoteForMessage(v), " holds a NUL byte"));
     }
     if (!seen.insert(v).second) {
       return absl::InvalidArgumentError(
@@ -80,8 +82,8 @@ absl::Status ValidateNewDataset(const DatasetSchema& schema) {
   for (const ColumnSchema& c : schema.columns) {
     RETURN_IF_ERROR(ValidateIdentifier(c.name, "column name"));
     if (absl::StartsWith(c.name, kReservedColumnPrefix)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "column ", c.name, ": names starting with \"", kReservedColumnPrefix, "\" are reserved"));
+      return absl::InvalidArgumentError(absl::StrCat("column ", c.name, ": names starting with \"",
+                                                     kReservedColumnPrefix, "\" are reserved"));
     }
     if (!seen.insert(c.name).second) {
       return absl::InvalidArgumentError(absl::StrCat("column ", c.name, " appears twice"));

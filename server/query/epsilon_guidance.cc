@@ -21,8 +21,8 @@ std::string RangeText(const EpsilonPreset& p) {
 
 const std::vector<EpsilonPreset>& EpsilonPresets() {
   static const auto* presets = new std::vector<EpsilonPreset>{
-      {"census", 0.1, 1},     {"healthcare", 0.5, 2}, {"location", 1, 3},
-      {"analytics", 1, 5},    {"ab-testing", 2, 8},   {"public-statistics", 0.5, 3},
+      {"census", 0.1, 1},  {"healthcare", 0.5, 2}, {"location", 1, 3},
+      {"analytics", 1, 5}, {"ab-testing", 2, 8},   {"public-statistics", 0.5, 3},
   };
   return *presets;
 }
@@ -33,8 +33,8 @@ absl::StatusOr<EpsilonPreset> FindEpsilonPreset(absl::string_view name) {
     if (p.name == name) return p;
     names.push_back(p.name);
   }
-  return absl::InvalidArgumentError(absl::StrCat("preset must be one of ", absl::StrJoin(names, ", "),
-                                                 "; got ", QuoteForMessage(name)));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "preset must be one of ", absl::StrJoin(names, ", "), "; got ", QuoteForMessage(name)));
 }
 
 EpsilonPreset DefaultEpsilonRange() { return {"any domain", 0.1, 8}; }
@@ -42,8 +42,9 @@ EpsilonPreset DefaultEpsilonRange() { return {"any domain", 0.1, 8}; }
 std::vector<std::string> BudgetWarnings(double epsilon_total, absl::string_view preset) {
   const EpsilonPreset p = PresetOrDefault(preset);
   if (epsilon_total < p.lower) {
-    return {absl::StrFormat("epsilon %g is below the usual range %s: answers may be too noisy to use",
-                            epsilon_total, RangeText(p))};
+    return {
+        absl::StrFormat("epsilon %g is below the usual range %s: answers may be too noisy to use",
+                        epsilon_total, RangeText(p))};
   }
   if (epsilon_total > p.upper) {
     return {absl::StrFormat("epsilon %g is above the usual range %s: weaker privacy than usual",

@@ -29,7 +29,8 @@ TEST(EpsilonGuidanceTest, UnknownPresetNamesTheKnownOnes) {
 TEST(EpsilonGuidanceTest, BudgetOutsideThePresetRangeWarnsNamingTheRange) {
   EXPECT_THAT(BudgetWarnings(1.0, "healthcare"), IsEmpty());
   EXPECT_THAT(BudgetWarnings(6.0, "healthcare"), ElementsAre(HasSubstr("0.5-2 for healthcare")));
-  EXPECT_THAT(BudgetWarnings(0.05, "census"), ElementsAre(HasSubstr("below the usual range 0.1-1")));
+  EXPECT_THAT(BudgetWarnings(0.05, "census"),
+              ElementsAre(HasSubstr("below the usual range 0.1-1")));
   EXPECT_THAT(BudgetWarnings(20, ""), ElementsAre(HasSubstr("0.1-8")));
   EXPECT_THAT(BudgetWarnings(4, ""), IsEmpty());
 }

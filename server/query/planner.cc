@@ -90,7 +90,8 @@ std::string Strings(const std::vector<std::string>& v) {
 }
 
 // `grouped`: the scan groups rows (group_by, or a text histogram, whose category is a group).
-std::string Fingerprint(const QuerySpec& s, int64_t epsilon_units, int64_t delta_units, bool grouped) {
+std::string Fingerprint(const QuerySpec& s, int64_t epsilon_units, int64_t delta_units,
+                        bool grouped) {
   // %.17g round-trips doubles, so two specs share a fingerprint iff they are the same query.
   std::string f = absl::StrFormat(
       "v1|dataset=%s|aggregate=%s|column=%s|lower=%.17g|upper=%.17g|k=%d|mechanism=%s|epsilon=%de-12|"
@@ -128,8 +129,8 @@ absl::StatusOr<bool> PlanGroups(const DatasetSchema& schema, QuerySpec& spec, Qu
         absl::StrCat("group_by: at most ", kMaxGroupColumns, " columns"));
   }
   if (spec.max_partitions < 1 || spec.max_partitions > kMaxPartitionsLimit) {
-    return absl::InvalidArgumentError(absl::StrCat("max_partitions must lie in [1, ",
-                                                   kMaxPartitionsLimit, "], got ", spec.max_partitions));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_partitions must lie in [1, ", kMaxPartitionsLimit, "], got ", spec.max_partitions));
   }
   if (spec.group_by.empty()) {
     if (!spec.keys.empty()) return absl::InvalidArgumentError("keys need a group_by column");
@@ -153,7 +154,8 @@ absl::StatusOr<bool> PlanGroups(const DatasetSchema& schema, QuerySpec& spec, Qu
   }
   if (!spec.keys.empty()) {
     if (spec.group_by.size() != 1) {
-      return absl::InvalidArgumentError("keys: a declared key list needs exactly one group_by column");
+      return absl::InvalidArgumentError(
+          "keys: a declared key list needs exactly one group_by column");
     }
     if (spec.keys.size() > kMaxKeys) {
       return absl::InvalidArgumentError(absl::StrCat("keys: at most ", kMaxKeys, " keys"));
@@ -163,12 +165,13 @@ absl::StatusOr<bool> PlanGroups(const DatasetSchema& schema, QuerySpec& spec, Qu
       // A key is a text value like a declared category, with the same limits: PostgreSQL text
       // cannot hold NUL (the bound parameter failed in the debit, INTERNAL).
       if (k.size() > kMaxCategoryLength || k.find('\0') != std::string::npos) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "keys: each key must be at most ", kMaxCategoryLength, " bytes without NUL, got ",
-            QuoteForMessage(k)));
+        return absl::InvalidArgumentError(
+            absl::StrCat("keys: each key must be at most ", kMaxCategoryLength,
+                         " bytes without NUL, got ", QuoteForMessage(k)));
       }
       if (!unique.insert(k).second) {
-        return absl::InvalidArgumentError(absl::StrCat("keys: ", QuoteForMessage(k), " appears twice"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("keys: ", QuoteForMessage(k), " appears twice"));
       }
     }
     plan.scan.group_domains[0] = spec.keys;
@@ -184,8 +187,8 @@ absl::StatusOr<bool> PlanGroups(const DatasetSchema& schema, QuerySpec& spec, Qu
   for (const auto& domain : plan.scan.group_domains) {
     total *= domain.size();
     if (total > kMaxKeys) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("group_by: the declared key domains have more than ", kMaxKeys, " combinations"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "group_by: the declared key domains have more than ", kMaxKeys, " combinations"));
     }
   }
   plan.declared_keys = {{}};
@@ -234,8 +237,8 @@ absl::StatusOr<AggregateColumn> ResolveAggregateColumn(const DatasetSchema& sche
   if (out.column == nullptr) return UnknownColumn(schema, spec.column, "column");
   out.text_histogram = agg == AggregateKind::kHistogram && !out.column->is_numeric();
   if (!out.column->is_numeric() && !out.text_histogram) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "column ", out.column->name, " is text; ", AggregateName(agg), " needs a numeric column"));
+    return absl::InvalidArgumentError(absl::StrCat("column ", out.column->name, " is text; ",
+                                                   AggregateName(agg), " needs a numeric column"));
   }
   return out;
 }
@@ -265,14 +268,15 @@ absl::Status PlanTextHistogram(const DatasetSchema& schema, const ColumnSchema& 
   } else if (!select_keys) {
     std::vector<std::vector<std::string>> next;
     for (const auto& prefix : plan.declared_keys.empty() ? std::vector<std::vector<std::string>>{{}}
-                                                          : plan.declared_keys) {
+                                                         : plan.declared_keys) {
       for (const std::string& v : column.categories) {
         next.push_back(prefix);
         next.back().push_back(v);
       }
     }
     if (next.size() > kMaxKeys) {
-      return absl::InvalidArgumentError(absl::StrCat("the histogram has more than ", kMaxKeys, " bins"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("the histogram has more than ", kMaxKeys, " bins"));
     }
     plan.declared_keys = std::move(next);
   }
@@ -292,7 +296,8 @@ absl::Status CheckPreAggregation(QuerySpec& spec) {
   if (spec.max_contributions != 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "max_contributions must be 1 with per-unit pre-aggregation (each unit contributes one "
-        "clamped value per group), got ", spec.max_contributions));
+        "clamped value per group), got ",
+        spec.max_contributions));
   }
   if (agg == AggregateKind::kCount) RETURN_IF_ERROR(ResolvePerUnitCount(spec));
   return absl::OkStatus();
@@ -344,13 +349,20 @@ absl::Status PlanComponents(const DatasetSchema& schema, const AggregateColumn& 
   const double group_factor = spec.mechanism == MechanismKind::kGaussian
                                   ? std::sqrt(static_cast<double>(m))
                                   : static_cast<double>(m);
-  const auto push = [&](NoiseComponent::Statistic stat, double eps, double delta,
-                        double per_group, int coordinates) {
+  const auto push = [&](NoiseComponent::Statistic stat, double eps, double delta, double per_group,
+                        int coordinates) {
     plan.components.push_back({stat, eps, delta, per_group * group_factor, coordinates * m});
   };
 
-  AggregateContext context{spec, plan, aggregate_column.column, aggregate_column.text_histogram,
-                           budget.epsilon, budget.delta, k, m, push};
+  AggregateContext context{spec,
+                           plan,
+                           aggregate_column.column,
+                           aggregate_column.text_histogram,
+                           budget.epsilon,
+                           budget.delta,
+                           k,
+                           m,
+                           push};
   const AggregateDescription& description = DescriptionOf(spec.aggregate);
   RETURN_IF_ERROR(description.plan(context));
   plan.scan.sum_values = description.sums_values || plan.scan.pre_aggregate_count;
@@ -376,8 +388,7 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
   ASSIGN_OR_RETURN(bool select_keys, PlanGroups(schema, spec, plan));
   ASSIGN_OR_RETURN(const AggregateColumn aggregate_column, ResolveAggregateColumn(schema, spec));
   if (aggregate_column.text_histogram) {
-    RETURN_IF_ERROR(
-        PlanTextHistogram(schema, *aggregate_column.column, spec, plan, select_keys));
+    RETURN_IF_ERROR(PlanTextHistogram(schema, *aggregate_column.column, spec, plan, select_keys));
   }
 
   // Keys selected from the data: a NULL group key is a group like any other (ZetaSQL), released

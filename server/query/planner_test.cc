@@ -210,7 +210,9 @@ TEST(PlannerTest, RejectsUnknownColumn) {
   ExpectRejectedNaming(MeanSpec("no_such_column"), "column");
 }
 
-TEST(PlannerTest, ColumnLookupIsCaseSensitive) { ExpectRejectedNaming(SumSpec("Amount"), "column"); }
+TEST(PlannerTest, ColumnLookupIsCaseSensitive) {
+  ExpectRejectedNaming(SumSpec("Amount"), "column");
+}
 
 TEST(PlannerTest, RejectsTextColumnForSum) {
   ExpectRejectedNaming(SumSpec("city"), "column");
@@ -640,7 +642,8 @@ TEST(PlannerTest, GaussianFingerprintDiffersByDelta) {
 
 DatasetSchema SchemaWithCategories() {
   DatasetSchema schema = TestSchema();
-  schema.columns.push_back({"plan", ColumnType::kText, absl::nullopt, absl::nullopt, {"free", "pro"}});
+  schema.columns.push_back(
+      {"plan", ColumnType::kText, absl::nullopt, absl::nullopt, {"free", "pro"}});
   return schema;
 }
 
@@ -969,7 +972,8 @@ TEST(PlannerTest, PerUnitCountFromZeroIsTheCountWithKEqualToUpper) {
 TEST(PlannerTest, PerUnitCountNeedsBoundsOfARowCount) {
   QuerySpec spec = CountSpec();
   spec.pre_aggregate = true;
-  EXPECT_THAT(PlanQuery(spec, TestSchema()).status().message(), HasSubstr("lower and upper are required"));
+  EXPECT_THAT(PlanQuery(spec, TestSchema()).status().message(),
+              HasSubstr("lower and upper are required"));
   spec.lower = -1.0;
   spec.upper = 3.0;
   EXPECT_THAT(PlanQuery(spec, TestSchema()).status().message(), HasSubstr("0 <= lower < upper"));

@@ -80,8 +80,12 @@ double DeltaFromUnits(int64_t units) {
   return static_cast<double>(static_cast<long double>(units) / 1e18L);
 }
 
-double MechanismEpsilon(int64_t units) { return internal::LargestDoubleAtMost(units, kEpsilonDecimals); }
+double MechanismEpsilon(int64_t units) {
+  return internal::LargestDoubleAtMost(units, kEpsilonDecimals);
+}
 
-double MechanismDelta(int64_t units) { return internal::LargestDoubleAtMost(units, kDeltaDecimals); }
+double MechanismDelta(int64_t units) {
+  return internal::LargestDoubleAtMost(units, kDeltaDecimals);
+}
 
 }  // namespace dpq::query

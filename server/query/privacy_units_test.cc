@@ -64,7 +64,8 @@ TEST(PrivacyUnitsTest, RejectsOutOfRangeEpsilonNamingTheField) {
 
 TEST(PrivacyUnitsTest, RejectsOutOfRangeDelta) {
   for (double bad : {1.0, -0.1, 1e-19, std::numeric_limits<double>::quiet_NaN()}) {
-    EXPECT_EQ(DeltaToUnits(bad, "delta").status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_EQ(DeltaToUnits(bad, "delta").status().code(), absl::StatusCode::kInvalidArgument)
+        << bad;
   }
   EXPECT_EQ(*DeltaToUnits(0.0, "delta"), 0);
 }

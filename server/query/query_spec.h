@@ -14,7 +14,7 @@ enum class AggregateKind { kCount, kSum, kMean, kVariance, kStddev, kQuantile, k
 // Every AggregateKind. The scan-totality test plans and scans each of them, and fails for one it
 // has no query shapes for; it also fails when the SQL analyzer lowers to a kind missing here.
 inline constexpr AggregateKind kAllAggregateKinds[] = {
-    AggregateKind::kCount,  AggregateKind::kSum,      AggregateKind::kMean,
+    AggregateKind::kCount,    AggregateKind::kSum,    AggregateKind::kMean,
     AggregateKind::kVariance, AggregateKind::kStddev, AggregateKind::kQuantile,
     AggregateKind::kHistogram};
 enum class MechanismKind { kLaplace, kGaussian };
@@ -27,20 +27,20 @@ absl::string_view MechanismName(MechanismKind kind);  // "laplace", "gaussian"
 struct QuerySpec {
   std::string dataset;
   AggregateKind aggregate = AggregateKind::kCount;
-  std::string column;                // value column; unused for kCount
-  absl::optional<double> lower;      // requested clamp bounds (declared bounds when absent)
+  std::string column;            // value column; unused for kCount
+  absl::optional<double> lower;  // requested clamp bounds (declared bounds when absent)
   absl::optional<double> upper;
   double epsilon = 0;
   double delta = 0;
   MechanismKind mechanism = MechanismKind::kLaplace;
-  int max_contributions = 1;         // rows kept per privacy unit (K)
-  double confidence = 0.95;          // level of the reported interval
-  std::string where;                 // optional row filter (server/query/filter); empty: none
-  std::vector<double> quantiles;     // kQuantile: levels in [0, 1]
-  std::vector<double> bins;          // kHistogram over a numeric column: bin edges
-  std::vector<std::string> group_by; // group-by columns; empty: one answer for all rows
-  std::vector<std::string> keys;     // declared key domain of a single group-by column
-  int max_partitions = 1;            // groups kept per privacy unit (M)
+  int max_contributions = 1;          // rows kept per privacy unit (K)
+  double confidence = 0.95;           // level of the reported interval
+  std::string where;                  // optional row filter (server/query/filter); empty: none
+  std::vector<double> quantiles;      // kQuantile: levels in [0, 1]
+  std::vector<double> bins;           // kHistogram over a numeric column: bin edges
+  std::vector<std::string> group_by;  // group-by columns; empty: one answer for all rows
+  std::vector<std::string> keys;      // declared key domain of a single group-by column
+  int max_partitions = 1;             // groups kept per privacy unit (M)
   // Per-unit pre-aggregation (kCount, kSum, kMean; max_contributions must be 1): each unit's rows
   // in a group are first counted (kCount), summed (kSum) or averaged (kMean), and that one
   // per-unit value is clamped to [lower, upper], as BigQuery / ZetaSQL's

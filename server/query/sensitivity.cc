@@ -30,7 +30,8 @@ absl::Status ValidateBounds(double lower, double upper) {
 // The product must stay finite or calibration would silently produce infinite noise.
 absl::StatusOr<double> FiniteProduct(int k, double per_row) {
   double s = static_cast<double>(k) * per_row;
-  if (!std::isfinite(s)) return absl::InvalidArgumentError("bounds are too wide: sensitivity overflows");
+  if (!std::isfinite(s))
+    return absl::InvalidArgumentError("bounds are too wide: sensitivity overflows");
   return s;
 }
 

@@ -83,9 +83,13 @@ TEST(SumSensitivityTest, RejectsNegativeContributions) {
   ExpectInvalidNaming(SumSensitivity(-5, 0, 1), "max_contributions");
 }
 
-TEST(SumSensitivityTest, RejectsNanLower) { ExpectInvalidNaming(SumSensitivity(1, kNaN, 1), "lower"); }
+TEST(SumSensitivityTest, RejectsNanLower) {
+  ExpectInvalidNaming(SumSensitivity(1, kNaN, 1), "lower");
+}
 
-TEST(SumSensitivityTest, RejectsNanUpper) { ExpectInvalidNaming(SumSensitivity(1, 0, kNaN), "upper"); }
+TEST(SumSensitivityTest, RejectsNanUpper) {
+  ExpectInvalidNaming(SumSensitivity(1, 0, kNaN), "upper");
+}
 
 TEST(SumSensitivityTest, RejectsInfiniteLower) {
   ExpectInvalidNaming(SumSensitivity(1, -kInf, 1), "lower");
@@ -176,7 +180,8 @@ TEST(CenteredSumSensitivityTest, EqualsThePlainSumForSymmetricRange) {
 }
 
 TEST(CenteredSumSensitivityTest, NeverExceedsThePlainSum) {
-  for (auto [lower, upper] : {std::pair<double, double>{-10, -2}, {-7, 3}, {-3, 7}, {0, 1}, {5, 6}}) {
+  for (auto [lower, upper] :
+       {std::pair<double, double>{-10, -2}, {-7, 3}, {-3, 7}, {0, 1}, {5, 6}}) {
     absl::StatusOr<double> centred = CenteredSumSensitivity(3, lower, upper);
     absl::StatusOr<double> plain = SumSensitivity(3, lower, upper);
     ASSERT_TRUE(centred.ok() && plain.ok());

@@ -9,9 +9,9 @@
 #include <set>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "server/base/status_macros.h"
 #include "server/query/filter/type_checker.h"
@@ -45,12 +45,9 @@ absl::optional<std::string> FilterLiteral(const Expr& e) {
 
 std::string OutputTypeOf(query::ColumnType t) {
   switch (t) {
-    case query::ColumnType::kInteger:
-      return "int64";
-    case query::ColumnType::kDouble:
-      return "float64";
-    case query::ColumnType::kText:
-      return "string";
+    case query::ColumnType::kInteger: return "int64";
+    case query::ColumnType::kDouble: return "float64";
+    case query::ColumnType::kText: return "string";
   }
   return "string";
 }
@@ -70,15 +67,16 @@ absl::StatusOr<CompiledStatement> Analyzer::Run() {
       return Unsupported(item.pos, "SELECT * is not supported: name the group keys and aggregates");
     }
     ASSIGN_OR_RETURN(column.expr, Output(item.expr));
-    column.name = !item.alias.empty() ? item.alias
+    column.name = !item.alias.empty()                     ? item.alias
                   : item.expr.kind == Expr::Kind::kColumn ? item.expr.name
                                                           : absl::StrCat("f", unnamed++, "_");
     column.type = TypeOf(column.expr);
     out_.columns.push_back(std::move(column));
   }
   if (out_.parts.empty()) {
-    return Invalid(st_.pos, "a DP SELECT needs at least one aggregate (COUNT, SUM, AVG, VAR_POP, "
-                            "STDDEV_POP, PERCENTILE_CONT, APPROX_QUANTILES)");
+    return Invalid(st_.pos,
+                   "a DP SELECT needs at least one aggregate (COUNT, SUM, AVG, VAR_POP, "
+                   "STDDEV_POP, PERCENTILE_CONT, APPROX_QUANTILES)");
   }
   RETURN_IF_ERROR(SplitBudget());
   RETURN_IF_ERROR(OrderBy());
@@ -102,9 +100,12 @@ absl::StatusOr<std::string> DatasetOf(const Script& script) {
 
 const std::map<std::string, query::AggregateKind>& SqlAggregateFunctions() {
   static const auto* const kFunctions = new std::map<std::string, query::AggregateKind>{
-      {"COUNT", query::AggregateKind::kCount},       {"SUM", query::AggregateKind::kSum},
-      {"AVG", query::AggregateKind::kMean},          {"VAR_POP", query::AggregateKind::kVariance},
-      {"STDDEV_POP", query::AggregateKind::kStddev}, {"PERCENTILE_CONT", query::AggregateKind::kQuantile},
+      {"COUNT", query::AggregateKind::kCount},
+      {"SUM", query::AggregateKind::kSum},
+      {"AVG", query::AggregateKind::kMean},
+      {"VAR_POP", query::AggregateKind::kVariance},
+      {"STDDEV_POP", query::AggregateKind::kStddev},
+      {"PERCENTILE_CONT", query::AggregateKind::kQuantile},
       {"APPROX_QUANTILES", query::AggregateKind::kQuantile}};
   return *kFunctions;
 }
@@ -126,8 +127,9 @@ absl::StatusOr<CompiledStatement> Analyze(const Statement& statement,
       if (message.rfind("where: at position", 0) == 0 && cut != std::string::npos) {
         message = message.substr(cut + 2);
       }
-      return absl::Status(typed.status().code(),
-                          absl::StrCat("sql: ", FormatPosition(statement.where.pos), ": WHERE: ", message));
+      return absl::Status(
+          typed.status().code(),
+          absl::StrCat("sql: ", FormatPosition(statement.where.pos), ": WHERE: ", message));
     }
   }
   return out;

@@ -65,11 +65,11 @@ inline constexpr int kMaxAggregatesPerStatement = 20;
 struct OutputExpr {
   enum class Kind { kPart, kKey, kNumber, kString, kNull, kNegate, kBinary };
   Kind kind = Kind::kNumber;
-  int index = 0;       // kPart: index into CompiledStatement::parts; kKey: into group_by
-  int level = 0;       // kPart of PERCENTILE_CONT: which of the part's quantile levels
-  double number = 0;   // kNumber
-  std::string text;    // kString
-  char op = '+';       // kBinary: + - * /
+  int index = 0;      // kPart: index into CompiledStatement::parts; kKey: into group_by
+  int level = 0;      // kPart of PERCENTILE_CONT: which of the part's quantile levels
+  double number = 0;  // kNumber
+  std::string text;   // kString
+  char op = '+';      // kBinary: + - * /
   std::vector<OutputExpr> children;
 };
 
@@ -83,8 +83,8 @@ struct OutputColumn {
 
 // How one aggregate call reads its part's released rows.
 struct PartInfo {
-  std::string function;     // "COUNT", "SUM", "AVG", ...
-  bool array = false;       // APPROX_QUANTILES: every level's value, in order
+  std::string function;  // "COUNT", "SUM", "AVG", ...
+  bool array = false;    // APPROX_QUANTILES: every level's value, in order
   Position pos;
 };
 

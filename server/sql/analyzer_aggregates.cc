@@ -7,9 +7,9 @@
 #include <set>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "server/base/status_macros.h"
 #include "server/query/filter/type_checker.h"
@@ -54,8 +54,9 @@ absl::Status Analyzer::CountBounds(const Bounds& b, QuerySpec& spec) {
 
 absl::Status Analyzer::CountAsHistogram(const absl::optional<Bounds>& bounds, QuerySpec& spec) {
   if (spec.pre_aggregate) {
-    return Unsupported(bounds->pos, "with a WIDTH_BUCKET group COUNT's contribution_bounds_per_group "
-                                    "must start at 0 (the histogram keeps at most U rows per unit)");
+    return Unsupported(bounds->pos,
+                       "with a WIDTH_BUCKET group COUNT's contribution_bounds_per_group "
+                       "must start at 0 (the histogram keeps at most U rows per unit)");
   }
   spec.aggregate = AggregateKind::kHistogram;
   spec.column = bucket_column_;
@@ -65,16 +66,18 @@ absl::Status Analyzer::CountAsHistogram(const absl::optional<Bounds>& bounds, Qu
 
 absl::Status Analyzer::CountWithRowBound(const absl::optional<Bounds>& bounds, QuerySpec& spec) {
   if (bounds) {
-    return Invalid(bounds->pos, "with max_rows_contributed COUNT takes no "
-                                "contribution_bounds_per_group: K bounds a unit's rows across "
-                                "all groups");
+    return Invalid(bounds->pos,
+                   "with max_rows_contributed COUNT takes no "
+                   "contribution_bounds_per_group: K bounds a unit's rows across "
+                   "all groups");
   }
   spec.max_contributions = max_rows_contributed_;
   spec.max_partitions = 1;
   if (!bucket_column_.empty()) {
     if (!out_.group_by.empty()) {
-      return Unsupported(st_.group_by_pos, "with max_rows_contributed a WIDTH_BUCKET group must "
-                                           "be the only GROUP BY item");
+      return Unsupported(st_.group_by_pos,
+                         "with max_rows_contributed a WIDTH_BUCKET group must "
+                         "be the only GROUP BY item");
     }
     return CountAsHistogram(bounds, spec);
   }
@@ -102,22 +105,27 @@ absl::StatusOr<AggregateKind> Analyzer::AggregateKindOf(const Expr& call) {
   auto kind = kinds.find(f);
   if (kind == kinds.end()) {
     if (f == "MIN" || f == "MAX") {
-      return Unsupported(call.pos, absl::StrCat(f, " is not supported: a DP minimum or maximum is "
-                                                   "dominated by one unit; use PERCENTILE_CONT(col, ",
+      return Unsupported(call.pos, absl::StrCat(f,
+                                                " is not supported: a DP minimum or maximum is "
+                                                "dominated by one unit; use PERCENTILE_CONT(col, ",
                                                 f == "MIN" ? "0" : "1", ")"));
     }
-    return Unsupported(call.pos, absl::StrCat("function ", f, " is not supported: the aggregates "
+    return Unsupported(call.pos, absl::StrCat("function ", f,
+                                              " is not supported: the aggregates "
                                               "are COUNT, SUM, AVG, VAR_POP, STDDEV_POP, "
                                               "PERCENTILE_CONT and APPROX_QUANTILES"));
   }
   if (max_rows_contributed_ > 0 && f != "COUNT") {
-    return Unsupported(call.pos, absl::StrCat(f, " is not supported with max_rows_contributed: "
-                                                 "dpq answers COUNT under it (a histogram); give "
-                                                 "max_groups_contributed for ", f));
+    return Unsupported(call.pos, absl::StrCat(f,
+                                              " is not supported with max_rows_contributed: "
+                                              "dpq answers COUNT under it (a histogram); give "
+                                              "max_groups_contributed for ",
+                                              f));
   }
   if (!bucket_column_.empty() && f != "COUNT") {
-    return Unsupported(call.pos, absl::StrCat(f, " is not supported with a WIDTH_BUCKET group: "
-                                                 "it releases a histogram of counts (COUNT only)"));
+    return Unsupported(call.pos, absl::StrCat(f,
+                                              " is not supported with a WIDTH_BUCKET group: "
+                                              "it releases a histogram of counts (COUNT only)"));
   }
   if (out_.parts.size() == kMaxAggregatesPerStatement) {
     return Invalid(call.pos, absl::StrCat("at most ", kMaxAggregatesPerStatement,
@@ -143,15 +151,16 @@ absl::StatusOr<Analyzer::AggregateArgs> Analyzer::ArgumentsOf(const Expr& call) 
     }
     const bool row_level = either_bounds && arg.name == "contribution_bounds_per_row";
     if (arg.name != usual_name && !row_level) {
-      return Invalid(arg.pos, absl::StrCat("named argument ", arg.name, " is not supported by ",
-                                           f, ": it takes ", usual_name, " => (lower, upper)",
+      return Invalid(arg.pos, absl::StrCat("named argument ", arg.name, " is not supported by ", f,
+                                           ": it takes ", usual_name, " => (lower, upper)",
                                            either_bounds ? " or contribution_bounds_per_row => "
                                                            "(lower, upper)"
                                                          : ""));
     }
     if (args.bounds && arg.name != args.bounds_name) {  // both kinds of bounds
       return Invalid(arg.pos, absl::StrCat(f, " takes contribution_bounds_per_group (a unit's ",
-                                           f == "SUM" ? "sum" : "mean", " clamped) or "
+                                           f == "SUM" ? "sum" : "mean",
+                                           " clamped) or "
                                            "contribution_bounds_per_row (rows clamped), not both"));
     }
     if (args.bounds) return Invalid(arg.pos, absl::StrCat(args.bounds_name, " is given twice"));
@@ -164,8 +173,9 @@ absl::StatusOr<Analyzer::AggregateArgs> Analyzer::ArgumentsOf(const Expr& call) 
   }
   const size_t want = (f == "PERCENTILE_CONT" || f == "APPROX_QUANTILES") ? 2 : 1;
   if (args.positional.size() != want) {
-    return Invalid(call.pos, absl::StrCat(f, " takes ", want == 2 ? "a column and a number" : "one column",
-                                          ", got ", args.positional.size(), " arguments"));
+    return Invalid(call.pos,
+                   absl::StrCat(f, " takes ", want == 2 ? "a column and a number" : "one column",
+                                ", got ", args.positional.size(), " arguments"));
   }
   return args;
 }
@@ -180,7 +190,8 @@ absl::StatusOr<const query::ColumnSchema*> Analyzer::AggregatedColumn(const Expr
   if (arg.kind == Expr::Kind::kColumn) {
     ASSIGN_OR_RETURN(const ColumnSchema* column, Column(arg));
     if (f != "COUNT" && !column->is_numeric()) {
-      return Invalid(arg.pos, absl::StrCat(f, " needs a numeric column; ", column->name, " is text"));
+      return Invalid(arg.pos,
+                     absl::StrCat(f, " needs a numeric column; ", column->name, " is text"));
     }
     return column;
   }
@@ -188,7 +199,8 @@ absl::StatusOr<const query::ColumnSchema*> Analyzer::AggregatedColumn(const Expr
   absl::Status nested = Output(arg).status();
   in_aggregate_ = false;
   if (!nested.ok() && absl::StrContains(nested.message(), "nested")) return nested;
-  return Unsupported(arg.pos, absl::StrCat(f, " of an expression is not supported: aggregate a "
+  return Unsupported(arg.pos, absl::StrCat(f,
+                                           " of an expression is not supported: aggregate a "
                                            "column (filter rows with WHERE)"));
 }
 
@@ -216,8 +228,10 @@ absl::Status Analyzer::ValuePart(const Expr& call, const AggregateArgs& args,
     spec.lower = args.bounds->lower;
     spec.upper = args.bounds->upper;
   } else if (!column.lower.has_value()) {
-    return Invalid(call.pos, absl::StrCat(f, ": column ", column.name, " has no declared bounds: "
-                                          "give ", args.bounds_name, " => (lower, upper)"));
+    return Invalid(call.pos, absl::StrCat(f, ": column ", column.name,
+                                          " has no declared bounds: "
+                                          "give ",
+                                          args.bounds_name, " => (lower, upper)"));
   } else {
     // The declared bounds, written out: the planner resolves them alike (same plan, same
     // fingerprint), and ExplainSql can show them.
@@ -231,7 +245,8 @@ absl::Status Analyzer::ValuePart(const Expr& call, const AggregateArgs& args,
   absl::optional<double> n = NumberOf(level);
   if (!n) return Invalid(level.pos, absl::StrCat(f, ": the second argument is a number"));
   if (f == "PERCENTILE_CONT") {
-    if (!(*n >= 0 && *n <= 1)) return Invalid(level.pos, "PERCENTILE_CONT's percentile lies in [0, 1]");
+    if (!(*n >= 0 && *n <= 1))
+      return Invalid(level.pos, "PERCENTILE_CONT's percentile lies in [0, 1]");
     spec.quantiles = {*n};
     return absl::OkStatus();
   }
@@ -262,7 +277,8 @@ absl::StatusOr<OutputExpr> Analyzer::Aggregate(const Expr& call) {
   spec.keys = keys_;
   if (mechanism_ == query::MechanismKind::kGaussian) {
     if (spec.aggregate == AggregateKind::kQuantile) {
-      return Invalid(call.pos, absl::StrCat(f, " uses the exponential mechanism (pure epsilon-DP): "
+      return Invalid(call.pos, absl::StrCat(f,
+                                            " uses the exponential mechanism (pure epsilon-DP): "
                                             "mechanism 'gaussian' does not apply; ask it in a "
                                             "statement without that option"));
     }
@@ -315,18 +331,21 @@ absl::Status Analyzer::SplitBudget() {
   if (!eps.ok()) return Invalid(st_.options_pos, eps.status().message());
   const int64_t eps_units = *eps;
   const int64_t n = static_cast<int64_t>(out_.parts.size());
-  if (eps_units < n) return Invalid(st_.options_pos, "epsilon is too small to split over the aggregates");
+  if (eps_units < n)
+    return Invalid(st_.options_pos, "epsilon is too small to split over the aggregates");
   out_.epsilon = query::EpsilonFromUnits(eps_units);
   for (int64_t i = 0; i < n; ++i) {
     out_.parts[i].epsilon = query::EpsilonFromUnits(eps_units / n + (i < eps_units % n ? 1 : 0));
   }
   // Gaussian parts need delta for their noise too (and, grouped by selected keys, half of it
   // for the selection: planner.cc), so every part gets a share, as `--mechanism gaussian` does.
-  if ((needs_selection_ && !out_.group_by.empty()) || mechanism_ == query::MechanismKind::kGaussian) {
+  if ((needs_selection_ && !out_.group_by.empty()) ||
+      mechanism_ == query::MechanismKind::kGaussian) {
     absl::StatusOr<int64_t> delta = query::DeltaToUnits(out_.delta, "delta");
     if (!delta.ok()) return Invalid(st_.options_pos, delta.status().message());
     const int64_t delta_units = *delta;
-    if (delta_units < n) return Invalid(st_.options_pos, "delta is too small to split over the aggregates");
+    if (delta_units < n)
+      return Invalid(st_.options_pos, "delta is too small to split over the aggregates");
     out_.delta = query::DeltaFromUnits(delta_units);
     for (int64_t i = 0; i < n; ++i) {
       out_.parts[i].delta = query::DeltaFromUnits(delta_units / n + (i < delta_units % n ? 1 : 0));

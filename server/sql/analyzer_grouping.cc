@@ -7,9 +7,9 @@
 #include <set>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "server/base/status_macros.h"
 #include "server/query/filter/type_checker.h"
@@ -28,7 +28,8 @@ absl::StatusOr<const ColumnSchema*> Analyzer::Column(const Expr& e) {
   }
   const ColumnSchema* c = schema_.FindColumn(e.name);
   if (c == nullptr) {
-    return Invalid(e.pos, absl::StrCat("column ", e.name, " does not exist in dataset ", schema_.name));
+    return Invalid(e.pos,
+                   absl::StrCat("column ", e.name, " does not exist in dataset ", schema_.name));
   }
   return c;
 }
@@ -41,8 +42,9 @@ absl::Status Analyzer::GroupBy() {
       continue;
     }
     if (g.kind != Expr::Kind::kColumn) {
-      return Unsupported(g.pos, "GROUP BY lists columns and WIDTH_BUCKET(column, ...) only, not "
-                                "other expressions");
+      return Unsupported(g.pos,
+                         "GROUP BY lists columns and WIDTH_BUCKET(column, ...) only, not "
+                         "other expressions");
     }
     ASSIGN_OR_RETURN(const ColumnSchema* c, Column(g));
     if (c->name == schema_.privacy_unit) {
@@ -104,12 +106,13 @@ absl::Status Analyzer::DeclaredKeys() {
   }
   // The planner's limits of a --keys list (planner.cc PlanGroups), here with their position.
   if (keys->size() > query::kMaxKeys) {
-    return Invalid(pos, absl::StrCat("WHERE lists more than ", query::kMaxKeys, " keys of ", column));
+    return Invalid(pos,
+                   absl::StrCat("WHERE lists more than ", query::kMaxKeys, " keys of ", column));
   }
   for (const std::string& k : *keys) {
     if (k.size() > query::kMaxCategoryLength || k.find('\0') != std::string::npos) {
-      return Invalid(pos, absl::StrCat("a key of ", column, " is at most ", query::kMaxCategoryLength,
-                                       " bytes without NUL"));
+      return Invalid(pos, absl::StrCat("a key of ", column, " is at most ",
+                                       query::kMaxCategoryLength, " bytes without NUL"));
     }
   }
   keys_ = std::move(*keys);
@@ -154,7 +157,8 @@ absl::optional<std::vector<std::string>> Analyzer::KeyList(const Expr& e) const 
 }
 
 const Expr& Analyzer::SelectedWidthBucket(const Expr& g) const {
-  if (g.kind != Expr::Kind::kColumn || !g.qualifier.empty() || schema_.FindColumn(g.name) != nullptr) {
+  if (g.kind != Expr::Kind::kColumn || !g.qualifier.empty() ||
+      schema_.FindColumn(g.name) != nullptr) {
     return g;
   }
   for (const SelectItem& item : st_.select) {
@@ -163,7 +167,8 @@ const Expr& Analyzer::SelectedWidthBucket(const Expr& g) const {
   return g;
 }
 
-absl::StatusOr<std::pair<std::string, std::vector<double>>> Analyzer::WidthBucketGrid(const Expr& call) {
+absl::StatusOr<std::pair<std::string, std::vector<double>>> Analyzer::WidthBucketGrid(
+    const Expr& call) {
   if (call.children.empty() || call.children[0].kind != Expr::Kind::kColumn) {
     return Invalid(call.children.empty() ? call.pos : call.children[0].pos,
                    "WIDTH_BUCKET's first argument is a numeric column");
@@ -174,7 +179,8 @@ absl::StatusOr<std::pair<std::string, std::vector<double>>> Analyzer::WidthBucke
                    absl::StrCat("WIDTH_BUCKET needs a numeric column; ", c->name, " is text"));
   }
   if (c->name == schema_.privacy_unit) {
-    return Invalid(call.children[0].pos, "WIDTH_BUCKET of the privacy unit column would bucket units");
+    return Invalid(call.children[0].pos,
+                   "WIDTH_BUCKET of the privacy unit column would bucket units");
   }
   ASSIGN_OR_RETURN(std::vector<double> edges, WidthBucketEdges(call));
   return std::make_pair(c->name, std::move(edges));

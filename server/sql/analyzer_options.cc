@@ -7,9 +7,9 @@
 #include <set>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "server/base/status_macros.h"
 #include "server/query/filter/type_checker.h"
@@ -40,7 +40,8 @@ absl::Status Analyzer::Options() {
         out_.delta = *v;
       } else {
         if (*v != std::floor(*v) || *v < 1 || *v > 10000) {
-          return Invalid(o.value.pos, "max_groups_contributed must be a whole number in [1, 10000]");
+          return Invalid(o.value.pos,
+                         "max_groups_contributed must be a whole number in [1, 10000]");
         }
         max_groups_ = static_cast<int>(*v);
       }
@@ -60,18 +61,17 @@ absl::Status Analyzer::Options() {
         return Invalid(o.value.pos, "privacy_unit_column must name a column");
       }
       if (name != schema_.privacy_unit) {
-        return Invalid(o.value.pos,
-                       absl::StrCat("privacy_unit_column ", name, " is not the privacy unit of ",
-                                    schema_.name, ", which is ", schema_.privacy_unit,
-                                    " (declared with the dataset)"));
+        return Invalid(
+            o.value.pos,
+            absl::StrCat("privacy_unit_column ", name, " is not the privacy unit of ", schema_.name,
+                         ", which is ", schema_.privacy_unit, " (declared with the dataset)"));
       }
     } else {
-      return Invalid(o.pos, absl::StrCat(
-                                "option ", o.name,
-                                " is not supported: the options are epsilon, delta, "
-                                "max_groups_contributed, max_rows_contributed, "
-                                "privacy_unit_column and dpq's mechanism and "
-                                "max_rows_per_group"));
+      return Invalid(o.pos, absl::StrCat("option ", o.name,
+                                         " is not supported: the options are epsilon, delta, "
+                                         "max_groups_contributed, max_rows_contributed, "
+                                         "privacy_unit_column and dpq's mechanism and "
+                                         "max_rows_per_group"));
     }
   }
   if (!has_epsilon) {
@@ -82,8 +82,9 @@ absl::Status Analyzer::Options() {
                    "give max_groups_contributed or max_rows_contributed, not both (as ZetaSQL)");
   }
   if (mechanism_ == query::MechanismKind::kGaussian && !(out_.delta > 0)) {
-    return Invalid(mechanism_pos_, "mechanism 'gaussian' needs delta > 0 in OPTIONS (it is "
-                                   "(epsilon, delta)-DP); use 'laplace' for delta = 0");
+    return Invalid(mechanism_pos_,
+                   "mechanism 'gaussian' needs delta > 0 in OPTIONS (it is "
+                   "(epsilon, delta)-DP); use 'laplace' for delta = 0");
   }
   return absl::OkStatus();
 }
@@ -114,8 +115,8 @@ absl::Status Analyzer::MaxRowsOption(const DpOption& o) {
 absl::StatusOr<int> Analyzer::RowCountOption(const DpOption& o) {
   absl::optional<double> v = NumberOf(o.value);
   if (!v || *v != std::floor(*v) || *v < 1 || *v > kMaxRowsPerGroup) {
-    return Invalid(o.value.pos, absl::StrCat(o.name, " must be a whole number in [1, ",
-                                             kMaxRowsPerGroup, "]"));
+    return Invalid(o.value.pos,
+                   absl::StrCat(o.name, " must be a whole number in [1, ", kMaxRowsPerGroup, "]"));
   }
   return static_cast<int>(*v);
 }

@@ -7,9 +7,9 @@
 #include <set>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "server/base/status_macros.h"
 #include "server/query/filter/type_checker.h"
@@ -31,8 +31,8 @@ absl::StatusOr<OutputExpr> Analyzer::Output(const Expr& e) {
       ASSIGN_OR_RETURN(const ColumnSchema* c, Column(e));
       auto it = std::find(out_.group_by.begin(), out_.group_by.end(), c->name);
       if (it == out_.group_by.end()) {
-        return Invalid(e.pos, absl::StrCat("column ", c->name,
-                                           " must be in GROUP BY or inside an aggregate"));
+        return Invalid(
+            e.pos, absl::StrCat("column ", c->name, " must be in GROUP BY or inside an aggregate"));
       }
       o.kind = OutputExpr::Kind::kKey;
       o.index = static_cast<int>(it - out_.group_by.begin());
@@ -50,9 +50,7 @@ absl::StatusOr<OutputExpr> Analyzer::Output(const Expr& e) {
       o.kind = OutputExpr::Kind::kString;
       o.text = e.text;
       return o;
-    case Expr::Kind::kNull:
-      o.kind = OutputExpr::Kind::kNull;
-      return o;
+    case Expr::Kind::kNull: o.kind = OutputExpr::Kind::kNull; return o;
     case Expr::Kind::kUnary:
       if (e.op == "-" || e.op == "+") {
         ASSIGN_OR_RETURN(OutputExpr inner, Output(e.children[0]));
@@ -75,11 +73,11 @@ absl::StatusOr<OutputExpr> Analyzer::Output(const Expr& e) {
         return o;
       }
       break;
-    default:
-      break;
+    default: break;
   }
-  return Unsupported(e.pos, "the select list holds group keys, aggregates, literals and + - * / "
-                            "over them");
+  return Unsupported(e.pos,
+                     "the select list holds group keys, aggregates, literals and + - * / "
+                     "over them");
 }
 
 absl::Status Analyzer::Numeric(const OutputExpr& o, Position p) {
@@ -97,16 +95,12 @@ std::string Analyzer::TypeOf(const OutputExpr& o) const {
       if (info.array) return "array<float64>";
       return info.function == "COUNT" ? "int64" : "float64";
     }
-    case OutputExpr::Kind::kKey:
-      return OutputTypeOf(key_types_[o.index]);
-    case OutputExpr::Kind::kString:
-      return "string";
+    case OutputExpr::Kind::kKey: return OutputTypeOf(key_types_[o.index]);
+    case OutputExpr::Kind::kString: return "string";
     case OutputExpr::Kind::kNumber:
       return o.text.find_first_not_of("0123456789") == std::string::npos ? "int64" : "float64";
-    case OutputExpr::Kind::kNull:
-      return "float64";
-    default:
-      return "float64";
+    case OutputExpr::Kind::kNull: return "float64";
+    default: return "float64";
   }
 }
 
@@ -116,8 +110,8 @@ absl::Status Analyzer::OrderBy() {
     if (item.expr.kind == Expr::Kind::kNumber) {
       absl::optional<double> v = NumberOf(item.expr);
       if (!v || *v != std::floor(*v) || *v < 1 || *v > static_cast<double>(out_.columns.size())) {
-        return Invalid(item.pos, absl::StrCat("ORDER BY position must lie in [1, ",
-                                              out_.columns.size(), "]"));
+        return Invalid(
+            item.pos, absl::StrCat("ORDER BY position must lie in [1, ", out_.columns.size(), "]"));
       }
       found = static_cast<int>(*v) - 1;
     } else if (item.expr.kind == Expr::Kind::kColumn && item.expr.qualifier.empty()) {
@@ -130,8 +124,9 @@ absl::Status Analyzer::OrderBy() {
       }
     }
     if (found < 0) {
-      return Unsupported(item.pos, "ORDER BY names an output column (its alias or name) or its "
-                                   "position: it acts on the released rows only");
+      return Unsupported(item.pos,
+                         "ORDER BY names an output column (its alias or name) or its "
+                         "position: it acts on the released rows only");
     }
     if (out_.columns[found].type == "array<float64>") {
       return Invalid(item.pos, "ORDER BY cannot sort by an array");

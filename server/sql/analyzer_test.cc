@@ -10,9 +10,9 @@
 namespace dpq::sql {
 namespace {
 
-using ::testing::HasSubstr;
 using query::AggregateKind;
 using query::ColumnType;
+using ::testing::HasSubstr;
 
 query::DatasetSchema Slid() {
   query::DatasetSchema s;
@@ -77,8 +77,9 @@ TEST(SqlAnalyzerTest, CompilesAGroupedFilteredOrderedStatement) {
 
 TEST(SqlAnalyzerTest, SameLiteralSpelledThreeWays) {
   for (const char* eps : {"1e6", "1e+06", "1000000.0"}) {
-    CompiledStatement c = Compiled(std::string("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = ") +
-                                   eps + ") COUNT(*) FROM slid");
+    CompiledStatement c =
+        Compiled(std::string("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = ") + eps +
+                 ") COUNT(*) FROM slid");
     EXPECT_EQ(c.epsilon, 1e6) << eps;
   }
 }
@@ -107,9 +108,10 @@ TEST(SqlAnalyzerTest, CountOfAColumnCountsItsNonNullRows) {
 }
 
 TEST(SqlAnalyzerTest, RowClampedAggregatesKeepFiveRows) {
-  CompiledStatement c = Compiled(
-      DP "VAR_POP(wages), STDDEV_POP(wages, contribution_bounds_per_row => (0, 10)), "
-         "PERCENTILE_CONT(wages, 0.5), APPROX_QUANTILES(age, 4) FROM slid");
+  CompiledStatement c =
+      Compiled(DP
+               "VAR_POP(wages), STDDEV_POP(wages, contribution_bounds_per_row => (0, 10)), "
+               "PERCENTILE_CONT(wages, 0.5), APPROX_QUANTILES(age, 4) FROM slid");
   ASSERT_EQ(c.parts.size(), 4u);
   for (const auto& p : c.parts) EXPECT_EQ(p.max_contributions, 5);
   EXPECT_EQ(c.parts[0].aggregate, AggregateKind::kVariance);
@@ -122,12 +124,12 @@ TEST(SqlAnalyzerTest, RowClampedAggregatesKeepFiveRows) {
 
 TEST(SqlAnalyzerTest, AliasQualifiedColumnsAndPostProcessing) {
   CompiledStatement c = Compiled(
-      DP "s.sex, 2 * COUNT(*) + 1 AS twice, SUM(s.wages) / COUNT(*) AS ratio FROM slid AS s "
-         "WHERE s.sex IN ('Female') AND NOT s.age BETWEEN 1 AND 2 OR 30 < s.age GROUP BY s.sex "
-         "ORDER BY 1, ratio");
+      DP
+      "s.sex, 2 * COUNT(*) + 1 AS twice, SUM(s.wages) / COUNT(*) AS ratio FROM slid AS s "
+      "WHERE s.sex IN ('Female') AND NOT s.age BETWEEN 1 AND 2 OR 30 < s.age GROUP BY s.sex "
+      "ORDER BY 1, ratio");
   ASSERT_EQ(c.parts.size(), 3u);
-  EXPECT_EQ(c.parts[0].where,
-            "((sex IN ('Female') AND NOT (age BETWEEN 1 AND 2)) OR age > 30)");
+  EXPECT_EQ(c.parts[0].where, "((sex IN ('Female') AND NOT (age BETWEEN 1 AND 2)) OR age > 30)");
   EXPECT_EQ(c.columns[1].expr.kind, OutputExpr::Kind::kBinary);
   EXPECT_EQ(c.columns[0].name, "sex");
   EXPECT_EQ(c.order_by[1].column, 2);
@@ -137,8 +139,9 @@ TEST(SqlAnalyzerTest, AliasQualifiedColumnsAndPostProcessing) {
 // GROUP BY WIDTH_BUCKET compiles COUNT onto the flag histogram over the bucket edges.
 TEST(SqlAnalyzerTest, WidthBucketIsTheHistogramOverItsEdges) {
   CompiledStatement c = Compiled(
-      DP "WIDTH_BUCKET(age, 0, 100, 4) AS bucket, COUNT(*) AS n, COUNT(wages, "
-         "contribution_bounds_per_group => (0, 3)) AS w FROM slid GROUP BY bucket ORDER BY bucket");
+      DP
+      "WIDTH_BUCKET(age, 0, 100, 4) AS bucket, COUNT(*) AS n, COUNT(wages, "
+      "contribution_bounds_per_group => (0, 3)) AS w FROM slid GROUP BY bucket ORDER BY bucket");
   ASSERT_EQ(c.parts.size(), 2u);
   EXPECT_TRUE(c.width_bucket);
   EXPECT_TRUE(c.group_by.empty());
@@ -157,9 +160,10 @@ TEST(SqlAnalyzerTest, WidthBucketIsTheHistogramOverItsEdges) {
   EXPECT_EQ(c.order_by.size(), 1u);
 
   // Explicit edges, with another group column: the bucket is the key's last value.
-  CompiledStatement e = Compiled(
-      DP "sex, WIDTH_BUCKET(age, (0, 18, 65, 120)) AS b, COUNT(*) FROM slid "
-         "GROUP BY WIDTH_BUCKET(age, (0, 18, 65, 120)), sex");
+  CompiledStatement e =
+      Compiled(DP
+               "sex, WIDTH_BUCKET(age, (0, 18, 65, 120)) AS b, COUNT(*) FROM slid "
+               "GROUP BY WIDTH_BUCKET(age, (0, 18, 65, 120)), sex");
   ASSERT_EQ(e.parts.size(), 1u);
   EXPECT_EQ(e.parts[0].bins, (std::vector<double>{0, 18, 65, 120}));
   EXPECT_EQ(e.parts[0].group_by, std::vector<std::string>{"sex"});
@@ -208,19 +212,23 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{W "OPTIONS (delta = 0.1) COUNT(*) FROM slid", kInvalid, "must give epsilon", 1, 34},
         Refusal{W "OPTIONS (epsilon = 1, report_format = 'x') COUNT(*) FROM slid", kInvalid,
                 "option report_format is not supported", 1, 56},
-        Refusal{W "OPTIONS (epsilon = 1, group_selection_strategy = 'x') COUNT(*) FROM slid", kInvalid,
-                "option group_selection_strategy", 1, 56},
+        Refusal{W "OPTIONS (epsilon = 1, group_selection_strategy = 'x') COUNT(*) FROM slid",
+                kInvalid, "option group_selection_strategy", 1, 56},
         Refusal{W "OPTIONS (epsilon = 1, min_privacy_units_per_group = 5) COUNT(*) FROM slid",
                 kInvalid, "option min_privacy_units_per_group", 1, 56},
-        Refusal{W "OPTIONS (epsilon = 1, epsilon = 2) COUNT(*) FROM slid", kInvalid, "given twice", 1, 56},
-        Refusal{W "OPTIONS (epsilon = -1) COUNT(*) FROM slid", kInvalid, "epsilon must be > 0", 1, 53},
-        Refusal{W "OPTIONS (epsilon = 'a') COUNT(*) FROM slid", kInvalid, "must be a number", 1, 53},
+        Refusal{W "OPTIONS (epsilon = 1, epsilon = 2) COUNT(*) FROM slid", kInvalid, "given twice",
+                1, 56},
+        Refusal{W "OPTIONS (epsilon = -1) COUNT(*) FROM slid", kInvalid, "epsilon must be > 0", 1,
+                53},
+        Refusal{W "OPTIONS (epsilon = 'a') COUNT(*) FROM slid", kInvalid, "must be a number", 1,
+                53},
         Refusal{W "OPTIONS (epsilon = 2e6) COUNT(*) FROM slid", kInvalid, "epsilon", 1, 34},
-        Refusal{W "OPTIONS (epsilon = 1, delta = 1e-30) COUNT(*) FROM slid GROUP BY language", kInvalid,
-                "delta", 1, 34},
-        Refusal{W "OPTIONS (epsilon = 1, delta = 1) COUNT(*) FROM slid", kInvalid, "delta must lie", 1, 64},
-        Refusal{W "OPTIONS (epsilon = 1, max_groups_contributed = 0.5) COUNT(*) FROM slid", kInvalid,
-                "max_groups_contributed must be", 1, 81},
+        Refusal{W "OPTIONS (epsilon = 1, delta = 1e-30) COUNT(*) FROM slid GROUP BY language",
+                kInvalid, "delta", 1, 34},
+        Refusal{W "OPTIONS (epsilon = 1, delta = 1) COUNT(*) FROM slid", kInvalid, "delta must lie",
+                1, 64},
+        Refusal{W "OPTIONS (epsilon = 1, max_groups_contributed = 0.5) COUNT(*) FROM slid",
+                kInvalid, "max_groups_contributed must be", 1, 81},
         Refusal{W "OPTIONS (epsilon = 1, privacy_unit_column = age) COUNT(*) FROM slid", kInvalid,
                 "is not the privacy unit of slid, which is person_id", 1, 78},
         Refusal{DP "COUNT(*, epsilon => 0.5) FROM slid", kInvalid,
@@ -236,35 +244,44 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{DP "MIN(wages) FROM slid", kUnimpl, "MIN is not supported", 1, 56},
         Refusal{DP "MAX(wages) FROM slid", kUnimpl, "MAX is not supported", 1, 56},
         Refusal{DP "ABS(wages) FROM slid", kUnimpl, "function ABS is not supported", 1, 56},
-        Refusal{DP "SUM(sex) FROM slid", kInvalid, "SUM needs a numeric column; sex is text", 1, 60},
-        Refusal{DP "SUM(nope) FROM slid", kInvalid, "column nope does not exist in dataset slid", 1, 60},
+        Refusal{DP "SUM(sex) FROM slid", kInvalid, "SUM needs a numeric column; sex is text", 1,
+                60},
+        Refusal{DP "SUM(nope) FROM slid", kInvalid, "column nope does not exist in dataset slid", 1,
+                60},
         Refusal{DP "SUM(t.wages) FROM slid", kInvalid, "unknown table t", 1, 60},
         Refusal{DP "age, COUNT(*) FROM slid", kInvalid, "age must be in GROUP BY", 1, 56},
         Refusal{DP "sex FROM slid GROUP BY sex", kInvalid, "needs at least one aggregate", 1, 1},
         Refusal{DP "* FROM slid", kUnimpl, "SELECT * is not supported", 1, 56},
-        Refusal{DP "COUNT(*) FROM slid GROUP BY age + 1", kUnimpl, "GROUP BY lists columns and WIDTH_BUCKET", 1, 84},
+        Refusal{DP "COUNT(*) FROM slid GROUP BY age + 1", kUnimpl,
+                "GROUP BY lists columns and WIDTH_BUCKET", 1, 84},
         Refusal{DP "COUNT(*) FROM slid GROUP BY person_id", kInvalid, "privacy unit", 1, 84},
         Refusal{DP "COUNT(*) FROM slid GROUP BY sex, sex", kInvalid, "lists sex twice", 1, 89},
         Refusal{DP "language, COUNT(*) FROM slid GROUP BY language", kInvalid,
                 "DP partition selection, which needs delta > 0", 1, 85},
         Refusal{DP "COUNT(*) FROM slid WHERE wages = NULL", kInvalid, "IS NULL", 1, 89},
-        Refusal{DP "COUNT(*) FROM slid WHERE wages = age", kUnimpl, "with a literal (a number", 1, 89},
+        Refusal{DP "COUNT(*) FROM slid WHERE wages = age", kUnimpl, "with a literal (a number", 1,
+                89},
         Refusal{DP "COUNT(*) FROM slid WHERE wages + 1 > 2", kUnimpl, "compares a column", 1, 81},
         Refusal{DP "COUNT(*) FROM slid WHERE COUNT(*) > 2", kUnimpl, "compares a column", 1, 81},
         Refusal{DP "COUNT(*) FROM slid WHERE sex = 3", kInvalid, "WHERE:", 1, 81},
-        Refusal{DP "COUNT(*) FROM slid WHERE nope = 3", kInvalid, "column nope does not exist", 1, 81},
-        Refusal{DP "COUNT(*) AS n FROM slid ORDER BY wages", kUnimpl, "ORDER BY names an output column", 1, 89},
+        Refusal{DP "COUNT(*) FROM slid WHERE nope = 3", kInvalid, "column nope does not exist", 1,
+                81},
+        Refusal{DP "COUNT(*) AS n FROM slid ORDER BY wages", kUnimpl,
+                "ORDER BY names an output column", 1, 89},
         Refusal{DP "COUNT(*) AS n FROM slid ORDER BY 2", kInvalid, "ORDER BY position", 1, 89},
-        Refusal{DP "APPROX_QUANTILES(wages, 3) AS q FROM slid ORDER BY q", kInvalid, "array", 1, 107},
+        Refusal{DP "APPROX_QUANTILES(wages, 3) AS q FROM slid ORDER BY q", kInvalid, "array", 1,
+                107},
         Refusal{DP "PERCENTILE_CONT(wages, 1.5) FROM slid", kInvalid, "lies in [0, 1]", 1, 79},
         Refusal{DP "APPROX_QUANTILES(wages, 0) FROM slid", kInvalid, "in [1, 99]", 1, 80},
-        Refusal{DP "PERCENTILE_CONT(wages) FROM slid", kInvalid, "takes a column and a number", 1, 56},
+        Refusal{DP "PERCENTILE_CONT(wages) FROM slid", kInvalid, "takes a column and a number", 1,
+                56},
         Refusal{DP "SUM(wages) FROM slid GROUP BY WIDTH_BUCKET(age, 0, 100, 10)", kUnimpl,
                 "SUM is not supported with a WIDTH_BUCKET group", 1, 56},
-        Refusal{DP "PERCENTILE_CONT(age, 0.5) FROM slid GROUP BY WIDTH_BUCKET(age, 0, 100, 10)", kUnimpl,
-                "PERCENTILE_CONT is not supported with a WIDTH_BUCKET", 1, 56},
+        Refusal{DP "PERCENTILE_CONT(age, 0.5) FROM slid GROUP BY WIDTH_BUCKET(age, 0, 100, 10)",
+                kUnimpl, "PERCENTILE_CONT is not supported with a WIDTH_BUCKET", 1, 56},
         Refusal{DP "COUNT(*, contribution_bounds_per_group => (1, 3)) FROM slid GROUP BY "
-                   "WIDTH_BUCKET(age, 0, 100, 10)", kUnimpl, "must start at 0", 1, 98},
+                   "WIDTH_BUCKET(age, 0, 100, 10)",
+                kUnimpl, "must start at 0", 1, 98},
         Refusal{DP "COUNT(*) FROM slid GROUP BY WIDTH_BUCKET(sex, 0, 100, 10)", kInvalid,
                 "needs a numeric column; sex is text", 1, 97},
         Refusal{DP "COUNT(*) FROM slid GROUP BY WIDTH_BUCKET(person_id, 0, 100, 10)", kInvalid,
@@ -290,24 +307,28 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{DP "WIDTH_BUCKET(age, 0, 100, 10), COUNT(*) FROM slid", kInvalid,
                 "must be in GROUP BY to be selected", 1, 56},
         Refusal{DP "WIDTH_BUCKET(age, 0, 100, 5), COUNT(*) FROM slid GROUP BY "
-                   "WIDTH_BUCKET(age, 0, 100, 10)", kInvalid, "differs from the one in GROUP BY", 1, 56},
+                   "WIDTH_BUCKET(age, 0, 100, 10)",
+                kInvalid, "differs from the one in GROUP BY", 1, 56},
         Refusal{DP "COUNT(*) FROM slid GROUP BY WIDTH_BUCKET(age, 0, 100, 10), "
-                   "WIDTH_BUCKET(wages, 0, 100, 10)", kInvalid, "at most one WIDTH_BUCKET", 1, 115},
+                   "WIDTH_BUCKET(wages, 0, 100, 10)",
+                kInvalid, "at most one WIDTH_BUCKET", 1, 115},
         Refusal{DP "COUNT(*) FROM slid WHERE WIDTH_BUCKET(age, 0, 100, 10) = 1", kUnimpl,
                 "WHERE compares a column with a literal", 1, 81},
         Refusal{DP "COUNT(*, contribution_bounds_per_group => (-1, 5)) FROM slid", kInvalid,
                 "lower bound is a whole number of rows >= 0", 1, 98},
         Refusal{DP "COUNT(*, contribution_bounds_per_group => (1.5, 5)) FROM slid", kInvalid,
                 "lower bound is a whole number of rows >= 0", 1, 98},
-        Refusal{DP "COUNT(wages, contribution_bounds_per_group => (2, 2000000)) FROM slid", kInvalid,
-                "whole number of rows in [1, 1000000]", 1, 102},
+        Refusal{DP "COUNT(wages, contribution_bounds_per_group => (2, 2000000)) FROM slid",
+                kInvalid, "whole number of rows in [1, 1000000]", 1, 102},
         Refusal{DP "COUNT(*, contribution_bounds_per_group => (0, 2.5)) FROM slid", kInvalid,
                 "whole number of rows", 1, 98},
         Refusal{DP "SUM(wages, contribution_bounds_per_group => (5, 1)) FROM slid", kInvalid,
                 "lower must be < upper", 1, 100},
         Refusal{DP "SUM(*) FROM slid", kInvalid, "SUM(*) is not defined", 1, 60},
-        Refusal{DP "sex || 'x', COUNT(*) FROM slid GROUP BY sex", kInvalid, "unexpected character '|'", 1, 60},
-        Refusal{DP "sex + 1, COUNT(*) FROM slid GROUP BY sex", kInvalid, "arithmetic needs numbers", 1, 56},
+        Refusal{DP "sex || 'x', COUNT(*) FROM slid GROUP BY sex", kInvalid,
+                "unexpected character '|'", 1, 60},
+        Refusal{DP "sex + 1, COUNT(*) FROM slid GROUP BY sex", kInvalid, "arithmetic needs numbers",
+                1, 56},
         Refusal{DP "COUNT(*) > 1 FROM slid", kUnimpl, "the select list holds", 1, 56}));
 
 // dpq's extensions (OPTIONS mechanism / max_rows_per_group, row-level SUM / AVG, keys stated
@@ -317,33 +338,37 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         Refusal{W "OPTIONS (epsilon = 1, mechanism = 'gaussian') COUNT(*) FROM slid", kInvalid,
                 "mechanism 'gaussian' needs delta > 0", 1, 56},
-        Refusal{W "OPTIONS (mechanism = gaussian, epsilon = 1, delta = 0) COUNT(*) FROM slid", kInvalid,
-                "mechanism 'gaussian' needs delta > 0", 1, 43},
+        Refusal{W "OPTIONS (mechanism = gaussian, epsilon = 1, delta = 0) COUNT(*) FROM slid",
+                kInvalid, "mechanism 'gaussian' needs delta > 0", 1, 43},
         Refusal{W "OPTIONS (epsilon = 1, mechanism = 'exponential') COUNT(*) FROM slid", kInvalid,
                 "mechanism must be 'laplace' or 'gaussian'", 1, 68},
         Refusal{W "OPTIONS (epsilon = 1, mechanism = 1) COUNT(*) FROM slid", kInvalid,
                 "mechanism must be 'laplace' or 'gaussian'", 1, 68},
         Refusal{W "OPTIONS (epsilon = 1, mechanism = t.gaussian) COUNT(*) FROM slid", kInvalid,
                 "mechanism must be", 1, 68},
-        Refusal{W "OPTIONS (epsilon = 1, mechanism = laplace, mechanism = laplace) COUNT(*) FROM slid",
-                kInvalid, "option mechanism is given twice", 1, 77},
-        Refusal{W "OPTIONS (epsilon = 1, max_rows_per_group = 0) VAR_POP(wages) FROM slid", kInvalid,
-                "max_rows_per_group must be a whole number in [1, 1000000]", 1, 77},
-        Refusal{W "OPTIONS (epsilon = 1, max_rows_per_group = 2.5) VAR_POP(wages) FROM slid", kInvalid,
-                "max_rows_per_group must be a whole number", 1, 77},
+        Refusal{
+            W "OPTIONS (epsilon = 1, mechanism = laplace, mechanism = laplace) COUNT(*) FROM slid",
+            kInvalid, "option mechanism is given twice", 1, 77},
+        Refusal{W "OPTIONS (epsilon = 1, max_rows_per_group = 0) VAR_POP(wages) FROM slid",
+                kInvalid, "max_rows_per_group must be a whole number in [1, 1000000]", 1, 77},
+        Refusal{W "OPTIONS (epsilon = 1, max_rows_per_group = 2.5) VAR_POP(wages) FROM slid",
+                kInvalid, "max_rows_per_group must be a whole number", 1, 77},
         Refusal{W "OPTIONS (epsilon = 1, max_rows_per_group = 1000001) VAR_POP(wages) FROM slid",
                 kInvalid, "max_rows_per_group must be a whole number", 1, 77},
-        Refusal{W "OPTIONS (epsilon = 1, max_rows_per_group = '5') VAR_POP(wages) FROM slid", kInvalid,
-                "max_rows_per_group must be a whole number", 1, 77},
+        Refusal{W "OPTIONS (epsilon = 1, max_rows_per_group = '5') VAR_POP(wages) FROM slid",
+                kInvalid, "max_rows_per_group must be a whole number", 1, 77},
         Refusal{W "OPTIONS (epsilon = 1, max_contributions = 5) VAR_POP(wages) FROM slid", kInvalid,
                 "option max_contributions is not supported", 1, 56},
         Refusal{DP "SUM(wages, contribution_bounds_per_group => (0, 1), "
                    "contribution_bounds_per_row => (0, 1)) FROM slid",
-                kInvalid, "SUM takes contribution_bounds_per_group (a unit's sum clamped) or "
-                          "contribution_bounds_per_row (rows clamped), not both", 1, 108},
+                kInvalid,
+                "SUM takes contribution_bounds_per_group (a unit's sum clamped) or "
+                "contribution_bounds_per_row (rows clamped), not both",
+                1, 108},
         Refusal{DP "AVG(wages, contribution_bounds_per_row => (0, 1), "
                    "contribution_bounds_per_group => (0, 1)) FROM slid",
-                kInvalid, "AVG takes contribution_bounds_per_group (a unit's mean clamped) or", 1, 106},
+                kInvalid, "AVG takes contribution_bounds_per_group (a unit's mean clamped) or", 1,
+                106},
         Refusal{DP "AVG(wages, contribution_bounds_per_row => (0, 1), "
                    "contribution_bounds_per_row => (0, 2)) FROM slid",
                 kInvalid, "contribution_bounds_per_row is given twice", 1, 106},
@@ -351,7 +376,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "contribution_bounds_per_row: lower must be < upper", 1, 98},
         Refusal{DP "SUM(wages, max_rows_per_group => 3) FROM slid", kInvalid,
                 "it takes contribution_bounds_per_group => (lower, upper) or "
-                "contribution_bounds_per_row", 1, 67},
+                "contribution_bounds_per_row",
+                1, 67},
         Refusal{W "OPTIONS (epsilon = 1, delta = 1e-6, mechanism = 'gaussian') COUNT(*), "
                   "PERCENTILE_CONT(wages, 0.5) FROM slid",
                 kInvalid, "PERCENTILE_CONT uses the exponential mechanism", 1, 104},
@@ -362,10 +388,13 @@ INSTANTIATE_TEST_SUITE_P(
                    "language = 'English' GROUP BY language",
                 kInvalid, "WHERE admits no value of the GROUP BY column language", 1, 91},
         // Not key lists: NOT IN, OR, a float column. Partition selection then needs delta.
-        Refusal{DP "language, COUNT(*) FROM slid WHERE language NOT IN ('French') GROUP BY language",
+        Refusal{DP
+                "language, COUNT(*) FROM slid WHERE language NOT IN ('French') GROUP BY language",
                 kInvalid, "needs delta > 0", 1, 118},
-        Refusal{DP "language, COUNT(*) FROM slid WHERE language = 'French' OR age > 3 GROUP BY language",
-                kInvalid, "needs delta > 0", 1, 122},
+        Refusal{
+            DP
+            "language, COUNT(*) FROM slid WHERE language = 'French' OR age > 3 GROUP BY language",
+            kInvalid, "needs delta > 0", 1, 122},
         Refusal{DP "wages, COUNT(*) FROM slid WHERE wages IN (1, 2) GROUP BY wages", kInvalid,
                 "needs delta > 0", 1, 104},
         Refusal{DP "age, COUNT(*) FROM slid WHERE age IN (30, 30.5) GROUP BY age", kInvalid,
@@ -384,10 +413,12 @@ TEST(SqlAnalyzerTest, KeyListStatedByWhereHasThePlannersLimits) {
   EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("more than 20000 tokens"));
   const std::string long_key(257, 'x');
-  c = Compile(DP "language, COUNT(*) FROM slid WHERE language = '" + long_key + "' GROUP BY language");
+  c = Compile(DP "language, COUNT(*) FROM slid WHERE language = '" + long_key +
+              "' GROUP BY language");
   ASSERT_FALSE(c.ok());
-  EXPECT_THAT(std::string(c.status().message()),
-              HasSubstr("sql: line 1, column 91: a key of language is at most 256 bytes without NUL"));
+  EXPECT_THAT(
+      std::string(c.status().message()),
+      HasSubstr("sql: line 1, column 91: a key of language is at most 256 bytes without NUL"));
 }
 
 TEST(SqlAnalyzerTest, GaussianMechanismSplitsDeltaOverEveryPart) {
@@ -402,8 +433,9 @@ TEST(SqlAnalyzerTest, GaussianMechanismSplitsDeltaOverEveryPart) {
   EXPECT_EQ(c.delta, 1e-6);  // charged, unlike Laplace without partition selection
   // Grouped by a column without categories: each part's delta is again halved by the planner
   // (selection and Gaussian noise), exactly as one `--mechanism gaussian` flag query does.
-  c = Compiled("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, "
-               "mechanism = 'GAUSSIAN') language, COUNT(*) FROM slid GROUP BY language");
+  c = Compiled(
+      "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, "
+      "mechanism = 'GAUSSIAN') language, COUNT(*) FROM slid GROUP BY language");
   ASSERT_EQ(c.parts.size(), 1u);
   EXPECT_EQ(c.parts[0].delta, 1e-6);
   absl::StatusOr<query::QueryPlan> plan = query::PlanQuery(c.parts[0], Slid());
@@ -411,8 +443,9 @@ TEST(SqlAnalyzerTest, GaussianMechanismSplitsDeltaOverEveryPart) {
   EXPECT_TRUE(plan->selection.needed);
   EXPECT_EQ(plan->components[0].delta, plan->selection.delta);
   // laplace, said explicitly, is the default.
-  CompiledStatement l = Compiled("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, "
-                                 "mechanism = 'laplace') COUNT(*) FROM slid");
+  CompiledStatement l = Compiled(
+      "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, "
+      "mechanism = 'laplace') COUNT(*) FROM slid");
   EXPECT_EQ(l.parts[0].mechanism, query::MechanismKind::kLaplace);
   EXPECT_EQ(l.delta, 0);
 }
@@ -435,9 +468,9 @@ TEST(SqlAnalyzerTest, MaxRowsPerGroupIsTheRowClampedK) {
 }
 
 TEST(SqlAnalyzerTest, RowLevelSumAndAvgClampRows) {
-  CompiledStatement c = Compiled(
-      DP "SUM(wages, contribution_bounds_per_row => (0, 50)), "
-         "AVG(age, contribution_bounds_per_row => (18, 65)) FROM slid");
+  CompiledStatement c = Compiled(DP
+                                 "SUM(wages, contribution_bounds_per_row => (0, 50)), "
+                                 "AVG(age, contribution_bounds_per_row => (18, 65)) FROM slid");
   ASSERT_EQ(c.parts.size(), 2u);
   EXPECT_EQ(c.parts[0].aggregate, AggregateKind::kSum);
   EXPECT_FALSE(c.parts[0].pre_aggregate);
@@ -456,15 +489,17 @@ TEST(SqlAnalyzerTest, RowLevelSumAndAvgClampRows) {
 TEST(SqlAnalyzerTest, WhereStatesTheKeyListOfTheGroupColumn) {
   // No delta: the keys are the query's, nothing is selected from the data.
   CompiledStatement c = Compiled(
-      DP "language, COUNT(*) FROM slid WHERE age > 3 AND language IN ('French', 'Other', 'French') "
-         "GROUP BY language");
+      DP
+      "language, COUNT(*) FROM slid WHERE age > 3 AND language IN ('French', 'Other', 'French') "
+      "GROUP BY language");
   ASSERT_EQ(c.parts.size(), 1u);
   EXPECT_THAT(c.parts[0].keys, ::testing::ElementsAre("French", "Other"));
   EXPECT_EQ(c.parts[0].delta, 0);
   EXPECT_EQ(c.delta, 0);
   // `literal = column`, a qualified column, and the intersection of two lists.
-  c = Compiled(DP "s.language, COUNT(*) FROM slid s WHERE 'English' = s.language AND "
-                  "language IN ('English', 'French') GROUP BY language");
+  c = Compiled(DP
+               "s.language, COUNT(*) FROM slid s WHERE 'English' = s.language AND "
+               "language IN ('English', 'French') GROUP BY language");
   EXPECT_THAT(c.parts[0].keys, ::testing::ElementsAre("English"));
   // An integer column: whole numbers, written as PostgreSQL prints them.
   c = Compiled(DP "age, COUNT(*) FROM slid WHERE age IN (30, 4e1, -0, 31.0) GROUP BY age");
@@ -473,8 +508,9 @@ TEST(SqlAnalyzerTest, WhereStatesTheKeyListOfTheGroupColumn) {
   c = Compiled(DP "sex, COUNT(*) FROM slid WHERE sex = 'Female' GROUP BY sex");
   EXPECT_THAT(c.parts[0].keys, ::testing::ElementsAre("Female"));
   // Two group columns: no key list (the flag --keys takes one column), categories as before.
-  c = Compiled("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6) sex, language, "
-               "COUNT(*) FROM slid WHERE language = 'French' GROUP BY sex, language");
+  c = Compiled(
+      "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6) sex, language, "
+      "COUNT(*) FROM slid WHERE language = 'French' GROUP BY sex, language");
   EXPECT_TRUE(c.parts[0].keys.empty());
   EXPECT_EQ(c.parts[0].delta, 1e-6);
   // Under OR or NOT the list is not a domain.
@@ -482,7 +518,8 @@ TEST(SqlAnalyzerTest, WhereStatesTheKeyListOfTheGroupColumn) {
       Compile(DP "language, COUNT(*) FROM slid WHERE NOT language IN ('a') GROUP BY language");
   EXPECT_FALSE(r.ok());
   // Every part of the statement carries the list.
-  c = Compiled(DP "language, COUNT(*), SUM(wages) FROM slid WHERE language = 'French' GROUP BY language");
+  c = Compiled(
+      DP "language, COUNT(*), SUM(wages) FROM slid WHERE language = 'French' GROUP BY language");
   ASSERT_EQ(c.parts.size(), 2u);
   EXPECT_THAT(c.parts[1].keys, ::testing::ElementsAre("French"));
 }
@@ -611,31 +648,36 @@ INSTANTIATE_TEST_SUITE_P(
         Equivalence{DP "SUM(wages) FROM slid", Flags(AggregateKind::kSum, "wages", 1, 1)},
         Equivalence{DP "AVG(wages, contribution_bounds_per_group => (0, 50)) FROM slid",
                     Flags(AggregateKind::kMean, "wages", 1, 1, 0.0, 50.0)},
-        Equivalence{"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 2, max_groups_contributed = 2) "
-                    "sex, COUNT(*) FROM slid GROUP BY sex",
-                    Grouped(Flags(AggregateKind::kCount, "", 1, 2), {"sex"}, 2)},
+        Equivalence{
+            "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 2, max_groups_contributed = 2) "
+            "sex, COUNT(*) FROM slid GROUP BY sex",
+            Grouped(Flags(AggregateKind::kCount, "", 1, 2), {"sex"}, 2)},
         Equivalence{"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6) "
                     "language, COUNT(*, contribution_bounds_per_group => (0, 3)) FROM slid "
                     "GROUP BY language",
                     Grouped(Flags(AggregateKind::kCount, "", 3, 1), {"language"}, 1, 1e-6)},
-        Equivalence{"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, "
-                    "max_groups_contributed = 3) language, VAR_POP(wages) FROM slid GROUP BY language",
-                    Grouped(Flags(AggregateKind::kVariance, "wages", 5, 1), {"language"}, 3, 1e-6)},
+        Equivalence{
+            "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, "
+            "max_groups_contributed = 3) language, VAR_POP(wages) FROM slid GROUP BY language",
+            Grouped(Flags(AggregateKind::kVariance, "wages", 5, 1), {"language"}, 3, 1e-6)},
         // COUNT with a lower bound above 0: the per-unit count, `--per-unit --lower L --upper U`.
         Equivalence{DP "COUNT(*, contribution_bounds_per_group => (1, 5)) FROM slid",
                     PerUnit(Flags(AggregateKind::kCount, "", 1, 1, 1.0, 5.0))},
-        Equivalence{"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, max_groups_contributed = 2) "
-                    "sex, COUNT(wages, contribution_bounds_per_group => (2, 3)) FROM slid GROUP BY sex",
-                    Where(Grouped(PerUnit(Flags(AggregateKind::kCount, "", 1, 1, 2.0, 3.0)), {"sex"}, 2),
-                          "wages IS NOT NULL")},
+        Equivalence{
+            "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, max_groups_contributed = 2) "
+            "sex, COUNT(wages, contribution_bounds_per_group => (2, 3)) FROM slid GROUP BY sex",
+            Where(Grouped(PerUnit(Flags(AggregateKind::kCount, "", 1, 1, 2.0, 3.0)), {"sex"}, 2),
+                  "wages IS NOT NULL")},
         // GROUP BY WIDTH_BUCKET: the flag histogram over the same edges (--bins), K = COUNT's U.
-        Equivalence{DP "WIDTH_BUCKET(age, 0, 120, 6) AS b, COUNT(*) FROM slid GROUP BY b",
-                    Bins(Flags(AggregateKind::kHistogram, "age", 1, 1), {0, 20, 40, 60, 80, 100, 120})},
-        Equivalence{"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 2, max_groups_contributed = 2) "
-                    "sex, COUNT(*, contribution_bounds_per_group => (0, 3)) FROM slid "
-                    "GROUP BY sex, WIDTH_BUCKET(wages, (0, 10, 50, 100))",
-                    Grouped(Bins(Flags(AggregateKind::kHistogram, "wages", 3, 2), {0, 10, 50, 100}),
-                            {"sex"}, 2)},
+        Equivalence{
+            DP "WIDTH_BUCKET(age, 0, 120, 6) AS b, COUNT(*) FROM slid GROUP BY b",
+            Bins(Flags(AggregateKind::kHistogram, "age", 1, 1), {0, 20, 40, 60, 80, 100, 120})},
+        Equivalence{
+            "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 2, max_groups_contributed = 2) "
+            "sex, COUNT(*, contribution_bounds_per_group => (0, 3)) FROM slid "
+            "GROUP BY sex, WIDTH_BUCKET(wages, (0, 10, 50, 100))",
+            Grouped(Bins(Flags(AggregateKind::kHistogram, "wages", 3, 2), {0, 10, 50, 100}),
+                    {"sex"}, 2)},
         Equivalence{"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-5) "
                     "language, COUNT(*) FROM slid GROUP BY language, WIDTH_BUCKET(age, 0, 100, 2)",
                     Grouped(Bins(Flags(AggregateKind::kHistogram, "age", 1, 1), {0, 50, 100}),
@@ -646,28 +688,33 @@ INSTANTIATE_TEST_SUITE_P(
         // max_rows_contributed = K (ZetaSQL: K rows per unit in the whole statement) is the flag
         // histogram's bound: over a text column's categories (declared, or selected with delta),
         // over WIDTH_BUCKET's bins, or an ungrouped count with K rows.
-        Equivalence{"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, max_rows_contributed = 3) "
-                    "sex, COUNT(*) AS n FROM slid GROUP BY sex",
-                    Flags(AggregateKind::kHistogram, "sex", 3, 1)},
+        Equivalence{
+            "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, max_rows_contributed = 3) "
+            "sex, COUNT(*) AS n FROM slid GROUP BY sex",
+            Flags(AggregateKind::kHistogram, "sex", 3, 1)},
         Equivalence{"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-5, "
                     "max_rows_contributed = 2) language, COUNT(*) FROM slid GROUP BY language",
                     Grouped(Flags(AggregateKind::kHistogram, "language", 2, 1), {}, 1, 1e-5)},
-        Equivalence{"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, max_rows_contributed = 4) "
-                    "WIDTH_BUCKET(age, 0, 100, 2) AS b, COUNT(*) FROM slid GROUP BY b",
-                    Bins(Flags(AggregateKind::kHistogram, "age", 4, 1), {0, 50, 100})},
-        Equivalence{"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, max_rows_contributed = 2) "
-                    "COUNT(*) FROM slid",
-                    Flags(AggregateKind::kCount, "", 2, 1)},
+        Equivalence{
+            "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, max_rows_contributed = 4) "
+            "WIDTH_BUCKET(age, 0, 100, 2) AS b, COUNT(*) FROM slid GROUP BY b",
+            Bins(Flags(AggregateKind::kHistogram, "age", 4, 1), {0, 50, 100})},
+        Equivalence{
+            "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, max_rows_contributed = 2) "
+            "COUNT(*) FROM slid",
+            Flags(AggregateKind::kCount, "", 2, 1)},
         // PERCENTILE_CONTs of one column and bounds are one quantile part: --quantiles q1,q2,q3.
-        Equivalence{DP "PERCENTILE_CONT(age, 0.1) AS p10, PERCENTILE_CONT(age, 0.5), "
-                       "PERCENTILE_CONT(age, 0.9) FROM slid",
-                    Quantiles(Flags(AggregateKind::kQuantile, "age", 5, 1, 0.0, 120.0), {0.1, 0.5, 0.9})}));
+        Equivalence{
+            DP "PERCENTILE_CONT(age, 0.1) AS p10, PERCENTILE_CONT(age, 0.5), "
+               "PERCENTILE_CONT(age, 0.9) FROM slid",
+            Quantiles(Flags(AggregateKind::kQuantile, "age", 5, 1, 0.0, 120.0), {0.1, 0.5, 0.9})}));
 
 TEST(SqlAnalyzerTest, PercentilesOfOneColumnShareAPartAndReadTheirOwnLevel) {
-  CompiledStatement c = Compiled(
-      DP "PERCENTILE_CONT(age, 0.9), PERCENTILE_CONT(age, 0.1), PERCENTILE_CONT(age, 0.9), "
-                 "PERCENTILE_CONT(wages, 0.5), "
-                 "PERCENTILE_CONT(age, 0.5, contribution_bounds_per_row => (0, 60)) FROM slid");
+  CompiledStatement c =
+      Compiled(DP
+               "PERCENTILE_CONT(age, 0.9), PERCENTILE_CONT(age, 0.1), PERCENTILE_CONT(age, 0.9), "
+               "PERCENTILE_CONT(wages, 0.5), "
+               "PERCENTILE_CONT(age, 0.5, contribution_bounds_per_row => (0, 60)) FROM slid");
   // age [declared bounds] with 0.9 and 0.1 (0.9 asked twice: one level); wages; age on [0, 60].
   ASSERT_EQ(c.parts.size(), 3u);
   EXPECT_EQ(c.parts[0].quantiles, (std::vector<double>{0.9, 0.1}));
@@ -697,8 +744,10 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{W "OPTIONS (epsilon = 1, max_rows_contributed = 2) "
                   "COUNT(*, contribution_bounds_per_group => (0, 3)) FROM slid",
                 kInvalid, "COUNT takes no contribution_bounds_per_group", 1, 124},
-        Refusal{W "OPTIONS (epsilon = 1, max_rows_contributed = 2) age, COUNT(*) FROM slid GROUP BY age",
-                kUnimpl, "GROUP BY one text column", 1, 106},
+        Refusal{
+            W
+            "OPTIONS (epsilon = 1, max_rows_contributed = 2) age, COUNT(*) FROM slid GROUP BY age",
+            kUnimpl, "GROUP BY one text column", 1, 106},
         Refusal{W "OPTIONS (epsilon = 1, max_rows_contributed = 2) sex, COUNT(*) FROM slid "
                   "WHERE sex = 'Female' GROUP BY sex",
                 kUnimpl, "no key list in WHERE", 1, 127},
@@ -715,52 +764,57 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         Equivalence{DPX("epsilon = 1, delta = 1e-6, mechanism = 'gaussian'") "COUNT(*) FROM slid",
                     Gaussian(Flags(AggregateKind::kCount, "", 1, 1), 1e-6)},
-        Equivalence{DPX("epsilon = 2, delta = 1e-5, mechanism = gaussian") "VAR_POP(wages) FROM slid",
-                    Gaussian(Flags(AggregateKind::kVariance, "wages", 5, 2), 1e-5)},
-        Equivalence{DPX("epsilon = 1, delta = 1e-6, mechanism = gaussian")
-                    "SUM(wages, contribution_bounds_per_group => (0, 80)) FROM slid",
-                    Gaussian(PerUnit(Flags(AggregateKind::kSum, "wages", 1, 1, 0.0, 80.0)), 1e-6)},
-        Equivalence{DPX("epsilon = 1, delta = 1e-6, mechanism = 'gaussian', max_groups_contributed = 2")
-                    "language, COUNT(*) FROM slid GROUP BY language",
-                    Gaussian(Grouped(Flags(AggregateKind::kCount, "", 1, 1), {"language"}, 2), 1e-6)},
-        Equivalence{DPX("epsilon = 1, delta = 1e-6, mechanism = 'gaussian', max_groups_contributed = 2")
-                    "sex, AVG(age, contribution_bounds_per_row => (18, 65)) FROM slid GROUP BY sex",
-                    Gaussian(Grouped(Flags(AggregateKind::kMean, "age", 5, 1, 18.0, 65.0), {"sex"}, 2),
-                             1e-6)},
+        Equivalence{
+            DPX("epsilon = 2, delta = 1e-5, mechanism = gaussian") "VAR_POP(wages) FROM slid",
+            Gaussian(Flags(AggregateKind::kVariance, "wages", 5, 2), 1e-5)},
+        Equivalence{
+            DPX("epsilon = 1, delta = 1e-6, mechanism = gaussian") "SUM(wages, contribution_bounds_per_group => (0, 80)) FROM slid",
+            Gaussian(PerUnit(Flags(AggregateKind::kSum, "wages", 1, 1, 0.0, 80.0)), 1e-6)},
+        Equivalence{
+            DPX("epsilon = 1, delta = 1e-6, mechanism = 'gaussian', max_groups_contributed = 2") "language, COUNT(*) FROM slid GROUP BY language",
+            Gaussian(Grouped(Flags(AggregateKind::kCount, "", 1, 1), {"language"}, 2), 1e-6)},
+        Equivalence{
+            DPX("epsilon = 1, delta = 1e-6, mechanism = 'gaussian', max_groups_contributed = 2") "sex, AVG(age, contribution_bounds_per_row => (18, 65)) FROM slid GROUP BY sex",
+            Gaussian(Grouped(Flags(AggregateKind::kMean, "age", 5, 1, 18.0, 65.0), {"sex"}, 2),
+                     1e-6)},
         Equivalence{DPX("epsilon = 1, max_rows_per_group = 3") "VAR_POP(wages) FROM slid",
                     Flags(AggregateKind::kVariance, "wages", 3, 1)},
         Equivalence{DPX("epsilon = 1, max_rows_per_group = 1") "STDDEV_POP(age) FROM slid",
                     Flags(AggregateKind::kStddev, "age", 1, 1)},
-        Equivalence{DPX("epsilon = 1, max_rows_per_group = 12") "PERCENTILE_CONT(age, 0.25) FROM slid",
-                    Quantiles(Flags(AggregateKind::kQuantile, "age", 12, 1), {0.25})},
-        Equivalence{DPX("epsilon = 1, max_rows_per_group = 7")
-                    "COUNT(*, contribution_bounds_per_group => (0, 2)) FROM slid",
-                    Flags(AggregateKind::kCount, "", 2, 1)},
+        Equivalence{
+            DPX("epsilon = 1, max_rows_per_group = 12") "PERCENTILE_CONT(age, 0.25) FROM slid",
+            Quantiles(Flags(AggregateKind::kQuantile, "age", 12, 1), {0.25})},
+        Equivalence{
+            DPX("epsilon = 1, max_rows_per_group = 7") "COUNT(*, contribution_bounds_per_group => (0, 2)) FROM slid",
+            Flags(AggregateKind::kCount, "", 2, 1)},
         Equivalence{DP "SUM(wages, contribution_bounds_per_row => (0, 50)) FROM slid",
                     Flags(AggregateKind::kSum, "wages", 5, 1, 0.0, 50.0)},
-        Equivalence{DPX("epsilon = 3, max_rows_per_group = 2")
-                    "AVG(wages, contribution_bounds_per_row => (10, 90)) FROM slid",
-                    Flags(AggregateKind::kMean, "wages", 2, 3, 10.0, 90.0)},
-        Equivalence{DPX("epsilon = 1, delta = 1e-6, max_groups_contributed = 2")
-                    "language, SUM(age, contribution_bounds_per_row => (0, 100)) FROM slid "
-                    "GROUP BY language",
-                    Grouped(Flags(AggregateKind::kSum, "age", 5, 1, 0.0, 100.0), {"language"}, 2, 1e-6)},
-        Equivalence{DP "language, COUNT(*) FROM slid WHERE language IN ('French', 'Other') "
-                       "GROUP BY language",
-                    Where(Keys(Flags(AggregateKind::kCount, "", 1, 1), "language", {"French", "Other"}),
-                          "language IN ('French', 'Other')")},
-        Equivalence{DPX("epsilon = 1, max_groups_contributed = 2")
-                    "age, VAR_POP(wages) FROM slid WHERE age IN (30, 40) GROUP BY age",
-                    Where(Grouped(Keys(Flags(AggregateKind::kVariance, "wages", 5, 1), "age", {"30", "40"}),
-                                  {"age"}, 2),
-                          "age IN (30, 40)")},
+        Equivalence{
+            DPX("epsilon = 3, max_rows_per_group = 2") "AVG(wages, contribution_bounds_per_row => (10, 90)) FROM slid",
+            Flags(AggregateKind::kMean, "wages", 2, 3, 10.0, 90.0)},
+        Equivalence{
+            DPX("epsilon = 1, delta = 1e-6, max_groups_contributed = 2") "language, SUM(age, contribution_bounds_per_row => (0, 100)) FROM slid "
+                                                                         "GROUP BY language",
+            Grouped(Flags(AggregateKind::kSum, "age", 5, 1, 0.0, 100.0), {"language"}, 2, 1e-6)},
+        Equivalence{
+            DP "language, COUNT(*) FROM slid WHERE language IN ('French', 'Other') "
+               "GROUP BY language",
+            Where(Keys(Flags(AggregateKind::kCount, "", 1, 1), "language", {"French", "Other"}),
+                  "language IN ('French', 'Other')")},
+        Equivalence{
+            DPX("epsilon = 1, max_groups_contributed = 2") "age, VAR_POP(wages) FROM slid WHERE age IN (30, 40) GROUP BY age",
+            Where(Grouped(Keys(Flags(AggregateKind::kVariance, "wages", 5, 1), "age", {"30", "40"}),
+                          {"age"}, 2),
+                  "age IN (30, 40)")},
         Equivalence{DP "sex, COUNT(*) FROM slid WHERE sex = 'Female' GROUP BY sex",
-                    Where(Keys(Flags(AggregateKind::kCount, "", 1, 1), "sex", {"Female"}), "sex = 'Female'")},
+                    Where(Keys(Flags(AggregateKind::kCount, "", 1, 1), "sex", {"Female"}),
+                          "sex = 'Female'")},
         // Keys and Gaussian: no selection, all of delta for the noise.
-        Equivalence{DPX("epsilon = 1, delta = 1e-6, mechanism = gaussian")
-                    "language, COUNT(*) FROM slid WHERE language = 'French' GROUP BY language",
-                    Where(Gaussian(Keys(Flags(AggregateKind::kCount, "", 1, 1), "language", {"French"}), 1e-6),
-                          "language = 'French'")}));
+        Equivalence{
+            DPX("epsilon = 1, delta = 1e-6, mechanism = gaussian") "language, COUNT(*) FROM slid WHERE language = 'French' GROUP BY language",
+            Where(Gaussian(Keys(Flags(AggregateKind::kCount, "", 1, 1), "language", {"French"}),
+                           1e-6),
+                  "language = 'French'")}));
 
 }  // namespace
 }  // namespace dpq::sql

@@ -7,9 +7,9 @@
 #include <set>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "server/base/status_macros.h"
 #include "server/query/filter/type_checker.h"
@@ -45,10 +45,13 @@ absl::StatusOr<std::string> Analyzer::RenderWhere(const Expr& e) {
       }
       ASSIGN_OR_RETURN(const ColumnSchema* c, Column(*col));
       if (lit->kind == Expr::Kind::kNull) {
-        return Invalid(lit->pos, "a comparison with NULL is never true: write IS NULL or IS NOT NULL");
+        return Invalid(lit->pos,
+                       "a comparison with NULL is never true: write IS NULL or IS NOT NULL");
       }
       absl::optional<std::string> l = FilterLiteral(*lit);
-      if (!l) return Unsupported(lit->pos, "WHERE compares a column with a literal (a number or a 'string')");
+      if (!l)
+        return Unsupported(lit->pos,
+                           "WHERE compares a column with a literal (a number or a 'string')");
       return absl::StrCat(c->name, " ", op, " ", *l);
     }
     case Expr::Kind::kUnary:
@@ -66,13 +69,16 @@ absl::StatusOr<std::string> Analyzer::RenderWhere(const Expr& e) {
       std::vector<std::string> lits;
       for (size_t i = 1; i < e.children.size(); ++i) {
         absl::optional<std::string> l = FilterLiteral(e.children[i]);
-        if (!l) return Unsupported(e.children[i].pos, "expected a literal (a number or a 'string')");
+        if (!l)
+          return Unsupported(e.children[i].pos, "expected a literal (a number or a 'string')");
         lits.push_back(*l);
       }
       if (e.kind == Expr::Kind::kIn) {
-        return absl::StrCat(c->name, e.negated ? " NOT IN (" : " IN (", absl::StrJoin(lits, ", "), ")");
+        return absl::StrCat(c->name, e.negated ? " NOT IN (" : " IN (", absl::StrJoin(lits, ", "),
+                            ")");
       }
-      return absl::StrCat(c->name, e.negated ? " NOT BETWEEN " : " BETWEEN ", lits[0], " AND ", lits[1]);
+      return absl::StrCat(c->name, e.negated ? " NOT BETWEEN " : " BETWEEN ", lits[0], " AND ",
+                          lits[1]);
     }
     case Expr::Kind::kIsNull: {
       if (e.children[0].kind != Expr::Kind::kColumn) {
@@ -81,13 +87,12 @@ absl::StatusOr<std::string> Analyzer::RenderWhere(const Expr& e) {
       ASSIGN_OR_RETURN(const ColumnSchema* c, Column(e.children[0]));
       return absl::StrCat(c->name, e.negated ? " IS NOT NULL" : " IS NULL");
     }
-    case Expr::Kind::kCall:
-      return Unsupported(e.pos, "WHERE cannot call functions or aggregates");
-    default:
-      break;
+    case Expr::Kind::kCall: return Unsupported(e.pos, "WHERE cannot call functions or aggregates");
+    default: break;
   }
-  return Unsupported(e.pos, "WHERE supports comparisons of a column with a literal, IN, BETWEEN, "
-                            "IS [NOT] NULL, AND, OR and NOT");
+  return Unsupported(e.pos,
+                     "WHERE supports comparisons of a column with a literal, IN, BETWEEN, "
+                     "IS [NOT] NULL, AND, OR and NOT");
 }
 
 }  // namespace dpq::sql::internal

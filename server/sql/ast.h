@@ -17,28 +17,28 @@ struct Position {
 
 struct Expr {
   enum class Kind {
-    kColumn,     // [qualifier '.'] name
-    kNumber,     // text as written
-    kString,     // text unquoted
+    kColumn,  // [qualifier '.'] name
+    kNumber,  // text as written
+    kString,  // text unquoted
     kNull,
-    kStar,       // '*' as the argument of COUNT(*)
-    kCall,       // name '(' args ')': function (name upper-cased)
-    kNamedArg,   // name '=>' children[0] (only as a call argument)
-    kTuple,      // '(' e, e {, e} ')'
-    kUnary,      // op '-', '+' or "NOT" on children[0]
-    kBinary,     // op on children[0], children[1]: + - * / = <> < <= > >= AND OR
-    kIn,         // children[0] [NOT] IN (children[1..])
-    kBetween,    // children[0] [NOT] BETWEEN children[1] AND children[2]
-    kIsNull,     // children[0] IS [NOT] NULL
+    kStar,      // '*' as the argument of COUNT(*)
+    kCall,      // name '(' args ')': function (name upper-cased)
+    kNamedArg,  // name '=>' children[0] (only as a call argument)
+    kTuple,     // '(' e, e {, e} ')'
+    kUnary,     // op '-', '+' or "NOT" on children[0]
+    kBinary,    // op on children[0], children[1]: + - * / = <> < <= > >= AND OR
+    kIn,        // children[0] [NOT] IN (children[1..])
+    kBetween,   // children[0] [NOT] BETWEEN children[1] AND children[2]
+    kIsNull,    // children[0] IS [NOT] NULL
   };
   Kind kind = Kind::kColumn;
   Position pos;
-  std::string qualifier;  // kColumn: the table alias or name, when written
-  std::string name;       // kColumn: column (lower-cased); kCall: function (upper-cased);
-                          // kNamedArg: the argument's name (lower-cased)
-  std::string text;       // kNumber, kString
-  std::string op;         // kUnary, kBinary
-  bool negated = false;   // kIn, kBetween, kIsNull
+  std::string qualifier;       // kColumn: the table alias or name, when written
+  std::string name;            // kColumn: column (lower-cased); kCall: function (upper-cased);
+                               // kNamedArg: the argument's name (lower-cased)
+  std::string text;            // kNumber, kString
+  std::string op;              // kUnary, kBinary
+  bool negated = false;        // kIn, kBetween, kIsNull
   std::vector<Expr> children;  // kCall: the arguments
 };
 

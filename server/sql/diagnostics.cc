@@ -4,7 +4,9 @@
 
 namespace dpq::sql {
 
-std::string FormatPosition(Position p) { return absl::StrCat("line ", p.line, ", column ", p.column); }
+std::string FormatPosition(Position p) {
+  return absl::StrCat("line ", p.line, ", column ", p.column);
+}
 
 absl::Status Invalid(Position p, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("sql: ", FormatPosition(p), ": ", what));

@@ -164,9 +164,8 @@ absl::Status ScanToken(Scanner& s, Token& t) {
 
 absl::StatusOr<std::vector<Token>> Tokenize(absl::string_view text) {
   if (text.size() > kMaxStatementBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("sql: the statement is ", text.size(), " bytes, over the limit of ",
-                     kMaxStatementBytes));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sql: the statement is ", text.size(), " bytes, over the limit of ", kMaxStatementBytes));
   }
   std::vector<Token> out;
   Scanner s(text);

@@ -15,20 +15,21 @@ namespace {
 // Words that end a select item or clause, so they can never be an alias written without AS.
 const std::set<std::string>& ReservedWords() {
   static const auto* words = new std::set<std::string>{
-      "ALL",    "AND",    "AS",        "ASC",    "BETWEEN", "BY",     "CASE",   "CROSS",
-      "CUBE",   "DESC",   "DISTINCT",  "ELSE",   "END",     "EXCEPT", "EXISTS", "FALSE",
-      "FROM",   "FULL",   "GROUP",     "GROUPING", "HAVING", "IN",    "INNER",  "INTERSECT",
-      "IS",     "JOIN",   "LEFT",      "LIMIT",  "NOT",     "NULL",   "OFFSET", "ON",
-      "OR",     "ORDER",  "OUTER",     "OVER",   "QUALIFY", "RIGHT",  "ROLLUP", "SELECT",
-      "THEN",   "TRUE",   "UNION",     "USING",  "WHEN",    "WHERE",  "WINDOW", "WITH"};
+      "ALL",  "AND",   "AS",       "ASC",      "BETWEEN", "BY",     "CASE",   "CROSS",
+      "CUBE", "DESC",  "DISTINCT", "ELSE",     "END",     "EXCEPT", "EXISTS", "FALSE",
+      "FROM", "FULL",  "GROUP",    "GROUPING", "HAVING",  "IN",     "INNER",  "INTERSECT",
+      "IS",   "JOIN",  "LEFT",     "LIMIT",    "NOT",     "NULL",   "OFFSET", "ON",
+      "OR",   "ORDER", "OUTER",    "OVER",     "QUALIFY", "RIGHT",  "ROLLUP", "SELECT",
+      "THEN", "TRUE",  "UNION",    "USING",    "WHEN",    "WHERE",  "WINDOW", "WITH"};
   return *words;
 }
 
 const std::set<std::string>& DmlDdlWords() {
   static const auto* words = new std::set<std::string>{
-      "INSERT", "UPDATE", "DELETE", "MERGE",  "CREATE", "DROP",    "ALTER", "TRUNCATE",
-      "GRANT",  "REVOKE", "COPY",   "CALL",   "EXECUTE", "BEGIN",  "COMMIT", "ROLLBACK",
-      "SET",    "VACUUM", "ANALYZE", "EXPLAIN", "DECLARE", "DO",    "LOCK",  "VALUES", "TABLE"};
+      "INSERT",   "UPDATE",   "DELETE", "MERGE",  "CREATE",  "DROP",    "ALTER",
+      "TRUNCATE", "GRANT",    "REVOKE", "COPY",   "CALL",    "EXECUTE", "BEGIN",
+      "COMMIT",   "ROLLBACK", "SET",    "VACUUM", "ANALYZE", "EXPLAIN", "DECLARE",
+      "DO",       "LOCK",     "VALUES", "TABLE"};
   return *words;
 }
 
@@ -43,7 +44,8 @@ class Parser {
     }
     while (true) {
       if (script.statements.size() == kMaxStatements) {
-        return Error(Peek(), absl::StrCat("more than ", kMaxStatements, " statements in one script"));
+        return Error(Peek(),
+                     absl::StrCat("more than ", kMaxStatements, " statements in one script"));
       }
       ASSIGN_OR_RETURN(Statement s, ParseStatement());
       script.statements.push_back(std::move(s));
@@ -79,14 +81,10 @@ class Parser {
   }
   static std::string Describe(const Token& t) {
     switch (t.kind) {
-      case Token::Kind::kEnd:
-        return "the end of the statement";
-      case Token::Kind::kString:
-        return "a string";
-      case Token::Kind::kNumber:
-        return absl::StrCat("the number ", t.text.substr(0, 20));
-      default:
-        return absl::StrCat("'", t.text.substr(0, 20), "'");
+      case Token::Kind::kEnd: return "the end of the statement";
+      case Token::Kind::kString: return "a string";
+      case Token::Kind::kNumber: return absl::StrCat("the number ", t.text.substr(0, 20));
+      default: return absl::StrCat("'", t.text.substr(0, 20), "'");
     }
   }
   static absl::Status Error(const Token& t, absl::string_view what) { return Invalid(t.pos, what); }
@@ -172,22 +170,26 @@ class Parser {
   absl::Status ParseSelectWithDifferentialPrivacy() {
     const Token& first = Peek();
     if (IsKeyword("WITH")) {
-      return Unsupported(first.pos, "WITH (common table expressions) is not supported: write one "
-                                    "SELECT WITH DIFFERENTIAL_PRIVACY on a dataset");
+      return Unsupported(first.pos,
+                         "WITH (common table expressions) is not supported: write one "
+                         "SELECT WITH DIFFERENTIAL_PRIVACY on a dataset");
     }
     if (first.kind == Token::Kind::kIdent && DmlDdlWords().count(first.upper)) {
-      return Unsupported(first.pos, absl::StrCat(first.upper, " is not supported: only SELECT WITH "
+      return Unsupported(first.pos, absl::StrCat(first.upper,
+                                                 " is not supported: only SELECT WITH "
                                                  "DIFFERENTIAL_PRIVACY statements are accepted"));
     }
     if (IsSymbol("(")) {
-      return Unsupported(first.pos, "a parenthesised query is not supported: write SELECT WITH "
-                                    "DIFFERENTIAL_PRIVACY ...");
+      return Unsupported(first.pos,
+                         "a parenthesised query is not supported: write SELECT WITH "
+                         "DIFFERENTIAL_PRIVACY ...");
     }
     RETURN_IF_ERROR(ExpectKeyword("SELECT"));
     if (!IsKeyword("WITH")) {
       if (IsKeyword("DISTINCT")) {
-        return Unsupported(Peek().pos, "SELECT DISTINCT is not supported: write SELECT WITH "
-                                       "DIFFERENTIAL_PRIVACY OPTIONS(...) ... GROUP BY");
+        return Unsupported(Peek().pos,
+                           "SELECT DISTINCT is not supported: write SELECT WITH "
+                           "DIFFERENTIAL_PRIVACY OPTIONS(...) ... GROUP BY");
       }
       return Unsupported(first.pos,
                          "a SELECT without WITH DIFFERENTIAL_PRIVACY would release exact values: "
@@ -252,12 +254,14 @@ class Parser {
     Next();
     s.table_pos = Peek().pos;
     if (IsSymbol("(")) {
-      return Unsupported(Peek().pos, "subqueries are not supported: FROM names exactly one dataset");
+      return Unsupported(Peek().pos,
+                         "subqueries are not supported: FROM names exactly one dataset");
     }
     ASSIGN_OR_RETURN(s.table, ParseName("a dataset name after FROM"));
     if (IsSymbol(".")) {
-      return Unsupported(Peek().pos, "qualified dataset names are not supported: FROM names a dpq "
-                                     "dataset");
+      return Unsupported(Peek().pos,
+                         "qualified dataset names are not supported: FROM names a dpq "
+                         "dataset");
     }
     return ParseOptionalAlias(s.table_alias);
   }
@@ -268,7 +272,8 @@ class Parser {
     Next();
     RETURN_IF_ERROR(ExpectKeyword("BY"));
     if (IsKeyword("ROLLUP") || IsKeyword("CUBE") || IsKeyword("GROUPING")) {
-      return Unsupported(Peek().pos, absl::StrCat(Peek().upper, " is not supported: GROUP BY "
+      return Unsupported(Peek().pos, absl::StrCat(Peek().upper,
+                                                  " is not supported: GROUP BY "
                                                   "lists columns only"));
     }
     while (true) {
@@ -306,8 +311,8 @@ class Parser {
     Next();
     s.limit_pos = Peek().pos;
     const Token& n = Peek();
-    if (n.kind != Token::Kind::kNumber || n.text.find_first_not_of("0123456789") != std::string::npos ||
-        n.text.size() > 9) {
+    if (n.kind != Token::Kind::kNumber ||
+        n.text.find_first_not_of("0123456789") != std::string::npos || n.text.size() > 9) {
       return Expected("a whole number of rows after LIMIT (at most 999999999)");
     }
     Next();
@@ -362,8 +367,7 @@ class Parser {
         }
         return ParseExpr(3);
       }
-      case 3:
-        return ParsePredicate();
+      case 3: return ParsePredicate();
       case 4:
       case 5: {
         ASSIGN_OR_RETURN(Expr lhs, ParseExpr(level + 1));
@@ -467,8 +471,7 @@ class Parser {
         e.kind = Expr::Kind::kString;
         e.text = Next().text;
         return e;
-      case Token::Kind::kEnd:
-        return Expected("an expression");
+      case Token::Kind::kEnd: return Expected("an expression");
       case Token::Kind::kSymbol:
         if (t.text == "*") {
           Next();
@@ -497,8 +500,7 @@ class Parser {
         }
         return Expected("an expression");
       case Token::Kind::kIdent:
-      case Token::Kind::kQuotedIdent:
-        break;
+      case Token::Kind::kQuotedIdent: break;
     }
     if (t.kind == Token::Kind::kIdent) {
       if (t.upper == "NULL") {

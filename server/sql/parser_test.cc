@@ -93,7 +93,8 @@ TEST(SqlParserTest, PrecedenceOfArithmeticAndLogic) {
 }
 
 TEST(SqlParserTest, NumbersKeepTheirSpelling) {
-  Script s = Parsed("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon=1e+06, delta=.5) COUNT(*) FROM t");
+  Script s =
+      Parsed("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon=1e+06, delta=.5) COUNT(*) FROM t");
   EXPECT_EQ(s.statements[0].options[0].value.text, "1e+06");
   EXPECT_EQ(s.statements[0].options[1].value.text, ".5");
 }
@@ -151,7 +152,8 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{DP "a, COUNT(*) FROM t GROUP BY a HAVING COUNT(*) > 1", kUnimpl, "HAVING", 1, 83},
         Refusal{DP "COUNT(*) FROM t LIMIT 1 OFFSET 2", kUnimpl, "OFFSET", 1, 77},
         Refusal{DP "CASE WHEN a THEN 1 END FROM t", kUnimpl, "CASE", 1, 53},
-        Refusal{DP "COUNT(*) FROM t LIMIT -1", kInvalid, "a whole number of rows after LIMIT", 1, 75},
+        Refusal{DP "COUNT(*) FROM t LIMIT -1", kInvalid, "a whole number of rows after LIMIT", 1,
+                75},
         Refusal{DP "COUNT(*) FROM t LIMIT 1.5", kInvalid, "after LIMIT", 1, 75},
         Refusal{DP "COUNT(*) FROM t WHERE", kInvalid, "expected an expression", 1, 74},
         Refusal{DP "COUNT(*) t", kInvalid, "expected ',' or FROM", 1, 63},
@@ -191,10 +193,15 @@ TEST(SqlLexerTest, ScansEachTokenKind) {
       Tokenize("`Odd name` x_1 1.5e-3 'it''s' <= => , -- to the end\n /* a\n block */ ;");
   ASSERT_TRUE(r.ok()) << r.status();
   using Kind = Token::Kind;
-  const std::vector<std::pair<Kind, std::string>> want = {
-      {Kind::kQuotedIdent, "Odd name"}, {Kind::kIdent, "x_1"}, {Kind::kNumber, "1.5e-3"},
-      {Kind::kString, "it's"},          {Kind::kSymbol, "<="}, {Kind::kSymbol, "=>"},
-      {Kind::kSymbol, ","},             {Kind::kSymbol, ";"},  {Kind::kEnd, ""}};
+  const std::vector<std::pair<Kind, std::string>> want = {{Kind::kQuotedIdent, "Odd name"},
+                                                          {Kind::kIdent, "x_1"},
+                                                          {Kind::kNumber, "1.5e-3"},
+                                                          {Kind::kString, "it's"},
+                                                          {Kind::kSymbol, "<="},
+                                                          {Kind::kSymbol, "=>"},
+                                                          {Kind::kSymbol, ","},
+                                                          {Kind::kSymbol, ";"},
+                                                          {Kind::kEnd, ""}};
   ASSERT_EQ(r->size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) {
     EXPECT_EQ((*r)[i].kind, want[i].first) << i;
@@ -212,12 +219,9 @@ TEST(SqlLexerTest, AnExponentNeedsDigitsElseItIsNotPartOfTheNumber) {
 
 TEST(SqlLexerTest, RefusalsOfEachScanner) {
   const std::pair<const char*, const char*> cases[] = {
-      {"/* open", "unterminated comment"},
-      {"`open", "unterminated quoted identifier"},
-      {"'open", "unterminated string"},
-      {"\"x\"", "double quotes are not allowed"},
-      {"a ? b", "unexpected character '?'"},
-      {"a \x01 b", "unexpected byte 0x1"},
+      {"/* open", "unterminated comment"},   {"`open", "unterminated quoted identifier"},
+      {"'open", "unterminated string"},      {"\"x\"", "double quotes are not allowed"},
+      {"a ? b", "unexpected character '?'"}, {"a \x01 b", "unexpected byte 0x1"},
   };
   for (const auto& [text, message] : cases) {
     absl::StatusOr<std::vector<Token>> r = Tokenize(text);

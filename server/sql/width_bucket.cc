@@ -27,7 +27,9 @@ std::vector<double> EqualWidthEdges(double low, double high, int n) {
 
 }  // namespace
 
-bool IsWidthBucket(const Expr& e) { return e.kind == Expr::Kind::kCall && e.name == "WIDTH_BUCKET"; }
+bool IsWidthBucket(const Expr& e) {
+  return e.kind == Expr::Kind::kCall && e.name == "WIDTH_BUCKET";
+}
 
 absl::StatusOr<std::vector<double>> WidthBucketEdges(const Expr& call) {
   for (const Expr& arg : call.children) {
@@ -49,8 +51,9 @@ absl::StatusOr<std::vector<double>> WidthBucketEdges(const Expr& call) {
     if (!(*low < *high)) return Invalid(a[1].pos, "WIDTH_BUCKET's low must be < high");
     absl::optional<double> n = BoundLiteral(a[3]);
     if (!n || *n != std::floor(*n) || *n < 1 || *n > kMaxWidthBuckets) {
-      return Invalid(a[3].pos, absl::StrCat("WIDTH_BUCKET's number of buckets is a whole number in [1, ",
-                                            kMaxWidthBuckets, "]"));
+      return Invalid(a[3].pos,
+                     absl::StrCat("WIDTH_BUCKET's number of buckets is a whole number in [1, ",
+                                  kMaxWidthBuckets, "]"));
     }
     return EqualWidthEdges(*low, *high, static_cast<int>(*n));
   }
@@ -59,8 +62,8 @@ absl::StatusOr<std::vector<double>> WidthBucketEdges(const Expr& call) {
       return Invalid(a[1].pos, "WIDTH_BUCKET's edges are a list of numbers: (e0, e1, ...)");
     }
     if (a[1].children.size() > static_cast<size_t>(kMaxWidthBuckets) + 1) {
-      return Invalid(a[1].pos, absl::StrCat("WIDTH_BUCKET takes at most ", kMaxWidthBuckets + 1,
-                                            " edges"));
+      return Invalid(a[1].pos,
+                     absl::StrCat("WIDTH_BUCKET takes at most ", kMaxWidthBuckets + 1, " edges"));
     }
     std::vector<double> edges;
     for (const Expr& e : a[1].children) {

@@ -35,7 +35,8 @@ AdminLogEntry EntryFromRow(const pqxx::row& r) {
 std::string BrokenLink(const AdminLogEntry& e, int64_t seq, const std::string& hash) {
   if (e.seq != seq + 1) return absl::StrCat("seq ", seq + 1, " is missing");
   if (e.prev_hash != hash) return "prev_hash does not match the previous row's hash";
-  if (e.hash != AdminChainHash(hash, e.seq, e.action)) return "hash does not match the row's content";
+  if (e.hash != AdminChainHash(hash, e.seq, e.action))
+    return "hash does not match the row's content";
   return "";
 }
 
@@ -58,7 +59,8 @@ std::string AdminCheckpointProblem(pqxx::transaction_base& tx, const AdminCheckp
                                    int64_t* rows_read) {
   const pqxx::result r = tx.exec_params(absl::StrCat(kSelectFrom, " WHERE seq = $1"), cp.seq);
   if (r.empty()) {
-    return absl::StrCat("row ", cp.seq, ", verified at ", cp.verified_at, ", is gone: rows were removed");
+    return absl::StrCat("row ", cp.seq, ", verified at ", cp.verified_at,
+                        ", is gone: rows were removed");
   }
   ++*rows_read;
   const AdminLogEntry e = EntryFromRow(r[0]);
@@ -101,7 +103,8 @@ absl::StatusOr<AdminLog::Verification> AdminLog::Verify(bool full) {
   std::string last_hash;
   RETURN_IF_ERROR(db_->Run("verify admin log", [&](pqxx::connection& c) -> absl::Status {
     v = Verification();
-    pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> tx(c);
+    pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> tx(
+        c);
     const absl::optional<AdminCheckpoint> cp = ReadAdminCheckpoint(tx);
     std::string problem;
     last_seq = 0;
@@ -118,16 +121,17 @@ absl::StatusOr<AdminLog::Verification> AdminLog::Verify(bool full) {
     // the rest of the log and a sort per page).
     tx.exec0("SET LOCAL enable_sort = off");
     for (bool more = true; more && v.first_broken_seq == 0;) {
-      const pqxx::result page = tx.exec_params(
-          absl::StrCat(kSelectFrom, " WHERE seq > $1 ORDER BY seq LIMIT $2"), last_seq, kVerifyPageRows);
+      const pqxx::result page =
+          tx.exec_params(absl::StrCat(kSelectFrom, " WHERE seq > $1 ORDER BY seq LIMIT $2"),
+                         last_seq, kVerifyPageRows);
       more = static_cast<int64_t>(page.size()) == kVerifyPageRows;
       for (const pqxx::row& r : page) {
         const AdminLogEntry e = EntryFromRow(r);
         ++v.rows_read;
         // A walk from genesis passes the checkpoint: the row must be the one verified then.
         if (cp.has_value() && e.seq == cp->seq && e.hash != cp->hash && problem.empty()) {
-          problem = absl::StrCat("row ", e.seq, " differs from the row verified at ", cp->verified_at,
-                                 ": the log was rewritten up to it");
+          problem = absl::StrCat("row ", e.seq, " differs from the row verified at ",
+                                 cp->verified_at, ": the log was rewritten up to it");
         }
         if (std::string broken = BrokenLink(e, last_seq, last_hash); !broken.empty()) {
           v.first_broken_seq = last_seq + 1;

@@ -34,7 +34,7 @@ class AdminLog {
 
   struct Verification {
     bool ok = false;
-    int64_t entries = 0;  // rows in the log (the last seq walked)
+    int64_t entries = 0;           // rows in the log (the last seq walked)
     int64_t first_broken_seq = 0;  // 0: no broken link
     std::string reason;
     bool full = false;           // walked from genesis (else from the checkpoint)

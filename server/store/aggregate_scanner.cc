@@ -93,8 +93,8 @@ absl::StatusOr<ScanResult> AggregateScanner::Scan(const query::ScanPlan& plan, a
                                                   const std::string& partition_seed) {
   ScanResult out;
   std::string data_error;
-  RETURN_IF_ERROR(RunOnce(plan, deadline, filter, partition_seed, ScanArithmetic::kFloat8, &out,
-                          &data_error));
+  RETURN_IF_ERROR(
+      RunOnce(plan, deadline, filter, partition_seed, ScanArithmetic::kFloat8, &out, &data_error));
   if (data_error.empty()) return out;
   // Defence in depth: the same scan (same seed, so the same kept rows up to the random window's
   // draw) in exact numeric, whose arithmetic has no overflow or underflow at these magnitudes.

@@ -26,10 +26,10 @@ inline constexpr char kScanRole[] = "dpq_scan";
 struct GroupStats {
   std::vector<std::string> key;  // the group columns' values as text; empty when ungrouped
   int64_t count = 0;             // kept rows
-  double sum = 0;      // sum of (clamped value - center) over kept rows; 0 without a value column
-  double sum_sq = 0;   // sum of squares of the centred values (ScanPlan::sum_squares)
+  double sum = 0;     // sum of (clamped value - center) over kept rows; 0 without a value column
+  double sum_sq = 0;  // sum of squares of the centred values (ScanPlan::sum_squares)
   std::vector<int64_t> buckets;  // kept rows per bucket (ScanPlan::bucket_edges); else empty
-  int64_t units = 0;   // distinct privacy units among the kept rows (ScanPlan::count_units)
+  int64_t units = 0;  // distinct privacy units among the kept rows (ScanPlan::count_units)
 };
 
 // Ungrouped: the totals are in the GroupStats fields and `groups` is empty. Grouped: one entry per

@@ -38,8 +38,8 @@ std::string CanonicalRelease(int64_t dataset_id, int64_t seq, double value, doub
                       D(ci_upper), "|", S(result));
 }
 
-std::string ReleaseHash(const std::string& audit_hash, int64_t dataset_id, int64_t seq, double value,
-                        double ci_lower, double ci_upper, const std::string& result) {
+std::string ReleaseHash(const std::string& audit_hash, int64_t dataset_id, int64_t seq,
+                        double value, double ci_lower, double ci_upper, const std::string& result) {
   return Sha256(audit_hash + CanonicalRelease(dataset_id, seq, value, ci_lower, ci_upper, result));
 }
 
@@ -48,8 +48,8 @@ std::string ChainHash(const std::string& prev_hash, int64_t dataset_id, const Al
 }
 
 std::string CanonicalAdminAction(int64_t seq, const AdminAction& a) {
-  return absl::StrCat("dpq-admin-v1|", seq, "|", S(a.admin), "|", S(a.action), "|", S(a.target), "|",
-                      S(a.details));
+  return absl::StrCat("dpq-admin-v1|", seq, "|", S(a.admin), "|", S(a.action), "|", S(a.target),
+                      "|", S(a.details));
 }
 
 std::string AdminChainHash(const std::string& prev_hash, int64_t seq, const AdminAction& a) {

@@ -25,8 +25,8 @@ std::string ChainHash(const std::string& prev_hash, int64_t dataset_id, const Al
 // release, or moving it to another audit row, breaks it.
 std::string CanonicalRelease(int64_t dataset_id, int64_t seq, double value, double ci_lower,
                              double ci_upper, const std::string& result);
-std::string ReleaseHash(const std::string& audit_hash, int64_t dataset_id, int64_t seq, double value,
-                        double ci_lower, double ci_upper, const std::string& result);
+std::string ReleaseHash(const std::string& audit_hash, int64_t dataset_id, int64_t seq,
+                        double value, double ci_lower, double ci_upper, const std::string& result);
 
 // The admin log's chain (migration 0009): one row per admin action, linked the same way.
 struct AdminAction {

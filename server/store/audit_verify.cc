@@ -92,8 +92,8 @@ class ChainWalk {
     if (!composed.ok()) {
       compose_failed_ = true;
       if (first_broken_seq_ == 0) {
-        Broken(a.seq, absl::StrCat("row ", a.seq, ": its events do not compose: ",
-                                   composed.status().message()));
+        Broken(a.seq, absl::StrCat("row ", a.seq,
+                                   ": its events do not compose: ", composed.status().message()));
       }
       return;
     }
@@ -241,11 +241,12 @@ absl::Status Judge(const ChainWalk& walk, const LedgerState& ledger,
                      SpentEpsilonUnits(budget.accountant, end.state, budget.delta_total_units));
     v->delta_spent_recomputed_units = end.state.empty() ? 0 : budget.delta_total_units;
     if (v->reason.empty() && end.state != ledger.accountant_state) {
-      v->reason = "the ledger's accountant state differs from the one recomputed from the audit rows";
+      v->reason =
+          "the ledger's accountant state differs from the one recomputed from the audit rows";
     }
   }
   if (v->reason.empty() && (v->epsilon_spent_recomputed_units != budget.epsilon_spent_units ||
-                           v->delta_spent_recomputed_units != budget.delta_spent_units)) {
+                            v->delta_spent_recomputed_units != budget.delta_spent_units)) {
     v->reason = "the ledger's spent budget differs from the sum recomputed from the audit rows";
   }
   v->ok = v->reason.empty();
@@ -266,18 +267,22 @@ absl::StatusOr<BudgetLedger::Verification> BudgetLedger::Verify(int64_t dataset_
   RETURN_IF_ERROR(db_->Run("verify audit", [&](pqxx::connection& c) -> absl::Status {
     v = Verification();
     checkpoint_problem.clear();
-    pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> tx(c);
+    pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> tx(
+        c);
     ASSIGN_OR_RETURN(pqxx::row row, ReadLedger(tx, dataset_id, /*lock=*/false));
     ledger = LedgerFromRow(row);
-    const absl::optional<Checkpoint> cp = ReadCheckpoint(tx, dataset_id, options.full_after_seconds);
+    const absl::optional<Checkpoint> cp =
+        ReadCheckpoint(tx, dataset_id, options.full_after_seconds);
     ChainPoint from;
     if (cp.has_value()) {
       v.checkpoint_seq = cp->point.seq;
       if (!options.full && !cp->full_due) {
-        checkpoint_problem = CheckpointProblem(tx, dataset_id, *cp, budget.accountant, &v.rows_read);
+        checkpoint_problem =
+            CheckpointProblem(tx, dataset_id, *cp, budget.accountant, &v.rows_read);
         if (checkpoint_problem.empty()) from = cp->point;  // else: from genesis, to find the break
       } else if (cp->accountant != AccountantName(budget.accountant)) {
-        checkpoint_problem = CheckpointProblem(tx, dataset_id, *cp, budget.accountant, &v.rows_read);
+        checkpoint_problem =
+            CheckpointProblem(tx, dataset_id, *cp, budget.accountant, &v.rows_read);
       }
     }
     v.full = from.seq == 0;
@@ -293,9 +298,9 @@ absl::StatusOr<BudgetLedger::Verification> BudgetLedger::Verify(int64_t dataset_
       walk->Add(a);
     });
     if (cp.has_value() && walk->at().seq < cp->point.seq && checkpoint_problem.empty()) {
-      checkpoint_problem = absl::StrCat("the chain ends at row ", walk->at().seq, ", before row ",
-                                        cp->point.seq, " verified at ", cp->verified_at,
-                                        ": rows were removed");
+      checkpoint_problem =
+          absl::StrCat("the chain ends at row ", walk->at().seq, ", before row ", cp->point.seq,
+                       " verified at ", cp->verified_at, ": rows were removed");
     }
     tx.commit();
     return absl::OkStatus();

@@ -42,7 +42,8 @@ absl::StatusOr<BudgetState> BudgetLedger::Get(int64_t dataset_id) {
 }
 
 absl::StatusOr<BudgetState> BudgetLedger::Set(int64_t dataset_id, int64_t epsilon_total_units,
-                                              int64_t delta_total_units, const std::string& accountant,
+                                              int64_t delta_total_units,
+                                              const std::string& accountant,
                                               absl::optional<int64_t> max_query_epsilon_units,
                                               const AdminAction* log) {
   BudgetState b;
@@ -58,9 +59,9 @@ absl::StatusOr<BudgetState> BudgetLedger::Set(int64_t dataset_id, int64_t epsilo
       ASSIGN_OR_RETURN(chosen, dp::accounting::ParseAccountantKind(accountant));
     }
     if (chosen != b.accountant && anything_spent) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the accountant of dataset ", b.dataset, " is ", AccountantName(b.accountant),
-          " and cannot change once budget was spent"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("the accountant of dataset ", b.dataset, " is ",
+                       AccountantName(b.accountant), " and cannot change once budget was spent"));
     }
     if (chosen != AccountantKind::kBasic && delta_total_units == 0) {
       return absl::InvalidArgumentError(
@@ -93,8 +94,8 @@ absl::StatusOr<BudgetState> BudgetLedger::Set(int64_t dataset_id, int64_t epsilo
   return b;
 }
 
-absl::StatusOr<absl::optional<Allocation>> BudgetLedger::FindAllocation(int64_t dataset_id,
-                                                                        const std::string& request_id) {
+absl::StatusOr<absl::optional<Allocation>> BudgetLedger::FindAllocation(
+    int64_t dataset_id, const std::string& request_id) {
   absl::optional<Allocation> a;
   RETURN_IF_ERROR(db_->Run("find allocation", [&](pqxx::connection& c) {
     PrepareLedgerStatements(c);
@@ -126,13 +127,14 @@ absl::StatusOr<Allocation> BudgetLedger::StoreRelease(int64_t dataset_id, int64_
   RETURN_IF_ERROR(db_->Run("store release", [&](pqxx::connection& c) -> absl::Status {
     pqxx::work tx(c);
     const pqxx::result paid = tx.exec_params(
-        "SELECT hash, release_deferred FROM audit WHERE dataset_id = $1 AND seq = $2", dataset_id, seq);
+        "SELECT hash, release_deferred FROM audit WHERE dataset_id = $1 AND seq = $2", dataset_id,
+        seq);
     if (paid.empty()) {
       return absl::NotFoundError(absl::StrCat("no allocation ", seq, " on dataset ", dataset_id));
     }
     if (!paid[0][1].as<bool>()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("allocation ", seq, " carries its answer inline (written before migration 0007)"));
+      return absl::FailedPreconditionError(absl::StrCat(
+          "allocation ", seq, " carries its answer inline (written before migration 0007)"));
     }
     const std::string hash = ReleaseHash(Bytes(paid[0][0]), dataset_id, seq, release.value,
                                          release.ci_lower, release.ci_upper, release.result);
@@ -144,10 +146,10 @@ absl::StatusOr<Allocation> BudgetLedger::StoreRelease(int64_t dataset_id, int64_
         "decode($7, 'hex')) ON CONFLICT (dataset_id, seq) DO NOTHING",
         dataset_id, seq, ExactDouble(release.value), ExactDouble(release.ci_lower),
         ExactDouble(release.ci_upper), release.result, ToHex(hash));
-    const pqxx::row r = tx.exec_params1(
-        absl::StrCat("SELECT ", kAllocationColumns, ", ", kReleaseColumns, " FROM ",
-                     kAllocationWithRelease, " WHERE dataset_id = $1 AND seq = $2"),
-        dataset_id, seq);
+    const pqxx::row r =
+        tx.exec_params1(absl::StrCat("SELECT ", kAllocationColumns, ", ", kReleaseColumns, " FROM ",
+                                     kAllocationWithRelease, " WHERE dataset_id = $1 AND seq = $2"),
+                        dataset_id, seq);
     out = AllocationFromRow(r);
     tx.commit();
     return absl::OkStatus();
@@ -165,17 +167,19 @@ absl::StatusOr<Allocation> BudgetLedger::StoreRelease(int64_t dataset_id, const 
     // Autocommit: no BEGIN/COMMIT round trips; libpq returns once the implicit transaction has
     // committed (at the protocol's Sync), under the same synchronous_commit as a COMMIT.
     // Prepared once per connection: a primary-key probe plans alike for every value.
-    c.prepare("dpq_store_release",
-              "INSERT INTO releases (dataset_id, seq, released_value, released_ci_lower, "
-              "released_ci_upper, released_result, release_hash) "
-              "SELECT dataset_id, seq, $3::float8, $4::float8, $5::float8, $6, decode($7, 'hex') "
-              "FROM audit WHERE dataset_id = $1 AND seq = $2 AND release_deferred "
-              "AND hash = decode($8, 'hex') ON CONFLICT (dataset_id, seq) DO NOTHING RETURNING seq");
+    c.prepare(
+        "dpq_store_release",
+        "INSERT INTO releases (dataset_id, seq, released_value, released_ci_lower, "
+        "released_ci_upper, released_result, release_hash) "
+        "SELECT dataset_id, seq, $3::float8, $4::float8, $5::float8, $6, decode($7, 'hex') "
+        "FROM audit WHERE dataset_id = $1 AND seq = $2 AND release_deferred "
+        "AND hash = decode($8, 'hex') ON CONFLICT (dataset_id, seq) DO NOTHING RETURNING seq");
     pqxx::nontransaction tx(c);
-    inserted = !tx.exec_prepared("dpq_store_release", dataset_id, paid.seq, ExactDouble(release.value),
-                                 ExactDouble(release.ci_lower), ExactDouble(release.ci_upper),
-                                 release.result, ToHex(stored.hash), ToHex(paid.hash))
-                    .empty();
+    inserted =
+        !tx.exec_prepared("dpq_store_release", dataset_id, paid.seq, ExactDouble(release.value),
+                          ExactDouble(release.ci_lower), ExactDouble(release.ci_upper),
+                          release.result, ToHex(stored.hash), ToHex(paid.hash))
+             .empty();
     return absl::OkStatus();
   }));
   if (!inserted) return StoreRelease(dataset_id, paid.seq, release);  // the winner, or the error
@@ -188,10 +192,10 @@ absl::StatusOr<std::vector<Allocation>> BudgetLedger::ListAllocations(int64_t da
   std::vector<Allocation> out;
   RETURN_IF_ERROR(db_->Run("list audit", [&](pqxx::connection& c) {
     pqxx::read_transaction tx(c);
-    for (const auto& row : tx.exec_params(
-             absl::StrCat("SELECT ", kAllocationColumns, ", ", kReleaseColumns, " FROM ", kAllocationWithRelease,
-                          " WHERE dataset_id = $1 ORDER BY seq"),
-             dataset_id)) {
+    for (const auto& row :
+         tx.exec_params(absl::StrCat("SELECT ", kAllocationColumns, ", ", kReleaseColumns, " FROM ",
+                                     kAllocationWithRelease, " WHERE dataset_id = $1 ORDER BY seq"),
+                        dataset_id)) {
       out.push_back(AllocationFromRow(row));
     }
     return absl::OkStatus();
@@ -204,7 +208,8 @@ absl::StatusOr<std::vector<BudgetState>> BudgetLedger::ListBudgets() {
   RETURN_IF_ERROR(db_->Run("list budgets", [&](pqxx::connection& c) {
     pqxx::read_transaction tx(c);
     for (const auto& row : tx.exec(absl::StrCat(
-             "SELECT ", kBudgetColumns, " FROM ledgers l JOIN datasets d ON d.id = l.dataset_id ORDER BY d.name"))) {
+             "SELECT ", kBudgetColumns,
+             " FROM ledgers l JOIN datasets d ON d.id = l.dataset_id ORDER BY d.name"))) {
       out.push_back(BudgetFromRow(row));
     }
     return absl::OkStatus();

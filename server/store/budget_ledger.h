@@ -109,7 +109,7 @@ class BudgetLedger {
 
   struct Verification {
     bool ok = false;
-    int64_t entries = 0;  // rows in the chain (the last seq walked)
+    int64_t entries = 0;           // rows in the chain (the last seq walked)
     int64_t first_broken_seq = 0;  // 0: no broken link
     std::string reason;
     int64_t epsilon_spent_recomputed_units = 0, delta_spent_recomputed_units = 0;
@@ -136,7 +136,9 @@ class BudgetLedger {
   // cut). Rows before the checkpoint are not read again; a full run checks them and the
   // checkpoint too. A run that finds nothing wrong moves the checkpoint to the last row.
   absl::StatusOr<Verification> Verify(int64_t dataset_id, const VerifyOptions& options);
-  absl::StatusOr<Verification> Verify(int64_t dataset_id) { return Verify(dataset_id, VerifyOptions()); }
+  absl::StatusOr<Verification> Verify(int64_t dataset_id) {
+    return Verify(dataset_id, VerifyOptions());
+  }
   static constexpr int64_t kVerifyPageRows = 10000;
 
   // Every dataset's ledger, for metrics.

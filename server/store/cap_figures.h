@@ -17,7 +17,8 @@ struct AnalystCap {
   bool has_epsilon_cap = false, has_delta_cap = false;
   // Units of server/query/privacy_units.h; spent is the grant's spend against its caps (it
   // survives a revoke and grant again, so a cap cannot be reset that way).
-  int64_t epsilon_cap_units = 0, epsilon_spent_units = 0, delta_cap_units = 0, delta_spent_units = 0;
+  int64_t epsilon_cap_units = 0, epsilon_spent_units = 0, delta_cap_units = 0,
+          delta_spent_units = 0;
 };
 
 // Every live grant with a cap (grant, analyst and dataset not revoked or dropped), ordered by

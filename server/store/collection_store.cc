@@ -165,8 +165,8 @@ absl::StatusOr<int64_t> CollectionStore::ForEachReport(
           pqxx::binarystring bits(r[2]);
           report = dp::ldp::UnaryReport{bits.str()};
         } else {
-          report = dp::ldp::OlhReport{static_cast<uint64_t>(r[3].as<int64_t>()),
-                                      r[4].as<uint32_t>()};
+          report =
+              dp::ldp::OlhReport{static_cast<uint64_t>(r[3].as<int64_t>()), r[4].as<uint32_t>()};
         }
         visit(report);
         ++visited;

@@ -40,7 +40,8 @@ class CollectionStore {
 
   // `spec` must already be validated (name, domain, epsilon, mechanism, limit). ALREADY_EXISTS for
   // a taken name. `log` is appended to the admin log in the same transaction.
-  absl::StatusOr<CollectionRecord> Create(const CollectionSpec& spec, const AdminAction* log = nullptr);
+  absl::StatusOr<CollectionRecord> Create(const CollectionSpec& spec,
+                                          const AdminAction* log = nullptr);
   // NOT_FOUND for an unknown name.
   absl::StatusOr<CollectionRecord> Get(const std::string& name);
   // Every collection, by name.

@@ -57,7 +57,8 @@ class Database {
   // with a serialization failure or deadlock (DatabaseFailure::kConflict) are retried up to
   // `kMaxAttempts` times, then reported as UNAVAILABLE; a broken connection and a commit in doubt
   // are never retried (UNAVAILABLE at once: the caller retries with its request id).
-  absl::Status Run(absl::string_view context, const std::function<absl::Status(pqxx::connection&)>& fn) {
+  absl::Status Run(absl::string_view context,
+                   const std::function<absl::Status(pqxx::connection&)>& fn) {
     return RunWithAttempts(context, fn, kMaxAttempts);
   }
   // As Run, but never retried: for work that consumes a stream and so cannot be replayed.
@@ -75,7 +76,8 @@ class Database {
  private:
   Database(std::string url, int pool_size);
   absl::Status RunWithAttempts(absl::string_view context,
-                               const std::function<absl::Status(pqxx::connection&)>& fn, int attempts);
+                               const std::function<absl::Status(pqxx::connection&)>& fn,
+                               int attempts);
   absl::StatusOr<std::unique_ptr<pqxx::connection>> Acquire();
   // Pools `conn`, or frees its slot: null means RunWithAttempts closed it after its work threw.
   void Release(std::unique_ptr<pqxx::connection> conn);
@@ -84,7 +86,7 @@ class Database {
   const int pool_size_;
   mutable absl::Mutex mu_;
   std::vector<std::unique_ptr<pqxx::connection>> idle_ ABSL_GUARDED_BY(mu_);
-  int open_ ABSL_GUARDED_BY(mu_) = 0;  // established or being established, lent out or idle
+  int open_ ABSL_GUARDED_BY(mu_) = 0;      // established or being established, lent out or idle
   PoolStats counts_ ABSL_GUARDED_BY(mu_);  // the counters only; Stats() fills in the gauges
 };
 

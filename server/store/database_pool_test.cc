@@ -6,9 +6,9 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "server/store/one_trip_transaction.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/store/one_trip_transaction.h"
 #include "tests/db/store_test_env.h"
 #include "tests/support/status_matchers.h"
 
@@ -17,8 +17,8 @@ namespace {
 
 using ::dpq::testing::IsOk;
 using ::dpq::testing::StatusIs;
-using ::testing::HasSubstr;
 using ::dpq::testing::TestPostgres;
+using ::testing::HasSubstr;
 
 class DatabasePoolTest : public ::dpq::testing::StoreTest {
  protected:
@@ -124,15 +124,17 @@ TEST_F(DatabasePoolTest, StatsCountSessionsTheServerClosedAndFailedConnects) {
   ASSERT_OK_AND_ASSIGN(const int other_pid, NextSessionPid(other.get()));
   const std::string name = Sql("SELECT current_database()");
   const std::string admin_url = pg_->connection_url();  // another database: this one refuses us
-  ASSERT_THAT(TestPostgres::RunPsql(admin_url, "ALTER DATABASE " + name + " ALLOW_CONNECTIONS false"),
-              IsOk());
+  ASSERT_THAT(
+      TestPostgres::RunPsql(admin_url, "ALTER DATABASE " + name + " ALLOW_CONNECTIONS false"),
+      IsOk());
   ASSERT_THAT(TestPostgres::RunPsql(
                   admin_url, absl::StrCat("SELECT pg_terminate_backend(", other_pid, ", 10000)")),
               IsOk());
   EXPECT_THAT(other->Run("refused", [](pqxx::connection&) { return absl::OkStatus(); }),
               StatusIs(absl::StatusCode::kUnavailable));
-  ASSERT_THAT(TestPostgres::RunPsql(admin_url, "ALTER DATABASE " + name + " ALLOW_CONNECTIONS true"),
-              IsOk());
+  ASSERT_THAT(
+      TestPostgres::RunPsql(admin_url, "ALTER DATABASE " + name + " ALLOW_CONNECTIONS true"),
+      IsOk());
   stats = other->Stats();
   EXPECT_EQ(stats.opened, 1);
   EXPECT_EQ(stats.closed_by_server, 1);
@@ -181,17 +183,20 @@ TEST_F(DatabasePoolTest, SessionSettingsArePinnedWhateverTheUrlAsks) {
       "search_path%3Dpg_temp%20-c%20standard_conforming_strings%3Doff%20-c%20statement_timeout%3D1");
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> db, Database::Open(hostile, 1));
   std::string got;
-  ASSERT_THAT(db->Run("settings", [&](pqxx::connection& c) {
+  ASSERT_THAT(
+      db->Run("settings",
+              [&](pqxx::connection& c) {
                 pqxx::read_transaction tx(c);
-                got = tx.exec1("SELECT current_setting('extra_float_digits') || ' ' || "
-                               "current_setting('TimeZone') || ' ' || current_setting('search_path') "
-                               "|| ' ' || current_setting('standard_conforming_strings') || ' ' || "
-                               "current_setting('statement_timeout') || ' ' || (0.1::float8 + "
-                               "0.2::float8)::text")[0]
+                got = tx.exec1(
+                            "SELECT current_setting('extra_float_digits') || ' ' || "
+                            "current_setting('TimeZone') || ' ' || current_setting('search_path') "
+                            "|| ' ' || current_setting('standard_conforming_strings') || ' ' || "
+                            "current_setting('statement_timeout') || ' ' || (0.1::float8 + "
+                            "0.2::float8)::text")[0]
                           .as<std::string>();
                 return absl::OkStatus();
               }),
-              IsOk());
+      IsOk());
   EXPECT_EQ(got, "3 UTC public on 0 0.30000000000000004");
 }
 
@@ -201,7 +206,8 @@ TEST_F(DatabasePoolTest, SessionSettingsArePinnedWhateverTheUrlAsks) {
 TEST_F(DatabasePoolTest, OneTripTransactionAppliesItsSettingsAndNeverLeavesABlockOpen) {
   ASSERT_OK_AND_ASSIGN(const int pid, NextSessionPid());
   absl::Status early = single_->Run("early return", [&](pqxx::connection& c) -> absl::Status {
-    OneTripTransaction t(c, OneTripTransaction::Mode::kReadOnly, "SET LOCAL statement_timeout = 4321");
+    OneTripTransaction t(c, OneTripTransaction::Mode::kReadOnly,
+                         "SET LOCAL statement_timeout = 4321");
     EXPECT_EQ(t.tx().exec1("SHOW statement_timeout")[0].as<std::string>(), "4321ms");
     EXPECT_EQ(t.tx().exec1("SHOW transaction_read_only")[0].as<std::string>(), "on");
     return absl::FailedPreconditionError("left without Commit");
@@ -218,19 +224,23 @@ TEST_F(DatabasePoolTest, OneTripTransactionAppliesItsSettingsAndNeverLeavesABloc
   });
   EXPECT_THAT(after, IsOk());
   // Committed read-write work is visible to the next session's work.
-  ASSERT_THAT(single_->Run("commit", [&](pqxx::connection& c) -> absl::Status {
-    OneTripTransaction t(c, OneTripTransaction::Mode::kReadWrite, "");
-    t.tx().exec0("CREATE TABLE one_trip_probe (x int)");
-    t.tx().exec0("INSERT INTO one_trip_probe VALUES (7)");
-    t.Commit();
-    return absl::OkStatus();
-  }), IsOk());
+  ASSERT_THAT(single_->Run("commit",
+                           [&](pqxx::connection& c) -> absl::Status {
+                             OneTripTransaction t(c, OneTripTransaction::Mode::kReadWrite, "");
+                             t.tx().exec0("CREATE TABLE one_trip_probe (x int)");
+                             t.tx().exec0("INSERT INTO one_trip_probe VALUES (7)");
+                             t.Commit();
+                             return absl::OkStatus();
+                           }),
+              IsOk());
   int64_t seen = 0;
-  ASSERT_THAT(single_->Run("read", [&](pqxx::connection& c) -> absl::Status {
-    pqxx::read_transaction tx(c);
-    seen = tx.exec1("SELECT sum(x) FROM one_trip_probe")[0].as<int64_t>();
-    return absl::OkStatus();
-  }), IsOk());
+  ASSERT_THAT(single_->Run("read",
+                           [&](pqxx::connection& c) -> absl::Status {
+                             pqxx::read_transaction tx(c);
+                             seen = tx.exec1("SELECT sum(x) FROM one_trip_probe")[0].as<int64_t>();
+                             return absl::OkStatus();
+                           }),
+              IsOk());
   EXPECT_EQ(seen, 7);
 }
 

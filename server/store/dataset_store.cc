@@ -114,8 +114,9 @@ absl::StatusOr<RowRanker> NewRanker(const DatasetSchema& schema) {
 }
 
 void LogRanks(const DatasetSchema& schema, const RowRanker& ranker) {
-  LogInfo(absl::StrFormat("dataset %s: ranked %d rows of %d privacy units; rank counters held %.1f MB",
-                          schema.name, ranker.rows(), ranker.units(), ranker.MemoryBytes() / 1e6));
+  LogInfo(
+      absl::StrFormat("dataset %s: ranked %d rows of %d privacy units; rank counters held %.1f MB",
+                      schema.name, ranker.rows(), ranker.units(), ranker.MemoryBytes() / 1e6));
 }
 
 // Writes batches of COPY lines on a thread of its own, so that dpqd's work on the next batch
@@ -292,7 +293,8 @@ absl::StatusOr<CreatedDataset> DatasetStore::Create(const DatasetSchema& schema,
     }
     std::vector<std::string> definitions;
     for (size_t i = 0; i <= schema.columns.size(); ++i) {
-      if (i == rank_position) definitions.push_back(absl::StrCat(kRowRankColumn, " integer NOT NULL"));
+      if (i == rank_position)
+        definitions.push_back(absl::StrCat(kRowRankColumn, " integer NOT NULL"));
       if (i == schema.columns.size()) break;
       const ColumnSchema& col = schema.columns[i];
       std::string lower = col.lower ? ExactDouble(*col.lower) : "";
@@ -300,8 +302,8 @@ absl::StatusOr<CreatedDataset> DatasetStore::Create(const DatasetSchema& schema,
       tx.exec_params(
           "INSERT INTO dataset_columns (dataset_id, position, name, type, lower_bound, upper_bound) "
           "VALUES ($1, $2, $3, $4, nullif($5, '')::float8, nullif($6, '')::float8)",
-          created.schema.id, static_cast<int>(i), col.name, std::string(query::ColumnTypeName(col.type)),
-          lower, upper);
+          created.schema.id, static_cast<int>(i), col.name,
+          std::string(query::ColumnTypeName(col.type)), lower, upper);
       for (size_t k = 0; k < col.categories.size(); ++k) {
         tx.exec_params0(
             "INSERT INTO dataset_categories (dataset_id, column_name, position, value) "
@@ -328,14 +330,15 @@ absl::StatusOr<CreatedDataset> DatasetStore::Create(const DatasetSchema& schema,
   return created;
 }
 
-absl::StatusOr<int64_t> DatasetStore::Append(const DatasetSchema& schema, const CopyLineSource& source,
-                                             const AdminAction* log) {
+absl::StatusOr<int64_t> DatasetStore::Append(const DatasetSchema& schema,
+                                             const CopyLineSource& source, const AdminAction* log) {
   int64_t appended = 0;
   RETURN_IF_ERROR(db_->RunOnce("load dataset", [&](pqxx::connection& c) -> absl::Status {
     pqxx::work tx(c);
     // Lock the dataset row: concurrent loads and a drop serialise, and the version bump is exact.
     pqxx::result d = tx.exec_params(
-        "SELECT has_row_rank FROM datasets WHERE id = $1 AND dropped_at IS NULL FOR UPDATE", schema.id);
+        "SELECT has_row_rank FROM datasets WHERE id = $1 AND dropped_at IS NULL FOR UPDATE",
+        schema.id);
     if (d.empty()) return absl::NotFoundError(absl::StrCat("dataset ", schema.name, " not found"));
     if (!d[0][0].as<bool>()) {  // a table from before migration 0006: no rank column
       ASSIGN_OR_RETURN(appended, CopyRows(tx, schema, source));
@@ -347,9 +350,9 @@ absl::StatusOr<int64_t> DatasetStore::Append(const DatasetSchema& schema, const 
       // every unit already stored; an index on (unit, _dpq_rank) would make it cheaper per append
       // but would slow every load and double the table's footprint.
       const std::string unit = tx.quote_name(schema.privacy_unit);
-      for (const pqxx::row& r : tx.exec(absl::StrCat(
-               "SELECT ", unit, "::text, ", unit, " IS NULL, max(", kRowRankColumn, ") FROM ",
-               DataTableName(schema.id), " GROUP BY ", unit))) {
+      for (const pqxx::row& r :
+           tx.exec(absl::StrCat("SELECT ", unit, "::text, ", unit, " IS NULL, max(", kRowRankColumn,
+                                ") FROM ", DataTableName(schema.id), " GROUP BY ", unit))) {
         RETURN_IF_ERROR(ranker.Seed(r[1].as<bool>() ? "" : r[0].as<std::string>(), r[1].as<bool>(),
                                     r[2].as<int32_t>()));
       }
@@ -399,11 +402,12 @@ absl::StatusOr<DatasetSchema> DatasetStore::Get(const std::string& name, bool in
     // One statement: autocommit, no BEGIN/ROLLBACK round trips (it runs on every query).
     pqxx::nontransaction tx(c);
     found = SchemasFromRows(tx.exec_params(
-        SchemaQuery("d.name = $1 AND ($2 OR d.dropped_at IS NULL)", "", "d.id, c.position"),
-        name, include_dropped));
+        SchemaQuery("d.name = $1 AND ($2 OR d.dropped_at IS NULL)", "", "d.id, c.position"), name,
+        include_dropped));
     return absl::OkStatus();
   }));
-  if (found.empty()) return absl::NotFoundError(absl::StrCat("dataset ", name.substr(0, 64), " not found"));
+  if (found.empty())
+    return absl::NotFoundError(absl::StrCat("dataset ", name.substr(0, 64), " not found"));
   return std::move(found.front());
 }
 
@@ -428,12 +432,14 @@ absl::StatusOr<DatasetStore::Granted> DatasetStore::GetWithGrant(const std::stri
     if (!rows.empty()) out.granted = rows[0][rows[0].size() - 1].as<bool>();
     return absl::OkStatus();
   }));
-  if (found.empty()) return absl::NotFoundError(absl::StrCat("dataset ", name.substr(0, 64), " not found"));
+  if (found.empty())
+    return absl::NotFoundError(absl::StrCat("dataset ", name.substr(0, 64), " not found"));
   out.schema = std::move(found.front());
   return out;
 }
 
-absl::StatusOr<std::vector<DatasetSchema>> DatasetStore::List(absl::optional<int64_t> principal_id) {
+absl::StatusOr<std::vector<DatasetSchema>> DatasetStore::List(
+    absl::optional<int64_t> principal_id) {
   std::vector<DatasetSchema> found;
   RETURN_IF_ERROR(db_->Run("list datasets", [&](pqxx::connection& c) {
     pqxx::read_transaction tx(c);

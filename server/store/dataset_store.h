@@ -35,7 +35,8 @@ class DatasetStore {
   // rows from `source` with COPY, in one transaction: on any error nothing exists afterwards.
   // `schema` must already be validated (identifiers, types, bounds). ALREADY_EXISTS for a taken
   // name.
-  absl::StatusOr<CreatedDataset> Create(const query::DatasetSchema& schema, const CopyLineSource& source,
+  absl::StatusOr<CreatedDataset> Create(const query::DatasetSchema& schema,
+                                        const CopyLineSource& source,
                                         const AdminAction* log = nullptr);
 
   // Appends all rows from `source` to the dataset's table with COPY and bumps its version, in one

@@ -100,8 +100,8 @@ class DebitBatcher {
 
   // Counters since construction, for tests and benchmarks.
   struct Stats {
-    int64_t groups = 0;       // commit_group calls
-    int64_t debits = 0;       // members over all groups
+    int64_t groups = 0;  // commit_group calls
+    int64_t debits = 0;  // members over all groups
     int64_t largest_group = 0;
   };
   Stats stats() const;

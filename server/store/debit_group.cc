@@ -30,11 +30,13 @@ struct Statement {
 const std::vector<Statement>& LedgerStatements() {
   static const std::vector<Statement>* const statements = new std::vector<Statement>{
       {"dpq_find_allocation",
-       absl::StrCat("SELECT ", kAllocationColumns, " FROM audit WHERE dataset_id = $1 AND request_id = $2")},
+       absl::StrCat("SELECT ", kAllocationColumns,
+                    " FROM audit WHERE dataset_id = $1 AND request_id = $2")},
       {"dpq_debit_lock_ledger",
-       absl::StrCat("SELECT ", kBudgetColumns,
-                    " FROM ledgers l JOIN datasets d ON d.id = l.dataset_id WHERE l.dataset_id = $1 "
-                    "FOR UPDATE OF l")},
+       absl::StrCat(
+           "SELECT ", kBudgetColumns,
+           " FROM ledgers l JOIN datasets d ON d.id = l.dataset_id WHERE l.dataset_id = $1 "
+           "FOR UPDATE OF l")},
       // ORDER BY below FOR UPDATE: rows are locked in principal order (the LockRows step runs on
       // the sorted rows), the one order every debit group uses.
       {"dpq_debit_lock_grants",
@@ -88,7 +90,8 @@ const std::vector<Statement>& LedgerStatements() {
 std::string PrepareFindPrior(pqxx::connection& c, int64_t head_seq) {
   static const std::string* const sql = new std::string(absl::StrCat(
       "SELECT a.* FROM unnest($2::text[]) AS r(request_id) CROSS JOIN LATERAL (SELECT ",
-      kAllocationColumns, " FROM audit WHERE dataset_id = $1 AND request_id = r.request_id LIMIT 1) a"));
+      kAllocationColumns,
+      " FROM audit WHERE dataset_id = $1 AND request_id = r.request_id LIMIT 1) a"));
   int width = 0;
   for (uint64_t v = static_cast<uint64_t>(std::max<int64_t>(head_seq, 0)); v != 0; v >>= 1) ++width;
   std::string name = absl::StrCat("dpq_debit_find_prior_", width);
@@ -116,9 +119,10 @@ absl::StatusOr<LedgerState> LockLedgerRow(pqxx::transaction_base& tx, int64_t da
 // 2. The group's request ids already committed, in one query, with their releases. It runs after
 //    the lock, so its snapshot includes every earlier debit of the dataset: two groups cannot both
 //    admit an id.
-std::map<std::string, Allocation> ReadPriorAllocations(
-    pqxx::connection& c, pqxx::transaction_base& tx, int64_t dataset_id, int64_t head_seq,
-    absl::Span<const Allocation* const> group) {
+std::map<std::string, Allocation> ReadPriorAllocations(pqxx::connection& c,
+                                                       pqxx::transaction_base& tx,
+                                                       int64_t dataset_id, int64_t head_seq,
+                                                       absl::Span<const Allocation* const> group) {
   std::set<std::string> distinct_ids;
   for (const Allocation* a : group) {
     if (!a->request_id_is_fresh) distinct_ids.insert(a->request_id);
@@ -214,17 +218,17 @@ absl::Status WriteAdmitted(pqxx::transaction_base& tx, int64_t dataset_id,
   }
   const LedgerState& ledger = admission.ledger;
   const pqxx::result inserted = tx.exec_prepared(
-      "dpq_debit_write", dataset_id, rows.seq.str(), rows.request_id.str(),
-      rows.principal_id.str(), rows.analyst.str(), rows.fingerprint.str(), rows.aggregate.str(),
-      rows.column.str(), rows.mechanism.str(), rows.epsilon_units.str(), rows.delta_units.str(),
+      "dpq_debit_write", dataset_id, rows.seq.str(), rows.request_id.str(), rows.principal_id.str(),
+      rows.analyst.str(), rows.fingerprint.str(), rows.aggregate.str(), rows.column.str(),
+      rows.mechanism.str(), rows.epsilon_units.str(), rows.delta_units.str(),
       rows.sensitivity.str(), rows.noise_scale.str(), rows.count_noise_scale.str(),
       rows.value.str(), rows.confidence.str(), rows.ci_lower.str(), rows.ci_upper.str(),
       rows.clamp_lower.str(), rows.clamp_upper.str(), rows.max_contributions.str(),
       rows.prev_hash.str(), rows.hash.str(), rows.events.str(), rows.dataset_version.str(),
-      rows.result.str(), rows.release_deferred.str(),
-      ledger.budget.epsilon_spent_units, ledger.budget.delta_spent_units, ledger.head_seq,
-      ToHex(ledger.head_hash), ledger.accountant_state, grant_principal.str(),
-      grant_epsilon_spent.str(), grant_delta_spent.str());
+      rows.result.str(), rows.release_deferred.str(), ledger.budget.epsilon_spent_units,
+      ledger.budget.delta_spent_units, ledger.head_seq, ToHex(ledger.head_hash),
+      ledger.accountant_state, grant_principal.str(), grant_epsilon_spent.str(),
+      grant_delta_spent.str());
   const std::vector<size_t>& admitted = admission.admitted;
   if (inserted.size() != admitted.size()) {
     return absl::InternalError(absl::StrCat("debit group: inserted ", inserted.size(),

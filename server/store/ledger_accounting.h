@@ -19,9 +19,10 @@ namespace dpq::store {
 // declared batches, which reach the ledger as one ApproxDp event.
 
 struct ComposedState {
-  std::string state;                // serialized accountant state after the charge
-  int64_t epsilon_spent_units = 0;  // ceil(converted epsilon * 1e12), never below the previous value
-  int64_t delta_spent_units = 0;    // the delta budget the conversion used
+  std::string state;  // serialized accountant state after the charge
+  int64_t epsilon_spent_units =
+      0;                          // ceil(converted epsilon * 1e12), never below the previous value
+  int64_t delta_spent_units = 0;  // the delta budget the conversion used
 };
 
 // Adds `events` (';'-separated specs) to `state` (empty: a fresh accountant of kind

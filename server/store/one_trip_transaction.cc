@@ -28,7 +28,8 @@ OneTripTransaction::~OneTripTransaction() {
 }
 
 void OneTripTransaction::Commit() {
-  open_ = false;  // a failed COMMIT ends the block too (or leaves it in doubt: the caller sees a throw)
+  open_ =
+      false;  // a failed COMMIT ends the block too (or leaves it in doubt: the caller sees a throw)
   // No statement of the block can have failed unnoticed (each failure throws, and the throw skips
   // this call), so COMMIT never meets an aborted block (which PostgreSQL would answer with ROLLBACK).
   // A READ ONLY block wrote nothing, so a COMMIT that fails leaves nothing in doubt: the plain

@@ -82,9 +82,10 @@ absl::StatusOr<Principal> PrincipalStore::FindByTokenHash(const std::string& tok
   RETURN_IF_ERROR(db_->Run("authenticate", [&](pqxx::connection& c) {
     // One statement: autocommit, no BEGIN/ROLLBACK round trips, prepared once per connection
     // (parsed and planned once, not on every call: it runs on every RPC).
-    c.prepare("dpq_authenticate",
-              "SELECT id, name, role, last_used_at IS NULL OR last_used_at < now() - interval '1 minute' "
-              "FROM principals WHERE token_sha256 = $1 AND revoked_at IS NULL");
+    c.prepare(
+        "dpq_authenticate",
+        "SELECT id, name, role, last_used_at IS NULL OR last_used_at < now() - interval '1 minute' "
+        "FROM principals WHERE token_sha256 = $1 AND revoked_at IS NULL");
     pqxx::nontransaction tx(c);
     pqxx::result r = tx.exec_prepared("dpq_authenticate", pqxx::binarystring(token_sha256));
     if (!r.empty()) {
@@ -113,8 +114,8 @@ absl::StatusOr<std::vector<PrincipalRecord>> PrincipalStore::List() {
     for (const pqxx::row& r : tx.exec(absl::StrCat(
              "SELECT id, name, role, ", Rfc3339("created_at"), ", ", Rfc3339("last_used_at"), ", ",
              Rfc3339("revoked_at"), " FROM principals ORDER BY name"))) {
-      out.push_back({FromRow(r), r[3].as<std::string>(), r[4].as<std::string>(),
-                     r[5].as<std::string>()});
+      out.push_back(
+          {FromRow(r), r[3].as<std::string>(), r[4].as<std::string>(), r[5].as<std::string>()});
     }
     return absl::OkStatus();
   }));
@@ -133,8 +134,8 @@ absl::StatusOr<std::vector<GrantRecord>> PrincipalStore::ListGrants(
     }
     for (const pqxx::row& r : tx.exec_params(
              absl::StrCat("SELECT p.name, d.name, g.epsilon_cap_units, g.delta_cap_units, "
-                          "g.epsilon_spent_units, g.delta_spent_units, ", Rfc3339("g.created_at"), ", ",
-                          Rfc3339("g.revoked_at"),
+                          "g.epsilon_spent_units, g.delta_spent_units, ",
+                          Rfc3339("g.created_at"), ", ", Rfc3339("g.revoked_at"),
                           " FROM grants g JOIN principals p ON p.id = g.principal_id "
                           "JOIN datasets d ON d.id = g.dataset_id "
                           "WHERE d.dropped_at IS NULL AND ($1 = '' OR d.name = $1) "
@@ -152,13 +153,13 @@ absl::StatusOr<std::vector<GrantRecord>> PrincipalStore::ListGrants(
 absl::Status PrincipalStore::Revoke(const std::string& name, const AdminAction* log) {
   return db_->Run("revoke analyst", [&](pqxx::connection& c) -> absl::Status {
     pqxx::work tx(c);
-    pqxx::result r = tx.exec_params(
-        absl::StrCat("SELECT ", Rfc3339("revoked_at"), " FROM principals WHERE name = $1 FOR UPDATE"),
-        name);
+    pqxx::result r = tx.exec_params(absl::StrCat("SELECT ", Rfc3339("revoked_at"),
+                                                 " FROM principals WHERE name = $1 FOR UPDATE"),
+                                    name);
     if (r.empty()) return AnalystNotFound(name);
     if (!r[0][0].as<std::string>().empty()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("analyst ", name, " is already revoked (since ", r[0][0].as<std::string>(), ")"));
+      return absl::FailedPreconditionError(absl::StrCat(
+          "analyst ", name, " is already revoked (since ", r[0][0].as<std::string>(), ")"));
     }
     tx.exec_params0("UPDATE principals SET revoked_at = now() WHERE name = $1", name);
     if (log != nullptr) AppendAdminAction(tx, *log);

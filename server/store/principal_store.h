@@ -47,7 +47,8 @@ class PrincipalStore {
   explicit PrincipalStore(Database* db) : db_(db) {}
 
   // ALREADY_EXISTS when the name is taken.
-  absl::StatusOr<Principal> Create(const std::string& name, Role role, const std::string& token_sha256,
+  absl::StatusOr<Principal> Create(const std::string& name, Role role,
+                                   const std::string& token_sha256,
                                    const AdminAction* log = nullptr);
   // Creates or re-keys the bootstrap admin `name` (its token comes from the operator at start-up).
   absl::StatusOr<Principal> UpsertAdmin(const std::string& name, const std::string& token_sha256);

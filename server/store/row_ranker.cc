@@ -61,9 +61,7 @@ void UnescapeCopyField(absl::string_view f, std::string* out) {
 }  // namespace
 
 RowRanker::RowRanker(size_t num_columns, size_t unit_index, query::ColumnType unit_type)
-    : num_columns_(num_columns),
-      unit_index_(unit_index),
-      unit_type_(unit_type) {}
+    : num_columns_(num_columns), unit_index_(unit_index), unit_type_(unit_type) {}
 
 size_t RowRanker::units() const {
   return dense_units_ + numeric_.size() + text_.size() + (null_unit_ > 0 ? 1 : 0);
@@ -234,8 +232,8 @@ absl::Status RowRanker::RankLines(absl::string_view lines, std::string* out) {
       f = tab + 1;
     }
     if (field != num_columns_) {
-      return absl::InvalidArgumentError(absl::StrCat("a COPY line has ", field, " fields, expected ",
-                                                     num_columns_));
+      return absl::InvalidArgumentError(
+          absl::StrCat("a COPY line has ", field, " fields, expected ", num_columns_));
     }
     Row& row = batch[n];
     if (!ParseKey(unit, /*escaped=*/true, n, &row.key)) {

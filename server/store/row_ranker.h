@@ -81,9 +81,9 @@ class RowRanker {
   size_t num_columns_;
   size_t unit_index_;
   query::ColumnType unit_type_;
-  std::vector<int32_t> dense_;  // counters of integer ids 0..size-1
-  size_t dense_units_ = 0;       // non-zero entries of dense_
-  size_t next_dense_check_ = 64;  // units() at which ReconsiderDense runs next
+  std::vector<int32_t> dense_;                      // counters of integer ids 0..size-1
+  size_t dense_units_ = 0;                          // non-zero entries of dense_
+  size_t next_dense_check_ = 64;                    // units() at which ReconsiderDense runs next
   absl::flat_hash_map<uint64_t, int32_t> numeric_;  // other integer ids, and double units
   absl::flat_hash_map<std::string, int32_t> text_;
   int32_t null_unit_ = 0;

@@ -41,8 +41,7 @@ TEST(RowRankerTest, SmallIdsMoveIntoTheArrayWithoutLosingCounts) {
   for (int i = 1; i <= 2000; ++i) absl::StrAppend(&lines, i, "\n");
   Rank(r, lines);
   // 2003 units allow the array to reach 70000: its count moves over and continues.
-  EXPECT_EQ(Rank(r, "70000\n-3\n5000000000\n1000\n"),
-            "70000\t2\n-3\t2\n5000000000\t2\n1000\t2\n");
+  EXPECT_EQ(Rank(r, "70000\n-3\n5000000000\n1000\n"), "70000\t2\n-3\t2\n5000000000\t2\n1000\t2\n");
   EXPECT_EQ(r.units(), 2003u);
   // Sparse ids (one per 1000003) never get an array: memory stays the hash table's.
   RowRanker sparse(1, 0, ColumnType::kInteger);
@@ -69,8 +68,7 @@ TEST(RowRankerTest, DoubleUnitsAreKeyedByValue) {
 TEST(RowRankerTest, TextUnitsAreKeyedByUnescapedBytes) {
   // "a\tb" written as the escape \t and as the octal escape \011 is the same text.
   RowRanker r(1, 0, ColumnType::kText);
-  EXPECT_EQ(Rank(r, "a\\tb\na\\011b\nab\na\\\\tb\n"),
-            "a\\tb\t1\na\\011b\t2\nab\t1\na\\\\tb\t1\n");
+  EXPECT_EQ(Rank(r, "a\\tb\na\\011b\nab\na\\\\tb\n"), "a\\tb\t1\na\\011b\t2\nab\t1\na\\\\tb\t1\n");
   // A literal "\N" text (escaped as \\N) is not the NULL unit.
   EXPECT_EQ(Rank(r, "\\\\N\n\\N\n\\N\n"), "\\\\N\t1\n\\N\t1\n\\N\t2\n");
 }

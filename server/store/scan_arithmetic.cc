@@ -29,7 +29,8 @@ std::string SafeArithmetic::ClampForPreAggregate(absl::string_view raw) const {
 }
 
 std::string SafeArithmetic::Square(absl::string_view value) const {
-  if (arithmetic_ == ScanArithmetic::kNumeric) return absl::StrCat("((", value, ") * (", value, "))");
+  if (arithmetic_ == ScanArithmetic::kNumeric)
+    return absl::StrCat("((", value, ") * (", value, "))");
   return absl::StrCat("(CASE WHEN abs(", value, ") < ", Constant(kTinyMagnitude), " THEN ",
                       Constant(0), " ELSE (", value, ") * (", value, ") END)");
 }

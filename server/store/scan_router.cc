@@ -37,14 +37,16 @@ void ScanRouter::NoteStandby(bool up) {
   down_until_ = up ? absl::InfinitePast() : absl::Now() + options_.retry_after;
 }
 
-absl::Status ScanRouter::AwaitStandby(int64_t dataset_id, int64_t min_version, absl::Time deadline) {
+absl::Status ScanRouter::AwaitStandby(int64_t dataset_id, int64_t min_version,
+                                      absl::Time deadline) {
   const absl::Time give_up = std::min(deadline, absl::Now() + options_.max_lag_wait);
   while (true) {
     absl::StatusOr<int64_t> version = ReplayedVersion(*standby_, dataset_id);
     if (!version.ok()) return absl::UnavailableError(version.status().message());
     if (*version >= min_version) return absl::OkStatus();
     if (absl::Now() + options_.poll_interval > give_up) {
-      return absl::NotFoundError(absl::StrCat("dataset version ", min_version, " not replayed yet"));
+      return absl::NotFoundError(
+          absl::StrCat("dataset version ", min_version, " not replayed yet"));
     }
     absl::SleepFor(options_.poll_interval);
   }

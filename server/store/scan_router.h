@@ -36,11 +36,11 @@ namespace dpq::store {
 // Monotone counters for dpqd's metrics (dpq_scans_total, dpq_read_standby_fallbacks_total).
 struct ScanRouteStats {
   bool has_standby = false;
-  bool standby_up = false;           // the last attempt reached it (false before the first)
+  bool standby_up = false;  // the last attempt reached it (false before the first)
   int64_t scans_on_standby = 0;
   int64_t scans_on_primary = 0;
-  int64_t fallbacks_lagging = 0;     // the standby had not replayed the dataset in time
-  int64_t fallbacks_unavailable = 0; // unreachable, or the scan on it failed (recovery conflict)
+  int64_t fallbacks_lagging = 0;      // the standby had not replayed the dataset in time
+  int64_t fallbacks_unavailable = 0;  // unreachable, or the scan on it failed (recovery conflict)
 };
 
 struct ScanRouterOptions {

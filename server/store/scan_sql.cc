@@ -131,7 +131,8 @@ class ScanBuilder {
     } else {
       per_unit = "sum(v)";
     }
-    std::vector<std::string> reduced = {"u", absl::StrCat(math_.Clamp(per_unit, lo_, hi_), " AS c")};
+    std::vector<std::string> reduced = {"u",
+                                        absl::StrCat(math_.Clamp(per_unit, lo_, hi_), " AS c")};
     reduced.insert(reduced.end(), group_refs_.begin(), group_refs_.end());
     reduced.push_back("1 AS rn");
     return reduced;
@@ -146,8 +147,8 @@ class ScanBuilder {
   // form one unit) hashes as "-": real ids print as "n:..."; a NULL group value alike.
   std::string GroupRank() {
     const std::string seed = Param(seed_, "text");
-    std::string hashed = absl::StrCat(seed, " || coalesce(length(", unit_ref_, "::text)::text || ':' || ",
-                                      unit_ref_, "::text, '-')");
+    std::string hashed = absl::StrCat(seed, " || coalesce(length(", unit_ref_,
+                                      "::text)::text || ':' || ", unit_ref_, "::text, '-')");
     for (const std::string& t : texts_) {
       absl::StrAppend(&hashed, " || coalesce(length(", t, ")::text || ':' || ", t, ", '-')");
     }
@@ -175,15 +176,15 @@ class ScanBuilder {
     select.push_back("count(*)");
     std::string sum = "0::float8", sum_sq = "0::float8";
     if (plan_.sum_values || plan_.sum_squares) {
-      const std::string centred = absl::StrCat("c - ", Param(ExactDouble(plan_.center), math_.type()));
+      const std::string centred =
+          absl::StrCat("c - ", Param(ExactDouble(plan_.center), math_.type()));
       if (plan_.sum_values) sum = math_.ToFloat8(math_.Sum(centred));
       if (plan_.sum_squares) sum_sq = math_.ToFloat8(math_.Sum(math_.Square(centred)));
     }
     select.push_back(sum);
     select.push_back(sum_sq);
-    select.push_back(plan_.count_units
-                         ? "count(DISTINCT u) + max(CASE WHEN u IS NULL THEN 1 ELSE 0 END)"
-                         : "0");
+    select.push_back(
+        plan_.count_units ? "count(DISTINCT u) + max(CASE WHEN u IS NULL THEN 1 ELSE 0 END)" : "0");
     return select;
   }
 

@@ -20,9 +20,9 @@ namespace dpq::store {
 
 // How a scan bounds each privacy unit's contribution (bounding_sql.h, planner.h).
 enum class BoundingMode {
-  kRandomWindow,          // K rows per unit (and group) chosen by row_number() over random()
-  kStoredRank,            // the unit's first K rows in load order (_dpq_rank <= K)
-  kPerUnitPreAggregate,   // one clamped count, sum or mean per unit and group
+  kRandomWindow,         // K rows per unit (and group) chosen by row_number() over random()
+  kStoredRank,           // the unit's first K rows in load order (_dpq_rank <= K)
+  kPerUnitPreAggregate,  // one clamped count, sum or mean per unit and group
 };
 // Every BoundingMode: the scan-totality test (tests/db/scan_totality_test.cc) must reach each.
 inline constexpr BoundingMode kAllBoundingModes[] = {

@@ -28,7 +28,8 @@ absl::StatusOr<SpendTally::NewSpend> SpendTally::ReadNewSpend() {
   RETURN_IF_ERROR(db_->Run("spend by analyst", [&](pqxx::connection& c) {
     fresh = NewSpend();
     // One snapshot for the names and the new rows.
-    pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> tx(c);
+    pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> tx(
+        c);
     for (const auto& row : tx.exec("SELECT id, name FROM datasets")) {
       fresh.names[row[0].as<int64_t>()] = row[1].as<std::string>();
     }

@@ -63,13 +63,13 @@ class SpendTally {
   };
   // The audit rows past each dataset's last folded seq, read in one snapshot and summed.
   struct NewSpend {
-    std::map<int64_t, std::string> names;  // every dataset id -> name
+    std::map<int64_t, std::string> names;                    // every dataset id -> name
     std::map<std::pair<int64_t, std::string>, Units> units;  // (dataset id, analyst) -> sums
-    std::map<int64_t, int64_t> last_seq;                      // dataset id -> largest seq read
-    std::map<int64_t, std::map<int64_t, int64_t>> minutes;    // id -> minute -> epsilon units
-    std::map<int64_t, int64_t> audit_rows;                    // dataset id -> rows read
-    int64_t now_seconds = 0;                                  // the database's clock
-    int64_t rows = 0;                                         // rows read in all
+    std::map<int64_t, int64_t> last_seq;                     // dataset id -> largest seq read
+    std::map<int64_t, std::map<int64_t, int64_t>> minutes;   // id -> minute -> epsilon units
+    std::map<int64_t, int64_t> audit_rows;                   // dataset id -> rows read
+    int64_t now_seconds = 0;                                 // the database's clock
+    int64_t rows = 0;                                        // rows read in all
   };
   // Refresh's steps: read what is new, fold it into the totals, report the totals by name.
   absl::StatusOr<NewSpend> ReadNewSpend() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -80,9 +80,10 @@ class SpendTally {
   std::map<int64_t, int64_t> last_seq_ ABSL_GUARDED_BY(mu_);  // dataset id -> last seq folded in
   std::map<std::pair<int64_t, std::string>, Units> units_ ABSL_GUARDED_BY(mu_);
   int64_t rows_folded_ ABSL_GUARDED_BY(mu_) = 0;
-  std::map<int64_t, std::string> names_ ABSL_GUARDED_BY(mu_);       // dataset id -> name
-  std::map<int64_t, int64_t> audit_rows_ ABSL_GUARDED_BY(mu_);      // dataset id -> rows
-  std::map<int64_t, std::map<int64_t, int64_t>> minutes_ ABSL_GUARDED_BY(mu_);  // id -> minute -> units
+  std::map<int64_t, std::string> names_ ABSL_GUARDED_BY(mu_);   // dataset id -> name
+  std::map<int64_t, int64_t> audit_rows_ ABSL_GUARDED_BY(mu_);  // dataset id -> rows
+  std::map<int64_t, std::map<int64_t, int64_t>> minutes_
+      ABSL_GUARDED_BY(mu_);                       // id -> minute -> units
   int64_t now_seconds_ ABSL_GUARDED_BY(mu_) = 0;  // the database's clock at the last Refresh
 };
 

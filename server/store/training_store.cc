@@ -41,7 +41,8 @@ constexpr char kFingerprintPrefix[] = "training-v1|run=";
 absl::StatusOr<int64_t> StepsOfFingerprint(const std::string& fingerprint) {
   const size_t at = fingerprint.rfind("|steps=");
   int64_t steps = 0;
-  if (at == std::string::npos || !absl::SimpleAtoi(fingerprint.substr(at + 7), &steps) || steps < 1) {
+  if (at == std::string::npos || !absl::SimpleAtoi(fingerprint.substr(at + 7), &steps) ||
+      steps < 1) {
     return absl::InternalError("a training report's audit fingerprint has no step count");
   }
   return steps;
@@ -67,8 +68,8 @@ absl::StatusOr<TrainingRunRecord> TrainingStore::Create(TrainingRunRecord run) {
         run.target_epsilon ? ExactDouble(*run.target_epsilon) : std::string(),
         run.planned_steps ? absl::StrCat(*run.planned_steps) : std::string());
     if (r.empty()) {
-      return absl::AlreadyExistsError(absl::StrCat(
-          "run ", run.name, " already exists; choose another --run name"));
+      return absl::AlreadyExistsError(
+          absl::StrCat("run ", run.name, " already exists; choose another --run name"));
     }
     run = RunFromRow(tx.exec_params(
         absl::StrCat("SELECT ", kRunColumns, " FROM ", kRunTables, " WHERE r.id = $1"),
@@ -101,10 +102,11 @@ absl::StatusOr<std::vector<TrainingRunRecord>> TrainingStore::List(
   std::vector<TrainingRunRecord> out;
   RETURN_IF_ERROR(db_->Run("list training runs", [&](pqxx::connection& c) {
     pqxx::read_transaction tx(c);
-    const pqxx::result r = tx.exec_params(
-        absl::StrCat("SELECT ", kRunColumns, " FROM ", kRunTables, " WHERE r.dataset_id = $1 "
-                     "AND ($2 = 0 OR r.principal_id = $2) ORDER BY r.name"),
-        dataset_id, principal_id.value_or(0));
+    const pqxx::result r =
+        tx.exec_params(absl::StrCat("SELECT ", kRunColumns, " FROM ", kRunTables,
+                                    " WHERE r.dataset_id = $1 "
+                                    "AND ($2 = 0 OR r.principal_id = $2) ORDER BY r.name"),
+                       dataset_id, principal_id.value_or(0));
     for (const pqxx::row& row : r) out.push_back(RunFromRow(row));
     return absl::OkStatus();
   }));
@@ -166,7 +168,8 @@ absl::StatusOr<ChargeContext> TrainingStore::ReadChargeContext(int64_t dataset_i
     out = std::move(ctx);
     return absl::OkStatus();
   }));
-  if (!out.has_value()) return absl::NotFoundError(absl::StrCat("no ledger for dataset id ", dataset_id));
+  if (!out.has_value())
+    return absl::NotFoundError(absl::StrCat("no ledger for dataset id ", dataset_id));
   return *out;
 }
 

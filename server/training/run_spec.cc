@@ -13,7 +13,8 @@ absl::Status ValidateRunSpec(const RunSpec& spec) {
     return absl::InvalidArgumentError(
         absl::StrFormat("sampling_rate must be in (0, 1], got %g", spec.sampling_rate));
   }
-  if (!(spec.noise_multiplier >= kMinNoiseMultiplier && spec.noise_multiplier <= kMaxNoiseMultiplier)) {
+  if (!(spec.noise_multiplier >= kMinNoiseMultiplier &&
+        spec.noise_multiplier <= kMaxNoiseMultiplier)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "noise_multiplier must be in [%g, %g], got %g (or give target_epsilon and steps to "
         "calibrate it)",

@@ -65,8 +65,8 @@ absl::StatusOr<StepCharge> PriceStepReport(AccountantKind ledger_accountant, con
         run.noise_multiplier, " cost more than any budget can hold; report fewer steps"));
   }
   // Rounded up: the ledger never records less than the bound.
-  charge.epsilon_units =
-      std::max<int64_t>(1, static_cast<int64_t>(std::ceil(static_cast<long double>(epsilon) * 1e12L)));
+  charge.epsilon_units = std::max<int64_t>(
+      1, static_cast<int64_t>(std::ceil(static_cast<long double>(epsilon) * 1e12L)));
   if (LedgerComposesSteps(ledger_accountant)) {
     charge.events =
         acc::PrivacyEvent::PoissonSubsampledGaussian(run.sampling_rate, run.noise_multiplier, steps)
@@ -87,7 +87,8 @@ absl::StatusOr<double> RunEpsilon(AccountantKind ledger_accountant, const RunSpe
   }
   int64_t delta_units = 0;
   ASSIGN_OR_RETURN(const double delta, ChargedDelta(run, &delta_units));
-  if (LedgerComposesSteps(ledger_accountant)) return PriceSteps(ledger_accountant, run, steps, delta);
+  if (LedgerComposesSteps(ledger_accountant))
+    return PriceSteps(ledger_accountant, run, steps, delta);
   std::string method;
   return TightestSteps(run, steps, delta, &method);
 }
@@ -122,8 +123,8 @@ absl::StatusOr<StepCharge> RdpOnlyCharge(const RunSpec& run, int64_t steps) {
   ASSIGN_OR_RETURN(const double epsilon, PriceSteps(AccountantKind::kRdp, run, steps, delta));
   if (!(epsilon <= query::kMaxEpsilonBudget)) return absl::OutOfRangeError("steps: too many");
   charge.method = std::string(AccountantName(AccountantKind::kRdp));
-  charge.epsilon_units =
-      std::max<int64_t>(1, static_cast<int64_t>(std::ceil(static_cast<long double>(epsilon) * 1e12L)));
+  charge.epsilon_units = std::max<int64_t>(
+      1, static_cast<int64_t>(std::ceil(static_cast<long double>(epsilon) * 1e12L)));
   charge.events =
       acc::PrivacyEvent::ApproxDp(query::EpsilonFromUnits(charge.epsilon_units), delta).ToSpec();
   return charge;
@@ -149,9 +150,9 @@ absl::StatusOr<int64_t> StepsLeft(AccountantKind ledger_accountant, const RunSpe
     return internal::LargestFittingSteps(0, kMaxStepsPerReport, 0.0, exact);
   }
   ASSIGN_OR_RETURN(int64_t by_rdp,
-                   internal::LargestFittingSteps(
-                       0, kMaxStepsPerReport, 0.0,
-                       probe([&](int64_t k) { return internal::RdpOnlyCharge(run, k); })));
+                   internal::LargestFittingSteps(0, kMaxStepsPerReport, 0.0, probe([&](int64_t k) {
+                                                   return internal::RdpOnlyCharge(run, k);
+                                                 })));
   return internal::LargestFittingSteps(by_rdp, kMaxStepsPerReport, 0.01, exact);
 }
 

@@ -68,8 +68,9 @@ namespace internal {
 // The largest k in [lo, max_steps] with fits(k), given fits(lo) (lo >= 0; fits(0) is taken as
 // true) and fits monotone (true up to some k, false after): doubling from lo, then bisection until
 // hi - lo <= rel_precision * lo (0: exact). Errors of `fits` propagate.
-absl::StatusOr<int64_t> LargestFittingSteps(int64_t lo, int64_t max_steps, double rel_precision,
-                                            const std::function<absl::StatusOr<bool>(int64_t)>& fits);
+absl::StatusOr<int64_t> LargestFittingSteps(
+    int64_t lo, int64_t max_steps, double rel_precision,
+    const std::function<absl::StatusOr<bool>(int64_t)>& fits);
 // The charge of `steps` priced by RDP alone (>= PriceStepReport's on pld/basic/advanced ledgers).
 absl::StatusOr<StepCharge> RdpOnlyCharge(const RunSpec& run, int64_t steps);
 }  // namespace internal

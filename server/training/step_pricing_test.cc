@@ -21,7 +21,8 @@ constexpr acc::AccountantKind kPld = acc::AccountantKind::kPld;
 const RunSpec kRun{256.0 / 60000, 1.1, 1e-5};
 
 double Rdp(const RunSpec& run, int64_t steps) {
-  const auto e = acc::PrivacyEvent::PoissonSubsampledGaussian(run.sampling_rate, run.noise_multiplier, steps);
+  const auto e =
+      acc::PrivacyEvent::PoissonSubsampledGaussian(run.sampling_rate, run.noise_multiplier, steps);
   return acc::PriceEvents("rdp", query::MechanismDelta(10'000'000'000'000), {e})->epsilon;
 }
 
@@ -87,14 +88,17 @@ TEST(StepPricingTest, RunEpsilonOfRdpLedgerIsTheRdpPriceOfAllSteps) {
 }
 
 TEST(StepPricingTest, RefusesBadParametersNamingThem) {
-  EXPECT_THAT(PriceStepReport(kRdp, {0, 1, 1e-5}, 1).status().message(), HasSubstr("sampling_rate"));
-  EXPECT_THAT(PriceStepReport(kRdp, {1.5, 1, 1e-5}, 1).status().message(), HasSubstr("sampling_rate"));
+  EXPECT_THAT(PriceStepReport(kRdp, {0, 1, 1e-5}, 1).status().message(),
+              HasSubstr("sampling_rate"));
+  EXPECT_THAT(PriceStepReport(kRdp, {1.5, 1, 1e-5}, 1).status().message(),
+              HasSubstr("sampling_rate"));
   EXPECT_THAT(PriceStepReport(kRdp, {0.1, std::nan(""), 1e-5}, 1).status().message(),
               HasSubstr("noise_multiplier"));
   EXPECT_THAT(PriceStepReport(kRdp, {0.1, 1, 0}, 1).status().message(), HasSubstr("delta"));
   EXPECT_THAT(PriceStepReport(kRdp, {0.1, 1, 1}, 1).status().message(), HasSubstr("delta"));
   EXPECT_THAT(PriceStepReport(kRdp, kRun, 0).status().message(), HasSubstr("steps"));
-  EXPECT_THAT(PriceStepReport(kRdp, kRun, kMaxStepsPerReport + 1).status().message(), HasSubstr("steps"));
+  EXPECT_THAT(PriceStepReport(kRdp, kRun, kMaxStepsPerReport + 1).status().message(),
+              HasSubstr("steps"));
   // An unknown ledger accountant is refused where its name is parsed (the ledger row, the admin's
   // request); pricing takes a kind.
   EXPECT_THAT(acc::ParseAccountantKind("nope").status().message(), HasSubstr("accountant"));
@@ -113,25 +117,24 @@ TEST(StepPricingTest, LargestFittingStepsFindsTheBoundary) {
   for (int64_t start : {0, 1, 5}) {
     for (int64_t limit : {5, 7, 999, 1000}) {
       int calls = 0;
-      auto k = internal::LargestFittingSteps(start, 1000, 0.0, [&](int64_t s) -> absl::StatusOr<bool> {
-        ++calls;
-        return s <= limit;
-      });
+      auto k =
+          internal::LargestFittingSteps(start, 1000, 0.0, [&](int64_t s) -> absl::StatusOr<bool> {
+            ++calls;
+            return s <= limit;
+          });
       ASSERT_TRUE(k.ok());
       EXPECT_EQ(*k, limit) << start;
       EXPECT_LE(calls, 25);  // doubling then bisection: O(log 1000)
     }
   }
   // To 1 %: fits, and within 1 % of the boundary.
-  auto k = internal::LargestFittingSteps(0, 1000000, 0.01, [](int64_t s) -> absl::StatusOr<bool> {
-    return s <= 123456;
-  });
+  auto k = internal::LargestFittingSteps(
+      0, 1000000, 0.01, [](int64_t s) -> absl::StatusOr<bool> { return s <= 123456; });
   ASSERT_TRUE(k.ok());
   EXPECT_LE(*k, 123456);
   EXPECT_GE(*k, 123456 * 0.99);
-  auto err = internal::LargestFittingSteps(0, 10, 0.0, [](int64_t) -> absl::StatusOr<bool> {
-    return absl::InternalError("x");
-  });
+  auto err = internal::LargestFittingSteps(
+      0, 10, 0.0, [](int64_t) -> absl::StatusOr<bool> { return absl::InternalError("x"); });
   EXPECT_FALSE(err.ok());
 }
 

@@ -61,45 +61,59 @@ int ForKind(const std::string& kind, const std::function<void(const json&)>& che
 // are dp_accounting's RdpAccountant value (same method, within tolerance).
 TEST(TrainingReferenceTest, RdpLedgerRunMatchesDpAccountingRdp) {
   for (const char* kind : {"dpsgd_rdp_epsilon", "dpsgd_opacus_rdp_epsilon"}) {
-    EXPECT_GT(ForKind(kind, [](const json& r) {
-      const auto& p = r.at("params");
-      const RunSpec run = RunOf(p, p.at("noise_multiplier"));
-      auto eps = RunEpsilon(dp::accounting::AccountantKind::kRdp, run, p.at("steps"));
-      ASSERT_TRUE(eps.ok()) << eps.status();
-      CheckAgainst(r, *eps, /*same_method=*/true);
-      auto charge = PriceStepReport(dp::accounting::AccountantKind::kRdp, run, p.at("steps"));
-      ASSERT_TRUE(charge.ok()) << charge.status();
-      CheckAgainst(r, query::EpsilonFromUnits(charge->epsilon_units), /*same_method=*/true);
-    }), 0) << kind;
+    EXPECT_GT(ForKind(kind,
+                      [](const json& r) {
+                        const auto& p = r.at("params");
+                        const RunSpec run = RunOf(p, p.at("noise_multiplier"));
+                        auto eps =
+                            RunEpsilon(dp::accounting::AccountantKind::kRdp, run, p.at("steps"));
+                        ASSERT_TRUE(eps.ok()) << eps.status();
+                        CheckAgainst(r, *eps, /*same_method=*/true);
+                        auto charge = PriceStepReport(dp::accounting::AccountantKind::kRdp, run,
+                                                      p.at("steps"));
+                        ASSERT_TRUE(charge.ok()) << charge.status();
+                        CheckAgainst(r, query::EpsilonFromUnits(charge->epsilon_units),
+                                     /*same_method=*/true);
+                      }),
+              0)
+        << kind;
   }
 }
 
 // A pld ledger prices each report by min(RDP, PLD): at these sizes PLD wins, so the charge must
 // agree with dp_accounting's pessimistic PLD within its tolerance (and never go below it).
 TEST(TrainingReferenceTest, PldLedgerReportMatchesDpAccountingPld) {
-  EXPECT_GT(ForKind("dpsgd_pld_epsilon", [](const json& r) {
-    const auto& p = r.at("params");
-    const RunSpec run = RunOf(p, p.at("noise_multiplier"));
-    auto charge = PriceStepReport(dp::accounting::AccountantKind::kPld, run, p.at("steps"));
-    ASSERT_TRUE(charge.ok()) << charge.status();
-    EXPECT_EQ(charge->method, "pld");
-    CheckAgainst(r, query::EpsilonFromUnits(charge->epsilon_units), /*same_method=*/true);
-  }), 0);
+  EXPECT_GT(ForKind("dpsgd_pld_epsilon",
+                    [](const json& r) {
+                      const auto& p = r.at("params");
+                      const RunSpec run = RunOf(p, p.at("noise_multiplier"));
+                      auto charge =
+                          PriceStepReport(dp::accounting::AccountantKind::kPld, run, p.at("steps"));
+                      ASSERT_TRUE(charge.ok()) << charge.status();
+                      EXPECT_EQ(charge->method, "pld");
+                      CheckAgainst(r, query::EpsilonFromUnits(charge->epsilon_units),
+                                   /*same_method=*/true);
+                    }),
+            0);
 }
 
 // `training start --target-epsilon E --steps N` calibrates z with CalibrateNoiseMultiplier("rdp"):
 // the z agrees with the reference, and a run of N steps at that z costs at most E on an rdp ledger.
 TEST(TrainingReferenceTest, CalibratedRunStaysWithinTarget) {
-  EXPECT_GT(ForKind("dpsgd_rdp_noise_calibration", [](const json& r) {
-    const auto& p = r.at("params");
-    auto z = dp::accounting::CalibrateNoiseMultiplier("rdp", p.at("target_epsilon"), p.at("delta"),
-                                                      p.at("sampling_rate"), p.at("steps"));
-    ASSERT_TRUE(z.ok());
-    CheckAgainst(r, *z, /*same_method=*/true);
-    auto eps = RunEpsilon(dp::accounting::AccountantKind::kRdp, RunOf(p, *z), p.at("steps"));
-    ASSERT_TRUE(eps.ok());
-    EXPECT_LE(*eps, double(p.at("target_epsilon")) * (1 + 1e-9));
-  }), 0);
+  EXPECT_GT(ForKind("dpsgd_rdp_noise_calibration",
+                    [](const json& r) {
+                      const auto& p = r.at("params");
+                      auto z = dp::accounting::CalibrateNoiseMultiplier(
+                          "rdp", p.at("target_epsilon"), p.at("delta"), p.at("sampling_rate"),
+                          p.at("steps"));
+                      ASSERT_TRUE(z.ok());
+                      CheckAgainst(r, *z, /*same_method=*/true);
+                      auto eps = RunEpsilon(dp::accounting::AccountantKind::kRdp, RunOf(p, *z),
+                                            p.at("steps"));
+                      ASSERT_TRUE(eps.ok());
+                      EXPECT_LE(*eps, double(p.at("target_epsilon")) * (1 + 1e-9));
+                    }),
+            0);
 }
 
 }  // namespace

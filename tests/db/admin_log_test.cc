@@ -34,7 +34,8 @@ TEST_F(AdminLogTest, EachActionAppendsOneLinkedRowAndVerifies) {
   ASSERT_THAT(principals.Grant("ann", "d", absl::nullopt, absl::nullopt, &grant), IsOk());
   BudgetLedger ledger(db());
   const AdminAction budget = Act("budget.set", "d");
-  ASSERT_THAT(ledger.Set(d.schema.id, dpq::testing::EpsU(1), 0, "", absl::nullopt, &budget), IsOk());
+  ASSERT_THAT(ledger.Set(d.schema.id, dpq::testing::EpsU(1), 0, "", absl::nullopt, &budget),
+              IsOk());
 
   ASSERT_OK_AND_ASSIGN(std::vector<AdminLogEntry> entries, log.List());
   ASSERT_EQ(entries.size(), 3u);
@@ -58,7 +59,8 @@ TEST_F(AdminLogTest, ARefusedActionWritesNoRow) {
   EXPECT_THAT(principals.Grant("ann", "nope", absl::nullopt, absl::nullopt, &grant),
               StatusIs(absl::StatusCode::kNotFound));
   const AdminAction revoke = Act("grant.revoke", "ann/nope");
-  EXPECT_THAT(principals.RevokeGrant("ann", "nope", &revoke), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(principals.RevokeGrant("ann", "nope", &revoke),
+              StatusIs(absl::StatusCode::kNotFound));
   EXPECT_EQ(Rows(), 0);
 }
 

@@ -25,11 +25,27 @@ namespace dpq::testing {
 // int64's extremes. Every one is stored alone in a unit, next to one another in a unit, and many
 // times over in the unit with thousands of rows.
 inline const std::vector<std::string>& AdversarialDoubles() {
-  static const auto* const kValues = new std::vector<std::string>{
-      "1.7976931348623157e308", "-1.7976931348623157e308", "1e308", "-1e308", "1e155", "-1e155",
-      "1e-200", "-1e-200", "2.2250738585072014e-308", "-2.2250738585072014e-308",
-      "4.9406564584124654e-324", "-4.9406564584124654e-324", "0", "-0", "NaN", "Infinity",
-      "-Infinity", "1", "-1", "1e15", "NULL"};
+  static const auto* const kValues = new std::vector<std::string>{"1.7976931348623157e308",
+                                                                  "-1.7976931348623157e308",
+                                                                  "1e308",
+                                                                  "-1e308",
+                                                                  "1e155",
+                                                                  "-1e155",
+                                                                  "1e-200",
+                                                                  "-1e-200",
+                                                                  "2.2250738585072014e-308",
+                                                                  "-2.2250738585072014e-308",
+                                                                  "4.9406564584124654e-324",
+                                                                  "-4.9406564584124654e-324",
+                                                                  "0",
+                                                                  "-0",
+                                                                  "NaN",
+                                                                  "Infinity",
+                                                                  "-Infinity",
+                                                                  "1",
+                                                                  "-1",
+                                                                  "1e15",
+                                                                  "NULL"};
   return *kValues;
 }
 inline const std::vector<std::string>& AdversarialIntegers() {
@@ -44,15 +60,19 @@ struct Bounds {
   double lower, upper;
 };
 inline const std::vector<Bounds>& AdversarialBounds() {
-  static const auto* const kBounds = new std::vector<Bounds>{
-      {-1e-147, 1.0000000000000001e-147}, {-4.9406564584124654e-324, 4.9406564584124654e-324},
-      {0, 4.9406564584124654e-324},       {1e-300, 2e-300},
-      {-1e15, 1e15},                      {0, 1e15},
-      {-1e15, 0},                         {-3, 1e15},
-      {0, 1},                             {1, 2.5}};
+  static const auto* const kBounds =
+      new std::vector<Bounds>{{-1e-147, 1.0000000000000001e-147},
+                              {-4.9406564584124654e-324, 4.9406564584124654e-324},
+                              {0, 4.9406564584124654e-324},
+                              {1e-300, 2e-300},
+                              {-1e15, 1e15},
+                              {0, 1e15},
+                              {-1e15, 0},
+                              {-3, 1e15},
+                              {0, 1},
+                              {1, 2.5}};
   return *kBounds;
 }
-
 
 inline query::DatasetSchema AdversarialSchema() {
   query::DatasetSchema s;
@@ -66,11 +86,10 @@ inline query::DatasetSchema AdversarialSchema() {
   return s;
 }
 
-
 // Creates the dataset "adversarial" (AdversarialSchema) on `db` through the store, then adds the
 // adversarial rows with SQL on `url` as the superuser, each with its per-unit rank.
 inline absl::StatusOr<query::DatasetSchema> CreateAdversarialDataset(store::Database* db,
-                                                              const std::string& url) {
+                                                                     const std::string& url) {
   const query::DatasetSchema schema = AdversarialSchema();
   auto encoder = std::make_shared<query::CsvToCopy>(schema.columns);
   auto done = std::make_shared<bool>(false);
@@ -94,7 +113,8 @@ inline absl::StatusOr<query::DatasetSchema> CreateAdversarialDataset(store::Data
   const auto row = [&](const std::string& unit, int rank, const std::string& x, size_t i) {
     const std::string xv = x == "NULL" ? "NULL" : absl::StrCat("'", x, "'::float8");
     rows.push_back(absl::StrCat("(", unit, ", ", xv, ", ", ns[i % ns.size()], ", ",
-                                cats[i % cats.size()], ", ", grps[i % grps.size()], ", ", rank, ")"));
+                                cats[i % cats.size()], ", ", grps[i % grps.size()], ", ", rank,
+                                ")"));
   };
   int64_t pid = 100;
   // Each value alone in its unit, then every value in one unit, then pairs of equal values.
@@ -117,12 +137,17 @@ inline absl::StatusOr<query::DatasetSchema> CreateAdversarialDataset(store::Data
       "(ARRAY[-9223372036854775808, 9223372036854775807, 0, 1, -1, NULL]::bigint[])[1 + r % 6], "
       "(ARRAY['a', 'b', 'c', NULL])[1 + r % 4], (ARRAY['g0', 'g1', '', NULL, 'zz', 'g2'])[1 + r % 6], r "
       "FROM generate_series(1, $ROWS) r");
-  const std::string sql = absl::StrCat(
-      "INSERT INTO ", table, columns, "VALUES ", absl::StrJoin(rows, ", "), "; ",
-      absl::StrReplaceAll(many, {{"$UNIT", absl::StrCat(pid)}, {"$ODD", "1.7976931348623157e308"},
-                                 {"$EVEN", "1e308"}, {"$ROWS", "3000"}}), "; ",
-      absl::StrReplaceAll(many, {{"$UNIT", absl::StrCat(pid + 1)}, {"$ODD", "4.9406564584124654e-324"},
-                                 {"$EVEN", "1e-200"}, {"$ROWS", "2000"}}));
+  const std::string sql =
+      absl::StrCat("INSERT INTO ", table, columns, "VALUES ", absl::StrJoin(rows, ", "), "; ",
+                   absl::StrReplaceAll(many, {{"$UNIT", absl::StrCat(pid)},
+                                              {"$ODD", "1.7976931348623157e308"},
+                                              {"$EVEN", "1e308"},
+                                              {"$ROWS", "3000"}}),
+                   "; ",
+                   absl::StrReplaceAll(many, {{"$UNIT", absl::StrCat(pid + 1)},
+                                              {"$ODD", "4.9406564584124654e-324"},
+                                              {"$EVEN", "1e-200"},
+                                              {"$ROWS", "2000"}}));
   absl::StatusOr<std::string> inserted = TestPostgres::RunPsql(url, sql);
   if (!inserted.ok()) return inserted.status();
   return created->schema;

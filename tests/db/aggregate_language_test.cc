@@ -125,7 +125,8 @@ class AggregateLanguageTest : public ::dpq::testing::EngineTest {
   // Loads demo file `file` as `schema` with a large budget; skips when the data is missing.
   void Load(const DatasetSchema& schema, const std::string& file) {
     absl::optional<std::string> csv = ::dpq::testing::ReadDemoData(file);
-    if (!csv.has_value()) GTEST_FAIL() << file << " not found in deploy/demo-data (or $DPQ_TEST_DATA_DIR)";
+    if (!csv.has_value())
+      GTEST_FAIL() << file << " not found in deploy/demo-data (or $DPQ_TEST_DATA_DIR)";
     LoadCsv(schema, *csv);
   }
   void LoadCsv(const DatasetSchema& schema, const std::string& csv) {
@@ -155,7 +156,8 @@ class AggregateLanguageTest : public ::dpq::testing::EngineTest {
     ASSERT_GT(appended, 0);
   }
 
-  QuerySpec Spec(AggregateKind aggregate, const std::string& column, double epsilon, int k = 1) const {
+  QuerySpec Spec(AggregateKind aggregate, const std::string& column, double epsilon,
+                 int k = 1) const {
     QuerySpec s;
     s.dataset = schema_.name;
     s.aggregate = aggregate;
@@ -199,7 +201,8 @@ class AggregateLanguageTest : public ::dpq::testing::EngineTest {
   }
 
   int64_t AuditRows() {
-    const std::string n = Sql(absl::StrCat("SELECT count(*) FROM audit WHERE dataset_id = ", schema_.id));
+    const std::string n =
+        Sql(absl::StrCat("SELECT count(*) FROM audit WHERE dataset_id = ", schema_.id));
     return n.empty() ? -1 : std::stoll(n);
   }
   int64_t SpentUnits() {
@@ -228,8 +231,8 @@ void ExpectExact(const QueryOutcome& out, double exact, double tolerance, const 
 }
 
 // The row with this key and label; nullptr (and a failure) when absent.
-const ReleasedRow* FindRow(const std::vector<ReleasedRow>& rows, const std::vector<std::string>& key,
-                           const std::string& label) {
+const ReleasedRow* FindRow(const std::vector<ReleasedRow>& rows,
+                           const std::vector<std::string>& key, const std::string& label) {
   for (const ReleasedRow& r : rows) {
     if (r.key == key && r.label == label) return &r;
   }
@@ -286,7 +289,8 @@ TEST_F(AggregateLanguageTest, ColonSumOverBothRowsOfEachPatientWithKTwo) {
   ExpectExact(Run(s), var, 1.0, "variance of time");
   // nodes is NULL on 36 rows: they are dropped, not counted.
   QuerySpec m = Spec(AggregateKind::kMean, "nodes", kExactEpsilon, /*k=*/2);
-  ExpectExact(Run(m), SqlNumber(absl::StrCat("SELECT avg(nodes) FROM ", table_)), 1e-4, "mean of nodes");
+  ExpectExact(Run(m), SqlNumber(absl::StrCat("SELECT avg(nodes) FROM ", table_)), 1e-4,
+              "mean of nodes");
 }
 
 TEST_F(AggregateLanguageTest, QuantilesLieWithinOneBucketOfTheExactQuantiles) {
@@ -306,9 +310,9 @@ TEST_F(AggregateLanguageTest, QuantilesLieWithinOneBucketOfTheExactQuantiles) {
     for (size_t i = 0; i < levels.size(); ++i) {
       // The value of rank ceil(q n) among the clamped values: the bucket holding target rank q n
       // holds it (no q n here is an integer, so no empty bucket ties with it).
-      const double exact = SqlNumber(absl::StrCat(
-          "SELECT percentile_disc(", levels[i], ") WITHIN GROUP (ORDER BY ", Clamped("wages", lo, hi),
-          ") FROM ", table_, " WHERE wages IS NOT NULL"));
+      const double exact = SqlNumber(
+          absl::StrCat("SELECT percentile_disc(", levels[i], ") WITHIN GROUP (ORDER BY ",
+                       Clamped("wages", lo, hi), ") FROM ", table_, " WHERE wages IS NOT NULL"));
       const ReleasedRow& r = out.rows[i];
       EXPECT_EQ(r.label, absl::StrCat("q=", levels[i])) << i;
       EXPECT_GT(r.rank_error, 0);
@@ -338,8 +342,9 @@ TEST_F(AggregateLanguageTest, QuantilesLieWithinOneBucketOfTheExactQuantiles) {
     for (double q : grouped.quantiles) {
       // A target rank q n on a bucket boundary would tie with the empty buckets around it.
       ASSERT_NE(std::floor(q * n), q * n) << sex << " q=" << q;
-      const double exact = SqlNumber(absl::StrCat("SELECT percentile_disc(", q, ") WITHIN GROUP (ORDER BY ",
-                                                  Clamped("wages", 0, 50), ")", where));
+      const double exact =
+          SqlNumber(absl::StrCat("SELECT percentile_disc(", q, ") WITHIN GROUP (ORDER BY ",
+                                 Clamped("wages", 0, 50), ")", where));
       const ReleasedRow* r = FindRow(out.rows, {sex}, absl::StrCat("q=", q));
       if (r == nullptr) continue;
       EXPECT_NEAR(r->value, exact, 50.0 / query::kQuantileBuckets) << sex << " q=" << q;
@@ -363,9 +368,9 @@ TEST_F(AggregateLanguageTest, HistogramsEqualTheExactBinCounts) {
   for (size_t i = 0; i + 1 < edges.size(); ++i) {
     const std::string c = Clamped("age", edges.front(), edges.back());
     const bool last = i + 2 == edges.size();
-    const double exact = SqlNumber(absl::StrCat(
-        "SELECT count(*) FROM ", table_, " WHERE ", c, " >= ", edges[i], " AND ", c,
-        last ? " <= " : " < ", edges[i + 1]));
+    const double exact =
+        SqlNumber(absl::StrCat("SELECT count(*) FROM ", table_, " WHERE ", c, " >= ", edges[i],
+                               " AND ", c, last ? " <= " : " < ", edges[i + 1]));
     std::string label = absl::StrCat("[", edges[i], ", ", edges[i + 1], last ? "]" : ")");
     if (i == 0) absl::StrAppend(&label, " incl. < ", edges.front());  // the clamped tails
     if (last) absl::StrAppend(&label, " incl. > ", edges.back());
@@ -396,9 +401,11 @@ TEST_F(AggregateLanguageTest, HistogramsEqualTheExactBinCounts) {
 
   // Both kinds grouped by a declared column: one row per (group, bin), the group in the key.
   const std::string c = Clamped("age", edges.front(), edges.back());
-  const std::map<std::string, double> exact_numeric = SqlMap(absl::StrCat(
-      "SELECT sex || ',' || least(width_bucket(", c, ", ARRAY[20, 30, 40, 50, 60, 70]::float8[]), 5) - 1, "
-      "count(*) FROM ", table_, " GROUP BY 1"));
+  const std::map<std::string, double> exact_numeric =
+      SqlMap(absl::StrCat("SELECT sex || ',' || least(width_bucket(", c,
+                          ", ARRAY[20, 30, 40, 50, 60, 70]::float8[]), 5) - 1, "
+                          "count(*) FROM ",
+                          table_, " GROUP BY 1"));
   QuerySpec grouped = s;
   grouped.group_by = {"sex"};
   const QueryOutcome numeric_by_sex = Run(grouped);
@@ -414,9 +421,9 @@ TEST_F(AggregateLanguageTest, HistogramsEqualTheExactBinCounts) {
     EXPECT_LE(r.ci_lower, want) << key;
     EXPECT_GE(r.ci_upper, want) << key;
   }
-  const std::map<std::string, double> exact_text = SqlMap(absl::StrCat(
-      "SELECT sex || ',' || language, count(*) FROM ", table_,
-      " WHERE language IS NOT NULL GROUP BY 1"));
+  const std::map<std::string, double> exact_text =
+      SqlMap(absl::StrCat("SELECT sex || ',' || language, count(*) FROM ", table_,
+                          " WHERE language IS NOT NULL GROUP BY 1"));
   QuerySpec text_grouped = Spec(AggregateKind::kHistogram, "language", kExactEpsilon);
   text_grouped.group_by = {"sex"};
   const QueryOutcome text_by_sex = Run(text_grouped);
@@ -477,9 +484,9 @@ TEST_F(AggregateLanguageTest, GroupByDeclaredKeysAndCategoriesEqualTheExactGroup
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("delta")));
   sum.delta = 1e-6;
   const QueryOutcome by_rx_sex = Run(sum);
-  const std::map<std::string, double> exact_rs = SqlMap(absl::StrCat(
-      "SELECT rx || ',' || sex, sum(", Clamped("nodes", 0, 50), ") FROM ", table_,
-      " WHERE nodes IS NOT NULL GROUP BY rx, sex"));
+  const std::map<std::string, double> exact_rs =
+      SqlMap(absl::StrCat("SELECT rx || ',' || sex, sum(", Clamped("nodes", 0, 50), ") FROM ",
+                          table_, " WHERE nodes IS NOT NULL GROUP BY rx, sex"));
   ASSERT_EQ(exact_rs.size(), 6u);
   // Every (rx, sex) group has > 100 patients: selection keeps all of them.
   ASSERT_EQ(by_rx_sex.rows.size(), 6u);
@@ -500,7 +507,8 @@ TEST_F(AggregateLanguageTest, ColonBoundingKeepsKRowsPerPatientAndSensitivitySca
   Load(ColonSchema(), "colon.csv");
   if (IsSkipped() || HasFatalFailure()) return;
   ASSERT_EQ(Sql(absl::StrCat("SELECT count(DISTINCT patient_id) FROM ", table_)), "929");
-  for (const auto& [k, want] : std::vector<std::pair<int, double>>{{1, 929}, {2, 1858}, {5, 1858}}) {
+  for (const auto& [k, want] :
+       std::vector<std::pair<int, double>>{{1, 929}, {2, 1858}, {5, 1858}}) {
     const QueryOutcome out = Run(Spec(AggregateKind::kCount, "", kExactEpsilon, k));
     ExpectExact(out, want, 1e-2, absl::StrCat("count K=", k));
     EXPECT_EQ(out.allocation.sensitivity, k) << "count: Delta1 = K";
@@ -574,9 +582,9 @@ TEST_F(AggregateLanguageTest, GaussianGroupByAndHistogramsEqualTheExactAnswers) 
   const QueryOutcome bins = Run(hist);
   ASSERT_EQ(bins.rows.size(), 3u);
   for (size_t i = 0; i < 3; ++i) {
-    const double want = SqlNumber(absl::StrCat(
-        "SELECT count(*) FROM ", table_, " WHERE age >= ", hist.bins[i], " AND age ",
-        i == 2 ? "<= " : "< ", hist.bins[i + 1]));
+    const double want =
+        SqlNumber(absl::StrCat("SELECT count(*) FROM ", table_, " WHERE age >= ", hist.bins[i],
+                               " AND age ", i == 2 ? "<= " : "< ", hist.bins[i + 1]));
     expect_exact(bins.rows[i], want, bins.rows[i].label);
   }
   // Undeclared keys (etype has no declared domain): partition selection takes half of epsilon
@@ -592,11 +600,12 @@ TEST_F(AggregateLanguageTest, GaussianGroupByAndHistogramsEqualTheExactAnswers) 
   // Two events: the selection's (epsilon/2, delta/2) and the Gaussian's (sigma, L2 sensitivity).
   EXPECT_THAT(by_etype.allocation.events, HasSubstr("approx:"));
   EXPECT_THAT(by_etype.allocation.events, HasSubstr("gaussian:"));
-  const std::map<std::string, double> exact_etype = SqlMap(absl::StrCat(
-      "SELECT etype, sum(", Clamped("nodes", 0, 50), ") FROM ", table_,
-      " WHERE nodes IS NOT NULL GROUP BY etype"));
+  const std::map<std::string, double> exact_etype =
+      SqlMap(absl::StrCat("SELECT etype, sum(", Clamped("nodes", 0, 50), ") FROM ", table_,
+                          " WHERE nodes IS NOT NULL GROUP BY etype"));
   ASSERT_EQ(by_etype.rows.size(), 2u);  // 929 patients per etype: both kept
-  for (const ReleasedRow& r : by_etype.rows) expect_exact(r, exact_etype.at(r.key[0]), "etype " + r.key[0]);
+  for (const ReleasedRow& r : by_etype.rows)
+    expect_exact(r, exact_etype.at(r.key[0]), "etype " + r.key[0]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -612,14 +621,14 @@ TEST_F(AggregateLanguageTest, IntervalsHoldTheExactValueAtTheirConfidence) {
   const double exact_mean = SqlNumber(absl::StrCat("SELECT avg(", c, ")", from));
   const double exact_var = SqlNumber(absl::StrCat("SELECT var_pop(", c, ")", from));
   const std::vector<double> edges = {16, 30, 45, 60, 95};
-  const double exact_bin = SqlNumber(absl::StrCat("SELECT count(*) FROM ", table_,
-                                                  " WHERE age >= 30 AND age < 45"));
+  const double exact_bin =
+      SqlNumber(absl::StrCat("SELECT count(*) FROM ", table_, " WHERE age >= 30 AND age < 45"));
 
   struct Case {
     std::string name;
     QuerySpec spec;
     double exact;
-    int row;  // which released row
+    int row;     // which released row
     bool tight;  // a single noisy component: coverage is ~0.95, not more
   };
   std::vector<Case> cases;
@@ -640,8 +649,8 @@ TEST_F(AggregateLanguageTest, IntervalsHoldTheExactValueAtTheirConfidence) {
   // 95 %, conservative, so not pooled with the tight ones.
   QuerySpec median = Spec(AggregateKind::kQuantile, "wages", 1);
   median.quantiles = {0.5};
-  const double exact_median = SqlNumber(absl::StrCat(
-      "SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY ", c, ")", from));
+  const double exact_median =
+      SqlNumber(absl::StrCat("SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY ", c, ")", from));
   cases.push_back({"median", median, exact_median, 0, false});
   // Six levels: the values and intervals both come from the noisy CDF (all of epsilon on it).
   QuerySpec sextiles = median;
@@ -672,7 +681,8 @@ TEST_F(AggregateLanguageTest, IntervalsHoldTheExactValueAtTheirConfidence) {
   }
   // Single-component intervals are the shortest with >= 95% coverage, so they should not hold the
   // value far more often: pooled Binomial(800, ~0.95) has sd 6.2; 3 sd above 760 is 778.
-  EXPECT_LE(tight_hits, static_cast<int>(tight_runs * 0.95 + 3 * std::sqrt(tight_runs * 0.95 * 0.05)))
+  EXPECT_LE(tight_hits,
+            static_cast<int>(tight_runs * 0.95 + 3 * std::sqrt(tight_runs * 0.95 * 0.05)))
       << tight_hits << "/" << tight_runs;
 }
 

@@ -23,17 +23,23 @@ using query::ColumnType;
 using query::DatasetSchema;
 using query::ScanPlan;
 
-ColumnSchema Int(const std::string& name) { return {name, ColumnType::kInteger, absl::nullopt, absl::nullopt, {}}; }
-ColumnSchema Dbl(const std::string& name) { return {name, ColumnType::kDouble, absl::nullopt, absl::nullopt, {}}; }
-ColumnSchema Txt(const std::string& name) { return {name, ColumnType::kText, absl::nullopt, absl::nullopt, {}}; }
-
+ColumnSchema Int(const std::string& name) {
+  return {name, ColumnType::kInteger, absl::nullopt, absl::nullopt, {}};
+}
+ColumnSchema Dbl(const std::string& name) {
+  return {name, ColumnType::kDouble, absl::nullopt, absl::nullopt, {}};
+}
+ColumnSchema Txt(const std::string& name) {
+  return {name, ColumnType::kText, absl::nullopt, absl::nullopt, {}};
+}
 
 // slid.csv (carData::SLID): one row per person, wages missing for 3,278 of 7,425.
 DatasetSchema SlidSchema() {
   DatasetSchema s;
   s.name = "slid";
   s.privacy_unit = "person_id";
-  s.columns = {Int("person_id"), Dbl("wages"), Dbl("education"), Int("age"), Txt("sex"), Txt("language")};
+  s.columns = {Int("person_id"), Dbl("wages"), Dbl("education"),
+               Int("age"),       Txt("sex"),   Txt("language")};
   return s;
 }
 
@@ -42,7 +48,8 @@ class AggregateScannerTest : public ::dpq::testing::StoreTest {
   // Loads demo file `file` as `schema`; skips the test when the data is not available.
   void Load(const DatasetSchema& schema, const std::string& file) {
     absl::optional<std::string> csv = ::dpq::testing::ReadDemoData(file);
-    if (!csv.has_value()) GTEST_FAIL() << file << " not found in deploy/demo-data (or $DPQ_TEST_DATA_DIR)";
+    if (!csv.has_value())
+      GTEST_FAIL() << file << " not found in deploy/demo-data (or $DPQ_TEST_DATA_DIR)";
     ASSERT_OK_AND_ASSIGN(CreatedDataset created, CreateFromCsv(schema, *csv, 64 * 1024));
     id_ = created.schema.id;
     table_ = DataTableName(id_);
@@ -134,8 +141,9 @@ TEST_F(AggregateScannerTest, CenterIsSubtractedFromEveryKeptClampedValue) {
       "SELECT sum(least(greatest(age, 18), 80) - 49) FROM ", table_, " WHERE age IS NOT NULL"));
   EXPECT_EQ(Scan(Plan("patient_id", "age", 18, 80, 2, /*center=*/49)).sum, expected);
   // A non-integer centre (the midpoint of [0, 7]).
-  const double half = SqlNumber(absl::StrCat(
-      "SELECT sum(least(greatest(nodes, 0), 7)::float8 - 3.5) FROM ", table_, " WHERE nodes IS NOT NULL"));
+  const double half =
+      SqlNumber(absl::StrCat("SELECT sum(least(greatest(nodes, 0), 7)::float8 - 3.5) FROM ", table_,
+                             " WHERE nodes IS NOT NULL"));
   EXPECT_DOUBLE_EQ(Scan(Plan("patient_id", "nodes", 0, 7, 2, /*center=*/3.5)).sum, half);
 }
 
@@ -145,7 +153,8 @@ TEST_F(AggregateScannerTest, ColonSumWithOneRowPerPatientLiesBetweenTheExtremeCh
   // time differs between a patient's two rows, so the K=1 choice matters.
   const std::string per_patient = absl::StrCat(
       "SELECT min(least(greatest(time, 0), 3000)) AS lo, max(least(greatest(time, 0), 3000)) AS hi "
-      "FROM ", table_, " WHERE time IS NOT NULL GROUP BY patient_id");
+      "FROM ",
+      table_, " WHERE time IS NOT NULL GROUP BY patient_id");
   const double min_sum = SqlNumber(absl::StrCat("SELECT sum(lo) FROM (", per_patient, ") p"));
   const double max_sum = SqlNumber(absl::StrCat("SELECT sum(hi) FROM (", per_patient, ") p"));
   ASSERT_LT(min_sum, max_sum);
@@ -174,7 +183,8 @@ TEST_F(AggregateScannerTest, SlidCountOfNonMissingWages) {
   const ScanResult wages = Scan(Plan("person_id", "wages", 0, 50, 1));
   EXPECT_EQ(wages.count, 7425 - 3278);
   EXPECT_NEAR(wages.sum,
-              SqlNumber(absl::StrCat("SELECT sum(least(greatest(wages, 0), 50)) FROM ", table_)), 1e-6);
+              SqlNumber(absl::StrCat("SELECT sum(least(greatest(wages, 0), 50)) FROM ", table_)),
+              1e-6);
 }
 
 // NULL group keys (ScanPlan::null_group_columns): slid's language is missing for 121 persons. With
@@ -183,7 +193,8 @@ TEST_F(AggregateScannerTest, SlidCountOfNonMissingWages) {
 TEST_F(AggregateScannerTest, NullGroupValuesFormOneGroupWhenAsked) {
   Load(SlidSchema(), "slid.csv");
   if (IsSkipped() || HasFatalFailure()) return;
-  const int64_t nulls = std::stoll(Sql(absl::StrCat("SELECT count(*) FROM ", table_, " WHERE language IS NULL")));
+  const int64_t nulls =
+      std::stoll(Sql(absl::StrCat("SELECT count(*) FROM ", table_, " WHERE language IS NULL")));
   ASSERT_GT(nulls, 0);
   ScanPlan plan = Plan("person_id", "", 0, 0, 1);
   plan.group_columns = {"language"};
@@ -270,10 +281,11 @@ TEST_F(AggregateScannerTest, UnknownDatasetTableIsAnError) {
 TEST_F(AggregateScannerTest, PreAggregatedSumAndMeanClampEachUnitsTotal) {
   Load(::dpq::testing::ColonDemoSchema(), "colon.csv");
   if (IsSkipped() || HasFatalFailure()) return;
-  const std::string per_unit = absl::StrCat(
-      "(SELECT patient_id, rx, sum(nodes) s, avg(nodes::float8) m FROM ", table_,
-      " WHERE nodes IS NOT NULL GROUP BY 1, 2) u");
-  const double want_sum = SqlNumber(absl::StrCat("SELECT sum(least(greatest(s, 0), 15)) FROM ", per_unit));
+  const std::string per_unit =
+      absl::StrCat("(SELECT patient_id, rx, sum(nodes) s, avg(nodes::float8) m FROM ", table_,
+                   " WHERE nodes IS NOT NULL GROUP BY 1, 2) u");
+  const double want_sum =
+      SqlNumber(absl::StrCat("SELECT sum(least(greatest(s, 0), 15)) FROM ", per_unit));
   const double want_mean_sum =
       SqlNumber(absl::StrCat("SELECT sum(least(greatest(m, 0), 15)) FROM ", per_unit));
   const std::string units = Sql(absl::StrCat("SELECT count(*) FROM ", per_unit));
@@ -301,8 +313,9 @@ TEST_F(AggregateScannerTest, PreAggregatedSumAndMeanClampEachUnitsTotal) {
   ScanResult g = Scan(grouped);
   ASSERT_EQ(g.groups.size(), 3u);
   for (const GroupStats& group : g.groups) {
-    EXPECT_DOUBLE_EQ(group.sum, SqlNumber(absl::StrCat("SELECT sum(least(greatest(s, 0), 15)) FROM ",
-                                                        per_unit, " WHERE rx = '", group.key[0], "'")))
+    EXPECT_DOUBLE_EQ(group.sum,
+                     SqlNumber(absl::StrCat("SELECT sum(least(greatest(s, 0), 15)) FROM ", per_unit,
+                                            " WHERE rx = '", group.key[0], "'")))
         << group.key[0];
   }
 }
@@ -318,7 +331,8 @@ TEST_F(AggregateScannerTest, PreAggregatedCountClampsEachUnitsRowCount) {
   const std::string per_unit =
       absl::StrCat("(SELECT patient_id, rx, count(*) n FROM ", table_, " GROUP BY 1, 2) u");
   const std::string units = Sql(absl::StrCat("SELECT count(*) FROM ", per_unit));
-  const double lifted = SqlNumber(absl::StrCat("SELECT sum(least(greatest(n, 3), 5)) FROM ", per_unit));
+  const double lifted =
+      SqlNumber(absl::StrCat("SELECT sum(least(greatest(n, 3), 5)) FROM ", per_unit));
   ASSERT_GT(lifted, SqlNumber(absl::StrCat("SELECT count(*) FROM ", table_)));
 
   ScanPlan count = Plan("patient_id", "", 3, 5, 1);
@@ -341,8 +355,9 @@ TEST_F(AggregateScannerTest, PreAggregatedCountClampsEachUnitsRowCount) {
   ScanResult g = Scan(grouped);
   ASSERT_EQ(g.groups.size(), 3u);
   for (const GroupStats& group : g.groups) {
-    EXPECT_DOUBLE_EQ(group.sum, SqlNumber(absl::StrCat("SELECT sum(least(greatest(n, 3), 5)) FROM ",
-                                                        per_unit, " WHERE rx = '", group.key[0], "'")))
+    EXPECT_DOUBLE_EQ(group.sum,
+                     SqlNumber(absl::StrCat("SELECT sum(least(greatest(n, 3), 5)) FROM ", per_unit,
+                                            " WHERE rx = '", group.key[0], "'")))
         << group.key[0];
   }
 }

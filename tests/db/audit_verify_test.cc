@@ -22,7 +22,6 @@
 #include "tests/db/ledger_test_env.h"
 #include "tests/support/status_matchers.h"
 
-
 #if defined(__SANITIZE_ADDRESS__)
 #define DPQ_TEST_ASAN 1
 #elif defined(__has_feature)
@@ -66,7 +65,6 @@ std::string CopyDouble(double v) { return absl::StrFormat("%.17g", v); }
 
 class AuditVerifyTest : public ::dpq::testing::LedgerTest {
  protected:
-
   // `n` debits of epsilon 0.01 with request ids prefix-1 .. prefix-n.
   void Debit(int64_t ds, int n, const std::string& prefix, const std::string& events = "") {
     for (int i = 1; i <= n; ++i) {
@@ -102,22 +100,24 @@ class AuditVerifyTest : public ::dpq::testing::LedgerTest {
       // A row as large as a grouped query's: a long fingerprint and a result of a few groups.
       const std::string result(400, 'r');
       for (int64_t seq = 1; seq <= n; ++seq) {
-        Allocation a = SumAllocation(analyst_, absl::StrFormat("bulk-%08d-0000-4000-8000-000000000000", seq),
-                                     0.001, 0, absl::StrCat(std::string(120, 'f'), seq));
+        Allocation a =
+            SumAllocation(analyst_, absl::StrFormat("bulk-%08d-0000-4000-8000-000000000000", seq),
+                          0.001, 0, absl::StrCat(std::string(120, 'f'), seq));
         a.seq = seq;
         a.dataset_version = 1;
         a.result = result;
         a.prev_hash = prev;
         a.hash = ChainHash(prev, ds, a);
-        out << ds << '\t' << seq << '\t' << a.request_id << '\t' << a.principal_id << '\t' << a.analyst
-            << '\t' << a.fingerprint << '\t' << a.aggregate << '\t' << a.column << '\t' << a.mechanism
-            << '\t' << a.epsilon_units << '\t' << a.delta_units << '\t' << CopyDouble(a.sensitivity)
-            << '\t' << CopyDouble(a.noise_scale) << '\t' << CopyDouble(a.count_noise_scale) << '\t'
-            << CopyDouble(a.value) << '\t' << CopyDouble(a.confidence) << '\t' << CopyDouble(a.ci_lower)
-            << '\t' << CopyDouble(a.ci_upper) << '\t' << CopyDouble(*a.clamp_lower) << '\t'
-            << CopyDouble(*a.clamp_upper) << '\t' << a.max_contributions << '\t' << CopyBytea(a.prev_hash)
-            << '\t' << CopyBytea(a.hash) << '\t' << a.events << '\t' << a.dataset_version << '\t'
-            << a.result << "\tf\n";
+        out << ds << '\t' << seq << '\t' << a.request_id << '\t' << a.principal_id << '\t'
+            << a.analyst << '\t' << a.fingerprint << '\t' << a.aggregate << '\t' << a.column << '\t'
+            << a.mechanism << '\t' << a.epsilon_units << '\t' << a.delta_units << '\t'
+            << CopyDouble(a.sensitivity) << '\t' << CopyDouble(a.noise_scale) << '\t'
+            << CopyDouble(a.count_noise_scale) << '\t' << CopyDouble(a.value) << '\t'
+            << CopyDouble(a.confidence) << '\t' << CopyDouble(a.ci_lower) << '\t'
+            << CopyDouble(a.ci_upper) << '\t' << CopyDouble(*a.clamp_lower) << '\t'
+            << CopyDouble(*a.clamp_upper) << '\t' << a.max_contributions << '\t'
+            << CopyBytea(a.prev_hash) << '\t' << CopyBytea(a.hash) << '\t' << a.events << '\t'
+            << a.dataset_version << '\t' << a.result << "\tf\n";
         prev = a.hash;
         spent += a.epsilon_units;
       }
@@ -132,7 +132,6 @@ class AuditVerifyTest : public ::dpq::testing::LedgerTest {
     Sql(absl::StrCat("UPDATE ledgers SET epsilon_spent_units = ", spent, ", audit_head_seq = ", n,
                      ", audit_head_hash = '\\x", ToHex(prev), "' WHERE dataset_id = ", ds));
   }
-
 };
 
 TEST_F(AuditVerifyTest, ASecondRunReadsOnlyTheRowsAppendedSinceTheCheckpoint) {
@@ -171,7 +170,8 @@ TEST_F(AuditVerifyTest, ARewrittenRowBeforeTheCheckpointIsCaughtByTheFullRun) {
   const int64_t ds = NewDataset("before", 10);
   Debit(ds, 10, "a");
   ASSERT_TRUE(Verify(ds, /*full=*/false).ok);
-  AsOwner(absl::StrCat("UPDATE audit SET epsilon_units = 1 WHERE dataset_id = ", ds, " AND seq = 3"));
+  AsOwner(
+      absl::StrCat("UPDATE audit SET epsilon_units = 1 WHERE dataset_id = ", ds, " AND seq = 3"));
   Debit(ds, 2, "b");
   // The incremental run reads the checkpoint row and the 2 new rows only: it cannot see row 3.
   BudgetLedger::Verification v = Verify(ds, /*full=*/false);
@@ -192,7 +192,8 @@ TEST_F(AuditVerifyTest, ARewrittenRowAfterTheCheckpointIsCaughtByTheIncrementalR
   Debit(ds, 10, "a");
   ASSERT_TRUE(Verify(ds, /*full=*/false).ok);
   Debit(ds, 5, "b");
-  AsOwner(absl::StrCat("UPDATE audit SET analyst = 'mallory' WHERE dataset_id = ", ds, " AND seq = 12"));
+  AsOwner(absl::StrCat("UPDATE audit SET analyst = 'mallory' WHERE dataset_id = ", ds,
+                       " AND seq = 12"));
   BudgetLedger::Verification v = Verify(ds, /*full=*/false);
   EXPECT_FALSE(v.ok);
   EXPECT_FALSE(v.full);
@@ -212,7 +213,8 @@ TEST_F(AuditVerifyTest, TheCheckpointRowItselfMustStillHoldItsHash) {
   forged.analyst = "mallory";
   forged.hash = ChainHash(forged.prev_hash, ds, forged);
   AsOwner(absl::StrCat("UPDATE audit SET analyst = 'mallory', hash = '\\x", ToHex(forged.hash),
-                       "' WHERE dataset_id = ", ds, " AND seq = 6; UPDATE ledgers SET audit_head_hash = '\\x",
+                       "' WHERE dataset_id = ", ds,
+                       " AND seq = 6; UPDATE ledgers SET audit_head_hash = '\\x",
                        ToHex(forged.hash), "' WHERE dataset_id = ", ds));
   for (bool full : {false, true}) {
     BudgetLedger::Verification v = Verify(ds, full);
@@ -238,10 +240,11 @@ TEST_F(AuditVerifyTest, ADeletedTailIsCaughtWithAndWithoutTheLedgerHead) {
   // Rows 7 and 8 too (the checkpoint row among them), and the head and spent rewound to row 6:
   // only the checkpoint still knows the chain was longer.
   ASSERT_OK_AND_ASSIGN(std::vector<Allocation> rows, ledger_->ListAllocations(ds));
-  AsOwner(absl::StrCat("DELETE FROM audit WHERE dataset_id = ", ds, " AND seq > 6; "
-                       "UPDATE ledgers SET audit_head_seq = 6, audit_head_hash = '\\x", ToHex(rows[5].hash),
-                       "', epsilon_spent_units = ", 6 * dpq::testing::EpsU(0.01),
-                       " WHERE dataset_id = ", ds));
+  AsOwner(absl::StrCat("DELETE FROM audit WHERE dataset_id = ", ds,
+                       " AND seq > 6; "
+                       "UPDATE ledgers SET audit_head_seq = 6, audit_head_hash = '\\x",
+                       ToHex(rows[5].hash), "', epsilon_spent_units = ",
+                       6 * dpq::testing::EpsU(0.01), " WHERE dataset_id = ", ds));
   for (bool full : {false, true}) {
     v = Verify(ds, full);
     EXPECT_FALSE(v.ok) << "full=" << full;
@@ -268,8 +271,10 @@ TEST_F(AuditVerifyTest, AnRdpLedgerContinuesFromTheStoredAccountantState) {
 
   // A ledger state that is not the composition of the rows is caught incrementally too.
   Debit(ds, 1, "c", events);
-  Sql(absl::StrCat("UPDATE ledgers SET accountant_state = (SELECT accountant_state FROM audit_verified "
-                   "WHERE dataset_id = ", ds, ") WHERE dataset_id = ", ds));
+  Sql(absl::StrCat(
+      "UPDATE ledgers SET accountant_state = (SELECT accountant_state FROM audit_verified "
+      "WHERE dataset_id = ",
+      ds, ") WHERE dataset_id = ", ds));
   v = Verify(ds, /*full=*/false);
   EXPECT_FALSE(v.ok);
   EXPECT_EQ(v.rows_read, 2);
@@ -285,8 +290,10 @@ TEST_F(AuditVerifyTest, APeriodicRunGoesBackToGenesisWhenTheLastFullRunIsOld) {
   periodic.full_after_seconds = 86400;
   ASSERT_OK_AND_ASSIGN(BudgetLedger::Verification v, ledger_->Verify(ds, periodic));
   EXPECT_FALSE(v.full);
-  Sql(absl::StrCat("UPDATE audit_verified SET full_verified_at = now() - interval '2 days' "
-                   "WHERE dataset_id = ", ds));
+  Sql(
+      absl::StrCat("UPDATE audit_verified SET full_verified_at = now() - interval '2 days' "
+                   "WHERE dataset_id = ",
+                   ds));
   ASSERT_OK_AND_ASSIGN(v, ledger_->Verify(ds, periodic));
   EXPECT_TRUE(v.full);
   EXPECT_EQ(v.rows_read, 5);
@@ -312,10 +319,10 @@ TEST_F(AuditVerifyTest, VerifyingALargeChainKeepsMemoryFlat) {
   EXPECT_EQ(v.rows_read, kRows);
   EXPECT_EQ(v.entries, kRows);
   const int64_t growth_kb = peak - rss_before;
-  std::cout << "bulk load " << std::chrono::duration<double>(t1 - t0).count() << " s; full verify of "
-            << kRows << " rows " << std::chrono::duration<double>(t2 - t1).count() << " s, RSS "
-            << rss_before / 1024 << " MB before, peak " << peak / 1024 << " MB (+" << growth_kb / 1024
-            << " MB)\n";
+  std::cout << "bulk load " << std::chrono::duration<double>(t1 - t0).count()
+            << " s; full verify of " << kRows << " rows "
+            << std::chrono::duration<double>(t2 - t1).count() << " s, RSS " << rss_before / 1024
+            << " MB before, peak " << peak / 1024 << " MB (+" << growth_kb / 1024 << " MB)\n";
   // Under AddressSanitizer RSS measures allocation volume, not live memory: its quarantine keeps
   // freed blocks (up to 256 MB by default) out of reuse. The bound is checked by the plain build
   // and by tests/e2e/audit_verify_test.py on a real dpqd; the sanitizer build checks the rest.

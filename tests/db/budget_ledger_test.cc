@@ -50,7 +50,6 @@ int64_t FirstBrokenLink(int64_t dataset_id, const std::vector<Allocation>& rows)
 
 class BudgetLedgerTest : public ::dpq::testing::LedgerTest {
  protected:
-
   static int64_t EpsU(double e) { return dpq::testing::EpsU(e); }
   static int64_t DelU(double d) { return dpq::testing::DelU(d); }
 
@@ -68,16 +67,17 @@ class BudgetLedgerTest : public ::dpq::testing::LedgerTest {
     std::string n = Sql(absl::StrCat("SELECT count(*) FROM audit WHERE dataset_id = ", dataset_id));
     return n.empty() ? -1 : std::stoll(n);
   }
-
 };
 
 TEST_F(BudgetLedgerTest, DebitWithinBudgetAppendsHashChainedAuditRows) {
   const int64_t ds = NewDataset("chain", 10, 1e-5);
-  const std::vector<std::pair<double, double>> charges = {{0.5, 0}, {0.1, 2e-6}, {1.0 / 3.0, 0}, {0.7, 3e-6}};
+  const std::vector<std::pair<double, double>> charges = {
+      {0.5, 0}, {0.1, 2e-6}, {1.0 / 3.0, 0}, {0.7, 3e-6}};
   std::vector<DebitResult> results;
   for (size_t i = 0; i < charges.size(); ++i) {
-    ASSERT_OK_AND_ASSIGN(DebitResult r,
-                         ledger_->Debit(ds, Alloc(absl::StrCat("r", i), charges[i].first, charges[i].second)));
+    ASSERT_OK_AND_ASSIGN(
+        DebitResult r,
+        ledger_->Debit(ds, Alloc(absl::StrCat("r", i), charges[i].first, charges[i].second)));
     EXPECT_FALSE(r.replayed);
     EXPECT_EQ(r.allocation.seq, static_cast<int64_t>(i) + 1);
     EXPECT_EQ(r.allocation.hash, ChainHash(r.allocation.prev_hash, ds, r.allocation));
@@ -119,7 +119,8 @@ TEST_F(BudgetLedgerTest, DebitWithinBudgetAppendsHashChainedAuditRows) {
   EXPECT_EQ(results.back().budget.delta_spent_units, delta_sum);
   // The ledger's head points at the last row, so the next debit extends the chain in O(1).
   EXPECT_EQ(Sql(absl::StrCat("SELECT audit_head_seq, encode(audit_head_hash, 'hex') FROM ledgers "
-                             "WHERE dataset_id = ", ds)),
+                             "WHERE dataset_id = ",
+                             ds)),
             absl::StrCat(rows.size(), "|", ToHex(rows.back().hash)));
 }
 
@@ -157,14 +158,17 @@ TEST_F(BudgetLedgerTest, DebitOverBudgetIsResourceExhaustedAndChangesNothing) {
   ASSERT_THAT(ledger_->Debit(ds, Alloc("ok", 0.6)), IsOk());
   const std::string before = Sql(absl::StrCat(
       "SELECT epsilon_spent_units, delta_spent_units, audit_head_seq, encode(audit_head_hash, 'hex'), updated_at "
-      "FROM ledgers WHERE dataset_id = ", ds));
+      "FROM ledgers WHERE dataset_id = ",
+      ds));
 
   EXPECT_THAT(ledger_->Debit(ds, Alloc("too-much", 0.5)),
               StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("exhausted")));
-  EXPECT_EQ(Sql(absl::StrCat(
-                "SELECT epsilon_spent_units, delta_spent_units, audit_head_seq, encode(audit_head_hash, 'hex'), "
-                "updated_at FROM ledgers WHERE dataset_id = ", ds)),
-            before);
+  EXPECT_EQ(
+      Sql(absl::StrCat(
+          "SELECT epsilon_spent_units, delta_spent_units, audit_head_seq, encode(audit_head_hash, 'hex'), "
+          "updated_at FROM ledgers WHERE dataset_id = ",
+          ds)),
+      before);
   EXPECT_EQ(AuditRows(ds), 1);
   ASSERT_OK_AND_ASSIGN(auto found, ledger_->FindAllocation(ds, "too-much"));
   EXPECT_FALSE(found.has_value());
@@ -187,7 +191,8 @@ TEST_F(BudgetLedgerTest, ChargeExactlyEqualToTheBudgetIsAllowed) {
   ASSERT_OK_AND_ASSIGN(DebitResult last, ledger_->Debit(parts, Alloc("b", 0.25)));
   EXPECT_EQ(last.budget.epsilon_spent(), 0.75);
   // Then nothing more fits.
-  EXPECT_THAT(ledger_->Debit(parts, Alloc("c", 0.125)), StatusIs(absl::StatusCode::kResourceExhausted));
+  EXPECT_THAT(ledger_->Debit(parts, Alloc("c", 0.125)),
+              StatusIs(absl::StatusCode::kResourceExhausted));
 }
 
 TEST_F(BudgetLedgerTest, ChargeOneUnitOverAFreshBudgetIsRefused) {
@@ -211,18 +216,21 @@ TEST_F(BudgetLedgerTest, ChargeOneUnitOverTheRemainingBudgetIsRefused) {
 TEST_F(BudgetLedgerTest, ExhaustedBudgetRefusesEvenTheSmallestCharge) {
   const int64_t ds = NewDataset("tiny", 1.0, 0);
   ASSERT_THAT(ledger_->Debit(ds, Alloc("all", 1.0)), IsOk());
-  EXPECT_THAT(ledger_->Debit(ds, Alloc("tiny", 1e-12)), StatusIs(absl::StatusCode::kResourceExhausted));
+  EXPECT_THAT(ledger_->Debit(ds, Alloc("tiny", 1e-12)),
+              StatusIs(absl::StatusCode::kResourceExhausted));
   EXPECT_EQ(AuditRows(ds), 1);
 }
 
 // Three charges of 0.1 spend a budget of 0.3 exactly (in doubles 0.1 + 0.1 + 0.1 > 0.3).
 TEST_F(BudgetLedgerTest, DecimalChargesSpendADecimalBudgetExactly) {
   const int64_t ds = NewDataset("decimal", 0.3, 0);
-  for (int i = 0; i < 3; ++i) ASSERT_THAT(ledger_->Debit(ds, Alloc(absl::StrCat("d", i), 0.1)), IsOk());
+  for (int i = 0; i < 3; ++i)
+    ASSERT_THAT(ledger_->Debit(ds, Alloc(absl::StrCat("d", i), 0.1)), IsOk());
   ASSERT_OK_AND_ASSIGN(BudgetState b, ledger_->Get(ds));
   EXPECT_EQ(b.epsilon_spent(), 0.3);
   EXPECT_EQ(b.epsilon_remaining_units(), 0);
-  EXPECT_THAT(ledger_->Debit(ds, Alloc("more", 1e-12)), StatusIs(absl::StatusCode::kResourceExhausted));
+  EXPECT_THAT(ledger_->Debit(ds, Alloc("more", 1e-12)),
+              StatusIs(absl::StatusCode::kResourceExhausted));
 }
 
 TEST_F(BudgetLedgerTest, DeltaBudgetIsEnforcedIndependentlyOfEpsilon) {
@@ -241,10 +249,12 @@ TEST_F(BudgetLedgerTest, DeltaBudgetIsEnforcedIndependentlyOfEpsilon) {
   // A zero delta budget admits pure-DP charges and refuses any approximate-DP one.
   const int64_t pure = NewDataset("pure", 1, 0);
   EXPECT_THAT(ledger_->Debit(pure, Alloc("l", 0.5, 0)), IsOk());
-  EXPECT_THAT(ledger_->Debit(pure, Alloc("g", 0.1, 1e-12)), StatusIs(absl::StatusCode::kResourceExhausted));
+  EXPECT_THAT(ledger_->Debit(pure, Alloc("g", 0.1, 1e-12)),
+              StatusIs(absl::StatusCode::kResourceExhausted));
   // Epsilon exhausted with delta to spare is refused too.
   const int64_t eps_only = NewDataset("eps_gone", 0.5, 0.5);
-  EXPECT_THAT(ledger_->Debit(eps_only, Alloc("g", 0.6, 1e-9)), StatusIs(absl::StatusCode::kResourceExhausted));
+  EXPECT_THAT(ledger_->Debit(eps_only, Alloc("g", 0.6, 1e-9)),
+              StatusIs(absl::StatusCode::kResourceExhausted));
 }
 
 TEST_F(BudgetLedgerTest, ReplaySameRequestIdAndFingerprintReturnsStoredAnswerWithoutCharging) {
@@ -285,8 +295,8 @@ TEST_F(BudgetLedgerTest, StoreReleaseOfThePaidAllocationKeepsTheFirstReleaseBoun
   ASSERT_OK_AND_ASSIGN(Allocation out, ledger_->StoreRelease(ds, paid.allocation, first));
   ASSERT_TRUE(out.release.has_value());
   EXPECT_EQ(out.release->value, 41.5);
-  EXPECT_EQ(out.release->hash, ReleaseHash(paid.allocation.hash, ds, paid.allocation.seq, 41.5, 40.0,
-                                           43.0, ""));
+  EXPECT_EQ(out.release->hash,
+            ReleaseHash(paid.allocation.hash, ds, paid.allocation.seq, 41.5, 40.0, 43.0, ""));
   ASSERT_OK_AND_ASSIGN(absl::optional<Allocation> stored, ledger_->FindAllocation(ds, "r-1"));
   ASSERT_TRUE(stored.has_value() && stored->release.has_value());
   // What the fast path returns is exactly what a re-read returns.
@@ -315,8 +325,8 @@ TEST_F(BudgetLedgerTest, StoreReleaseOfThePaidAllocationKeepsTheFirstReleaseBoun
   ASSERT_OK_AND_ASSIGN(Allocation bound, ledger_->StoreRelease(ds, forged, first));
   ASSERT_TRUE(bound.release.has_value());
   EXPECT_EQ(bound.hash, paid2.allocation.hash);
-  EXPECT_EQ(bound.release->hash, ReleaseHash(paid2.allocation.hash, ds, paid2.allocation.seq, 41.5,
-                                             40.0, 43.0, ""));
+  EXPECT_EQ(bound.release->hash,
+            ReleaseHash(paid2.allocation.hash, ds, paid2.allocation.seq, 41.5, 40.0, 43.0, ""));
 
   // An answer carried inline (not deferred), and a seq that does not exist.
   ASSERT_OK_AND_ASSIGN(DebitResult inline_answer, ledger_->Debit(ds, Alloc("r-3", 1)));
@@ -383,7 +393,8 @@ TEST_F(BudgetLedgerTest, AuditTableRefusesUpdateDeleteAndTruncate) {
   const int64_t ds = NewDataset("append_only", 10, 0);
   ASSERT_THAT(ledger_->Debit(ds, Alloc("a", 1)), IsOk());
   ASSERT_THAT(ledger_->Debit(ds, Alloc("b", 2)), IsOk());
-  const std::string snapshot = Sql("SELECT seq, epsilon_units, encode(hash, 'hex') FROM audit ORDER BY seq");
+  const std::string snapshot =
+      Sql("SELECT seq, epsilon_units, encode(hash, 'hex') FROM audit ORDER BY seq");
 
   EXPECT_THAT(TrySql("UPDATE audit SET epsilon_units = 1 WHERE seq = 1"),
               StatusIs(absl::StatusCode::kInternal, HasSubstr("append-only")));
@@ -395,20 +406,25 @@ TEST_F(BudgetLedgerTest, AuditTableRefusesUpdateDeleteAndTruncate) {
   EXPECT_THAT(TrySql("TRUNCATE audit, releases"),
               StatusIs(absl::StatusCode::kInternal, HasSubstr("append-only")));
   EXPECT_THAT(TrySql("TRUNCATE audit CASCADE"), StatusIs(absl::StatusCode::kInternal));
-  EXPECT_EQ(Sql("SELECT seq, epsilon_units, encode(hash, 'hex') FROM audit ORDER BY seq"), snapshot);
+  EXPECT_EQ(Sql("SELECT seq, epsilon_units, encode(hash, 'hex') FROM audit ORDER BY seq"),
+            snapshot);
   ASSERT_OK_AND_ASSIGN(auto rows, ledger_->ListAllocations(ds));
   EXPECT_EQ(FirstBrokenLink(ds, rows), 0);
 }
 
 TEST_F(BudgetLedgerTest, TamperingWithTriggerDisabledBreaksTheHashChain) {
   const int64_t ds = NewDataset("tamper", 10, 0);
-  for (int i = 0; i < 4; ++i) ASSERT_THAT(ledger_->Debit(ds, Alloc(absl::StrCat("r", i), 1)), IsOk());
+  for (int i = 0; i < 4; ++i)
+    ASSERT_THAT(ledger_->Debit(ds, Alloc(absl::StrCat("r", i), 1)), IsOk());
   ASSERT_OK_AND_ASSIGN(auto clean, ledger_->ListAllocations(ds));
   ASSERT_EQ(FirstBrokenLink(ds, clean), 0);
 
   // The table owner hides part of a charge: content changes, the stored hash does not.
-  Sql(absl::StrCat("ALTER TABLE audit DISABLE TRIGGER audit_append_only; "
-                   "UPDATE audit SET epsilon_units = 500000000000 WHERE dataset_id = ", ds, " AND seq = 2; "
+  Sql(
+      absl::StrCat("ALTER TABLE audit DISABLE TRIGGER audit_append_only; "
+                   "UPDATE audit SET epsilon_units = 500000000000 WHERE dataset_id = ",
+                   ds,
+                   " AND seq = 2; "
                    "ALTER TABLE audit ENABLE TRIGGER audit_append_only"));
   ASSERT_OK_AND_ASSIGN(auto tampered, ledger_->ListAllocations(ds));
   ASSERT_EQ(tampered.size(), 4u);
@@ -418,15 +434,18 @@ TEST_F(BudgetLedgerTest, TamperingWithTriggerDisabledBreaksTheHashChain) {
   EXPECT_EQ(FirstBrokenLink(ds, tampered), 2);
 
   // Re-hashing the altered row as well only moves the break to the next link.
-  Sql(absl::StrCat("ALTER TABLE audit DISABLE TRIGGER audit_append_only; "
-                   "UPDATE audit SET hash = '\\x", ToHex(ChainHash(tampered[1].prev_hash, ds, tampered[1])),
-                   "' WHERE dataset_id = ", ds, " AND seq = 2; "
-                   "ALTER TABLE audit ENABLE TRIGGER audit_append_only"));
+  Sql(absl::StrCat(
+      "ALTER TABLE audit DISABLE TRIGGER audit_append_only; "
+      "UPDATE audit SET hash = '\\x",
+      ToHex(ChainHash(tampered[1].prev_hash, ds, tampered[1])), "' WHERE dataset_id = ", ds,
+      " AND seq = 2; "
+      "ALTER TABLE audit ENABLE TRIGGER audit_append_only"));
   ASSERT_OK_AND_ASSIGN(auto rehashed, ledger_->ListAllocations(ds));
   EXPECT_EQ(FirstBrokenLink(ds, rehashed), 3);
 
   // The trigger is back on: the table refuses changes again.
-  EXPECT_THAT(TrySql("UPDATE audit SET epsilon_units = 1 WHERE seq = 2"), StatusIs(absl::StatusCode::kInternal));
+  EXPECT_THAT(TrySql("UPDATE audit SET epsilon_units = 1 WHERE seq = 2"),
+              StatusIs(absl::StatusCode::kInternal));
 }
 
 TEST_F(BudgetLedgerTest, ConcurrentDebitsOnOneDatasetKeepLedgerAndAuditConsistent) {
@@ -514,7 +533,7 @@ TEST_F(BudgetLedgerTest, ConcurrentDebitsOnOneDatasetKeepLedgerAndAuditConsisten
   }
   EXPECT_EQ(ok, static_cast<int>(rows.size()));
   EXPECT_EQ(ok + refused, kThreads * kDebitsPerThread);
-  EXPECT_GT(ok, 20);       // the budget was really used
+  EXPECT_GT(ok, 20);        // the budget was really used
   EXPECT_GT(refused, 100);  // and really ran out
 }
 
@@ -554,8 +573,9 @@ TEST_F(BudgetLedgerTest, ConnectionLostDuringDebitIsUnavailableAndChargesNothing
   ASSERT_THAT(ledger_->Debit(ds, Alloc("before", 1)), IsOk());
 
   absl::StatusOr<DebitResult> blocked = absl::UnknownError("not run");
-  ASSERT_TRUE(KillDebitWaitingForLedgerLock(ds, [&] { blocked = ledger_->Debit(ds, Alloc("victim", 2)); }))
-      << "the debit never waited for the lock";
+  ASSERT_TRUE(KillDebitWaitingForLedgerLock(ds, [&] {
+    blocked = ledger_->Debit(ds, Alloc("victim", 2));
+  })) << "the debit never waited for the lock";
   EXPECT_THAT(blocked, StatusIs(absl::StatusCode::kUnavailable));
 
   ASSERT_OK_AND_ASSIGN(BudgetState b, ledger_->Get(ds));  // the pool reconnects
@@ -612,9 +632,9 @@ TEST_F(BudgetLedgerTest, SpendTallyAndListBudgetsSummariseEveryDataset) {
   ASSERT_THAT(ledger_->Debit(a_ds, Alloc("1", 0.5)), IsOk());
 
   ASSERT_OK_AND_ASSIGN(auto spend, tally.Refresh());
-  EXPECT_EQ(Rows(spend), (std::vector<SpendRow>{{"alpha", "alice", 0.5, 0},
-                                                {"beta", "alice", 1.75, 0},
-                                                {"beta", "bob", 2, 1e-7}}));
+  EXPECT_EQ(Rows(spend),
+            (std::vector<SpendRow>{
+                {"alpha", "alice", 0.5, 0}, {"beta", "alice", 1.75, 0}, {"beta", "bob", 2, 1e-7}}));
   EXPECT_EQ(tally.rows_folded(), 4);
 
   // Incremental: a second scrape reads only the two new rows, and adds them to what it had.
@@ -655,10 +675,14 @@ TEST_F(BudgetLedgerTest, SpendTallyHistoryCountsRowsAndEpsilonPerWindow) {
   ASSERT_THAT(ledger_->Debit(ds, Alloc("2", 0.5)), IsOk());
   ASSERT_THAT(ledger_->Debit(ds, Alloc("3", 0.25)), IsOk());
   // Backdate the first two rows by 2 hours and 3 days; only a test may (append-only trigger off).
-  Sql(absl::StrCat("ALTER TABLE audit DISABLE TRIGGER audit_append_only; "
-                   "UPDATE audit SET created_at = now() - interval '2 hours' WHERE dataset_id = ", ds,
+  Sql(
+      absl::StrCat("ALTER TABLE audit DISABLE TRIGGER audit_append_only; "
+                   "UPDATE audit SET created_at = now() - interval '2 hours' WHERE dataset_id = ",
+                   ds,
                    " AND seq = 1; UPDATE audit SET created_at = now() - interval '3 days' "
-                   "WHERE dataset_id = ", ds, " AND seq = 2; "
+                   "WHERE dataset_id = ",
+                   ds,
+                   " AND seq = 2; "
                    "ALTER TABLE audit ENABLE TRIGGER audit_append_only"));
   const std::vector<int64_t> windows = {3600, 86400, 7 * 86400};
   SpendTally tally(db());

@@ -18,13 +18,13 @@
 namespace dpq::collection {
 namespace {
 
-using ::dpq::testing::IsOk;
-using ::dpq::testing::StatusIs;
-using ::testing::HasSubstr;
 using dp::ldp::IndexReport;
 using dp::ldp::LdpMechanism;
 using dp::ldp::OlhReport;
 using dp::ldp::UnaryReport;
+using ::dpq::testing::IsOk;
+using ::dpq::testing::StatusIs;
+using ::testing::HasSubstr;
 
 class CollectionStoreTest : public ::dpq::testing::StoreTest {
  protected:
@@ -82,7 +82,8 @@ TEST_F(CollectionStoreTest, RefusesBadDefinitionsNamingTheField) {
   EXPECT_THAT(refusal({"s", {"a", ""}, 1, LdpMechanism::kKrr, 1}), HasSubstr("domain[1]"));
   EXPECT_THAT(refusal({"s", {"a", "b"}, 0, LdpMechanism::kKrr, 1}), HasSubstr("epsilon"));
   EXPECT_THAT(refusal({"s", {"a", "b"}, 25, LdpMechanism::kOlh, 1}), HasSubstr("epsilon"));
-  EXPECT_THAT(refusal({"s", {"a", "b"}, 1, LdpMechanism::kKrr, 0}), HasSubstr("reports_per_client"));
+  EXPECT_THAT(refusal({"s", {"a", "b"}, 1, LdpMechanism::kKrr, 0}),
+              HasSubstr("reports_per_client"));
   EXPECT_EQ(Sql("SELECT count(*) FROM ldp_collections"), "0");
 }
 
@@ -95,14 +96,14 @@ TEST_F(CollectionStoreTest, RefusesRawValuesAndMalformedReportsStoringNothing) {
     return collections_->Submit(name, client, r).code();
   };
   const auto kInvalid = absl::StatusCode::kInvalidArgument;
-  EXPECT_EQ(code("k", dp::ldp::LdpReport()), kInvalid);       // no report at all
-  EXPECT_EQ(code("u", IndexReport{3}), kInvalid);             // a raw value index for OUE
-  EXPECT_EQ(code("h", IndexReport{3}), kInvalid);             // ... and for OLH
-  EXPECT_EQ(code("k", IndexReport{5}), kInvalid);             // out of the domain
-  EXPECT_EQ(code("u", UnaryReport{std::string(1, '\x01')}), kInvalid);     // too short
+  EXPECT_EQ(code("k", dp::ldp::LdpReport()), kInvalid);                 // no report at all
+  EXPECT_EQ(code("u", IndexReport{3}), kInvalid);                       // a raw value index for OUE
+  EXPECT_EQ(code("h", IndexReport{3}), kInvalid);                       // ... and for OLH
+  EXPECT_EQ(code("k", IndexReport{5}), kInvalid);                       // out of the domain
+  EXPECT_EQ(code("u", UnaryReport{std::string(1, '\x01')}), kInvalid);  // too short
   EXPECT_EQ(code("u", UnaryReport{std::string("\x00\x04", 2)}), kInvalid);  // padding bit set
-  EXPECT_EQ(code("h", OlhReport{7, 4}), kInvalid);            // hash out of [0, g)
-  EXPECT_EQ(code("k", IndexReport{1}, ""), kInvalid);         // no client id
+  EXPECT_EQ(code("h", OlhReport{7, 4}), kInvalid);                          // hash out of [0, g)
+  EXPECT_EQ(code("k", IndexReport{1}, ""), kInvalid);                       // no client id
   EXPECT_EQ(code("k", IndexReport{1}, "has space"), kInvalid);
   EXPECT_EQ(code("nope", IndexReport{1}), absl::StatusCode::kNotFound);
   EXPECT_EQ(Reports(), 0);
@@ -172,7 +173,8 @@ TEST_F(CollectionStoreTest, TheScanRoleCannotReadCollections) {
   Create("k", LdpMechanism::kKrr, 3);
   ASSERT_THAT(collections_->Submit("k", "a", IndexReport{0}), IsOk());
   for (const char* table : {"ldp_reports", "ldp_clients", "ldp_collections"}) {
-    absl::StatusOr<std::string> r = TrySql(absl::StrCat("SET ROLE dpq_scan; SELECT * FROM ", table));
+    absl::StatusOr<std::string> r =
+        TrySql(absl::StrCat("SET ROLE dpq_scan; SELECT * FROM ", table));
     ASSERT_FALSE(r.ok()) << table;
     EXPECT_THAT(std::string(r.status().message()), HasSubstr("permission denied")) << table;
   }
@@ -200,7 +202,8 @@ TEST_F(CollectionStoreTest, EstimatesComeFromTheStoredReports) {
     EXPECT_LE(e.estimates[v].lower, counts[v]);
     EXPECT_GE(e.estimates[v].upper, counts[v]);
   }
-  EXPECT_THAT(collections_->Estimate("k", 1.0).status(), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(collections_->Estimate("k", 1.0).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(collections_->Estimate("k", 0.9, absl::InfinitePast()).status(),
               StatusIs(absl::StatusCode::kDeadlineExceeded));
 }

@@ -3,9 +3,9 @@
 // settings per session and keeps named prepared statements per session (docs/scaling.md says why
 // that is the right trade and what would change with PgBouncer >= 1.21). The second test pins that
 // limitation down, so that the documentation changes when it does.
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <netinet/in.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -16,12 +16,12 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/base/status_macros.h"
 #include "server/dp/testing/seeded_random.h"
 #include "server/engine/query_engine.h"
 #include "server/store/aggregate_scanner.h"
 #include "server/store/budget_ledger.h"
 #include "server/store/dataset_store.h"
-#include "server/base/status_macros.h"
 #include "server/store/postgres/process.h"
 #include "server/store/principal_store.h"
 #include "server/store/result_cache.h"
@@ -64,8 +64,8 @@ class PgBouncer {
                      "\nunix_socket_dir =\nauth_type = trust\nauth_file = ", dir,
                      "/users.txt\npool_mode = ", pool_mode,
                      "\ndefault_pool_size = 1\nmax_client_conn = 50\n"
-                     "ignore_startup_parameters = options\nlogfile = ", dir,
-                     "/pgbouncer.log\npidfile = ", dir, "/pgbouncer.pid\n")));
+                     "ignore_startup_parameters = options\nlogfile = ",
+                     dir, "/pgbouncer.log\npidfile = ", dir, "/pgbouncer.pid\n")));
     absl::optional<RunAsUser> as;
     if (geteuid() == 0) {
       ASSIGN_OR_RETURN(RunAsUser postgres, LookUpUser("postgres"));
@@ -83,7 +83,8 @@ class PgBouncer {
     ASSIGN_OR_RETURN(ProcessResult r,
                      RunProcess({"/usr/sbin/pgbouncer", "-d", dir + "/pgbouncer.ini"}, as));
     if (r.exit_code != 0) {
-      return absl::InternalError(absl::StrCat("pgbouncer failed (exit ", r.exit_code, "): ", r.output));
+      return absl::InternalError(
+          absl::StrCat("pgbouncer failed (exit ", r.exit_code, "): ", r.output));
     }
     b->started_ = true;
     // -d returns once daemonised; wait for the port.
@@ -184,10 +185,10 @@ TEST_F(ConnectionPoolerTest, TransactionModeBreaksPerSessionPreparedStatements) 
   RecordProperty("failure", std::string(failed.message()));
   // Whatever failed charged nothing: the ledger shows only the debits that committed.
   const int64_t committed = (first.ok() ? 1 : 0) + (second.ok() ? 1 : 0);
-  EXPECT_EQ(Sql(absl::StrCat("SELECT epsilon_spent_units = ", committed, " * ",
-                             ::dpq::testing::EpsU(1), " FROM ledgers WHERE dataset_id = ",
-                             dataset.schema.id)),
-            "t");
+  EXPECT_EQ(
+      Sql(absl::StrCat("SELECT epsilon_spent_units = ", committed, " * ", ::dpq::testing::EpsU(1),
+                       " FROM ledgers WHERE dataset_id = ", dataset.schema.id)),
+      "t");
 }
 
 }  // namespace

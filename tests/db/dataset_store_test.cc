@@ -73,7 +73,8 @@ class DatasetStoreTest : public ::dpq::testing::StoreTest {
 };
 
 TEST_F(DatasetStoreTest, CreateLoadsRowsAndGetReturnsTheSchema) {
-  ASSERT_OK_AND_ASSIGN(CreatedDataset created, CreateFromCsv(PatientsSchema("patients"), kPatientsCsv));
+  ASSERT_OK_AND_ASSIGN(CreatedDataset created,
+                       CreateFromCsv(PatientsSchema("patients"), kPatientsCsv));
   EXPECT_EQ(created.rows_loaded, 5);
   ExpectPatientsSchema(created.schema, "patients");
 
@@ -86,12 +87,16 @@ TEST_F(DatasetStoreTest, CreateLoadsRowsAndGetReturnsTheSchema) {
   // Rows arrive typed, with empty CSV fields as NULL.
   const std::string table = DataTableName(got.id);
   EXPECT_EQ(table, absl::StrCat("dpq_data.ds_", got.id));
-  EXPECT_EQ(Sql(absl::StrCat("SELECT patient, coalesce(age::text, 'NULL'), coalesce(weight::text, 'NULL'), "
-                             "coalesce(ward, 'NULL') FROM ", table, " ORDER BY patient, age")),
+  EXPECT_EQ(Sql(absl::StrCat(
+                "SELECT patient, coalesce(age::text, 'NULL'), coalesce(weight::text, 'NULL'), "
+                "coalesce(ward, 'NULL') FROM ",
+                table, " ORDER BY patient, age")),
             "1|34|70.5|north\n1|35|71.25|north\n2|61|NULL|south\n3|NULL|88|NULL\n4|47|-0.5|east");
-  EXPECT_EQ(Sql(absl::StrCat("SELECT string_agg(column_name || ':' || data_type, ',' ORDER BY ordinal_position) "
-                             "FROM information_schema.columns WHERE table_schema = 'dpq_data' AND "
-                             "table_name = 'ds_", got.id, "'")),
+  EXPECT_EQ(Sql(absl::StrCat(
+                "SELECT string_agg(column_name || ':' || data_type, ',' ORDER BY ordinal_position) "
+                "FROM information_schema.columns WHERE table_schema = 'dpq_data' AND "
+                "table_name = 'ds_",
+                got.id, "'")),
             "patient:bigint,age:bigint,weight:double precision,_dpq_rank:integer,ward:text");
 
   // A zero budget ledger comes with it.
@@ -147,7 +152,8 @@ TEST_F(DatasetStoreTest, SourceErrorMidwayLeavesNothingBehind) {
     }
     return absl::DataLossError("upload interrupted");
   };
-  EXPECT_THAT(store.Create(schema, failing), StatusIs(absl::StatusCode::kDataLoss, HasSubstr("interrupted")));
+  EXPECT_THAT(store.Create(schema, failing),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("interrupted")));
   EXPECT_EQ(calls, 3);
 
   EXPECT_THAT(store.Get("broken"), StatusIs(absl::StatusCode::kNotFound));
@@ -208,7 +214,8 @@ TEST_F(DatasetStoreTest, ColumnsNamedLikeSqlKeywordsLoad) {
                     {"group", ColumnType::kText, absl::nullopt, absl::nullopt, {}},
                     {"order", ColumnType::kDouble, 0.0, 10.0, {}}};
   ASSERT_OK(query::ValidateNewDataset(schema));
-  ASSERT_OK_AND_ASSIGN(CreatedDataset created, CreateFromCsv(schema, "user,group,order\n1,a,2.5\n2,b,3\n"));
+  ASSERT_OK_AND_ASSIGN(CreatedDataset created,
+                       CreateFromCsv(schema, "user,group,order\n1,a,2.5\n2,b,3\n"));
   EXPECT_EQ(created.rows_loaded, 2);
 }
 

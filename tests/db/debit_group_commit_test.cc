@@ -38,7 +38,8 @@ using ::testing::HasSubstr;
 
 // Polls `done` every 10 ms for up to `seconds`; true once it holds.
 bool WaitFor(const std::function<bool()>& done, double seconds = 10) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int>(seconds * 1000));
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<int>(seconds * 1000));
   while (!done()) {
     if (std::chrono::steady_clock::now() > deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -203,7 +204,8 @@ class DebitGroupCommitTest : public ::dpq::testing::StoreTest {
     ledger_ = std::make_unique<BudgetLedger>(db());
   }
 
-  int64_t NewDataset(const std::string& name, double epsilon, double delta, const std::string& accountant = "") {
+  int64_t NewDataset(const std::string& name, double epsilon, double delta,
+                     const std::string& accountant = "") {
     auto created = CreateTinyDataset(name);
     EXPECT_THAT(created, IsOk());
     if (!created.ok()) return -1;
@@ -213,8 +215,8 @@ class DebitGroupCommitTest : public ::dpq::testing::StoreTest {
 
   // SumAllocation plus what a group-commit row also carries (a result with characters that need
   // quoting in an array literal, the events, the dataset version).
-  static Allocation Alloc(const Principal& who, const std::string& id, double epsilon, double delta = 0,
-                          const std::string& fingerprint = "") {
+  static Allocation Alloc(const Principal& who, const std::string& id, double epsilon,
+                          double delta = 0, const std::string& fingerprint = "") {
     Allocation a = SumAllocation(who, id, epsilon, delta, fingerprint);
     a.dataset_version = 1;
     a.result = absl::StrCat("{\"id\":\"", id, "\",\"note\":\"a, \\\"quoted\\\" {brace} NULL\"}");
@@ -235,19 +237,22 @@ class DebitGroupCommitTest : public ::dpq::testing::StoreTest {
     const std::string n = Sql(sql);
     return n.empty() ? -1 : std::stoll(n);
   }
-  int64_t AuditRows(int64_t ds) { return Count(absl::StrCat("SELECT count(*) FROM audit WHERE dataset_id = ", ds)); }
+  int64_t AuditRows(int64_t ds) {
+    return Count(absl::StrCat("SELECT count(*) FROM audit WHERE dataset_id = ", ds));
+  }
   // Audit rows written by the same transaction share its xid (xmin): the number of distinct
   // transactions that wrote the dataset's audit rows.
   int64_t AuditTransactions(int64_t ds) {
-    return Count(absl::StrCat("SELECT count(DISTINCT xmin::text) FROM audit WHERE dataset_id = ", ds));
+    return Count(
+        absl::StrCat("SELECT count(DISTINCT xmin::text) FROM audit WHERE dataset_id = ", ds));
   }
 
   // Holds the dataset's ledger row lock from another session for `seconds`. Returns once the holder
   // is asleep with the lock; join the thread before the test ends.
   std::thread HoldLedgerLock(int64_t ds, double seconds) {
     std::thread holder([this, ds, seconds] {
-      (void)TrySql(absl::StrCat("SELECT 1 FROM ledgers WHERE dataset_id = ", ds, " FOR UPDATE; SELECT pg_sleep(",
-                                seconds, ")"));
+      (void)TrySql(absl::StrCat("SELECT 1 FROM ledgers WHERE dataset_id = ", ds,
+                                " FOR UPDATE; SELECT pg_sleep(", seconds, ")"));
     });
     EXPECT_TRUE(WaitFor([&] {
       return Sql("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND datname = "
@@ -258,9 +263,10 @@ class DebitGroupCommitTest : public ::dpq::testing::StoreTest {
   // Terminates the backends of this database that wait for a lock in a statement matching
   // `pattern` (SQL LIKE, inside %...%); "t" when there was one.
   std::string KillBlocked(const std::string& pattern) {
-    return Sql(absl::StrCat("SELECT coalesce(bool_or(pg_terminate_backend(pid)), false) FROM pg_stat_activity "
-                            "WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%",
-                            pattern, "%'"));
+    return Sql(absl::StrCat(
+        "SELECT coalesce(bool_or(pg_terminate_backend(pid)), false) FROM pg_stat_activity "
+        "WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%",
+        pattern, "%'"));
   }
   // Waits until a debit of this database is blocked on the ledger row lock (a leader).
   bool WaitForBlockedLeader() {
@@ -272,7 +278,8 @@ class DebitGroupCommitTest : public ::dpq::testing::StoreTest {
 
   // One thread per entry of *results, each debiting 1 for alice with request id "m<i>" through
   // its own BudgetLedger (so they queue behind whatever leader holds the dataset's batcher).
-  std::vector<std::thread> QueueDebits(int64_t ds, std::vector<absl::StatusOr<DebitResult>>* results) {
+  std::vector<std::thread> QueueDebits(int64_t ds,
+                                       std::vector<absl::StatusOr<DebitResult>>* results) {
     std::vector<std::thread> threads;
     for (size_t i = 0; i < results->size(); ++i) {
       threads.emplace_back([this, ds, results, i] {
@@ -319,7 +326,8 @@ class DebitGroupCommitTest : public ::dpq::testing::StoreTest {
     int64_t eps_sum = 0, delta_sum = 0;
     for (size_t i = 0; i < rows.size(); ++i) {
       EXPECT_EQ(rows[i].seq, static_cast<int64_t>(i) + 1);
-      EXPECT_TRUE(by_id.emplace(rows[i].request_id, &rows[i]).second) << "two rows for " << rows[i].request_id;
+      EXPECT_TRUE(by_id.emplace(rows[i].request_id, &rows[i]).second)
+          << "two rows for " << rows[i].request_id;
       eps_sum += rows[i].epsilon_units;
       delta_sum += rows[i].delta_units;
     }
@@ -441,7 +449,8 @@ TEST_F(DebitGroupCommitTest, DebitsQueuedBehindABlockedLeaderCommitAsOneTransact
     });
   }
   // The blocked leader's own debit is still pending too: the group is taken after the lock.
-  const bool all_queued = WaitFor([&] { return DebitBatcher::Shared().Pending(db(), ds) == kQueued + 1; });
+  const bool all_queued =
+      WaitFor([&] { return DebitBatcher::Shared().Pending(db(), ds) == kQueued + 1; });
   EXPECT_EQ(answered.load(), 0) << "an answer was released before its group committed";
   holder.join();
   for (auto& t : threads) t.join();
@@ -456,10 +465,12 @@ TEST_F(DebitGroupCommitTest, DebitsQueuedBehindABlockedLeaderCommitAsOneTransact
   ASSERT_OK_AND_ASSIGN(BudgetState b, ledger_->Get(ds));
   EXPECT_EQ(b.epsilon_spent_units, EpsU(kQueued + 1));
   // Each member's budget is the state right after its own debit, in seq order.
-  for (const auto& r : results) EXPECT_EQ(r->budget.epsilon_spent_units, EpsU(static_cast<double>(r->allocation.seq)));
+  for (const auto& r : results)
+    EXPECT_EQ(r->budget.epsilon_spent_units, EpsU(static_cast<double>(r->allocation.seq)));
   std::vector<Outcome> outcomes;
   for (int i = 0; i <= kQueued; ++i) {
-    outcomes.push_back(Record(Alloc(alice_, i == 0 ? "leader" : absl::StrCat("q", i), 1), results[i]));
+    outcomes.push_back(
+        Record(Alloc(alice_, i == 0 ? "leader" : absl::StrCat("q", i), 1), results[i]));
   }
   ExpectConsistent(ds, outcomes);
 }
@@ -482,9 +493,9 @@ TEST_F(DebitGroupCommitTest, DuplicateRequestIdsInsideOneGroupAreChargedOnce) {
   std::vector<Job> jobs;
   for (int i = 0; i < 4; ++i) jobs.push_back({Alloc(alice_, "dup", 0.5, 0, "fp-A")});
   for (int i = 0; i < 3; ++i) jobs.push_back({Alloc(alice_, "dup", 0.5, 0, "fp-B")});
-  jobs.push_back({Alloc(alice_, "old", 1)});                    // replay of a committed row
-  jobs.push_back({Alloc(alice_, "old", 1, 0, "fp-other")});     // conflicts with it
-  jobs.push_back({Alloc(alice_, "huge", 100)});                 // refused, alone
+  jobs.push_back({Alloc(alice_, "old", 1)});                 // replay of a committed row
+  jobs.push_back({Alloc(alice_, "old", 1, 0, "fp-other")});  // conflicts with it
+  jobs.push_back({Alloc(alice_, "huge", 100)});              // refused, alone
   jobs.push_back({Alloc(alice_, "fine", 0.25)});
   // Quotes, backslashes, commas, braces and the word NULL survive the request-id array.
   const std::string weird = "we\"ird\\,{id} NULL";
@@ -557,7 +568,8 @@ TEST_F(DebitGroupCommitTest, AFreshRequestIdIsNotLookedUpAndACollisionChargesNot
 
   Allocation fresh = Alloc(bob_, "q-same", 1);
   fresh.request_id_is_fresh = true;
-  EXPECT_THAT(ledger_->Debit(ds, fresh), StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("unique")));
+  EXPECT_THAT(ledger_->Debit(ds, fresh),
+              StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("unique")));
   EXPECT_EQ(AuditRows(ds), 1);
   ASSERT_OK_AND_ASSIGN(BudgetState after_collision, ledger_->Get(ds));
   EXPECT_EQ(after_collision.epsilon_spent_units, EpsU(1));
@@ -596,8 +608,9 @@ TEST_F(DebitGroupCommitTest, CapsHoldUnderConcurrencyAlongsideTheDatasetBudget) 
                               " AND principal_id = ", p.id));
   };
   auto rows_sum = [&](const Principal& p) {
-    return Count(absl::StrCat("SELECT coalesce(sum(epsilon_units), 0) FROM audit WHERE dataset_id = ", ds,
-                              " AND principal_id = ", p.id));
+    return Count(
+        absl::StrCat("SELECT coalesce(sum(epsilon_units), 0) FROM audit WHERE dataset_id = ", ds,
+                     " AND principal_id = ", p.id));
   };
   const int64_t alice_spent = grant_spent(alice_), bob_spent = grant_spent(bob_);
   EXPECT_EQ(alice_spent, rows_sum(alice_));
@@ -660,8 +673,9 @@ TEST_F(DebitGroupCommitTest, RdpAndPldLedgersComposeExactlyUnderConcurrency) {
     ASSERT_OK_AND_ASSIGN(BudgetState sb, ledger_->Get(serial));
     EXPECT_EQ(bb.epsilon_spent_units, sb.epsilon_spent_units);
     EXPECT_EQ(bb.delta_spent_units, sb.delta_spent_units);
-    EXPECT_EQ(Sql(absl::StrCat("SELECT accountant_state FROM ledgers WHERE dataset_id = ", burst)),
-              Sql(absl::StrCat("SELECT accountant_state FROM ledgers WHERE dataset_id = ", serial)));
+    EXPECT_EQ(
+        Sql(absl::StrCat("SELECT accountant_state FROM ledgers WHERE dataset_id = ", burst)),
+        Sql(absl::StrCat("SELECT accountant_state FROM ledgers WHERE dataset_id = ", serial)));
     EXPECT_LT(after.groups - before.groups, after.debits - before.debits);
   }
 }
@@ -701,7 +715,8 @@ TEST_F(DebitGroupCommitTest, AFailedGroupTransactionFailsEveryMemberAndWritesNot
   ASSERT_OK_AND_ASSIGN(DebitResult before, ledger_->Debit(ds, Alloc(alice_, "before", 1)));
   // Another session holds alice's grant row: a group gets the ledger lock, is formed, then waits.
   std::thread holder([&] {
-    (void)TrySql(absl::StrCat("SELECT 1 FROM grants WHERE dataset_id = ", ds, " AND principal_id = ", alice_.id,
+    (void)TrySql(absl::StrCat("SELECT 1 FROM grants WHERE dataset_id = ", ds,
+                              " AND principal_id = ", alice_.id,
                               " FOR UPDATE; SELECT pg_sleep(5)"));
   });
   ASSERT_TRUE(WaitFor([&] {
@@ -723,7 +738,8 @@ TEST_F(DebitGroupCommitTest, AFailedGroupTransactionFailsEveryMemberAndWritesNot
   EXPECT_EQ(KillBlocked("FROM grants%FOR UPDATE"), "t");
   leader.join();
   EXPECT_THAT(first, StatusIs(absl::StatusCode::kUnavailable));
-  ASSERT_TRUE(WaitFor([&] { return DebitBatcher::Shared().Pending(db(), ds) == 0 && blocked_on_grant(); }));
+  ASSERT_TRUE(
+      WaitFor([&] { return DebitBatcher::Shared().Pending(db(), ds) == 0 && blocked_on_grant(); }));
   EXPECT_EQ(KillBlocked("FROM grants%FOR UPDATE"), "t");
   for (auto& t : threads) t.join();
   holder.join();
@@ -731,7 +747,8 @@ TEST_F(DebitGroupCommitTest, AFailedGroupTransactionFailsEveryMemberAndWritesNot
   EXPECT_EQ(AuditRows(ds), 1);
   ASSERT_OK_AND_ASSIGN(BudgetState b, ledger_->Get(ds));
   EXPECT_EQ(b.epsilon_spent_units, EpsU(1));
-  EXPECT_EQ(Count(absl::StrCat("SELECT epsilon_spent_units FROM grants WHERE dataset_id = ", ds)), EpsU(1));
+  EXPECT_EQ(Count(absl::StrCat("SELECT epsilon_spent_units FROM grants WHERE dataset_id = ", ds)),
+            EpsU(1));
 
   // Retries charge each id exactly once.
   std::vector<Outcome> outcomes = {Record(Alloc(alice_, "before", 1), before)};
@@ -764,12 +781,15 @@ TEST_F(DebitGroupCommitTest, DebitsOnAYoungDatasetDoNotScanItsHistory) {
     }
   }
   auto stat = [&](const std::string& index, const std::string& column) {
-    return Count(absl::StrCat("SELECT ", column, " FROM pg_stat_user_indexes WHERE indexrelname = '", index, "'"));
+    return Count(absl::StrCat("SELECT ", column,
+                              " FROM pg_stat_user_indexes WHERE indexrelname = '", index, "'"));
   };
   ASSERT_TRUE(WaitFor([&] {
-    return Count("SELECT sum(idx_scan) FROM pg_stat_user_indexes WHERE relname = 'audit'") >= kDebits;
+    return Count("SELECT sum(idx_scan) FROM pg_stat_user_indexes WHERE relname = 'audit'") >=
+           kDebits;
   })) << "the debits' statistics never arrived";
-  const int64_t scanned = stat("audit_cache_lookup", "idx_tup_read") + stat("audit_dataset_id_seq_key", "idx_tup_read");
+  const int64_t scanned =
+      stat("audit_cache_lookup", "idx_tup_read") + stat("audit_dataset_id_seq_key", "idx_tup_read");
   EXPECT_LT(scanned, 20 * kDebits) << "request-id lookups scan the dataset's history";
   EXPECT_EQ(Count("SELECT seq_tup_read FROM pg_stat_user_tables WHERE relname = 'audit'"), 0);
 }

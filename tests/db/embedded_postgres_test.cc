@@ -59,10 +59,12 @@ TEST(EmbeddedPostgresTest, ConnectionUrlConnectsToTheDatabaseOverTheUnixSocketOn
               StartsWith(absl::StrCat("postgresql:///dpq?host=", dir->path(), "/run")));
   EXPECT_THAT(Psql(*pg, "SELECT current_database(), current_user"), IsOkAndHolds("dpq|postgres"));
   EXPECT_THAT(Psql(*pg, "SHOW listen_addresses"), IsOkAndHolds(""));
-  EXPECT_THAT(Psql(*pg, "SELECT current_setting('jit'), current_setting('max_parallel_workers_per_gather'),"
-                        " current_setting('fsync'), pg_encoding_to_char(encoding), datcollate"
-                        " FROM pg_database WHERE datname = 'dpq'"),
-              IsOkAndHolds("off|0|off|UTF8|C.UTF-8"));
+  EXPECT_THAT(
+      Psql(*pg,
+           "SELECT current_setting('jit'), current_setting('max_parallel_workers_per_gather'),"
+           " current_setting('fsync'), pg_encoding_to_char(encoding), datcollate"
+           " FROM pg_database WHERE datname = 'dpq'"),
+      IsOkAndHolds("off|0|off|UTF8|C.UTF-8"));
   EXPECT_OK(pg->Stop());
   EXPECT_FALSE(pg->running());
   EXPECT_OK(pg->Stop());  // idempotent
@@ -73,13 +75,16 @@ TEST(EmbeddedPostgresTest, ConnectionUrlConnectsToTheDatabaseOverTheUnixSocketOn
 TEST(EmbeddedPostgresTest, ServerLogKeepsNoValueOfAFailedStatement) {
   ASSERT_OK_AND_ASSIGN(auto dir, TempDir::Create());
   ASSERT_OK_AND_ASSIGN(auto pg, EmbeddedPostgres::Start(OptionsFor(*dir)));
-  EXPECT_THAT(Psql(*pg, "SELECT current_setting('log_min_messages'), "
-                        "current_setting('log_min_error_statement'), "
-                        "current_setting('log_error_verbosity')"),
+  EXPECT_THAT(Psql(*pg,
+                   "SELECT current_setting('log_min_messages'), "
+                   "current_setting('log_min_error_statement'), "
+                   "current_setting('log_error_verbosity')"),
               IsOkAndHolds("log|panic|terse"));
   EXPECT_FALSE(Psql(*pg, "SELECT 'marker_7f3q_value'::integer").ok());
-  EXPECT_FALSE(Psql(*pg, "CREATE TABLE t (x int); INSERT INTO t VALUES (1), (1); "
-                         "CREATE UNIQUE INDEX ON t (x)").ok());
+  EXPECT_FALSE(Psql(*pg,
+                    "CREATE TABLE t (x int); INSERT INTO t VALUES (1), (1); "
+                    "CREATE UNIQUE INDEX ON t (x)")
+                   .ok());
   EXPECT_OK(pg->Stop());  // flushes the log
   std::ifstream in(dir->path() + "/log/postgres.log");
   std::stringstream log;
@@ -94,8 +99,9 @@ TEST(EmbeddedPostgresTest, DurableByDefaultAndAppliesExtraSettings) {
   EmbeddedPostgresOptions o = OptionsFor(*dir, /*durable=*/true);
   o.settings = {{"work_mem", "8MB"}, {"application_name", "it's quoted"}};
   ASSERT_OK_AND_ASSIGN(auto pg, EmbeddedPostgres::Start(o));
-  EXPECT_THAT(Psql(*pg, "SELECT current_setting('fsync'), current_setting('synchronous_commit'),"
-                        " current_setting('work_mem')"),
+  EXPECT_THAT(Psql(*pg,
+                   "SELECT current_setting('fsync'), current_setting('synchronous_commit'),"
+                   " current_setting('work_mem')"),
               IsOkAndHolds("on|on|8MB"));
 }
 
@@ -121,8 +127,10 @@ TEST(EmbeddedPostgresTest, StartsAfterPostmasterWasKilled) {
   ASSERT_OK_AND_ASSIGN(pg, EmbeddedPostgres::Start(OptionsFor(*dir)));
   // Non-durable cluster (fsync off) for speed; a synchronous commit still hands the WAL to the
   // kernel, which is all a process kill needs.
-  ASSERT_OK(Psql(*pg, "SET synchronous_commit = on; CREATE TABLE survived (v int);"
-                      " INSERT INTO survived VALUES (42)").status());
+  ASSERT_OK(Psql(*pg,
+                 "SET synchronous_commit = on; CREATE TABLE survived (v int);"
+                 " INSERT INTO survived VALUES (42)")
+                .status());
   ASSERT_OK_AND_ASSIGN(pid_t pid, pg->postmaster_pid());
   ASSERT_EQ(kill(pid, SIGKILL), 0);
   for (int i = 0; i < 100 && !ProcessGone(pid); ++i) {
@@ -195,9 +203,10 @@ TEST(EmbeddedPostgresTest, AsRootRefusesDataDirTheServerUserCannotReach) {
   EmbeddedPostgresOptions o;
   o.data_dir = dir->path() + "/inner/data";
   ASSERT_EQ(mkdir((dir->path() + "/inner").c_str(), 0700), 0);
-  EXPECT_THAT(EmbeddedPostgres::Start(o),
-              StatusIs(absl::StatusCode::kFailedPrecondition,
-                       AllOf(HasSubstr("not reachable by system user postgres"), HasSubstr(dir->path()))));
+  EXPECT_THAT(
+      EmbeddedPostgres::Start(o),
+      StatusIs(absl::StatusCode::kFailedPrecondition,
+               AllOf(HasSubstr("not reachable by system user postgres"), HasSubstr(dir->path()))));
 }
 
 TEST(TestPostgresTest, CreatesDatabasesAndRemovesItsDirectory) {

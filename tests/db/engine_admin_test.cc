@@ -75,8 +75,9 @@ class EngineAdminTest : public ::dpq::testing::EngineTest {
 };
 
 TEST_F(EngineAdminTest, DatasetCreateLoadAndDropEachWriteTheirAdminLogEntry) {
-  ASSERT_OK_AND_ASSIGN(store::CreatedDataset created,
-                       dataset_admin_->Create(root_, TinySchema("d"), Csv("uid,x\n1,1.5\n2,2.5\n")));
+  ASSERT_OK_AND_ASSIGN(
+      store::CreatedDataset created,
+      dataset_admin_->Create(root_, TinySchema("d"), Csv("uid,x\n1,1.5\n2,2.5\n")));
   EXPECT_EQ(created.rows_loaded, 2);
   ASSERT_OK_AND_ASSIGN(store::CreatedDataset loaded,
                        dataset_admin_->Load(root_, "d", Csv("uid,x\n3,3.5\n")));
@@ -110,9 +111,11 @@ TEST_F(EngineAdminTest, AnInvalidNewDatasetIsRefusedBeforeItsUploadIsOpened) {
 TEST_F(EngineAdminTest, AnAnalystSeesOnlyGrantedDatasetsAndAnAdminSeesAll) {
   ASSERT_THAT(CreateTinyDataset("a"), IsOk());
   ASSERT_THAT(CreateTinyDataset("b"), IsOk());
-  ASSERT_OK_AND_ASSIGN(IssuedToken ann, access_->CreatePrincipal(root_, "ann", store::Role::kAnalyst));
+  ASSERT_OK_AND_ASSIGN(IssuedToken ann,
+                       access_->CreatePrincipal(root_, "ann", store::Role::kAnalyst));
   ASSERT_THAT(access_->Grant(root_, "ann", "b", GrantCaps{1.5, 1e-6}), IsOk());
-  ASSERT_OK_AND_ASSIGN(std::vector<query::DatasetSchema> seen, dataset_admin_->Visible(ann.principal));
+  ASSERT_OK_AND_ASSIGN(std::vector<query::DatasetSchema> seen,
+                       dataset_admin_->Visible(ann.principal));
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].name, "b");
   ASSERT_OK_AND_ASSIGN(std::vector<query::DatasetSchema> all, dataset_admin_->Visible(root_));
@@ -122,7 +125,8 @@ TEST_F(EngineAdminTest, AnAnalystSeesOnlyGrantedDatasetsAndAnAdminSeesAll) {
 }
 
 TEST_F(EngineAdminTest, TokensIssuedAuthenticateUntilRotatedAndAdminsCannotRevokeThemselves) {
-  ASSERT_OK_AND_ASSIGN(IssuedToken ann, access_->CreatePrincipal(root_, "ann", store::Role::kAdmin));
+  ASSERT_OK_AND_ASSIGN(IssuedToken ann,
+                       access_->CreatePrincipal(root_, "ann", store::Role::kAdmin));
   ASSERT_OK_AND_ASSIGN(store::Principal found, auth_->AuthenticateBearer("Bearer " + ann.token));
   EXPECT_EQ(found.name, "ann");
   EXPECT_THAT(Authenticator::RequireAdmin(found), IsOk());

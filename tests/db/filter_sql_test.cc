@@ -142,7 +142,6 @@ const std::vector<Case>& Cases() {
   return *cases;
 }
 
-
 void FilterSqlDbTest::CheckCase(const Case& c) {
   ASSERT_OK_AND_ASSIGN(query::filter::TypedFilter typed,
                        query::filter::ParseAndCheckFilter(c.filter, TestSchema()));
@@ -151,10 +150,12 @@ void FilterSqlDbTest::CheckCase(const Case& c) {
   for (const std::string& p : fragment.params) args.push_back(QuoteLiteral(p));
   const std::string rendered = absl::StrCat(
       "PREPARE q AS SELECT coalesce(string_agg(person_id::text, ',' ORDER BY person_id), '') FROM people "
-      "WHERE ", fragment.sql, "; EXECUTE q", args.empty() ? "" : absl::StrCat("(", absl::StrJoin(args, ", "), ")"),
-      "; DEALLOCATE q;");
+      "WHERE ",
+      fragment.sql, "; EXECUTE q",
+      args.empty() ? "" : absl::StrCat("(", absl::StrJoin(args, ", "), ")"), "; DEALLOCATE q;");
   const std::string expected = absl::StrCat(
-      "SELECT coalesce(string_agg(person_id::text, ',' ORDER BY person_id), '') FROM people WHERE ", c.where);
+      "SELECT coalesce(string_agg(person_id::text, ',' ORDER BY person_id), '') FROM people WHERE ",
+      c.where);
   ASSERT_OK_AND_ASSIGN(std::string got, pg_->Query(rendered));
   ASSERT_OK_AND_ASSIGN(std::string want, pg_->Query(expected));
   EXPECT_EQ(got, want) << fragment.sql;

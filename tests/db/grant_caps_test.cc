@@ -50,8 +50,10 @@ class GrantCapsTest : public dpq::testing::StoreTest {
   }
 
   std::string GrantRow(const Principal& who) {
-    return Sql(absl::StrCat("SELECT epsilon_cap_units, epsilon_spent_units, delta_spent_units FROM grants "
-                            "WHERE principal_id = ", who.id, " AND dataset_id = ", ds_));
+    return Sql(
+        absl::StrCat("SELECT epsilon_cap_units, epsilon_spent_units, delta_spent_units FROM grants "
+                     "WHERE principal_id = ",
+                     who.id, " AND dataset_id = ", ds_));
   }
 
   Principal alice_, bob_;
@@ -91,7 +93,8 @@ TEST_F(GrantCapsTest, CapCannotBeLoweredBelowWhatWasSpentButCanBeRaised) {
   EXPECT_THAT(principals_->Grant("alice", "capped", EpsU(1)),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("already spent")));
   ASSERT_THAT(principals_->Grant("alice", "capped", EpsU(1.5)), IsOk());  // down to exactly spent
-  EXPECT_THAT(ledger_->Debit(ds_, Charge(alice_, "b", 1e-12)), StatusIs(absl::StatusCode::kResourceExhausted));
+  EXPECT_THAT(ledger_->Debit(ds_, Charge(alice_, "b", 1e-12)),
+              StatusIs(absl::StatusCode::kResourceExhausted));
   ASSERT_THAT(principals_->Grant("alice", "capped", EpsU(3)), IsOk());
   EXPECT_THAT(ledger_->Debit(ds_, Charge(alice_, "c", 1.5)), IsOk());
   // Granting again without caps keeps the stored cap.

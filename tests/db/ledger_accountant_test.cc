@@ -25,7 +25,6 @@ using ::dpq::testing::EpsU;
 
 class LedgerAccountantTest : public ::dpq::testing::LedgerTest {
  protected:
-
   // A Gaussian release of sigma 10 for sensitivity 1 (about eps 0.5 at delta 1e-6 by itself).
   Allocation Gaussian(const std::string& id) const {
     Allocation a;
@@ -43,7 +42,6 @@ class LedgerAccountantTest : public ::dpq::testing::LedgerTest {
     a.events = dp::accounting::PrivacyEvent::Gaussian(10, 1).ToSpec();
     return a;
   }
-
 };
 
 TEST_F(LedgerAccountantTest, RdpLedgerComposesGaussiansFarBelowBasicComposition) {
@@ -51,7 +49,8 @@ TEST_F(LedgerAccountantTest, RdpLedgerComposesGaussiansFarBelowBasicComposition)
   ASSERT_THAT(ledger_->Set(ds, EpsU(3), DelU(1e-6), "rdp"), IsOk());
   // Basic composition would allow 3 / 0.5 = 6 such queries; RDP composes 20 Gaussians of
   // noise multiplier 10 to about eps 2.4 at delta 1e-6.
-  for (int i = 0; i < 20; ++i) ASSERT_THAT(ledger_->Debit(ds, Gaussian(absl::StrCat("q", i))), IsOk()) << i;
+  for (int i = 0; i < 20; ++i)
+    ASSERT_THAT(ledger_->Debit(ds, Gaussian(absl::StrCat("q", i))), IsOk()) << i;
   ASSERT_OK_AND_ASSIGN(BudgetState b, ledger_->Get(ds));
   EXPECT_EQ(dp::accounting::AccountantName(b.accountant), "rdp");
 
@@ -78,12 +77,16 @@ TEST_F(LedgerAccountantTest, RdpLedgerRefusesTheChargeThatWouldExceedTheBudgetAn
   }
   EXPECT_THAT(last, StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("rdp")));
   EXPECT_GT(accepted, 2);
-  const std::string state_before = Sql(absl::StrCat("SELECT md5(accountant_state) FROM ledgers WHERE dataset_id = ", ds));
+  const std::string state_before =
+      Sql(absl::StrCat("SELECT md5(accountant_state) FROM ledgers WHERE dataset_id = ", ds));
   ASSERT_OK_AND_ASSIGN(BudgetState b, ledger_->Get(ds));
   EXPECT_LE(b.epsilon_spent(), 1.0);
-  EXPECT_THAT(ledger_->Debit(ds, Gaussian("again")), StatusIs(absl::StatusCode::kResourceExhausted));
-  EXPECT_EQ(Sql(absl::StrCat("SELECT md5(accountant_state) FROM ledgers WHERE dataset_id = ", ds)), state_before);
-  EXPECT_EQ(Sql(absl::StrCat("SELECT count(*) FROM audit WHERE dataset_id = ", ds)), std::to_string(accepted));
+  EXPECT_THAT(ledger_->Debit(ds, Gaussian("again")),
+              StatusIs(absl::StatusCode::kResourceExhausted));
+  EXPECT_EQ(Sql(absl::StrCat("SELECT md5(accountant_state) FROM ledgers WHERE dataset_id = ", ds)),
+            state_before);
+  EXPECT_EQ(Sql(absl::StrCat("SELECT count(*) FROM audit WHERE dataset_id = ", ds)),
+            std::to_string(accepted));
   // Every audit row keeps its events, so the state can be recomputed from the chain.
   ASSERT_OK_AND_ASSIGN(auto rows, ledger_->ListAllocations(ds));
   for (const Allocation& a : rows) {
@@ -130,7 +133,8 @@ TEST_F(LedgerAccountantTest, RefusesUnknownNamesAndZeroDeltaForConvertedAccounta
 TEST_F(LedgerAccountantTest, LoweringDeltaRecomputesSpentAndNeverGoesBelowIt) {
   const int64_t ds = NewDataset("delta_move");
   ASSERT_THAT(ledger_->Set(ds, EpsU(10), DelU(1e-3), "rdp"), IsOk());
-  for (int i = 0; i < 5; ++i) ASSERT_THAT(ledger_->Debit(ds, Gaussian(absl::StrCat("q", i))), IsOk());
+  for (int i = 0; i < 5; ++i)
+    ASSERT_THAT(ledger_->Debit(ds, Gaussian(absl::StrCat("q", i))), IsOk());
   ASSERT_OK_AND_ASSIGN(BudgetState loose, ledger_->Get(ds));
   // A smaller delta converts the same RDP curve to a larger epsilon.
   ASSERT_OK_AND_ASSIGN(BudgetState tight, ledger_->Set(ds, EpsU(10), DelU(1e-9), ""));

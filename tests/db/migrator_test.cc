@@ -23,10 +23,11 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 MATCHER_P3(ReportIs, applied, schema_version, binary_version, "") {
-  return ExplainMatchResult(AllOf(Field("applied", &MigrationReport::applied, applied),
-                                  Field("schema_version", &MigrationReport::schema_version, schema_version),
-                                  Field("binary_version", &MigrationReport::binary_version, binary_version)),
-                            arg, result_listener);
+  return ExplainMatchResult(
+      AllOf(Field("applied", &MigrationReport::applied, applied),
+            Field("schema_version", &MigrationReport::schema_version, schema_version),
+            Field("binary_version", &MigrationReport::binary_version, binary_version)),
+      arg, result_listener);
 }
 
 // One cluster for the whole suite; every test works in its own fresh database.
@@ -49,13 +50,17 @@ class MigratorTest : public ::testing::Test {
     ASSERT_OK_AND_ASSIGN(dir_, TempDir::Create("dpq-migrations-"));
   }
 
-  void Write(const std::string& name, const std::string& sql) { ASSERT_OK(dir_->WriteFile(name, sql)); }
+  void Write(const std::string& name, const std::string& sql) {
+    ASSERT_OK(dir_->WriteFile(name, sql));
+  }
 
   // Three migrations that build on each other.
   void WriteThree() {
-    Write("0001_create_things.sql", "CREATE TABLE things (id bigint PRIMARY KEY, label text NOT NULL);");
-    Write("0002_add_things_weight.sql", "ALTER TABLE things ADD COLUMN weight double precision;\n"
-                                        "CREATE INDEX things_label ON things (label);");
+    Write("0001_create_things.sql",
+          "CREATE TABLE things (id bigint PRIMARY KEY, label text NOT NULL);");
+    Write("0002_add_things_weight.sql",
+          "ALTER TABLE things ADD COLUMN weight double precision;\n"
+          "CREATE INDEX things_label ON things (label);");
     Write("0003_create_others.sql", "CREATE TABLE others (id bigint REFERENCES things (id));");
   }
 
@@ -90,7 +95,8 @@ TEST_F(MigratorTest, SecondRunAppliesNothing) {
 }
 
 TEST_F(MigratorTest, AppliesOnlyNewMigrations) {
-  Write("0001_create_things.sql", "CREATE TABLE things (id bigint PRIMARY KEY, label text NOT NULL);");
+  Write("0001_create_things.sql",
+        "CREATE TABLE things (id bigint PRIMARY KEY, label text NOT NULL);");
   ASSERT_THAT(ApplyMigrations(url_, dir_->path()), IsOkAndHolds(ReportIs(1, 1, 1)));
   WriteThree();
   EXPECT_THAT(ApplyMigrations(url_, dir_->path()), IsOkAndHolds(ReportIs(2, 3, 3)));
@@ -102,9 +108,10 @@ TEST_F(MigratorTest, RefusesDatabaseNewerThanBinary) {
   ASSERT_OK_AND_ASSIGN(auto older, TempDir::Create("dpq-migrations-"));
   ASSERT_OK(older->WriteFile("0001_create_things.sql", "CREATE TABLE things (id bigint);"));
   ASSERT_OK(older->WriteFile("0002_add_things_weight.sql", "SELECT 1;"));
-  EXPECT_THAT(ApplyMigrations(url_, older->path()),
-              StatusIs(absl::StatusCode::kFailedPrecondition,
-                       "database schema version 3 is newer than this binary (knows 2); upgrade dpqd"));
+  EXPECT_THAT(
+      ApplyMigrations(url_, older->path()),
+      StatusIs(absl::StatusCode::kFailedPrecondition,
+               "database schema version 3 is newer than this binary (knows 2); upgrade dpqd"));
 }
 
 TEST_F(MigratorTest, BrokenMigrationAppliesNothingOfItselfAndNamesTheFile) {
@@ -112,10 +119,10 @@ TEST_F(MigratorTest, BrokenMigrationAppliesNothingOfItselfAndNamesTheFile) {
   // The first statement succeeds, the second fails: the whole file must roll back.
   Write("0002_create_broken.sql", "CREATE TABLE half_done (id int);\nSELECT * FROM no_such_table;");
   Write("0003_create_others.sql", "CREATE TABLE others (id int);");
-  EXPECT_THAT(ApplyMigrations(url_, dir_->path()),
-              StatusIs(absl::StatusCode::kInternal,
-                       AllOf(HasSubstr("0002_create_broken.sql"), HasSubstr("42P01"),
-                             HasSubstr("no_such_table"))));
+  EXPECT_THAT(
+      ApplyMigrations(url_, dir_->path()),
+      StatusIs(absl::StatusCode::kInternal, AllOf(HasSubstr("0002_create_broken.sql"),
+                                                  HasSubstr("42P01"), HasSubstr("no_such_table"))));
   EXPECT_EQ(Sql("SELECT string_agg(name, ',' ORDER BY version) FROM schema_migrations"),
             "0001_create_things.sql");
   EXPECT_EQ(Sql("SELECT count(*) FROM pg_tables WHERE tablename IN ('half_done', 'others')"), "0");
@@ -128,7 +135,8 @@ TEST_F(MigratorTest, BrokenMigrationAppliesNothingOfItselfAndNamesTheFile) {
 TEST_F(MigratorTest, ConcurrentMigratorsApplyEachMigrationExactlyOnce) {
   // pg_sleep widens the window in which a second migrator would otherwise apply the same file;
   // the INSERT makes a double application visible (and 0003 would fail on the duplicate table).
-  Write("0001_create_log.sql", "CREATE TABLE applied_log (v int); INSERT INTO applied_log VALUES (1);");
+  Write("0001_create_log.sql",
+        "CREATE TABLE applied_log (v int); INSERT INTO applied_log VALUES (1);");
   Write("0002_slow_step.sql", "SELECT pg_sleep(0.3); INSERT INTO applied_log VALUES (2);");
   Write("0003_create_more.sql", "CREATE TABLE more (id int); INSERT INTO applied_log VALUES (3);");
   Write("0004_slow_step.sql", "SELECT pg_sleep(0.2); INSERT INTO applied_log VALUES (4);");
@@ -178,8 +186,8 @@ TEST_F(MigratorTest, EmbeddedMigrationsAreTheRepositoryFiles) {
 
 TEST_F(MigratorTest, InMemoryMigrationsMustBeContiguous) {
   const std::vector<Migration> gap = {{1, "0001_a.sql", "SELECT 1"}, {3, "0003_c.sql", "SELECT 1"}};
-  EXPECT_THAT(ApplyMigrations(url_, gap), StatusIs(absl::StatusCode::kFailedPrecondition,
-                                                   HasSubstr("0003_c.sql")));
+  EXPECT_THAT(ApplyMigrations(url_, gap),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("0003_c.sql")));
 }
 #endif
 
@@ -207,8 +215,9 @@ TEST_F(MigratorTest, MissingDirectoryIsNotFound) {
 
 TEST_F(MigratorTest, UnreachableDatabaseIsUnavailable) {
   WriteThree();
-  EXPECT_THAT(ApplyMigrations("postgresql:///dpq?host=/nonexistent-dir&user=postgres", dir_->path()),
-              StatusIs(absl::StatusCode::kUnavailable));
+  EXPECT_THAT(
+      ApplyMigrations("postgresql:///dpq?host=/nonexistent-dir&user=postgres", dir_->path()),
+      StatusIs(absl::StatusCode::kUnavailable));
 }
 
 }  // namespace

@@ -95,8 +95,10 @@ TEST_F(PayBeforeLookTest, OverflowProbeAnswersAlikeOnNeighbours) {
   EXPECT_EQ(Count("SELECT count(*) FROM audit"), 0);
 
   // The largest public bound: both scans succeed, with identical charges and noise.
-  ASSERT_OK_AND_ASSIGN(QueryOutcome a, engine_->Run(ann_, Sum("small", "uid", 1e15 - 1, 1e15), "a"));
-  ASSERT_OK_AND_ASSIGN(QueryOutcome b, engine_->Run(ann_, Sum("large", "uid", 1e15 - 1, 1e15), "b"));
+  ASSERT_OK_AND_ASSIGN(QueryOutcome a,
+                       engine_->Run(ann_, Sum("small", "uid", 1e15 - 1, 1e15), "a"));
+  ASSERT_OK_AND_ASSIGN(QueryOutcome b,
+                       engine_->Run(ann_, Sum("large", "uid", 1e15 - 1, 1e15), "b"));
   EXPECT_EQ(a.allocation.epsilon_units, b.allocation.epsilon_units);
   EXPECT_EQ(a.allocation.noise_scale, b.allocation.noise_scale);
   EXPECT_EQ(a.allocation.sensitivity, b.allocation.sensitivity);
@@ -108,14 +110,15 @@ TEST_F(PayBeforeLookTest, OverflowProbeAnswersAlikeOnNeighbours) {
 // them) are clamped like any value: every aggregate answers, near-exactly at epsilon 1e6.
 TEST_F(PayBeforeLookTest, HostileDoublesAreClampedNeverAnError) {
   const int64_t id = Dataset("hostile", 4);  // x = 1.5, 2.5, 3.5, 4.5
-  Sql(absl::StrCat("INSERT INTO ", store::DataTableName(id), " (uid, x, _dpq_rank) VALUES ",
-                   "(101, 'NaN', 1), (102, 'Infinity', 1), (103, '-Infinity', 1), (104, 1e308, 1), ",
-                   "(105, -1e308, 1)"));
+  Sql(absl::StrCat(
+      "INSERT INTO ", store::DataTableName(id), " (uid, x, _dpq_rank) VALUES ",
+      "(101, 'NaN', 1), (102, 'Infinity', 1), (103, '-Infinity', 1), (104, 1e308, 1), ",
+      "(105, -1e308, 1)"));
   // NaN sorts above every number in PostgreSQL, so it clamps to the upper bound like +inf.
   const double want_sum = 1.5 + 2.5 + 3.5 + 4.5 + 10 + 10 + 0 + 10 + 0;
-  for (AggregateKind agg : {AggregateKind::kSum, AggregateKind::kMean, AggregateKind::kVariance,
-                            AggregateKind::kStddev, AggregateKind::kQuantile,
-                            AggregateKind::kHistogram, AggregateKind::kCount}) {
+  for (AggregateKind agg :
+       {AggregateKind::kSum, AggregateKind::kMean, AggregateKind::kVariance, AggregateKind::kStddev,
+        AggregateKind::kQuantile, AggregateKind::kHistogram, AggregateKind::kCount}) {
     QuerySpec s = Sum("hostile", "x", 0, 10, 1e6);
     s.aggregate = agg;
     if (agg == AggregateKind::kQuantile) s.quantiles = {0.5};

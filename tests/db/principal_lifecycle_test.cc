@@ -46,7 +46,8 @@ TEST_F(PrincipalLifecycleTest, RotatedTokenReplacesTheOldOneAtOnce) {
   ASSERT_OK_AND_ASSIGN(Principal bob, CreatePrincipal("bob"));
   ASSERT_OK_AND_ASSIGN(Principal rotated, principals.RotateToken("bob", Sha256("fresh")));
   EXPECT_EQ(rotated.id, bob.id);
-  EXPECT_THAT(principals.FindByTokenHash(TokenOf("bob")), StatusIs(absl::StatusCode::kUnauthenticated));
+  EXPECT_THAT(principals.FindByTokenHash(TokenOf("bob")),
+              StatusIs(absl::StatusCode::kUnauthenticated));
   ASSERT_OK_AND_ASSIGN(Principal found, principals.FindByTokenHash(Sha256("fresh")));
   EXPECT_EQ(found.id, bob.id);
   EXPECT_THAT(principals.RotateToken("nobody", Sha256("x")), StatusIs(absl::StatusCode::kNotFound));
@@ -85,7 +86,8 @@ TEST_F(PrincipalLifecycleTest, RevokedGrantGivesNoAccessAndGrantingAgainKeepsThe
 TEST_F(PrincipalLifecycleTest, LastUseIsRecordedAtMostOncePerMinute) {
   PrincipalStore principals(db());
   ASSERT_OK_AND_ASSIGN(Principal dan, CreatePrincipal("dan"));
-  EXPECT_EQ(Sql(absl::StrCat("SELECT last_used_at IS NULL FROM principals WHERE id = ", dan.id)), "t");
+  EXPECT_EQ(Sql(absl::StrCat("SELECT last_used_at IS NULL FROM principals WHERE id = ", dan.id)),
+            "t");
   ASSERT_THAT(principals.FindByTokenHash(TokenOf("dan")), IsOk());
   const std::string first =
       Sql(absl::StrCat("SELECT last_used_at FROM principals WHERE id = ", dan.id));
@@ -93,10 +95,12 @@ TEST_F(PrincipalLifecycleTest, LastUseIsRecordedAtMostOncePerMinute) {
   ASSERT_THAT(principals.FindByTokenHash(TokenOf("dan")), IsOk());
   EXPECT_EQ(Sql(absl::StrCat("SELECT last_used_at FROM principals WHERE id = ", dan.id)), first);
   // An hour later (moved back by hand), the next use is recorded again.
-  Sql(absl::StrCat("UPDATE principals SET last_used_at = now() - interval '1 hour' WHERE id = ", dan.id));
+  Sql(absl::StrCat("UPDATE principals SET last_used_at = now() - interval '1 hour' WHERE id = ",
+                   dan.id));
   ASSERT_THAT(principals.FindByTokenHash(TokenOf("dan")), IsOk());
   EXPECT_EQ(Sql(absl::StrCat("SELECT last_used_at > now() - interval '1 minute' FROM principals "
-                             "WHERE id = ", dan.id)),
+                             "WHERE id = ",
+                             dan.id)),
             "t");
 }
 
@@ -104,7 +108,8 @@ TEST_F(PrincipalLifecycleTest, BootstrapAdminIsRestoredByItsTokenFile) {
   PrincipalStore principals(db());
   ASSERT_THAT(principals.UpsertAdmin("admin", Sha256("boot")), IsOk());
   ASSERT_THAT(principals.Revoke("admin"), IsOk());
-  EXPECT_THAT(principals.FindByTokenHash(Sha256("boot")), StatusIs(absl::StatusCode::kUnauthenticated));
+  EXPECT_THAT(principals.FindByTokenHash(Sha256("boot")),
+              StatusIs(absl::StatusCode::kUnauthenticated));
   // dpqd's start-up re-keys the bootstrap admin from the operator's token: that also un-revokes it.
   ASSERT_THAT(principals.UpsertAdmin("admin", Sha256("boot")), IsOk());
   EXPECT_THAT(principals.FindByTokenHash(Sha256("boot")), IsOk());

@@ -61,7 +61,8 @@ class QueryBatchTest : public ::dpq::testing::EngineTest {
   }
 
   int64_t AuditRows() {
-    const std::string n = Sql(absl::StrCat("SELECT count(*) FROM audit WHERE dataset_id = ", ds_id_));
+    const std::string n =
+        Sql(absl::StrCat("SELECT count(*) FROM audit WHERE dataset_id = ", ds_id_));
     return n.empty() ? -1 : std::stoll(n);
   }
   store::BudgetState Budget() {
@@ -231,7 +232,8 @@ TEST_F(QueryBatchTest, RdpLedgerComposesTheBatchAndVerifyRecomputesIt) {
 
 TEST_F(QueryBatchTest, PriceBatchIsExactlyWhatRunBatchChargesAndChargesNothing) {
   ASSERT_OK(ledger_->Set(ds_id_, EpsU(10), DelU(1e-3)));
-  ASSERT_OK_AND_ASSIGN(BatchPrice price, engine_->PriceBatch(analyst_, "people", HundredQueries(), 1e-5));
+  ASSERT_OK_AND_ASSIGN(BatchPrice price,
+                       engine_->PriceBatch(analyst_, "people", HundredQueries(), 1e-5));
   EXPECT_EQ(Budget().epsilon_spent_units, 0);
   EXPECT_EQ(AuditRows(), 0);
   EXPECT_EQ(price.epsilon_sum_units, EpsU(10));
@@ -269,8 +271,9 @@ TEST_F(QueryBatchTest, WithTheCacheAnIdenticalBatchIsAnsweredAgainForFree) {
   EXPECT_EQ(Budget().epsilon_spent_units, spent.epsilon_spent_units);
   EXPECT_EQ(AuditRows(), 1);
   // Without the cache (query-batch) the same batch is charged and answered afresh.
-  ASSERT_OK_AND_ASSIGN(BatchOutcome fresh, engine_->RunBatch(analyst_, "people", HundredQueries(),
-                                                             1e-5, "cache-3", never, Cache::kBypass));
+  ASSERT_OK_AND_ASSIGN(BatchOutcome fresh,
+                       engine_->RunBatch(analyst_, "people", HundredQueries(), 1e-5, "cache-3",
+                                         never, Cache::kBypass));
   EXPECT_FALSE(fresh.cached);
   EXPECT_GT(Budget().epsilon_spent_units, spent.epsilon_spent_units);
   EXPECT_EQ(AuditRows(), 2);
@@ -289,7 +292,8 @@ TEST_F(QueryBatchTest, PlanAccuracyMatchesTheIntervalARealQueryReports) {
   for (double epsilon : {0.05, 0.5, 2.0}) {
     count.epsilon = epsilon;
     ASSERT_OK_AND_ASSIGN(AccuracyPlan plan, engine_->PlanAccuracy(analyst_, count, 0, 0));
-    ASSERT_OK_AND_ASSIGN(QueryOutcome real, engine_->Run(analyst_, count, absl::StrCat("acc-", epsilon)));
+    ASSERT_OK_AND_ASSIGN(QueryOutcome real,
+                         engine_->Run(analyst_, count, absl::StrCat("acc-", epsilon)));
     EXPECT_EQ(plan.epsilon, epsilon);
     EXPECT_EQ(plan.sensitivity, real.allocation.sensitivity);
     EXPECT_EQ(plan.noise_scale, real.allocation.noise_scale);
@@ -311,7 +315,8 @@ TEST_F(QueryBatchTest, PlanAccuracyMatchesTheIntervalARealQueryReports) {
     EXPECT_GT(below.error, target) << "epsilon " << plan.epsilon << " is not the smallest";
     // The real query at the planned epsilon reports an interval no wider than the target.
     count.epsilon = plan.epsilon;
-    ASSERT_OK_AND_ASSIGN(QueryOutcome real, engine_->Run(analyst_, count, absl::StrCat("tgt-", target)));
+    ASSERT_OK_AND_ASSIGN(QueryOutcome real,
+                         engine_->Run(analyst_, count, absl::StrCat("tgt-", target)));
     EXPECT_LE(real.allocation.ci_upper - real.allocation.value, target);
   }
   EXPECT_EQ(AuditRows(), 5);

@@ -28,7 +28,9 @@ using ::dpq::testing::IsOk;
 using ::dpq::testing::StatusIs;
 using ::testing::Optional;
 
-int64_t Units(double epsilon) { return *query::EpsilonToUnits(epsilon, "epsilon", query::kMaxEpsilonBudget); }
+int64_t Units(double epsilon) {
+  return *query::EpsilonToUnits(epsilon, "epsilon", query::kMaxEpsilonBudget);
+}
 
 // The result cache of the engine under test, with a twin of the request run just before its probe:
 // what a second dpqd does when the same request id is retried on it at the same moment, landing
@@ -38,15 +40,16 @@ class TwinBeforeProbe : public store::ResultCache {
   explicit TwinBeforeProbe(store::Database* db) : ResultCache(db) {}
   std::function<void()> twin;
 
-  absl::StatusOr<absl::optional<store::CacheHit>> Probe(int64_t dataset_id, const std::string& fingerprint,
-                                                        int64_t dataset_version, int64_t principal_id,
-                                                        const std::string& own_request_id) override {
+  absl::StatusOr<absl::optional<store::CacheHit>> Probe(
+      int64_t dataset_id, const std::string& fingerprint, int64_t dataset_version,
+      int64_t principal_id, const std::string& own_request_id) override {
     if (twin) {
       std::function<void()> run = std::move(twin);
       twin = nullptr;
       run();
     }
-    return ResultCache::Probe(dataset_id, fingerprint, dataset_version, principal_id, own_request_id);
+    return ResultCache::Probe(dataset_id, fingerprint, dataset_version, principal_id,
+                              own_request_id);
   }
 };
 
@@ -87,7 +90,8 @@ class QueryEngineRetryTest : public ::dpq::testing::EngineTest {
   }
 
   int64_t AuditRowsOf(const std::string& request_id) {
-    return std::stoll(Sql(absl::StrCat("SELECT count(*) FROM audit WHERE request_id = '", request_id, "'")));
+    return std::stoll(
+        Sql(absl::StrCat("SELECT count(*) FROM audit WHERE request_id = '", request_id, "'")));
   }
   int64_t Spent() {
     absl::StatusOr<store::BudgetState> b = ledger_->Get(ds_id_);
@@ -160,7 +164,8 @@ TEST_F(QueryEngineRetryTest, ConcurrentTwinsOnTwoEnginesAreOneChargeAndOneReplay
     const std::string id = absl::StrCat("pair-", i);
     const query::QuerySpec spec = Sum(0.01 + i * 1e-4);  // a new question each round: no cache hit
     std::atomic<int> ready{0};
-    absl::StatusOr<QueryOutcome> a = absl::UnknownError("not run"), b = absl::UnknownError("not run");
+    absl::StatusOr<QueryOutcome> a = absl::UnknownError("not run"),
+                                 b = absl::UnknownError("not run");
     const auto run = [&](QueryEngine* e, absl::StatusOr<QueryOutcome>* out) {
       ready.fetch_add(1);
       while (ready.load() < 2) std::this_thread::yield();
@@ -185,8 +190,9 @@ TEST_F(QueryEngineRetryTest, ConcurrentTwinsOnTwoEnginesAreOneChargeAndOneReplay
 // failure is UNAVAILABLE and names it, and a retry with it charges once.
 TEST_F(QueryEngineRetryTest, ALostDebitNamesTheServerDrawnIdAndItsRetryChargesOnce) {
   absl::StatusOr<QueryOutcome> lost = absl::UnknownError("not run");
-  ASSERT_TRUE(KillDebitWaitingForLedgerLock(ds_id_, [&] { lost = engine_->Run(ann_, Sum(0.25), ""); }))
-      << "the debit never waited for the lock";
+  ASSERT_TRUE(KillDebitWaitingForLedgerLock(ds_id_, [&] {
+    lost = engine_->Run(ann_, Sum(0.25), "");
+  })) << "the debit never waited for the lock";
   ASSERT_THAT(lost, StatusIs(absl::StatusCode::kUnavailable));
   EXPECT_TRUE(IsRetryableDatabaseFailure(lost.status())) << lost.status();
   const absl::optional<std::string> drawn = RequestIdOf(lost.status());

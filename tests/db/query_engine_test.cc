@@ -24,7 +24,9 @@ namespace dpq::engine {
 namespace {
 
 // Budget totals in ledger units (privacy_units.h).
-int64_t Units(double epsilon) { return *query::EpsilonToUnits(epsilon, "epsilon", query::kMaxEpsilonBudget); }
+int64_t Units(double epsilon) {
+  return *query::EpsilonToUnits(epsilon, "epsilon", query::kMaxEpsilonBudget);
+}
 
 using ::dpq::testing::IsOk;
 using ::dpq::testing::StatusIs;
@@ -81,7 +83,8 @@ class QueryEngineTest : public ::dpq::testing::EngineTest {
 TEST_F(QueryEngineTest, AnalystWithoutGrantIsPermissionDeniedAndChargedNothing) {
   EXPECT_THAT(engine_->Run(stranger_, Count(1), "r1"),
               StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("eve")));
-  EXPECT_THAT(engine_->AuthorizedDataset(stranger_, "people"), StatusIs(absl::StatusCode::kPermissionDenied));
+  EXPECT_THAT(engine_->AuthorizedDataset(stranger_, "people"),
+              StatusIs(absl::StatusCode::kPermissionDenied));
   EXPECT_EQ(AuditRows(), 0);
   EXPECT_EQ(Budget().epsilon_spent(), 0);
   // Granted elsewhere does not help; granted here does.
@@ -158,9 +161,8 @@ TEST_F(QueryEngineTest, HugeEpsilonReleasesTheExactCountInsideItsInterval) {
   EXPECT_EQ(stored->hash, store::ChainHash(store::GenesisHash(), ds_id_, *stored));
   ASSERT_TRUE(stored->release.has_value());
   EXPECT_EQ(stored->release->value, a.value);
-  EXPECT_EQ(stored->release->hash,
-            store::ReleaseHash(stored->hash, ds_id_, 1, a.value, a.ci_lower, a.ci_upper,
-                               stored->release->result));
+  EXPECT_EQ(stored->release->hash, store::ReleaseHash(stored->hash, ds_id_, 1, a.value, a.ci_lower,
+                                                      a.ci_upper, stored->release->result));
   EXPECT_EQ(stored->hash, a.hash);
   EXPECT_EQ(stored->fingerprint, a.fingerprint);
 }
@@ -184,7 +186,8 @@ TEST_F(QueryEngineTest, HugeEpsilonSumAndMeanMatchTheData) {
   mean.lower = 2.0;  // clamps the 0.5s and 1.5s up to 2
   mean.upper = 8.0;
   double exact_clamped = 0;
-  for (int uid = 1; uid <= kRows; ++uid) exact_clamped += std::min(8.0, std::max(2.0, (uid % 10) + 0.5));
+  for (int uid = 1; uid <= kRows; ++uid)
+    exact_clamped += std::min(8.0, std::max(2.0, (uid % 10) + 0.5));
   ASSERT_OK_AND_ASSIGN(QueryOutcome m, engine_->Run(granted_, mean, "mean"));
   EXPECT_NEAR(m.allocation.value, exact_clamped / kRows, 1e-3);
   EXPECT_LE(m.allocation.ci_lower, exact_clamped / kRows);
@@ -198,7 +201,8 @@ TEST_F(QueryEngineTest, HugeEpsilonSumAndMeanMatchTheData) {
 // dpq_scan_data_errors_total.
 TEST_F(QueryEngineTest, AScanDataErrorIsAnsweredByTheFallbackAndReported) {
   std::vector<std::string> reported;
-  engine_->OnScanDataError([&reported](const std::string& dataset) { reported.push_back(dataset); });
+  engine_->OnScanDataError(
+      [&reported](const std::string& dataset) { reported.push_back(dataset); });
   scanner_->FailFloat8ScansForTesting(true);
   QuerySpec sum = Count(1e6);
   sum.aggregate = AggregateKind::kSum;
@@ -232,7 +236,8 @@ TEST_F(QueryEngineTest, SameRequestIdReplaysTheStoredAnswerWithoutCharging) {
   EXPECT_EQ(AuditRows(), 1);
 
   // Same id, different question: ALREADY_EXISTS, nothing charged.
-  EXPECT_THAT(engine_->Run(granted_, Count(0.25), "idem"), StatusIs(absl::StatusCode::kAlreadyExists));
+  EXPECT_THAT(engine_->Run(granted_, Count(0.25), "idem"),
+              StatusIs(absl::StatusCode::kAlreadyExists));
   // Same id and question from another principal: not theirs to replay.
   EXPECT_THAT(engine_->Run(admin_, Count(0.5), "idem"), StatusIs(absl::StatusCode::kAlreadyExists));
   EXPECT_EQ(Budget().epsilon_spent(), spent);
@@ -261,7 +266,8 @@ TEST_F(QueryEngineTest, RequestIdIsValidated) {
 
 TEST_F(QueryEngineTest, InvalidQueryIsRejectedWithoutCharge) {
   QuerySpec bad = Count(-1);
-  EXPECT_THAT(engine_->Run(granted_, bad, "neg"), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("epsilon")));
+  EXPECT_THAT(engine_->Run(granted_, bad, "neg"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("epsilon")));
   QuerySpec wide = Count(1);
   wide.aggregate = AggregateKind::kSum;
   wide.column = "x";
@@ -271,7 +277,8 @@ TEST_F(QueryEngineTest, InvalidQueryIsRejectedWithoutCharge) {
   QuerySpec nocol = Count(1);
   nocol.aggregate = AggregateKind::kMean;
   nocol.column = "nope";
-  EXPECT_THAT(engine_->Run(granted_, nocol, "nocol"), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("nope")));
+  EXPECT_THAT(engine_->Run(granted_, nocol, "nocol"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("nope")));
   EXPECT_EQ(AuditRows(), 0);
   EXPECT_EQ(Budget().epsilon_spent(), 0);
 }

@@ -79,8 +79,8 @@ class ReadStandbyTest : public ::dpq::testing::StoreTest {
     ScanRouterOptions options;
     options.max_lag_wait = lag_wait;
     options.retry_after = absl::Milliseconds(300);
-    return std::make_unique<ScanRouter>(primary_scans_.get(), Database::OpenDeferred(standby_url_, 2),
-                                        options);
+    return std::make_unique<ScanRouter>(primary_scans_.get(),
+                                        Database::OpenDeferred(standby_url_, 2), options);
   }
 
   query::ScanPlan CountPlan(int64_t version) const {
@@ -98,7 +98,8 @@ class ReadStandbyTest : public ::dpq::testing::StoreTest {
   static int64_t SeqScans(const std::string& url, int64_t dataset_id, int64_t at_least) {
     const std::string sql = absl::StrCat(
         "SELECT coalesce(sum(seq_scan), 0) FROM pg_stat_user_tables WHERE schemaname = 'dpq_data' "
-        "AND relname = 'ds_", dataset_id, "'");
+        "AND relname = 'ds_",
+        dataset_id, "'");
     int64_t n = -1;
     const absl::Time give_up = absl::Now() + absl::Seconds(10);
     do {

@@ -30,10 +30,15 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-ColumnSchema Int(const std::string& name) { return {name, ColumnType::kInteger, absl::nullopt, absl::nullopt, {}}; }
-ColumnSchema Dbl(const std::string& name, double lo, double hi) { return {name, ColumnType::kDouble, lo, hi, {}}; }
-ColumnSchema Txt(const std::string& name) { return {name, ColumnType::kText, absl::nullopt, absl::nullopt, {}}; }
-
+ColumnSchema Int(const std::string& name) {
+  return {name, ColumnType::kInteger, absl::nullopt, absl::nullopt, {}};
+}
+ColumnSchema Dbl(const std::string& name, double lo, double hi) {
+  return {name, ColumnType::kDouble, lo, hi, {}};
+}
+ColumnSchema Txt(const std::string& name) {
+  return {name, ColumnType::kText, absl::nullopt, absl::nullopt, {}};
+}
 
 // Visits: unit "u" (integer), a value "v" in [0, 10], a free-text "note".
 DatasetSchema VisitsSchema(const std::string& name = "visits") {
@@ -46,7 +51,8 @@ DatasetSchema VisitsSchema(const std::string& name = "visits") {
 
 // Units whose ranks are not exactly 1..n (n = the unit's row count): must be 0.
 std::string BadRankedUnitsSql(const std::string& table, const std::string& unit) {
-  return absl::StrCat("SELECT count(*) FROM (SELECT ", unit, ", count(*) AS n, min(_dpq_rank) AS lo, ",
+  return absl::StrCat("SELECT count(*) FROM (SELECT ", unit,
+                      ", count(*) AS n, min(_dpq_rank) AS lo, ",
                       "max(_dpq_rank) AS hi, count(DISTINCT _dpq_rank) AS d FROM ", table,
                       " GROUP BY ", unit, ") s WHERE NOT (lo = 1 AND hi = n AND d = n)");
 }
@@ -79,21 +85,24 @@ TEST_F(RowRankTest, RanksAreOneToNPerUnitInLoadOrder) {
   // Units 1..3 with 3, 1 and 2 rows, interleaved; "007" and "+7" are both unit 7; two NULL units.
   const std::string csv =
       "u,v,note\n1,1,a\n2,2,b\n1,3,c\n3,4,d\n007,5,e\n1,6,f\n3,7,g\n+7,8,h\n,9,i\n,1,j\n";
-  ASSERT_OK_AND_ASSIGN(CreatedDataset created, CreateFromCsv(VisitsSchema(), csv, /*chunk_bytes=*/5));
+  ASSERT_OK_AND_ASSIGN(CreatedDataset created,
+                       CreateFromCsv(VisitsSchema(), csv, /*chunk_bytes=*/5));
   EXPECT_TRUE(created.schema.has_row_rank);
   const std::string table = DataTableName(created.schema.id);
   EXPECT_EQ(Sql(absl::StrCat("SELECT string_agg(note || ':' || coalesce(u::text, 'NULL') || ':' || "
-                             "_dpq_rank, ' ' ORDER BY note) FROM ", table)),
+                             "_dpq_rank, ' ' ORDER BY note) FROM ",
+                             table)),
             "a:1:1 b:2:1 c:1:2 d:3:1 e:7:1 f:1:3 g:3:2 h:7:2 i:NULL:1 j:NULL:2");
   EXPECT_EQ(Sql(BadRankedUnitsSql(table, "u")), "0");
   // The column is hidden from the schema, recorded on the dataset, and NOT NULL.
   ASSERT_OK_AND_ASSIGN(DatasetSchema got, DatasetStore(db()).Get("visits"));
   EXPECT_TRUE(got.has_row_rank);
   EXPECT_EQ(got.columns.size(), 3u);
-  EXPECT_EQ(Sql(absl::StrCat("SELECT is_nullable || ':' || data_type FROM information_schema.columns "
-                             "WHERE table_schema = 'dpq_data' AND table_name = 'ds_", got.id,
-                             "' AND column_name = '_dpq_rank'")),
-            "NO:integer");
+  EXPECT_EQ(
+      Sql(absl::StrCat("SELECT is_nullable || ':' || data_type FROM information_schema.columns "
+                       "WHERE table_schema = 'dpq_data' AND table_name = 'ds_",
+                       got.id, "' AND column_name = '_dpq_rank'")),
+      "NO:integer");
 }
 
 TEST_F(RowRankTest, RankColumnSitsBeforeTheFirstTextColumn) {
@@ -110,9 +119,11 @@ TEST_F(RowRankTest, RankColumnSitsBeforeTheFirstTextColumn) {
   numbers.columns = {Int("u"), Dbl("v", 0, 10)};
   ASSERT_OK_AND_ASSIGN(CreatedDataset n, CreateFromCsv(numbers, "u,v\n1,1\n"));
   const auto columns = [&](int64_t id) {
-    return Sql(absl::StrCat("SELECT string_agg(column_name, ',' ORDER BY ordinal_position) FROM "
-                            "information_schema.columns WHERE table_schema = 'dpq_data' AND "
-                            "table_name = 'ds_", id, "'"));
+    return Sql(
+        absl::StrCat("SELECT string_agg(column_name, ',' ORDER BY ordinal_position) FROM "
+                     "information_schema.columns WHERE table_schema = 'dpq_data' AND "
+                     "table_name = 'ds_",
+                     id, "'"));
   };
   EXPECT_EQ(columns(visits.schema.id), "u,v,_dpq_rank,note");
   EXPECT_EQ(columns(t.schema.id), "_dpq_rank,who,v");
@@ -121,8 +132,10 @@ TEST_F(RowRankTest, RankColumnSitsBeforeTheFirstTextColumn) {
 
 TEST_F(RowRankTest, ColonRanksAreOneToNPerPatient) {
   absl::optional<std::string> csv = ::dpq::testing::ReadDemoData("colon.csv");
-  if (!csv.has_value()) GTEST_FAIL() << "colon.csv not found in deploy/demo-data (or $DPQ_TEST_DATA_DIR)";
-  ASSERT_OK_AND_ASSIGN(CreatedDataset created, CreateFromCsv(::dpq::testing::ColonDemoSchema(), *csv, 64 * 1024));
+  if (!csv.has_value())
+    GTEST_FAIL() << "colon.csv not found in deploy/demo-data (or $DPQ_TEST_DATA_DIR)";
+  ASSERT_OK_AND_ASSIGN(CreatedDataset created,
+                       CreateFromCsv(::dpq::testing::ColonDemoSchema(), *csv, 64 * 1024));
   const std::string table = DataTableName(created.schema.id);
   EXPECT_EQ(Sql(BadRankedUnitsSql(table, "patient_id")), "0");
   EXPECT_EQ(Sql(absl::StrCat("SELECT max(_dpq_rank) FROM ", table)), "2");
@@ -221,8 +234,10 @@ TEST_F(RowRankTest, PlannerChoosesTheRankFromTheTableAlone) {
 
 TEST_F(RowRankTest, ColonFastPathCountEqualsPatientsAndTheWindowPath) {
   absl::optional<std::string> csv = ::dpq::testing::ReadDemoData("colon.csv");
-  if (!csv.has_value()) GTEST_FAIL() << "colon.csv not found in deploy/demo-data (or $DPQ_TEST_DATA_DIR)";
-  ASSERT_OK_AND_ASSIGN(CreatedDataset created, CreateFromCsv(::dpq::testing::ColonDemoSchema(), *csv, 64 * 1024));
+  if (!csv.has_value())
+    GTEST_FAIL() << "colon.csv not found in deploy/demo-data (or $DPQ_TEST_DATA_DIR)";
+  ASSERT_OK_AND_ASSIGN(CreatedDataset created,
+                       CreateFromCsv(::dpq::testing::ColonDemoSchema(), *csv, 64 * 1024));
   const int64_t id = created.schema.id;
   const std::string table = DataTableName(id);
   ASSERT_EQ(Sql(absl::StrCat("SELECT count(DISTINCT patient_id) FROM ", table)), "929");
@@ -241,7 +256,7 @@ TEST_F(RowRankTest, ColonFastPathCountEqualsPatientsAndTheWindowPath) {
   sum.clamp_upper = 2000;
   double want = -1;
   ASSERT_TRUE(absl::SimpleAtod(Sql(absl::StrCat("SELECT sum(least(greatest(time, 0), 2000)) FROM ",
-                                                 table, " WHERE _dpq_rank = 1")),
+                                                table, " WHERE _dpq_rank = 1")),
                                &want));
   EXPECT_DOUBLE_EQ(Scan(sum).sum, want);
 
@@ -261,7 +276,8 @@ TEST_F(RowRankTest, ColonFastPathCountEqualsPatientsAndTheWindowPath) {
 
 TEST_F(RowRankTest, LegacyTableWithoutRanksStillLoadsAndScans) {
   // A dataset from before migration 0006: no rank column, has_row_rank false.
-  ASSERT_OK_AND_ASSIGN(CreatedDataset created, CreateFromCsv(VisitsSchema(), "u,v,note\n1,1,a\n1,2,b\n"));
+  ASSERT_OK_AND_ASSIGN(CreatedDataset created,
+                       CreateFromCsv(VisitsSchema(), "u,v,note\n1,1,a\n1,2,b\n"));
   const std::string table = DataTableName(created.schema.id);
   Sql(absl::StrCat("ALTER TABLE ", table, " DROP COLUMN _dpq_rank"));
   Sql(absl::StrCat("UPDATE datasets SET has_row_rank = false WHERE id = ", created.schema.id));

@@ -52,8 +52,7 @@ TEST_F(ScanRoleTest, ScanRoleCannotUpdateTheLedgerNorWriteTheAuditTrail) {
   EXPECT_THAT(RefusalAsScanRole("UPDATE ledgers SET epsilon_total_units = epsilon_total_units * 2"),
               HasSubstr("permission denied"));
   EXPECT_THAT(RefusalAsScanRole("DELETE FROM releases"), HasSubstr("permission denied"));
-  EXPECT_THAT(RefusalAsScanRole(
-                  "INSERT INTO grants (principal_id, dataset_id) VALUES (1, 1)"),
+  EXPECT_THAT(RefusalAsScanRole("INSERT INTO grants (principal_id, dataset_id) VALUES (1, 1)"),
               HasSubstr("permission denied"));
   EXPECT_EQ(Sql("SELECT epsilon_total_units, epsilon_spent_units FROM ledgers"), before);
 }
@@ -72,7 +71,8 @@ TEST_F(ScanRoleTest, ScanRoleReadsButCannotChangeTheRawRows) {
       << "a dataset created after migration 0010 is readable by default privileges";
   EXPECT_THAT(RefusalAsScanRole(absl::StrCat("UPDATE ", table_, " SET x = 0")),
               HasSubstr("permission denied"));
-  EXPECT_THAT(RefusalAsScanRole(absl::StrCat("DELETE FROM ", table_)), HasSubstr("permission denied"));
+  EXPECT_THAT(RefusalAsScanRole(absl::StrCat("DELETE FROM ", table_)),
+              HasSubstr("permission denied"));
 }
 
 TEST_F(ScanRoleTest, EveryAggregateScanRunsUnderTheScanRole) {
@@ -89,8 +89,9 @@ TEST_F(ScanRoleTest, EveryAggregateScanRunsUnderTheScanRole) {
 }
 
 TEST_F(ScanRoleTest, TheScanRoleCannotLogIn) {
-  EXPECT_EQ(Sql(absl::StrCat("SELECT rolcanlogin, rolsuper, rolcreaterole FROM pg_roles WHERE rolname = '",
-                             kScanRole, "'")),
+  EXPECT_EQ(Sql(absl::StrCat(
+                "SELECT rolcanlogin, rolsuper, rolcreaterole FROM pg_roles WHERE rolname = '",
+                kScanRole, "'")),
             "f|f|f");
 }
 

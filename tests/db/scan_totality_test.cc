@@ -41,17 +41,17 @@
 namespace dpq::store {
 namespace {
 
+using ::dpq::testing::AdversarialBounds;
+using ::dpq::testing::Bounds;
 using query::AggregateKind;
 using query::ColumnSchema;
 using query::ColumnType;
 using query::QuerySpec;
-using ::dpq::testing::AdversarialBounds;
-using ::dpq::testing::Bounds;
 
 enum class Grouping { kNone, kDeclaredKeys, kKeyList, kSelectedKeys, kNumericBins, kTextHistogram };
-constexpr Grouping kAllGroupings[] = {Grouping::kNone,         Grouping::kDeclaredKeys,
-                                      Grouping::kKeyList,      Grouping::kSelectedKeys,
-                                      Grouping::kNumericBins,  Grouping::kTextHistogram};
+constexpr Grouping kAllGroupings[] = {Grouping::kNone,        Grouping::kDeclaredKeys,
+                                      Grouping::kKeyList,     Grouping::kSelectedKeys,
+                                      Grouping::kNumericBins, Grouping::kTextHistogram};
 std::string GroupingName(Grouping g) {
   switch (g) {
     case Grouping::kNone: return "none";
@@ -99,12 +99,8 @@ std::vector<QuerySpec> SpecsFor(AggregateKind kind, Grouping grouping, bool per_
     case AggregateKind::kSum:
     case AggregateKind::kMean:
     case AggregateKind::kVariance:
-    case AggregateKind::kStddev:
-      spec.column = "x";
-      break;
-    case AggregateKind::kQuantile:
-      spec.column = "x";
-      break;
+    case AggregateKind::kStddev: spec.column = "x"; break;
+    case AggregateKind::kQuantile: spec.column = "x"; break;
     case AggregateKind::kHistogram:
       spec.column = grouping == Grouping::kTextHistogram ? "grp" : "x";
       break;
@@ -155,13 +151,13 @@ std::vector<Shape> FlagShapes(const std::vector<Bounds>& bounds = AdversarialBou
           for (QuerySpec spec : SpecsFor(kind, grouping, per_unit, b)) {
             for (const std::string& where : Filters()) {
               spec.where = where;
-              shapes.push_back({spec, grouping,
-                                absl::StrFormat("%s per_unit=%d grouping=%s bounds=[%.17g, %.17g] "
-                                                "mechanism=%s quantiles=%d where=\"%s\"",
-                                                query::AggregateName(kind), per_unit,
-                                                GroupingName(grouping), b.lower, b.upper,
-                                                query::MechanismName(spec.mechanism),
-                                                spec.quantiles.size(), where)});
+              shapes.push_back(
+                  {spec, grouping,
+                   absl::StrFormat("%s per_unit=%d grouping=%s bounds=[%.17g, %.17g] "
+                                   "mechanism=%s quantiles=%d where=\"%s\"",
+                                   query::AggregateName(kind), per_unit, GroupingName(grouping),
+                                   b.lower, b.upper, query::MechanismName(spec.mechanism),
+                                   spec.quantiles.size(), where)});
             }
           }
         }
@@ -200,10 +196,13 @@ std::vector<std::string> SqlFormsFor(const std::string& function, Bounds b) {
   for (const std::string& call : calls) {
     for (const std::string& where : {std::string(""), std::string(" WHERE x > 0 OR n IS NULL")}) {
       out.push_back(absl::StrCat(head, ") ", call, " FROM adversarial", where));
-      out.push_back(absl::StrCat(head, ") cat, ", call, " FROM adversarial", where, " GROUP BY cat"));
-      out.push_back(absl::StrCat(head, ") grp, ", call, " FROM adversarial", where, " GROUP BY grp"));
-      out.push_back(absl::StrCat(head, ") grp, ", call, " FROM adversarial WHERE grp IN ('g0', '', 'zz')",
-                                 where.empty() ? "" : " AND (x > 0 OR n IS NULL)", " GROUP BY grp"));
+      out.push_back(
+          absl::StrCat(head, ") cat, ", call, " FROM adversarial", where, " GROUP BY cat"));
+      out.push_back(
+          absl::StrCat(head, ") grp, ", call, " FROM adversarial", where, " GROUP BY grp"));
+      out.push_back(
+          absl::StrCat(head, ") grp, ", call, " FROM adversarial WHERE grp IN ('g0', '', 'zz')",
+                       where.empty() ? "" : " AND (x > 0 OR n IS NULL)", " GROUP BY grp"));
     }
   }
   if (function == "COUNT") {
@@ -242,7 +241,8 @@ class ScanTotalityTest : public ::dpq::testing::StoreTest {
     }
     absl::optional<query::filter::TypedFilter> filter;
     if (!spec.where.empty()) {
-      absl::StatusOr<query::filter::TypedFilter> f = query::filter::ParseAndCheckFilter(spec.where, schema_);
+      absl::StatusOr<query::filter::TypedFilter> f =
+          query::filter::ParseAndCheckFilter(spec.where, schema_);
       EXPECT_TRUE(f.ok()) << label << ": " << f.status();
       if (!f.ok()) return false;
       filter = *std::move(f);
@@ -284,7 +284,8 @@ TEST_F(ScanTotalityTest, EveryFlagShapeScansWithoutErrorOnAdversarialValues) {
     EXPECT_GT(per_kind[kind], 0) << "no shape of " << query::AggregateName(kind) << " was scanned";
   }
   for (BoundingMode mode : kAllBoundingModes) {
-    EXPECT_EQ(modes_.count(mode), 1u) << "bounding mode " << BoundingModeName(mode) << " never scanned";
+    EXPECT_EQ(modes_.count(mode), 1u)
+        << "bounding mode " << BoundingModeName(mode) << " never scanned";
   }
   for (Grouping g : kAllGroupings) {
     EXPECT_EQ(groupings.count(g), 1u) << "grouping " << GroupingName(g) << " never scanned";
@@ -303,7 +304,8 @@ TEST_F(ScanTotalityTest, EverySqlFormScansWithoutErrorOnAdversarialValues) {
         ++statements;
         absl::StatusOr<sql::Script> script = sql::Parse(text);
         ASSERT_TRUE(script.ok()) << text << ": " << script.status();
-        absl::StatusOr<sql::CompiledStatement> compiled = sql::Analyze(script->statements[0], schema_);
+        absl::StatusOr<sql::CompiledStatement> compiled =
+            sql::Analyze(script->statements[0], schema_);
         if (!compiled.ok()) {
           EXPECT_THAT(compiled.status().code(), ::testing::AnyOf(absl::StatusCode::kInvalidArgument,
                                                                  absl::StatusCode::kUnimplemented))
@@ -321,7 +323,8 @@ TEST_F(ScanTotalityTest, EverySqlFormScansWithoutErrorOnAdversarialValues) {
   // Every kind the analyzer lowers to is one the flag enumeration covers.
   const std::set<query::AggregateKind> all(std::begin(query::kAllAggregateKinds),
                                            std::end(query::kAllAggregateKinds));
-  for (query::AggregateKind kind : lowered) EXPECT_EQ(all.count(kind), 1u) << query::AggregateName(kind);
+  for (query::AggregateKind kind : lowered)
+    EXPECT_EQ(all.count(kind), 1u) << query::AggregateName(kind);
   std::printf("scan_totality: %d SQL statements, %d parts scanned\n", statements, scanned_);
 }
 
@@ -337,10 +340,10 @@ TEST_F(ScanTotalityTest, TheNumericFallbackAnswersEveryFlagShape) {
   }
   EXPECT_GT(fell_back, 0);
   for (BoundingMode mode : kAllBoundingModes) {
-    EXPECT_EQ(modes_.count(mode), 1u) << "bounding mode " << BoundingModeName(mode) << " never scanned";
+    EXPECT_EQ(modes_.count(mode), 1u)
+        << "bounding mode " << BoundingModeName(mode) << " never scanned";
   }
 }
-
 
 // The two scans that once failed on data, now answered from the float8 statement:
 // a per-unit SUM whose two raw values of 1e308 overflowed float8 before the clamp, and a variance
@@ -362,7 +365,8 @@ TEST_F(ScanTotalityTest, PerUnitSumOfTwoValuesNear1e308IsClampedNotOverflowed) {
     spec.where = "pid = 9001";
     ASSERT_OK_AND_ASSIGN(query::QueryPlan plan, query::PlanQuery(spec, schema_));
     ASSERT_OK_AND_ASSIGN(auto filter, query::filter::ParseAndCheckFilter(spec.where, schema_));
-    ASSERT_OK_AND_ASSIGN(ScanResult r, scanner.Scan(plan.scan, absl::InfiniteFuture(), &filter, "s"));
+    ASSERT_OK_AND_ASSIGN(ScanResult r,
+                         scanner.Scan(plan.scan, absl::InfiniteFuture(), &filter, "s"));
     EXPECT_EQ(r.recovered_data_error, "");
     EXPECT_EQ(r.count, 1);
     EXPECT_EQ(r.sum + plan.scan.center, 1e15) << query::AggregateName(kind);
@@ -390,7 +394,8 @@ TEST_F(ScanTotalityTest, VarianceOfZeroAgainstATinyNonzeroCentreDoesNotUnderflow
         ASSERT_NE(plan.scan.center, 0.0) << "the centre is tiny, not 0";
       }
       ASSERT_OK_AND_ASSIGN(auto filter, query::filter::ParseAndCheckFilter(where, schema_));
-      ASSERT_OK_AND_ASSIGN(ScanResult r, scanner.Scan(plan.scan, absl::InfiniteFuture(), &filter, "s"));
+      ASSERT_OK_AND_ASSIGN(ScanResult r,
+                           scanner.Scan(plan.scan, absl::InfiniteFuture(), &filter, "s"));
       EXPECT_EQ(r.recovered_data_error, "") << where;
       EXPECT_EQ(r.count, 1) << where;
       EXPECT_EQ(r.sum_sq, 0) << where << ": the square of a tiny difference flushes to 0";

@@ -9,8 +9,8 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -48,7 +48,8 @@ inline query::DatasetSchema ColonDemoSchema() {
   query::DatasetSchema s;
   s.name = "colon";
   s.privacy_unit = "patient_id";
-  for (const char* c : {"patient_id", "study"}) s.columns.push_back(col(c, query::ColumnType::kInteger));
+  for (const char* c : {"patient_id", "study"})
+    s.columns.push_back(col(c, query::ColumnType::kInteger));
   s.columns.push_back(col("rx", query::ColumnType::kText));
   for (const char* c : {"sex", "age", "obstruct", "perfor", "adhere", "nodes", "status", "differ",
                         "extent", "surg", "node4", "time", "etype"}) {
@@ -128,7 +129,9 @@ class StoreTest : public ::testing::Test {
     return r.ok() ? *r : "";
   }
   // Runs SQL that may fail (to check that the database refuses it).
-  absl::StatusOr<std::string> TrySql(const std::string& sql) { return TestPostgres::RunPsql(url_, sql); }
+  absl::StatusOr<std::string> TrySql(const std::string& sql) {
+    return TestPostgres::RunPsql(url_, sql);
+  }
 
   // What a PostgreSQL restart or pg_terminate_backend does to a debit in flight: another session
   // holds the ledger row of `dataset_id` locked (for 2 s), `debit` runs in its own thread and
@@ -142,8 +145,9 @@ class StoreTest : public ::testing::Test {
     std::string sleeping;
     for (int i = 0; i < 100 && sleeping != "1"; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      sleeping = Sql("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' "
-                     "AND datname = current_database()");
+      sleeping =
+          Sql("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' "
+              "AND datname = current_database()");
     }
     if (sleeping != "1") {
       holder.join();
@@ -154,9 +158,10 @@ class StoreTest : public ::testing::Test {
     std::string killed;
     for (int i = 0; i < 100 && killed != "t"; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      killed = Sql("SELECT coalesce(bool_or(pg_terminate_backend(pid)), false) FROM pg_stat_activity "
-                   "WHERE datname = current_database() AND wait_event_type = 'Lock' "
-                   "AND query LIKE '%FOR UPDATE OF l%'");
+      killed =
+          Sql("SELECT coalesce(bool_or(pg_terminate_backend(pid)), false) FROM pg_stat_activity "
+              "WHERE datname = current_database() AND wait_event_type = 'Lock' "
+              "AND query LIKE '%FOR UPDATE OF l%'");
     }
     waiter.join();
     holder.join();
@@ -166,7 +171,8 @@ class StoreTest : public ::testing::Test {
   // Creates a dataset from CSV text through the same path as the admin RPC: CsvToCopy encodes,
   // the store pulls COPY lines in chunks of `chunk_bytes` of CSV.
   absl::StatusOr<store::CreatedDataset> CreateFromCsv(const query::DatasetSchema& schema,
-                                                      const std::string& csv, size_t chunk_bytes = 4096) {
+                                                      const std::string& csv,
+                                                      size_t chunk_bytes = 4096) {
     store::DatasetStore datasets(db());
     return datasets.Create(schema, CsvSource(schema, csv, chunk_bytes));
   }
@@ -203,7 +209,6 @@ class StoreTest : public ::testing::Test {
       return true;
     };
   }
-
 
   // A tiny dataset "name" with columns (uid integer, x double [0, 10]) and `rows` rows.
   absl::StatusOr<store::CreatedDataset> CreateTinyDataset(const std::string& name, int rows = 3) {

@@ -63,8 +63,10 @@ class TrainingLedgerTest : public dpq::testing::EngineTest {
 
   // What the ledger records, to compare before and after a refused report.
   std::string LedgerRow() {
-    return Sql(absl::StrCat("SELECT epsilon_spent_units, delta_spent_units, audit_head_seq, "
-                            "md5(accountant_state) FROM ledgers WHERE dataset_id = ", ds_));
+    return Sql(
+        absl::StrCat("SELECT epsilon_spent_units, delta_spent_units, audit_head_seq, "
+                     "md5(accountant_state) FROM ledgers WHERE dataset_id = ",
+                     ds_));
   }
   std::string AuditRows() { return Sql("SELECT count(*) FROM audit"); }
 
@@ -110,14 +112,18 @@ TEST_F(TrainingLedgerTest, RdpLedgerAfterReportsEqualsTheAccountantsPriceOfAllSt
 TEST_F(TrainingLedgerTest, PldLedgerChargesEachReportAtItsPldPrice) {
   ASSERT_OK(ledger_->Set(ds_, EpsU(3), DelU(1e-5), "pld").status());
   ASSERT_OK(Start("cifar", alice_).status());
-  ASSERT_OK_AND_ASSIGN(StepReportOutcome a, training_->ReportSteps(alice_, "digits", "cifar", 300, ""));
-  ASSERT_OK_AND_ASSIGN(StepReportOutcome b, training_->ReportSteps(alice_, "digits", "cifar", 300, ""));
+  ASSERT_OK_AND_ASSIGN(StepReportOutcome a,
+                       training_->ReportSteps(alice_, "digits", "cifar", 300, ""));
+  ASSERT_OK_AND_ASSIGN(StepReportOutcome b,
+                       training_->ReportSteps(alice_, "digits", "cifar", 300, ""));
   EXPECT_EQ(a.allocation.mechanism, "dp-sgd/pld");
   EXPECT_EQ(a.allocation.epsilon_units, b.allocation.epsilon_units);
-  ASSERT_OK_AND_ASSIGN(auto pld, acc::PriceEvents("pld", query::MechanismDelta(DelU(kRunDelta)),
-                                                  {acc::PrivacyEvent::PoissonSubsampledGaussian(kQ, kZ, 300)}));
-  ASSERT_OK_AND_ASSIGN(auto rdp, acc::PriceEvents("rdp", query::MechanismDelta(DelU(kRunDelta)),
-                                                  {acc::PrivacyEvent::PoissonSubsampledGaussian(kQ, kZ, 300)}));
+  ASSERT_OK_AND_ASSIGN(
+      auto pld, acc::PriceEvents("pld", query::MechanismDelta(DelU(kRunDelta)),
+                                 {acc::PrivacyEvent::PoissonSubsampledGaussian(kQ, kZ, 300)}));
+  ASSERT_OK_AND_ASSIGN(
+      auto rdp, acc::PriceEvents("rdp", query::MechanismDelta(DelU(kRunDelta)),
+                                 {acc::PrivacyEvent::PoissonSubsampledGaussian(kQ, kZ, 300)}));
   EXPECT_NEAR(a.allocation.epsilon(), pld.epsilon, 2e-12);
   EXPECT_LT(a.allocation.epsilon(), rdp.epsilon);
   // The ledger (an RDP filter holding two approx events) spends their sum of epsilons.
@@ -160,8 +166,10 @@ TEST_F(TrainingLedgerTest, EveryAccountantChargesAndVerifies) {
 TEST_F(TrainingLedgerTest, BasicLedgerAddsTheReportsChargesExactly) {
   ASSERT_OK(ledger_->Set(ds_, EpsU(50), DelU(1e-4)).status());
   ASSERT_OK(Start("basic-run", alice_).status());
-  ASSERT_OK_AND_ASSIGN(StepReportOutcome a, training_->ReportSteps(alice_, "", "basic-run", 100, ""));
-  ASSERT_OK_AND_ASSIGN(StepReportOutcome b, training_->ReportSteps(alice_, "", "basic-run", 50, ""));
+  ASSERT_OK_AND_ASSIGN(StepReportOutcome a,
+                       training_->ReportSteps(alice_, "", "basic-run", 100, ""));
+  ASSERT_OK_AND_ASSIGN(StepReportOutcome b,
+                       training_->ReportSteps(alice_, "", "basic-run", 50, ""));
   ASSERT_OK_AND_ASSIGN(store::BudgetState spent, ledger_->Get(ds_));
   EXPECT_EQ(spent.epsilon_spent_units, a.allocation.epsilon_units + b.allocation.epsilon_units);
   EXPECT_EQ(spent.delta_spent_units, 2 * DelU(kRunDelta));
@@ -195,7 +203,8 @@ TEST_F(TrainingLedgerTest, ConcurrentReportsAreEachChargedOnce) {
   EXPECT_NEAR(b.epsilon_spent(), eps, 2e-12);
   EXPECT_GE(b.epsilon_spent(), eps);
   for (int t = 0; t < kThreads; ++t) {
-    ASSERT_OK_AND_ASSIGN(TrainingRunStatus s, training_->GetRun(alice_, "", absl::StrCat("par-", t)));
+    ASSERT_OK_AND_ASSIGN(TrainingRunStatus s,
+                         training_->GetRun(alice_, "", absl::StrCat("par-", t)));
     EXPECT_EQ(s.progress.steps, kReports * kSteps);
   }
   ASSERT_OK_AND_ASSIGN(auto v, ledger_->Verify(ds_));
@@ -230,9 +239,11 @@ TEST_F(TrainingLedgerTest, OverspendingReportChargesNothing) {
 TEST_F(TrainingLedgerTest, RetriedReportWithRequestIdIsChargedOnce) {
   ASSERT_OK(ledger_->Set(ds_, EpsU(50), DelU(1e-5), "rdp").status());
   ASSERT_OK(Start("retry", alice_).status());
-  ASSERT_OK_AND_ASSIGN(StepReportOutcome first, training_->ReportSteps(alice_, "", "retry", 25, "r-1"));
+  ASSERT_OK_AND_ASSIGN(StepReportOutcome first,
+                       training_->ReportSteps(alice_, "", "retry", 25, "r-1"));
   const std::string ledger_after_first = LedgerRow();
-  ASSERT_OK_AND_ASSIGN(StepReportOutcome again, training_->ReportSteps(alice_, "", "retry", 25, "r-1"));
+  ASSERT_OK_AND_ASSIGN(StepReportOutcome again,
+                       training_->ReportSteps(alice_, "", "retry", 25, "r-1"));
   EXPECT_TRUE(again.replayed);
   EXPECT_EQ(again.allocation.seq, first.allocation.seq);
   EXPECT_EQ(again.status.progress.steps, 25);
@@ -280,10 +291,12 @@ TEST_F(TrainingLedgerTest, BadDeclarationsAreRefusedNamingTheField) {
   r.sampling_rate = 1.5;
   r.noise_multiplier = 1;
   r.delta = 1e-5;
-  EXPECT_THAT(training_->StartRun(alice_, r), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("sampling_rate")));
+  EXPECT_THAT(training_->StartRun(alice_, r),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("sampling_rate")));
   r.sampling_rate = 0.01;
   r.name = "bad name";
-  EXPECT_THAT(training_->StartRun(alice_, r), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("run")));
+  EXPECT_THAT(training_->StartRun(alice_, r),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("run")));
   r.name = "bad";
   r.target_epsilon = 1;
   EXPECT_THAT(training_->StartRun(alice_, r), StatusIs(absl::StatusCode::kInvalidArgument));
@@ -303,7 +316,8 @@ TEST_F(TrainingLedgerTest, CalibratedRunMeetsItsTarget) {
   r.steps = 1000;
   ASSERT_OK_AND_ASSIGN(TrainingRunStatus s, training_->StartRun(alice_, r));
   EXPECT_GT(s.run.noise_multiplier, 0.5);
-  ASSERT_OK_AND_ASSIGN(StepReportOutcome out, training_->ReportSteps(alice_, "", "calibrated", 1000, ""));
+  ASSERT_OK_AND_ASSIGN(StepReportOutcome out,
+                       training_->ReportSteps(alice_, "", "calibrated", 1000, ""));
   EXPECT_LE(out.status.epsilon, 2.0);
   EXPECT_GT(out.status.epsilon, 1.99);
 }

@@ -6,14 +6,14 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define DPQ_FUZZ_CHECK(cond, ...)                                                  \
-  do {                                                                             \
-    if (!(cond)) {                                                                 \
+#define DPQ_FUZZ_CHECK(cond, ...)                                                       \
+  do {                                                                                  \
+    if (!(cond)) {                                                                      \
       std::fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond); \
-      std::fprintf(stderr, __VA_ARGS__);                                           \
-      std::fprintf(stderr, "\n");                                                  \
-      std::abort();                                                                \
-    }                                                                              \
+      std::fprintf(stderr, __VA_ARGS__);                                                \
+      std::fprintf(stderr, "\n");                                                       \
+      std::abort();                                                                     \
+    }                                                                                   \
   } while (0)
 
 #endif  // DPQ_TESTS_FUZZ_FUZZ_CHECK_H_

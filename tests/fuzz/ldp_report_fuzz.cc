@@ -68,13 +68,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     case 3: {
       if (rest_size < 12) return 0;
-      const OlhReport olh{ReadBigEndian(rest, 8), static_cast<uint32_t>(ReadBigEndian(rest + 8, 4))};
+      const OlhReport olh{ReadBigEndian(rest, 8),
+                          static_cast<uint32_t>(ReadBigEndian(rest + 8, 4))};
       report = olh;
       expect_ok = mechanism == LdpMechanism::kOlh && olh.hashed < g;
       break;
     }
-    default:
-      break;  // no report at all
+    default: break;  // no report at all
   }
   const absl::Status status = oracle->Validate(report);
   DPQ_FUZZ_CHECK(status.ok() == expect_ok, "Validate said %s, expected %s",
@@ -94,7 +94,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                    static_cast<long long>(v), static_cast<long long>(support[v]));
     total += support[v];
     if (const auto* o = absl::get_if<OlhReport>(&report)) {
-      const bool supports = dpq::dp::ldp::OlhHash(o->seed, static_cast<uint32_t>(v), g) == o->hashed;
+      const bool supports =
+          dpq::dp::ldp::OlhHash(o->seed, static_cast<uint32_t>(v), g) == o->hashed;
       DPQ_FUZZ_CHECK(support[v] == (supports ? 1 : 0), "olh support of %lld",
                      static_cast<long long>(v));
     } else if (const auto* u = absl::get_if<UnaryReport>(&report)) {

@@ -53,7 +53,11 @@ DatasetSchema People() {
       {"income", ColumnType::kDouble, absl::nullopt, absl::nullopt, {}},
       {"huge", ColumnType::kDouble, -kMaxBoundMagnitude, kMaxBoundMagnitude, {}},
       {"sex", ColumnType::kText, absl::nullopt, absl::nullopt, {"F", "M"}},
-      {"region", ColumnType::kText, absl::nullopt, absl::nullopt, {"north", "south", "east", "west"}},
+      {"region",
+       ColumnType::kText,
+       absl::nullopt,
+       absl::nullopt,
+       {"north", "south", "east", "west"}},
       {"city", ColumnType::kText, absl::nullopt, absl::nullopt, {}},
   };
   return s;
@@ -113,23 +117,23 @@ bool FiniteWithinLimit(double x) { return std::isfinite(x) && std::fabs(x) <= kM
 void CheckPlan(const dpq::query::QueryPlan& plan, const dpq::engine::ReleasePlan& release) {
   using dpq::query::QuerySpec;
   const QuerySpec& spec = plan.spec;
-  DPQ_FUZZ_CHECK(std::isfinite(spec.epsilon) && spec.epsilon > 0 &&
-                     spec.epsilon <= dpq::query::kMaxEpsilon,
-                 "epsilon %.17g", spec.epsilon);
-  DPQ_FUZZ_CHECK(plan.epsilon_units >= 1 &&
-                     spec.epsilon == dpq::query::EpsilonFromUnits(plan.epsilon_units),
-                 "epsilon %.17g charged as %lld units", spec.epsilon,
-                 static_cast<long long>(plan.epsilon_units));
+  DPQ_FUZZ_CHECK(
+      std::isfinite(spec.epsilon) && spec.epsilon > 0 && spec.epsilon <= dpq::query::kMaxEpsilon,
+      "epsilon %.17g", spec.epsilon);
+  DPQ_FUZZ_CHECK(
+      plan.epsilon_units >= 1 && spec.epsilon == dpq::query::EpsilonFromUnits(plan.epsilon_units),
+      "epsilon %.17g charged as %lld units", spec.epsilon,
+      static_cast<long long>(plan.epsilon_units));
   DPQ_FUZZ_CHECK(spec.delta >= 0 && spec.delta < 1 && plan.delta_units >= 0 &&
                      spec.delta == dpq::query::DeltaFromUnits(plan.delta_units),
                  "delta %.17g charged as %lld units", spec.delta,
                  static_cast<long long>(plan.delta_units));
   DPQ_FUZZ_CHECK(spec.confidence > 0 && spec.confidence < 1, "confidence %.17g", spec.confidence);
-  DPQ_FUZZ_CHECK(plan.scan.max_contributions >= 1 && plan.scan.max_contributions <= 1000000,
-                 "K %d", plan.scan.max_contributions);
-  DPQ_FUZZ_CHECK(plan.scan.max_partitions >= 1 &&
-                     plan.scan.max_partitions <= dpq::query::kMaxPartitionsLimit,
-                 "M %d", plan.scan.max_partitions);
+  DPQ_FUZZ_CHECK(plan.scan.max_contributions >= 1 && plan.scan.max_contributions <= 1000000, "K %d",
+                 plan.scan.max_contributions);
+  DPQ_FUZZ_CHECK(
+      plan.scan.max_partitions >= 1 && plan.scan.max_partitions <= dpq::query::kMaxPartitionsLimit,
+      "M %d", plan.scan.max_partitions);
   if (!plan.scan.value_column.empty()) {
     DPQ_FUZZ_CHECK(FiniteWithinLimit(plan.scan.clamp_lower) &&
                        FiniteWithinLimit(plan.scan.clamp_upper) &&
@@ -173,8 +177,9 @@ void CheckPlan(const dpq::query::QueryPlan& plan, const dpq::engine::ReleasePlan
   DPQ_FUZZ_CHECK(delta_spent <= static_cast<long double>(spec.delta),
                  "mechanisms spend delta %.20Lg > charged %.17g", delta_spent, spec.delta);
 
-  DPQ_FUZZ_CHECK(release.components.size() == plan.components.size(), "%zu mechanisms for %zu components",
-                 release.components.size(), plan.components.size());
+  DPQ_FUZZ_CHECK(release.components.size() == plan.components.size(),
+                 "%zu mechanisms for %zu components", release.components.size(),
+                 plan.components.size());
   for (size_t i = 0; i < release.components.size(); ++i) {
     const auto& m = release.components[i];
     DPQ_FUZZ_CHECK(m.mechanism != nullptr, "component %zu has no mechanism", i);
@@ -236,7 +241,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)dpq::query::QueryWarnings(plan->spec.epsilon, schema->epsilon_preset);
 
   absl::StatusOr<dpq::query::QueryPlan> again = dpq::query::PlanQuery(*spec, *schema);
-  DPQ_FUZZ_CHECK(again.ok() && again->fingerprint == plan->fingerprint, "planning is not deterministic");
+  DPQ_FUZZ_CHECK(again.ok() && again->fingerprint == plan->fingerprint,
+                 "planning is not deterministic");
   absl::StatusOr<dpq::query::QueryPlan> normalised = dpq::query::PlanQuery(plan->spec, *schema);
   DPQ_FUZZ_CHECK(normalised.ok(), "the normalised spec is refused: %s (%s)",
                  normalised.status().ToString().c_str(), plan->fingerprint.c_str());

@@ -13,11 +13,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <iterator>
-#include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -72,15 +72,15 @@ Env* TheEnv() {
 }
 
 // Stops the cluster, then fails like DPQ_FUZZ_CHECK (abort runs no destructor).
-#define SCAN_FUZZ_CHECK(cond, ...)                   \
-  do {                                               \
-    if (!(cond)) {                                   \
-      std::fprintf(stderr, __VA_ARGS__);             \
-      std::fprintf(stderr, "\n");                    \
-      TheEnv()->db.reset();                          \
-      TheEnv()->pg.reset();                          \
-      DPQ_FUZZ_CHECK(cond, "see above");             \
-    }                                                \
+#define SCAN_FUZZ_CHECK(cond, ...)       \
+  do {                                   \
+    if (!(cond)) {                       \
+      std::fprintf(stderr, __VA_ARGS__); \
+      std::fprintf(stderr, "\n");        \
+      TheEnv()->db.reset();              \
+      TheEnv()->pg.reset();              \
+      DPQ_FUZZ_CHECK(cond, "see above"); \
+    }                                    \
   } while (0)
 
 class Bytes {
@@ -107,7 +107,7 @@ class Bytes {
 };
 
 QuerySpec FlagSpec(Bytes& in) {
-  static const char* const kFilters[] = {"", "x > 0 OR n IS NULL", "n >= 0 AND cat <> 'b'",
+  static const char* const kFilters[] = {"",          "x > 0 OR n IS NULL", "n >= 0 AND cat <> 'b'",
                                          "pid = 100", "x BETWEEN -1 AND 1", "grp IN ('g0', '')"};
   QuerySpec spec;
   spec.dataset = "adversarial";

@@ -8,8 +8,8 @@
 //   - the planner accepts every part or refuses it with INVALID_ARGUMENT (never another code).
 #include <cmath>
 #include <cstddef>
-#include <cstdlib>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "absl/status/statusor.h"

@@ -42,9 +42,8 @@ MATCHER_P2(StatusIs, code, message_matcher,
                         ::testing::DescribeMatcher<std::string>(message_matcher, negation))) {
   const absl::Status& status = ::dpq::testing::internal::GetStatus(arg);
   *result_listener << "which is " << status;
-  return status.code() == code &&
-         ::testing::Matches(::testing::SafeMatcherCast<const std::string&>(message_matcher))(
-             std::string(status.message()));
+  return status.code() == code && ::testing::Matches(::testing::SafeMatcherCast<const std::string&>(
+                                      message_matcher))(std::string(status.message()));
 }
 
 // Matches an OK absl::Status or absl::StatusOr<T>.

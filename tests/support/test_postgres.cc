@@ -32,7 +32,8 @@ TempDir::~TempDir() {
   if (ec) LogWarning(absl::StrCat("cannot remove ", path_, ": ", ec.message()));
 }
 
-absl::Status TempDir::WriteFile(const std::string& relative_path, const std::string& contents) const {
+absl::Status TempDir::WriteFile(const std::string& relative_path,
+                                const std::string& contents) const {
   fs::path full = fs::path(path_) / relative_path;
   std::error_code ec;
   fs::create_directories(full.parent_path(), ec);
@@ -90,7 +91,8 @@ absl::StatusOr<std::unique_ptr<TestPostgres>> TestPostgres::StartStandby() const
                                       standby->dir_->path() + "/pg", "-R", "-X", "stream", "-c",
                                       "fast", "--no-sync", "-d", ConnectionUrlFor("postgres")}));
   if (r.exit_code != 0) {
-    return absl::InternalError(absl::StrCat("pg_basebackup failed (exit ", r.exit_code, "): ", r.output));
+    return absl::InternalError(
+        absl::StrCat("pg_basebackup failed (exit ", r.exit_code, "): ", r.output));
   }
   ASSIGN_OR_RETURN(standby->server_, store::EmbeddedPostgres::Start(standby->ServerOptions()));
   return standby;
@@ -103,21 +105,22 @@ absl::StatusOr<std::string> TestPostgres::CreateDatabase(const std::string& name
       return absl::InvalidArgumentError(absl::StrCat("name: invalid database name \"", name, "\""));
     }
   }
-  RETURN_IF_ERROR(RunPsql(ConnectionUrlFor("postgres"), absl::StrCat("CREATE DATABASE \"", name, "\""))
-                      .status());
+  RETURN_IF_ERROR(
+      RunPsql(ConnectionUrlFor("postgres"), absl::StrCat("CREATE DATABASE \"", name, "\""))
+          .status());
   return ConnectionUrlFor(name);
 }
 
 absl::StatusOr<std::string> TestPostgres::RunPsql(const std::string& url, const std::string& sql) {
-  ASSIGN_OR_RETURN(store::ProcessResult r,
-                   store::RunProcess({"/usr/lib/postgresql/15/bin/psql", "-X", "-q", "-A", "-t",
-                                      "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql},
-                                     absl::nullopt,
-                                     {"PGOPTIONS=-c client_min_messages=warning",
-                                      "PGCONNECT_TIMEOUT=10"}));
+  ASSIGN_OR_RETURN(
+      store::ProcessResult r,
+      store::RunProcess({"/usr/lib/postgresql/15/bin/psql", "-X", "-q", "-A", "-t", "-v",
+                         "ON_ERROR_STOP=1", "-d", url, "-c", sql},
+                        absl::nullopt,
+                        {"PGOPTIONS=-c client_min_messages=warning", "PGCONNECT_TIMEOUT=10"}));
   if (r.exit_code != 0) {
-    return absl::InternalError(absl::StrCat("psql failed (exit ", r.exit_code, ") running \"", sql,
-                                            "\": ", r.output));
+    return absl::InternalError(
+        absl::StrCat("psql failed (exit ", r.exit_code, ") running \"", sql, "\": ", r.output));
   }
   std::string out = std::move(r.output);
   while (!out.empty() && out.back() == '\n') out.pop_back();

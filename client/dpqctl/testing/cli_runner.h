@@ -29,7 +29,9 @@ struct CliResult {
   std::string out;
   std::string err;
   nlohmann::json JsonOut() const { return nlohmann::json::parse(out); }
-  std::string ErrorMessage() const { return JsonOut().at("error").at("message").get<std::string>(); }
+  std::string ErrorMessage() const {
+    return JsonOut().at("error").at("message").get<std::string>();
+  }
 };
 
 // Runs `dpqctl ARGS...` through RunCli (argv[0] is added).

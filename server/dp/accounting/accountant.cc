@@ -45,7 +45,8 @@ using StateMap = std::map<std::string, std::string>;
 
 absl::StatusOr<double> GetNum(const StateMap& m, absl::string_view key) {
   auto it = m.find(std::string(key));
-  if (it == m.end()) return absl::InvalidArgumentError(absl::StrCat("accountant state: missing ", key));
+  if (it == m.end())
+    return absl::InvalidArgumentError(absl::StrCat("accountant state: missing ", key));
   return ParseNum(it->second, key);
 }
 
@@ -67,7 +68,8 @@ absl::Status NeedsPureOrApprox(const PrivacyEvent& e, absl::string_view accounta
   if (IsPureOrApprox(e)) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
       "event: the ", accountant, " accountant composes pure or (epsilon, delta) events only; ",
-      e.ToSpec(), " has no single (epsilon, delta): submit it as approx:epsilon=..,delta=.. or use "
+      e.ToSpec(),
+      " has no single (epsilon, delta): submit it as approx:epsilon=..,delta=.. or use "
       "the rdp, zcdp or pld accountant"));
 }
 
@@ -91,9 +93,12 @@ class BasicAccountant final : public Accountant {
     return sum_delta_ <= delta ? sum_eps_ : kInf;
   }
   std::string SerializeState() const override {
-    return absl::StrCat(kMagic, " basic\nsum_eps=", Num(sum_eps_), "\nsum_delta=", Num(sum_delta_), "\n");
+    return absl::StrCat(kMagic, " basic\nsum_eps=", Num(sum_eps_), "\nsum_delta=", Num(sum_delta_),
+                        "\n");
   }
-  std::unique_ptr<Accountant> Clone() const override { return std::make_unique<BasicAccountant>(*this); }
+  std::unique_ptr<Accountant> Clone() const override {
+    return std::make_unique<BasicAccountant>(*this);
+  }
   absl::Status Load(const StateMap& m) {
     ASSIGN_OR_RETURN(sum_eps_, GetNum(m, "sum_eps"));
     ASSIGN_OR_RETURN(sum_delta_, GetNum(m, "sum_delta"));
@@ -141,10 +146,12 @@ class AdvancedAccountant final : public Accountant {
   std::string SerializeState() const override {
     return absl::StrCat(kMagic, " advanced\nslack_fraction=", Num(slack_fraction_),
                         "\nsum_eps=", Num(sums_.sum_eps), "\nsum_eps_sq=", Num(sums_.sum_eps_sq),
-                        "\nsum_eps_tanh=", Num(sums_.sum_eps_tanh), "\nsum_delta=", Num(sums_.sum_delta),
-                        "\n");
+                        "\nsum_eps_tanh=", Num(sums_.sum_eps_tanh),
+                        "\nsum_delta=", Num(sums_.sum_delta), "\n");
   }
-  std::unique_ptr<Accountant> Clone() const override { return std::make_unique<AdvancedAccountant>(*this); }
+  std::unique_ptr<Accountant> Clone() const override {
+    return std::make_unique<AdvancedAccountant>(*this);
+  }
   absl::Status Load(const StateMap& m) {
     ASSIGN_OR_RETURN(slack_fraction_, GetNum(m, "slack_fraction"));
     if (!(slack_fraction_ > 0 && slack_fraction_ <= 1)) {
@@ -178,7 +185,8 @@ struct PureAndAdditive {
     return false;
   }
   std::string Serialize() const {
-    return absl::StrCat("d_inf=", Num(d_inf), "\nadd_eps=", Num(add_eps), "\nadd_delta=", Num(add_delta), "\n");
+    return absl::StrCat("d_inf=", Num(d_inf), "\nadd_eps=", Num(add_eps),
+                        "\nadd_delta=", Num(add_delta), "\n");
   }
   absl::Status Load(const StateMap& m) {
     ASSIGN_OR_RETURN(d_inf, GetNum(m, "d_inf"));
@@ -204,16 +212,19 @@ class RdpAccountant final : public Accountant {
   absl::StatusOr<double> Epsilon(double delta) const override {
     RETURN_IF_ERROR(ValidateDelta(delta));
     if (extra_.add_delta >= delta) return kInf;
-    ASSIGN_OR_RETURN(RdpConversion c, RdpToEpsilon(DefaultRdpOrders(), rdp_, delta - extra_.add_delta));
+    ASSIGN_OR_RETURN(RdpConversion c,
+                     RdpToEpsilon(DefaultRdpOrders(), rdp_, delta - extra_.add_delta));
     return std::min(c.epsilon, extra_.d_inf) + extra_.add_eps;
   }
   std::string SerializeState() const override {
     std::vector<std::string> v;
     for (double r : rdp_) v.push_back(Num(r));
-    return absl::StrCat(kMagic, " rdp\ngrid=dp_accounting_default\nrdp=", absl::StrJoin(v, ","), "\n",
-                        extra_.Serialize());
+    return absl::StrCat(kMagic, " rdp\ngrid=dp_accounting_default\nrdp=", absl::StrJoin(v, ","),
+                        "\n", extra_.Serialize());
   }
-  std::unique_ptr<Accountant> Clone() const override { return std::make_unique<RdpAccountant>(*this); }
+  std::unique_ptr<Accountant> Clone() const override {
+    return std::make_unique<RdpAccountant>(*this);
+  }
   absl::Status Load(const StateMap& m) {
     auto g = m.find("grid");
     if (g == m.end() || g->second != "dp_accounting_default") {
@@ -222,7 +233,8 @@ class RdpAccountant final : public Accountant {
     auto it = m.find("rdp");
     if (it == m.end()) return absl::InvalidArgumentError("accountant state: missing rdp");
     std::vector<absl::string_view> parts = absl::StrSplit(it->second, ',');
-    if (parts.size() != rdp_.size()) return absl::InvalidArgumentError("accountant state: rdp size");
+    if (parts.size() != rdp_.size())
+      return absl::InvalidArgumentError("accountant state: rdp size");
     for (size_t i = 0; i < parts.size(); ++i) {
       ASSIGN_OR_RETURN(rdp_[i], ParseNum(parts[i], "rdp"));
       if (!(rdp_[i] >= 0)) return absl::InvalidArgumentError("accountant state: negative rdp");
@@ -255,7 +267,9 @@ class ZcdpAccountant final : public Accountant {
   std::string SerializeState() const override {
     return absl::StrCat(kMagic, " zcdp\nrho=", Num(rho_), "\n", extra_.Serialize());
   }
-  std::unique_ptr<Accountant> Clone() const override { return std::make_unique<ZcdpAccountant>(*this); }
+  std::unique_ptr<Accountant> Clone() const override {
+    return std::make_unique<ZcdpAccountant>(*this);
+  }
   absl::Status Load(const StateMap& m) {
     ASSIGN_OR_RETURN(rho_, GetNum(m, "rho"));
     return extra_.Load(m);
@@ -280,7 +294,8 @@ class PldAccountant final : public Accountant {
     for (auto& have : events_) {
       if (have.SameMechanism(e)) {
         if (have.count > kMaxEventCount - e.count) {
-          return absl::InvalidArgumentError("count: total count of one mechanism exceeds the limit");
+          return absl::InvalidArgumentError(
+              "count: total count of one mechanism exceeds the limit");
         }
         have.count += e.count;
         cache_valid_ = false;
@@ -312,7 +327,9 @@ class PldAccountant final : public Accountant {
     for (const auto& e : events_) absl::StrAppend(&s, "event=", e.ToSpec(), "\n");
     return s;
   }
-  std::unique_ptr<Accountant> Clone() const override { return std::make_unique<PldAccountant>(*this); }
+  std::unique_ptr<Accountant> Clone() const override {
+    return std::make_unique<PldAccountant>(*this);
+  }
   absl::Status LoadEvents(absl::Span<const std::string> specs) {
     for (const auto& spec : specs) {
       ASSIGN_OR_RETURN(PrivacyEvent e, ParsePrivacyEvent(spec));
@@ -325,7 +342,8 @@ class PldAccountant final : public Accountant {
   absl::Status Build() const {
     if (cache_valid_) return absl::OkStatus();
     bool asymmetric = false;
-    for (const auto& e : events_) asymmetric |= e.kind == EventKind::kPoissonSubsampledGaussian && e.sampling_rate < 1;
+    for (const auto& e : events_)
+      asymmetric |= e.kind == EventKind::kPoissonSubsampledGaussian && e.sampling_rate < 1;
     std::vector<PldDirection> dirs = {PldDirection::kRemove};
     if (asymmetric) dirs.push_back(PldDirection::kAdd);
     std::vector<PldPmf> out;
@@ -353,7 +371,8 @@ class PldAccountant final : public Accountant {
 
 // `accountant` with its state restored from the key=value lines `m`.
 template <typename Kind>
-absl::StatusOr<std::unique_ptr<Accountant>> Loaded(std::unique_ptr<Kind> accountant, const StateMap& m) {
+absl::StatusOr<std::unique_ptr<Accountant>> Loaded(std::unique_ptr<Kind> accountant,
+                                                   const StateMap& m) {
   RETURN_IF_ERROR(accountant->Load(m));
   return std::unique_ptr<Accountant>(std::move(accountant));
 }
@@ -362,16 +381,12 @@ absl::StatusOr<std::unique_ptr<Accountant>> Loaded(std::unique_ptr<Kind> account
 
 std::unique_ptr<Accountant> CreateAccountant(AccountantKind kind) {
   switch (kind) {
-    case AccountantKind::kBasic:
-      return std::make_unique<BasicAccountant>();
+    case AccountantKind::kBasic: return std::make_unique<BasicAccountant>();
     case AccountantKind::kAdvanced:
       return std::make_unique<AdvancedAccountant>(kDefaultAdvancedSlackFraction);
-    case AccountantKind::kRdp:
-      return std::make_unique<RdpAccountant>();
-    case AccountantKind::kZcdp:
-      return std::make_unique<ZcdpAccountant>();
-    case AccountantKind::kPld:
-      return std::make_unique<PldAccountant>(kDefaultPldInterval);
+    case AccountantKind::kRdp: return std::make_unique<RdpAccountant>();
+    case AccountantKind::kZcdp: return std::make_unique<ZcdpAccountant>();
+    case AccountantKind::kPld: return std::make_unique<PldAccountant>(kDefaultPldInterval);
   }
   return std::make_unique<BasicAccountant>();  // unreachable: the switch covers every kind
 }
@@ -415,22 +430,20 @@ absl::StatusOr<std::unique_ptr<Accountant>> Accountant::Deserialize(absl::string
   }
   const absl::StatusOr<AccountantKind> kind = ParseAccountantKind(head[1]);
   if (!kind.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("accountant state: unknown accountant ", head[1]));
+    return absl::InvalidArgumentError(
+        absl::StrCat("accountant state: unknown accountant ", head[1]));
   }
   switch (*kind) {
-    case AccountantKind::kBasic:
-      return Loaded(std::make_unique<BasicAccountant>(), m);
+    case AccountantKind::kBasic: return Loaded(std::make_unique<BasicAccountant>(), m);
     case AccountantKind::kAdvanced:
       return Loaded(std::make_unique<AdvancedAccountant>(kDefaultAdvancedSlackFraction), m);
-    case AccountantKind::kRdp:
-      return Loaded(std::make_unique<RdpAccountant>(), m);
-    case AccountantKind::kZcdp:
-      return Loaded(std::make_unique<ZcdpAccountant>(), m);
-    case AccountantKind::kPld:
-      break;
+    case AccountantKind::kRdp: return Loaded(std::make_unique<RdpAccountant>(), m);
+    case AccountantKind::kZcdp: return Loaded(std::make_unique<ZcdpAccountant>(), m);
+    case AccountantKind::kPld: break;
   }
   ASSIGN_OR_RETURN(double interval, GetNum(m, "interval"));
-  if (!(interval >= 1e-6 && interval <= 1)) return absl::InvalidArgumentError("accountant state: interval");
+  if (!(interval >= 1e-6 && interval <= 1))
+    return absl::InvalidArgumentError("accountant state: interval");
   auto a = std::make_unique<PldAccountant>(interval);
   RETURN_IF_ERROR(a->LoadEvents(events));
   return std::unique_ptr<Accountant>(std::move(a));
@@ -496,7 +509,10 @@ absl::StatusOr<double> CalibrateNoiseMultiplier(AccountantKind accountant, doubl
   while ((hi - lo) > tolerance * hi) {
     const double mid = 0.5 * (lo + hi);
     ASSIGN_OR_RETURN(double e, eps_at(mid));
-    if (e <= target_epsilon) hi = mid; else lo = mid;
+    if (e <= target_epsilon)
+      hi = mid;
+    else
+      lo = mid;
   }
   return hi;  // the private end of the bracket
 }

@@ -14,16 +14,11 @@ constexpr AccountantKind kAllKinds[] = {AccountantKind::kBasic, AccountantKind::
 
 absl::string_view AccountantName(AccountantKind kind) {
   switch (kind) {
-    case AccountantKind::kBasic:
-      return "basic";
-    case AccountantKind::kAdvanced:
-      return "advanced";
-    case AccountantKind::kRdp:
-      return "rdp";
-    case AccountantKind::kZcdp:
-      return "zcdp";
-    case AccountantKind::kPld:
-      return "pld";
+    case AccountantKind::kBasic: return "basic";
+    case AccountantKind::kAdvanced: return "advanced";
+    case AccountantKind::kRdp: return "rdp";
+    case AccountantKind::kZcdp: return "zcdp";
+    case AccountantKind::kPld: return "pld";
   }
   return "basic";  // unreachable: the switch covers every kind
 }

@@ -51,8 +51,10 @@ std::vector<PrivacyEvent> AllKindsEvents(uint32_t seed, int n) {
   std::vector<PrivacyEvent> out = PureApproxEvents(seed, n);
   std::uniform_real_distribution<double> z(0.8, 4);
   for (int i = 0; i < n / 2; ++i) {
-    if (gen() % 2) out.push_back(PrivacyEvent::Gaussian(z(gen), 1.0, 1 + gen() % 4));
-    else out.push_back(PrivacyEvent::PoissonSubsampledGaussian(0.01, z(gen), 10 + gen() % 50));
+    if (gen() % 2)
+      out.push_back(PrivacyEvent::Gaussian(z(gen), 1.0, 1 + gen() % 4));
+    else
+      out.push_back(PrivacyEvent::PoissonSubsampledGaussian(0.01, z(gen), 10 + gen() % 50));
   }
   std::shuffle(out.begin(), out.end(), gen);
   return out;
@@ -144,9 +146,11 @@ TEST(AccountantPropertyTest, StateRoundTripsExactly) {
 }
 
 TEST(AccountantPropertyTest, DeserializeRejectsMalformedState) {
-  for (const char* bad : {"", "hello", "dpq-accountant/2 rdp\n", "dpq-accountant/1 magic\n",
-                          "dpq-accountant/1 basic\nsum_eps=1\n", "dpq-accountant/1 basic\nsum_eps=x\nsum_delta=0\n",
-                          "dpq-accountant/1 rdp\ngrid=other\n", "dpq-accountant/1 pld\ninterval=0.001\nevent=laplace:scale=-1\n"}) {
+  for (const char* bad :
+       {"", "hello", "dpq-accountant/2 rdp\n", "dpq-accountant/1 magic\n",
+        "dpq-accountant/1 basic\nsum_eps=1\n", "dpq-accountant/1 basic\nsum_eps=x\nsum_delta=0\n",
+        "dpq-accountant/1 rdp\ngrid=other\n",
+        "dpq-accountant/1 pld\ninterval=0.001\nevent=laplace:scale=-1\n"}) {
     EXPECT_THAT(Accountant::Deserialize(bad), StatusIs(absl::StatusCode::kInvalidArgument)) << bad;
   }
 }
@@ -166,13 +170,16 @@ TEST(AccountantPropertyTest, BasicAndAdvancedRejectGaussianNoise) {
 }
 
 TEST(AccountantPropertyTest, RejectsBadInputsNamingThem) {
-  EXPECT_THAT(CreateAccountant("moments"), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("accountant")));
+  EXPECT_THAT(CreateAccountant("moments"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("accountant")));
   auto acc = Make("rdp");
   EXPECT_THAT(acc->Epsilon(0), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("delta")));
-  EXPECT_THAT(acc->Compose(PrivacyEvent::Laplace(-1)), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("scale")));
+  EXPECT_THAT(acc->Compose(PrivacyEvent::Laplace(-1)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("scale")));
   EXPECT_THAT(CalibrateNoiseMultiplier("rdp", 0, 1e-5, 0.01, 100),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("target_epsilon")));
-  EXPECT_THAT(CalibrateNoiseMultiplier("basic", 1, 1e-5, 0.01, 100), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(CalibrateNoiseMultiplier("basic", 1, 1e-5, 0.01, 100),
+              StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(AccountantPropertyTest, AdditiveDeltaIsSpentBeforeConversion) {

@@ -14,8 +14,9 @@ void AdvancedSums::Add(double eps, double delta, int64_t count) {
 }
 
 double KairouzEpsilon(const AdvancedSums& s, double delta_prime) {
-  const double a = s.sum_eps_tanh +
-                   std::sqrt(2 * s.sum_eps_sq * std::log(std::exp(1.0) + std::sqrt(s.sum_eps_sq) / delta_prime));
+  const double a =
+      s.sum_eps_tanh +
+      std::sqrt(2 * s.sum_eps_sq * std::log(std::exp(1.0) + std::sqrt(s.sum_eps_sq) / delta_prime));
   const double b = s.sum_eps_tanh + std::sqrt(2 * s.sum_eps_sq * std::log(1 / delta_prime));
   return std::min({s.sum_eps, a, b});
 }

@@ -12,9 +12,9 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "absl/strings/str_format.h"
 #include "server/dp/accounting/accountant.h"
 #include "server/dp/accounting/pld.h"
 #include "server/dp/accounting/privacy_event.h"
@@ -181,7 +181,8 @@ TEST(DiscreteLaplaceEventTest, ValidationNamesTheParameter) {
 
 TEST(DiscreteLaplaceEventTest, RejectsMalformedSpecs) {
   const auto bad = [](const char* spec, const char* what) {
-    EXPECT_THAT(ParsePrivacyEvent(spec), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(what)))
+    EXPECT_THAT(ParsePrivacyEvent(spec),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(what)))
         << spec;
   };
   bad("discrete-laplace:scale=2", "sensitivity");  // sensitivity is required
@@ -212,14 +213,17 @@ TEST(DiscreteLaplaceEventTest, SameMechanismComparesKindAndParameters) {
 // RDP.
 
 TEST(DiscreteLaplaceRdpTest, MatchesBruteForceSum) {
-  for (auto [t, d] : std::vector<std::pair<double, int64_t>>{{2, 1}, {2, 3}, {0.7, 5}, {10, 7}, {0.25, 2}}) {
+  for (auto [t, d] :
+       std::vector<std::pair<double, int64_t>>{{2, 1}, {2, 3}, {0.7, 5}, {10, 7}, {0.25, 2}}) {
     for (double alpha : DefaultRdpOrders()) {
       const double want = BruteRdp(t, d, alpha);
       const double got = DiscreteLaplaceRdp(t, static_cast<double>(d), alpha);
-      EXPECT_NEAR(got, want, 1e-10 * std::max(1.0, want)) << "t=" << t << " d=" << d << " alpha=" << alpha;
+      EXPECT_NEAR(got, want, 1e-10 * std::max(1.0, want))
+          << "t=" << t << " d=" << d << " alpha=" << alpha;
       EXPECT_LE(got, PureDpRdp(d / t, alpha));
     }
-    EXPECT_NEAR(DiscreteLaplaceRdp(t, static_cast<double>(d), 1.0), BruteKl(t, d), 1e-12) << t << " " << d;
+    EXPECT_NEAR(DiscreteLaplaceRdp(t, static_cast<double>(d), 1.0), BruteKl(t, d), 1e-12)
+        << t << " " << d;
     EXPECT_EQ(DiscreteLaplaceRdp(t, static_cast<double>(d), kInf), d / t);
   }
 }
@@ -229,8 +233,9 @@ TEST(DiscreteLaplaceRdpTest, SensitivityOneIsRandomizedResponse) {
   // (1/t)-DP, whose D_alpha is 1/(alpha-1) log((e^{a e} + e^{-(a-1) e}) / (1 + e^e)), e = 1/t.
   const double t = 3, e = 1 / t;
   for (double alpha : {1.5, 2.0, 10.0, 128.0}) {
-    const double rr = std::log((std::exp(alpha * e) + std::exp(-(alpha - 1) * e)) / (1 + std::exp(e))) /
-                      (alpha - 1);
+    const double rr =
+        std::log((std::exp(alpha * e) + std::exp(-(alpha - 1) * e)) / (1 + std::exp(e))) /
+        (alpha - 1);
     EXPECT_NEAR(DiscreteLaplaceRdp(t, 1, alpha), rr, 1e-14);
   }
 }
@@ -264,9 +269,14 @@ TEST(DiscreteLaplaceRdpTest, HugeOrdersAndSensitivitiesStayFinite) {
 // PLD.
 
 TEST(DiscreteLaplacePldTest, MassSumsToOne) {
-  for (auto [t, d] : std::vector<std::pair<double, int64_t>>{
-           {2, 1}, {2, 3}, {0.5, 4}, {1000, 3000}, {kProductionT, kProductionD},
-           {1e8, int64_t{1} << 30}, {9e14, int64_t{1} << 53}, {kProductionT / 20, kProductionD}}) {
+  for (auto [t, d] : std::vector<std::pair<double, int64_t>>{{2, 1},
+                                                             {2, 3},
+                                                             {0.5, 4},
+                                                             {1000, 3000},
+                                                             {kProductionT, kProductionD},
+                                                             {1e8, int64_t{1} << 30},
+                                                             {9e14, int64_t{1} << 53},
+                                                             {kProductionT / 20, kProductionD}}) {
     for (double h : {1e-4, 1e-3}) {
       auto pmf = PldForEvent(PrivacyEvent::DiscreteLaplace(t, d), h, PldDirection::kRemove);
       ASSERT_TRUE(pmf.ok()) << pmf.status();
@@ -315,7 +325,8 @@ TEST(DiscreteLaplacePldTest, ClosedFormBucketsMatchAtomByAtomPlacement) {
       want[n] = sum;
     }
     for (size_t i = 0; i < want.size(); ++i) {
-      EXPECT_NEAR(pmf->probs[i], want[i], 1e-14) << "t=" << t << " d=" << d << " h=" << h << " bin " << i;
+      EXPECT_NEAR(pmf->probs[i], want[i], 1e-14)
+          << "t=" << t << " d=" << d << " h=" << h << " bin " << i;
     }
   }
 }
@@ -338,11 +349,14 @@ TEST(DiscreteLaplacePldTest, PessimisticAndCloseToBruteForceHockeyStick) {
         ASSERT_TRUE(got.ok());
         // Never below the exact value; above by at most one grid step per release (each loss is
         // rounded up by less than h).
-        EXPECT_GE(*got, exact - 1e-12) << "t=" << t << " d=" << d << " n=" << n << " delta=" << delta;
-        EXPECT_LE(*got, exact + n * h + 1e-9) << "t=" << t << " d=" << d << " n=" << n << " delta=" << delta;
+        EXPECT_GE(*got, exact - 1e-12)
+            << "t=" << t << " d=" << d << " n=" << n << " delta=" << delta;
+        EXPECT_LE(*got, exact + n * h + 1e-9)
+            << "t=" << t << " d=" << d << " n=" << n << " delta=" << delta;
       }
       for (double eps : {0.0, 0.1, 0.5, 1.0, 2.0}) {
-        EXPECT_GE(PldDelta(*many, eps), BruteDelta(dist, t, eps) - 1e-15) << t << " " << d << " " << eps;
+        EXPECT_GE(PldDelta(*many, eps), BruteDelta(dist, t, eps) - 1e-15)
+            << t << " " << d << " " << eps;
       }
     }
   }
@@ -357,7 +371,8 @@ TEST(DiscreteLaplacePldTest, SmallerShiftsAreDominatedBySensitivity) {
     for (int64_t d = 1; d < d_max; ++d) {
       const auto dist = BruteLossDistribution(t, d, 2);
       for (double eps = 0; eps < 2.0 * d_max / t; eps += 0.05) {
-        EXPECT_LE(BruteDelta(dist, t, eps), BruteDelta(worst, t, eps) + 1e-15) << t << " " << d << " " << eps;
+        EXPECT_LE(BruteDelta(dist, t, eps), BruteDelta(worst, t, eps) + 1e-15)
+            << t << " " << d << " " << eps;
       }
       for (double alpha : {1.5, 4.0, 32.0}) {
         EXPECT_LE(DiscreteLaplaceRdp(t, static_cast<double>(d), alpha),
@@ -381,7 +396,8 @@ TEST(DiscreteLaplacePldTest, ContinuousLaplacePldIsNotAnUpperBound) {
 
 TEST(DiscreteLaplacePldTest, LargeSensitivityNeedsTooManyBinsIsResourceExhausted) {
   // eps0 = 2^40: the grid would need ~2^54 bins.
-  auto pmf = PldForEvent(PrivacyEvent::DiscreteLaplace(1, int64_t{1} << 40), 1e-4, PldDirection::kRemove);
+  auto pmf =
+      PldForEvent(PrivacyEvent::DiscreteLaplace(1, int64_t{1} << 40), 1e-4, PldDirection::kRemove);
   EXPECT_THAT(pmf.status(), StatusIs(absl::StatusCode::kResourceExhausted));
 }
 
@@ -445,7 +461,8 @@ TEST(DiscreteLaplaceAccountantTest, StateRoundTrips) {
     ASSERT_TRUE(e1.ok() && e2.ok());
     EXPECT_EQ(*e1, *e2) << name;
     if (name == "pld") {
-      EXPECT_THAT(state, HasSubstr("event=discrete-laplace:scale=10485770,sensitivity=1048577,count=5"));
+      EXPECT_THAT(state,
+                  HasSubstr("event=discrete-laplace:scale=10485770,sensitivity=1048577,count=5"));
     }
   }
 }
@@ -466,7 +483,8 @@ TEST(DiscreteLaplaceAccountantTest, InvalidEventLeavesStateUnchanged) {
 // gives 4.2203 at delta = 1e-5 and the generic pure-DP RDP 4.53; basic is 10.
 TEST(DiscreteLaplaceAccountantTest, ProductionWorkloadPricesNearContinuousLaplace) {
   const double delta = 1e-5;
-  const std::vector<PrivacyEvent> events = {PrivacyEvent::DiscreteLaplace(kProductionT, kProductionD, 100)};
+  const std::vector<PrivacyEvent> events = {
+      PrivacyEvent::DiscreteLaplace(kProductionT, kProductionD, 100)};
   std::map<std::string, double> eps;
   for (const auto& name : kAll) {
     auto p = PriceEvents(name, delta, events);
@@ -478,10 +496,10 @@ TEST(DiscreteLaplaceAccountantTest, ProductionWorkloadPricesNearContinuousLaplac
   auto pure_rdp = PriceEvents("rdp", delta, {PrivacyEvent::PureDp(0.1, 100)});
   ASSERT_TRUE(cont.ok() && cont_rdp.ok() && pure_rdp.ok());
   std::cout << "100 x discrete-laplace eps=0.1, D=2^20+1, delta=1e-5:\n"
-            << absl::StrFormat("  pld %.6f  rdp %.6f  zcdp %.6f  advanced %.6f  basic %.6f\n", eps["pld"],
-                               eps["rdp"], eps["zcdp"], eps["advanced"], eps["basic"])
-            << absl::StrFormat("  continuous laplace: pld %.6f  rdp %.6f; pure-DP rdp %.6f\n", cont->epsilon,
-                               cont_rdp->epsilon, pure_rdp->epsilon);
+            << absl::StrFormat("  pld %.6f  rdp %.6f  zcdp %.6f  advanced %.6f  basic %.6f\n",
+                               eps["pld"], eps["rdp"], eps["zcdp"], eps["advanced"], eps["basic"])
+            << absl::StrFormat("  continuous laplace: pld %.6f  rdp %.6f; pure-DP rdp %.6f\n",
+                               cont->epsilon, cont_rdp->epsilon, pure_rdp->epsilon);
   EXPECT_LE(eps["pld"], 4.25);
   EXPECT_GE(eps["pld"], 4.20);  // the exact value is close to the continuous 4.2203
   EXPECT_LT(eps["rdp"], pure_rdp->epsilon);
@@ -501,8 +519,8 @@ TEST(DiscreteLaplaceAccountantTest, OneReleaseComposesInMilliseconds) {
   const auto t2 = std::chrono::steady_clock::now();
   const double pld_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
   const double rdp_ms = std::chrono::duration<double, std::milli>(t2 - t1).count() / 100;
-  std::cout << absl::StrFormat("PLD build %.3f ms (%d bins); RDP compose %.4f ms per event\n", pld_ms,
-                               static_cast<int>(pmf->probs.size()), rdp_ms);
+  std::cout << absl::StrFormat("PLD build %.3f ms (%d bins); RDP compose %.4f ms per event\n",
+                               pld_ms, static_cast<int>(pmf->probs.size()), rdp_ms);
   // Generous bounds (shared 2-core machine); measured values are printed above.
   EXPECT_LT(pld_ms, 200);
   EXPECT_LT(rdp_ms, 5);

@@ -28,7 +28,8 @@ constexpr int64_t kMaxBins = int64_t{1} << 24;
 // the d_i linearly in e^eps has, for lo < i <= hi,
 //   p_i = [e^h (d_{i-1} - d_i) - (d_i - d_{i+1})] / (e^h - 1)    (d_{hi+1} := d_hi),
 // p_inf = d_hi, and p_lo = 1 - p_inf - sum_{i > lo} p_i.
-PldPmf ConnectTheDots(int64_t lo, int64_t hi, double h, const std::function<double(double)>& delta) {
+PldPmf ConnectTheDots(int64_t lo, int64_t hi, double h,
+                      const std::function<double(double)>& delta) {
   std::vector<double> d(hi - lo + 1);
   for (int64_t i = lo; i <= hi; ++i) d[i - lo] = std::clamp(delta(i * h), 0.0, 1.0);
   PldPmf pmf;
@@ -100,9 +101,11 @@ absl::StatusOr<PldPmf> DiscreteLaplacePld(double t, double d_real, double h, int
   };
   const int64_t hi = index(0), lo = index(d);
   if (hi - lo + 1 > max_bins) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "PLD of discrete-laplace:scale=", t, ",sensitivity=", d, " needs more than 2^24 bins at "
-        "interval ", h));
+    return absl::ResourceExhaustedError(absl::StrCat("PLD of discrete-laplace:scale=", t,
+                                                     ",sensitivity=", d,
+                                                     " needs more than 2^24 bins at "
+                                                     "interval ",
+                                                     h));
   }
   const double r = std::exp(-1 / t);
   const double one_plus_r = 1 + r;
@@ -126,9 +129,10 @@ absl::StatusOr<PldPmf> DiscreteLaplacePld(double t, double d_real, double h, int
   int64_t a = 0;
   while (a <= d) {
     const int64_t n = index(a);
-    const double estimate = std::floor((static_cast<double>(d) - static_cast<double>(n - 1) * th) / 2);
-    const int64_t guess = static_cast<int64_t>(
-        std::clamp(estimate, static_cast<double>(a), static_cast<double>(d)));
+    const double estimate =
+        std::floor((static_cast<double>(d) - static_cast<double>(n - 1) * th) / 2);
+    const int64_t guess =
+        static_cast<int64_t>(std::clamp(estimate, static_cast<double>(a), static_cast<double>(d)));
     int64_t lo_j = a, hi_j = d;  // the answer is in [lo_j, hi_j]; index(lo_j) >= n
     if (index(guess) >= n) {
       lo_j = guess;
@@ -153,7 +157,10 @@ absl::StatusOr<PldPmf> DiscreteLaplacePld(double t, double d_real, double h, int
     }
     while (lo_j < hi_j) {
       const int64_t mid = lo_j + (hi_j - lo_j + 1) / 2;
-      if (index(mid) >= n) lo_j = mid; else hi_j = mid - 1;
+      if (index(mid) >= n)
+        lo_j = mid;
+      else
+        hi_j = mid - 1;
     }
     p.probs[n - lo] += mass(a, lo_j);
     a = lo_j + 1;
@@ -242,7 +249,8 @@ absl::StatusOr<PldPmf> PldForEvent(const PrivacyEvent& e, double h, PldDirection
         const int64_t lo = std::floor((mu - kTailSd * sd) / h);
         const int64_t hi = std::ceil((mu + kTailSd * sd) / h);
         RETURN_IF_ERROR(check_size(lo, hi));
-        return ConnectTheDots(lo, hi, h, [z](double x) { return dp::AnalyticGaussianDelta(x, z, 1.0); });
+        return ConnectTheDots(lo, hi, h,
+                              [z](double x) { return dp::AnalyticGaussianDelta(x, z, 1.0); });
       }
       // Loss at the far tail of the sampled component x = kTailSd z + 1.
       const double x_hi = kTailSd * z + 1;
@@ -250,7 +258,8 @@ absl::StatusOr<PldPmf> PldForEvent(const PrivacyEvent& e, double h, PldDirection
       if (dir == PldDirection::kRemove) {
         const int64_t lo = std::floor(std::log1p(-q) / h), hi = std::ceil(l_hi / h);
         RETURN_IF_ERROR(check_size(lo, hi));
-        return ConnectTheDots(lo, hi, h, [q, z](double x) { return SubsampledRemoveDelta(q, z, x); });
+        return ConnectTheDots(lo, hi, h,
+                              [q, z](double x) { return SubsampledRemoveDelta(q, z, x); });
       }
       const int64_t lo = std::floor(-l_hi / h), hi = std::ceil(-std::log1p(-q) / h);
       RETURN_IF_ERROR(check_size(lo, hi));
@@ -335,8 +344,10 @@ absl::StatusOr<PldPmf> SelfComposePld(const PldPmf& a, int64_t k, double tail) {
       const double th = sign * t * h;
       const double lm = LogSumExpMgf(a.probs, th);
       const double s = (kd * lm - std::log(tail)) / th;
-      if (sign > 0) s_hi = std::min(s_hi, std::ceil(s));
-      else s_lo = std::max(s_lo, std::floor(s));
+      if (sign > 0)
+        s_hi = std::min(s_hi, std::ceil(s));
+      else
+        s_lo = std::max(s_lo, std::floor(s));
     }
   }
   s_lo = std::max(0.0, std::min(s_lo, max_s));

@@ -48,8 +48,8 @@ enum class PldDirection { kRemove, kAdd };
 
 struct PldPmf {
   double interval = kDefaultPldInterval;
-  int64_t lower = 0;           // probs[i] is the mass at loss (lower + i) * interval
-  std::vector<double> probs;   // finite part (sums to 1 - infinity_mass up to rounding)
+  int64_t lower = 0;          // probs[i] is the mass at loss (lower + i) * interval
+  std::vector<double> probs;  // finite part (sums to 1 - infinity_mass up to rounding)
   double infinity_mass = 0;
 
   // The identity for composition (loss 0 with probability 1).

@@ -80,7 +80,7 @@ PrivacyEvent PrivacyEvent::DiscreteLaplace(double scale_steps, int64_t sensitivi
   // Exact for sensitivity_steps <= 2^53. Above it the conversion would round (2^53 + 1 -> 2^53,
   // silently smaller), so store +inf, which Validate rejects.
   e.sensitivity = sensitivity_steps > int64_t{1} << 53 ? std::numeric_limits<double>::infinity()
-                                                         : static_cast<double>(sensitivity_steps);
+                                                       : static_cast<double>(sensitivity_steps);
   e.count = count;
   return e;
 }
@@ -98,8 +98,7 @@ absl::Status PrivacyEvent::Validate() const {
       RETURN_IF_ERROR(ValidateIsPositive(sampling_rate, "sampling_rate"));
       if (sampling_rate > 1.0) return absl::InvalidArgumentError("sampling_rate must be in (0, 1]");
       return ValidateIsPositive(noise_multiplier, "noise_multiplier");
-    case EventKind::kPureDp:
-      return ValidateIsNonNegative(epsilon, "epsilon");
+    case EventKind::kPureDp: return ValidateIsNonNegative(epsilon, "epsilon");
     case EventKind::kApproxDp:
       RETURN_IF_ERROR(ValidateIsNonNegative(epsilon, "epsilon"));
       return ValidateInHalfOpenRange(delta, 0.0, 1.0, "delta");
@@ -110,7 +109,8 @@ absl::Status PrivacyEvent::Validate() const {
             sensitivity == std::floor(sensitivity))) {
         return absl::InvalidArgumentError(absl::StrCat(
             "sensitivity of a discrete Laplace event must be an integer number of grid steps in "
-            "[1, 2^53], got ", Num(sensitivity)));
+            "[1, 2^53], got ",
+            Num(sensitivity)));
       }
       if (!std::isfinite(sensitivity / scale)) {
         return absl::InvalidArgumentError("scale is too small: sensitivity / scale overflows");
@@ -136,11 +136,10 @@ std::string PrivacyEvent::ToSpec() const {
       s = absl::StrCat("gaussian:sigma=", Num(sigma), ",sensitivity=", Num(sensitivity));
       break;
     case EventKind::kPoissonSubsampledGaussian:
-      s = absl::StrCat("subsampled-gaussian:q=", Num(sampling_rate), ",sigma=", Num(noise_multiplier));
+      s = absl::StrCat("subsampled-gaussian:q=", Num(sampling_rate),
+                       ",sigma=", Num(noise_multiplier));
       break;
-    case EventKind::kPureDp:
-      s = absl::StrCat("pure:epsilon=", Num(epsilon));
-      break;
+    case EventKind::kPureDp: s = absl::StrCat("pure:epsilon=", Num(epsilon)); break;
     case EventKind::kApproxDp:
       s = absl::StrCat("approx:epsilon=", Num(epsilon), ",delta=", Num(delta));
       break;
@@ -168,22 +167,27 @@ absl::StatusOr<PrivacyEvent> ParsePrivacyEvent(absl::string_view spec) {
   keys.reserve(2);
   if (kind == "laplace") {
     e.kind = EventKind::kLaplace;
-    keys.push_back({"scale", &e.scale, true}); keys.push_back({"sensitivity", &e.sensitivity, false});
+    keys.push_back({"scale", &e.scale, true});
+    keys.push_back({"sensitivity", &e.sensitivity, false});
   } else if (kind == "gaussian") {
     e.kind = EventKind::kGaussian;
-    keys.push_back({"sigma", &e.sigma, true}); keys.push_back({"sensitivity", &e.sensitivity, false});
+    keys.push_back({"sigma", &e.sigma, true});
+    keys.push_back({"sensitivity", &e.sensitivity, false});
   } else if (kind == "subsampled-gaussian") {
     e.kind = EventKind::kPoissonSubsampledGaussian;
-    keys.push_back({"q", &e.sampling_rate, true}); keys.push_back({"sigma", &e.noise_multiplier, true});
+    keys.push_back({"q", &e.sampling_rate, true});
+    keys.push_back({"sigma", &e.noise_multiplier, true});
   } else if (kind == "pure") {
     e.kind = EventKind::kPureDp;
     keys.push_back({"epsilon", &e.epsilon, true});
   } else if (kind == "approx") {
     e.kind = EventKind::kApproxDp;
-    keys.push_back({"epsilon", &e.epsilon, true}); keys.push_back({"delta", &e.delta, true});
+    keys.push_back({"epsilon", &e.epsilon, true});
+    keys.push_back({"delta", &e.delta, true});
   } else if (kind == "discrete-laplace") {
     e.kind = EventKind::kDiscreteLaplace;
-    keys.push_back({"scale", &e.scale, true}); keys.push_back({"sensitivity", &e.sensitivity, true});
+    keys.push_back({"scale", &e.scale, true});
+    keys.push_back({"sensitivity", &e.sensitivity, true});
   } else {
     return absl::InvalidArgumentError(absl::StrCat(
         "unknown event kind '", kind,
@@ -194,7 +198,8 @@ absl::StatusOr<PrivacyEvent> ParsePrivacyEvent(absl::string_view spec) {
   for (absl::string_view kv : absl::StrSplit(head[1], ',')) {
     std::vector<absl::string_view> parts = absl::StrSplit(kv, absl::MaxSplits('=', 1));
     if (parts.size() != 2) {
-      return absl::InvalidArgumentError(absl::StrCat("expected key=value in event spec, got '", kv, "'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("expected key=value in event spec, got '", kv, "'"));
     }
     if (parts[0] == "count") {
       int64_t c = 0;

@@ -73,7 +73,8 @@ struct PrivacyEvent {
   static PrivacyEvent ApproxDp(double epsilon, double delta, int64_t count = 1);
   // Discrete Laplace of scale T = scale_steps on an integer statistic of sensitivity D =
   // sensitivity_steps (both in grid steps). D is stored in `sensitivity` (as a double).
-  static PrivacyEvent DiscreteLaplace(double scale_steps, int64_t sensitivity_steps, int64_t count = 1);
+  static PrivacyEvent DiscreteLaplace(double scale_steps, int64_t sensitivity_steps,
+                                      int64_t count = 1);
 
   // INVALID_ARGUMENT naming the offending parameter: "scale", "sigma", "sensitivity",
   // "sampling_rate" (in (0, 1]), "noise_multiplier", "epsilon" (finite >= 0), "delta" (in [0, 1)),

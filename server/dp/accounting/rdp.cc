@@ -27,7 +27,8 @@ double LogAInt(double q, double sigma, int alpha) {
   for (int i = 0; i <= alpha; ++i) {
     const double log_binom =
         std::lgamma(alpha + 1.0) - std::lgamma(i + 1.0) - std::lgamma(alpha - i + 1.0);
-    const double s = log_binom + i * lq + (alpha - i) * l1q + (double(i) * i - i) / (2 * sigma * sigma);
+    const double s =
+        log_binom + i * lq + (alpha - i) * l1q + (double(i) * i - i) / (2 * sigma * sigma);
     log_a = LogAdd(log_a, s);
   }
   return log_a;
@@ -140,40 +141,30 @@ double SubsampledGaussianRdp(double q, double sigma, double alpha) {
   if (std::isinf(alpha)) return kInf;
   const double rounded = std::round(alpha);
   const double log_a = (alpha == rounded && rounded < 1e6) ? LogAInt(q, sigma, int(rounded))
-                                                            : LogAFrac(q, sigma, alpha);
+                                                           : LogAFrac(q, sigma, alpha);
   return log_a / (alpha - 1);
 }
 
 double EventRdp(const PrivacyEvent& e, double alpha) {
   switch (e.kind) {
-    case EventKind::kLaplace:
-      return LaplaceRdp(e.LaplaceEpsilon(), alpha);
-    case EventKind::kGaussian:
-      return GaussianRdp(e.GaussianNoiseMultiplier(), alpha);
+    case EventKind::kLaplace: return LaplaceRdp(e.LaplaceEpsilon(), alpha);
+    case EventKind::kGaussian: return GaussianRdp(e.GaussianNoiseMultiplier(), alpha);
     case EventKind::kPoissonSubsampledGaussian:
       return SubsampledGaussianRdp(e.sampling_rate, e.noise_multiplier, alpha);
-    case EventKind::kPureDp:
-      return PureDpRdp(e.epsilon, alpha);
-    case EventKind::kApproxDp:
-      return e.delta == 0 ? PureDpRdp(e.epsilon, alpha) : kInf;
-    case EventKind::kDiscreteLaplace:
-      return DiscreteLaplaceRdp(e.scale, e.sensitivity, alpha);
+    case EventKind::kPureDp: return PureDpRdp(e.epsilon, alpha);
+    case EventKind::kApproxDp: return e.delta == 0 ? PureDpRdp(e.epsilon, alpha) : kInf;
+    case EventKind::kDiscreteLaplace: return DiscreteLaplaceRdp(e.scale, e.sensitivity, alpha);
   }
   return kInf;
 }
 
 double EventMaxDivergence(const PrivacyEvent& e) {
   switch (e.kind) {
-    case EventKind::kLaplace:
-      return e.LaplaceEpsilon();
-    case EventKind::kDiscreteLaplace:
-      return e.DiscreteLaplaceEpsilon();
-    case EventKind::kPureDp:
-      return e.epsilon;
-    case EventKind::kApproxDp:
-      return e.delta == 0 ? e.epsilon : kInf;
-    default:
-      return kInf;
+    case EventKind::kLaplace: return e.LaplaceEpsilon();
+    case EventKind::kDiscreteLaplace: return e.DiscreteLaplaceEpsilon();
+    case EventKind::kPureDp: return e.epsilon;
+    case EventKind::kApproxDp: return e.delta == 0 ? e.epsilon : kInf;
+    default: return kInf;
   }
 }
 
@@ -186,7 +177,8 @@ absl::StatusOr<RdpConversion> RdpToEpsilon(absl::Span<const double> orders,
   RdpConversion best{kInf, 0};
   for (size_t i = 0; i < orders.size(); ++i) {
     const double a = orders[i], r = rdp[i];
-    if (!(r >= 0)) return absl::InvalidArgumentError(absl::StrCat("rdp at order ", a, " is negative"));
+    if (!(r >= 0))
+      return absl::InvalidArgumentError(absl::StrCat("rdp at order ", a, " is negative"));
     double eps;
     if (delta * delta + std::expm1(-r) > 0) {
       eps = 0;

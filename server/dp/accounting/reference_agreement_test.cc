@@ -132,7 +132,8 @@ const std::map<std::string, Handler>& Handlers() {
        [](const json& r) {
          const auto& p = r.at("params");
          const double impl =
-             Eps("rdp", p.at("delta"), {PrivacyEvent::Laplace(p.at("laplace_scale_b"), 1.0, p.at("count"))});
+             Eps("rdp", p.at("delta"),
+                 {PrivacyEvent::Laplace(p.at("laplace_scale_b"), 1.0, p.at("count"))});
          // README: reporting min(RDP eps, k eps0) is valid; order infinity gives k eps0.
          const double basic = r.at("basic_composition");
          if (std::fabs(impl - basic) <= 1e-12 * basic && basic < double(r.at("value"))) {
@@ -142,14 +143,18 @@ const std::map<std::string, Handler>& Handlers() {
          Check(r, impl);
        }},
       {"rdp_mixed_composition_epsilon",
-       [](const json& r) { Check(r, Eps("rdp", r.at("params").at("delta"), MixedEvents(r.at("params")))); }},
+       [](const json& r) {
+         Check(r, Eps("rdp", r.at("params").at("delta"), MixedEvents(r.at("params"))));
+       }},
       {"pld_mixed_composition_epsilon",
        [](const json& r) {
          const auto& p = r.at("params");
          Check(r, PldEps(p.at("value_discretization_interval"), p.at("delta"), MixedEvents(p)));
        }},
       {"dpsgd_rdp_epsilon",
-       [](const json& r) { Check(r, Eps("rdp", r.at("params").at("delta"), {DpsgdEvent(r.at("params"))})); }},
+       [](const json& r) {
+         Check(r, Eps("rdp", r.at("params").at("delta"), {DpsgdEvent(r.at("params"))}));
+       }},
       {"dpsgd_opacus_rdp_epsilon",
        [](const json& r) {
          // Same conversion, exact fractional RDP; dp_accounting grid instead of Opacus alphas
@@ -172,7 +177,8 @@ const std::map<std::string, Handler>& Handlers() {
          if (method == "basic") {
            Check(r, Eps("basic", delta, {e}));
          } else if (method == "advanced_kairouz_thm3_4") {
-           Check(r, KairouzHomogeneousEpsilon(1 / double(p.at("laplace_scale_b")), p.at("count"), delta));
+           Check(r, KairouzHomogeneousEpsilon(1 / double(p.at("laplace_scale_b")), p.at("count"),
+                                              delta));
          } else if (method == "rdp") {
            Check(r, Eps("rdp", delta, {e}));
          } else if (method == "pld") {
@@ -186,19 +192,22 @@ const std::map<std::string, Handler>& Handlers() {
       {"zcdp_rho",
        [](const json& r) {
          const auto& p = r.at("params");
-         Check(r, double(p.at("count")) * EventRho(PrivacyEvent::Gaussian(p.at("sigma"), p.at("l2_sensitivity"))));
+         Check(r, double(p.at("count")) *
+                      EventRho(PrivacyEvent::Gaussian(p.at("sigma"), p.at("l2_sensitivity"))));
        }},
       {"zcdp_epsilon_simple",
        [](const json& r) {
          const auto& p = r.at("params");
-         const double rho = double(p.at("count")) / (2 * double(p.at("sigma")) * double(p.at("sigma")));
+         const double rho =
+             double(p.at("count")) / (2 * double(p.at("sigma")) * double(p.at("sigma")));
          Check(r, ZcdpEpsilonSimple(rho, p.at("delta")));
        }},
       {"zcdp_epsilon_cks",
        [](const json& r) {
          const auto& p = r.at("params");
-         Check(r, Eps("zcdp", p.at("delta"),
-                      {PrivacyEvent::Gaussian(p.at("sigma"), p.at("l2_sensitivity"), p.at("count"))}));
+         Check(r,
+               Eps("zcdp", p.at("delta"),
+                   {PrivacyEvent::Gaussian(p.at("sigma"), p.at("l2_sensitivity"), p.at("count"))}));
        }},
       {"dpsgd_rdp_noise_calibration",
        [](const json& r) {
@@ -209,7 +218,8 @@ const std::map<std::string, Handler>& Handlers() {
          Check(r, *z);
          // Safe side: the returned z meets the target.
          EXPECT_LE(Eps("rdp", p.at("delta"),
-                       {PrivacyEvent::PoissonSubsampledGaussian(p.at("sampling_rate"), *z, p.at("steps"))}),
+                       {PrivacyEvent::PoissonSubsampledGaussian(p.at("sampling_rate"), *z,
+                                                                p.at("steps"))}),
                    double(p.at("target_epsilon")));
        }},
       {"rdp_per_order_laplace",
@@ -220,7 +230,8 @@ const std::map<std::string, Handler>& Handlers() {
       {"rdp_per_order_subsampled_gaussian",
        [](const json& r) {
          const auto& p = r.at("params");
-         Check(r, SubsampledGaussianRdp(p.at("sampling_rate"), p.at("noise_multiplier"), p.at("order")));
+         Check(r, SubsampledGaussianRdp(p.at("sampling_rate"), p.at("noise_multiplier"),
+                                        p.at("order")));
        }},
   };
   return *m;
@@ -246,7 +257,8 @@ TEST(ReferenceAgreementTest, EveryRecordKindIsCheckedOrExplicitlySkipped) {
     const bool skipped = SkippedKinds().count(kind) > 0;
     EXPECT_TRUE(handled != skipped) << "record " << r.at("id") << " of kind " << kind
                                     << " must be handled or listed as skipped";
-    if (skipped) std::cout << "[ skipped ] " << r.at("id") << ": " << SkippedKinds().at(kind) << "\n";
+    if (skipped)
+      std::cout << "[ skipped ] " << r.at("id") << ": " << SkippedKinds().at(kind) << "\n";
   }
   EXPECT_GT(total, 70);
 }
@@ -261,7 +273,9 @@ TEST(ReferenceAgreementTest, RdpComposition) {
   RunKinds({"rdp_gaussian_composition_epsilon", "rdp_laplace_composition_epsilon",
             "rdp_mixed_composition_epsilon", "dpsgd_rdp_epsilon", "dpsgd_opacus_rdp_epsilon"});
 }
-TEST(ReferenceAgreementTest, Zcdp) { RunKinds({"zcdp_rho", "zcdp_epsilon_simple", "zcdp_epsilon_cks"}); }
+TEST(ReferenceAgreementTest, Zcdp) {
+  RunKinds({"zcdp_rho", "zcdp_epsilon_simple", "zcdp_epsilon_cks"});
+}
 TEST(ReferenceAgreementTest, LaplaceComparison) { RunKinds({"laplace_composition_comparison"}); }
 TEST(ReferenceAgreementTest, NoiseCalibration) { RunKinds({"dpsgd_rdp_noise_calibration"}); }
 TEST(ReferenceAgreementTest, PldMixed) { RunKinds({"pld_mixed_composition_epsilon"}); }

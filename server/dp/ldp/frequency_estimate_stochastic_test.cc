@@ -24,8 +24,7 @@ struct Population {
   }
 };
 
-void ExpectCoverage(LdpMechanism mechanism, double epsilon, const Population& pop,
-                    uint64_t seed) {
+void ExpectCoverage(LdpMechanism mechanism, double epsilon, const Population& pop, uint64_t seed) {
   const int64_t k = static_cast<int64_t>(pop.counts.size());
   const int64_t n = pop.total();
   auto oracle = FrequencyOracle::Create(mechanism, epsilon, k);
@@ -65,8 +64,8 @@ void ExpectCoverage(LdpMechanism mechanism, double epsilon, const Population& po
     // the true count; 4 sd.
     const double mean = sum_estimates[v] / kCollections;
     const PureProtocol pp = oracle->protocol();
-    const double sd = std::sqrt(pp.EstimatorVariance(n, static_cast<double>(pop.counts[v])) /
-                                kCollections);
+    const double sd =
+        std::sqrt(pp.EstimatorVariance(n, static_cast<double>(pop.counts[v])) / kCollections);
     EXPECT_NEAR(mean, static_cast<double>(pop.counts[v]), 4 * sd)
         << LdpMechanismName(mechanism) << " value " << v;
   }

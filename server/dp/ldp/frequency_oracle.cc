@@ -45,8 +45,8 @@ const char* LdpMechanismName(LdpMechanism mechanism) {
 }
 
 absl::StatusOr<LdpMechanism> ParseLdpMechanism(absl::string_view name) {
-  for (LdpMechanism m : {LdpMechanism::kRr, LdpMechanism::kKrr, LdpMechanism::kOue,
-                         LdpMechanism::kOlh}) {
+  for (LdpMechanism m :
+       {LdpMechanism::kRr, LdpMechanism::kKrr, LdpMechanism::kOue, LdpMechanism::kOlh}) {
     if (name == LdpMechanismName(m)) return m;
   }
   return absl::InvalidArgumentError(
@@ -63,16 +63,18 @@ absl::StatusOr<FrequencyOracle> FrequencyOracle::Create(LdpMechanism mechanism, 
         absl::StrCat("epsilon must be at most ", kMaxLdpEpsilon, " per report, got ", epsilon));
   }
   if (mechanism == LdpMechanism::kRr && domain_size != 2) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "domain must have exactly 2 values for rr (binary randomized response), got ", domain_size,
-        "; use krr, oue or olh for more"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("domain must have exactly 2 values for rr (binary randomized response), got ",
+                     domain_size, "; use krr, oue or olh for more"));
   }
   if (domain_size < 2 || domain_size > kMaxLdpDomainSize) {
-    return absl::InvalidArgumentError(absl::StrCat("domain must have 2 to ", kMaxLdpDomainSize,
-                                                   " values, got ", domain_size));
+    return absl::InvalidArgumentError(
+        absl::StrCat("domain must have 2 to ", kMaxLdpDomainSize, " values, got ", domain_size));
   }
-  ASSIGN_OR_RETURN(KaryRandomizedResponse krr, KaryRandomizedResponse::Create(epsilon, domain_size));
-  ASSIGN_OR_RETURN(OptimizedUnaryEncoding oue, OptimizedUnaryEncoding::Create(epsilon, domain_size));
+  ASSIGN_OR_RETURN(KaryRandomizedResponse krr,
+                   KaryRandomizedResponse::Create(epsilon, domain_size));
+  ASSIGN_OR_RETURN(OptimizedUnaryEncoding oue,
+                   OptimizedUnaryEncoding::Create(epsilon, domain_size));
   ASSIGN_OR_RETURN(OptimizedLocalHashing olh, OptimizedLocalHashing::Create(epsilon, domain_size));
   return FrequencyOracle(mechanism, epsilon, domain_size, krr, oue, olh);
 }
@@ -103,9 +105,8 @@ absl::Status FrequencyOracle::Validate(const LdpReport& report) const {
     }
     for (int64_t j = k_; j < bytes * 8; ++j) {
       if (BitAt(u->bits, j)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("report.unary_bits: padding bit ", j, " is set (bits past ", k_,
-                         " must be 0)"));
+        return absl::InvalidArgumentError(absl::StrCat("report.unary_bits: padding bit ", j,
+                                                       " is set (bits past ", k_, " must be 0)"));
       }
     }
   } else if (const auto* o = absl::get_if<OlhReport>(&report)) {
@@ -123,7 +124,8 @@ void FrequencyOracle::AddSupport(const LdpReport& report, std::vector<int64_t>& 
   } else if (const auto* u = absl::get_if<UnaryReport>(&report)) {
     for (int64_t j = 0; j < k_; ++j) support[j] += BitAt(u->bits, j) ? 1 : 0;
   } else if (const auto* o = absl::get_if<OlhReport>(&report)) {
-    for (int64_t v = 0; v < k_; ++v) support[v] += olh_.Supports(*o, static_cast<uint32_t>(v)) ? 1 : 0;
+    for (int64_t v = 0; v < k_; ++v)
+      support[v] += olh_.Supports(*o, static_cast<uint32_t>(v)) ? 1 : 0;
   }
 }
 

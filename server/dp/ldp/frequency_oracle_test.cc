@@ -17,9 +17,7 @@ FrequencyOracle Oracle(LdpMechanism m, double eps, int64_t k) {
   return *o;
 }
 
-absl::StatusCode Code(const FrequencyOracle& o, const LdpReport& r) {
-  return o.Validate(r).code();
-}
+absl::StatusCode Code(const FrequencyOracle& o, const LdpReport& r) { return o.Validate(r).code(); }
 
 TEST(FrequencyOracleTest, ParsesOnlyTheFourMechanisms) {
   for (const char* name : {"rr", "krr", "oue", "olh"}) {
@@ -37,8 +35,10 @@ TEST(FrequencyOracleTest, RejectsBadParametersNamingThem) {
   EXPECT_NE(FrequencyOracle::Create(LdpMechanism::kKrr, 1, 1).status().message().find("domain"),
             absl::string_view::npos);
   EXPECT_FALSE(FrequencyOracle::Create(LdpMechanism::kOue, 1, kMaxLdpDomainSize + 1).ok());
-  EXPECT_NE(FrequencyOracle::Create(LdpMechanism::kOlh, std::nan(""), 3).status().message().find(
-                "epsilon"),
+  EXPECT_NE(FrequencyOracle::Create(LdpMechanism::kOlh, std::nan(""), 3)
+                .status()
+                .message()
+                .find("epsilon"),
             absl::string_view::npos);
   EXPECT_FALSE(FrequencyOracle::Create(LdpMechanism::kKrr, 20.5, 3).ok());
   EXPECT_TRUE(FrequencyOracle::Create(LdpMechanism::kKrr, 20, 3).ok());

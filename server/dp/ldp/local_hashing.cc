@@ -19,7 +19,8 @@ namespace {
 // SHA-256 through an algorithm fetched once and a digest context kept per thread: about 0.3 us per
 // 12-byte message, against 1 us for the one-shot SHA256(), which fetches the algorithm on every
 // call (OpenSSL 3). An estimate hashes every domain value of every OLH report.
-void Sha256Into(const unsigned char* input, size_t size, unsigned char digest[SHA256_DIGEST_LENGTH]) {
+void Sha256Into(const unsigned char* input, size_t size,
+                unsigned char digest[SHA256_DIGEST_LENGTH]) {
   static EVP_MD* const md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
   struct ContextFree {
     void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }

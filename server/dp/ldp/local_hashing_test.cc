@@ -19,9 +19,9 @@ TEST(OlhHashTest, MatchesTheWireSpecification) {
 }
 
 TEST(OlhHashRangeTest, IsRoundedExpEpsilonPlusOneAtLeastTwo) {
-  EXPECT_EQ(OlhHashRange(0.01), 2u);                       // e^0.01 + 1 = 2.01
-  EXPECT_EQ(OlhHashRange(1.0), 4u);                        // e + 1 = 3.72
-  EXPECT_EQ(OlhHashRange(2.0), 8u);                        // e^2 + 1 = 8.39
+  EXPECT_EQ(OlhHashRange(0.01), 2u);  // e^0.01 + 1 = 2.01
+  EXPECT_EQ(OlhHashRange(1.0), 4u);   // e + 1 = 3.72
+  EXPECT_EQ(OlhHashRange(2.0), 8u);   // e^2 + 1 = 8.39
   EXPECT_EQ(OlhHashRange(20.0), static_cast<uint32_t>(std::round(std::exp(20.0) + 1)));
 }
 

@@ -18,8 +18,8 @@ absl::StatusOr<IssuedToken> AccessAdmin::CreatePrincipal(const store::Principal&
                                                          store::Role role) {
   IssuedToken issued;
   issued.token = NewToken();
-  const store::AdminAction log = Logged(admin, "analyst.create", name,
-                                        role == store::Role::kAdmin ? "role=admin" : "role=analyst");
+  const store::AdminAction log = Logged(
+      admin, "analyst.create", name, role == store::Role::kAdmin ? "role=admin" : "role=analyst");
   ASSIGN_OR_RETURN(issued.principal,
                    principals_->Create(name, role, TokenHash(issued.token), &log));
   return issued;
@@ -41,7 +41,8 @@ absl::Status AccessAdmin::Grant(const store::Principal& admin, const std::string
     absl::StrAppend(&details, details.empty() ? "" : " ",
                     absl::StrFormat("delta_cap=%.12g", *caps.delta_cap));
   }
-  const store::AdminAction log = Logged(admin, "grant", absl::StrCat(analyst, "/", dataset), details);
+  const store::AdminAction log =
+      Logged(admin, "grant", absl::StrCat(analyst, "/", dataset), details);
   return principals_->Grant(analyst, dataset, epsilon_cap, delta_cap, &log);
 }
 
@@ -59,8 +60,7 @@ absl::StatusOr<IssuedToken> AccessAdmin::RotateToken(const store::Principal& adm
   IssuedToken issued;
   issued.token = NewToken();
   const store::AdminAction log = Logged(admin, "token.rotate", name);
-  ASSIGN_OR_RETURN(issued.principal,
-                   principals_->RotateToken(name, TokenHash(issued.token), &log));
+  ASSIGN_OR_RETURN(issued.principal, principals_->RotateToken(name, TokenHash(issued.token), &log));
   return issued;
 }
 

@@ -37,8 +37,8 @@ class AccessAdmin {
   explicit AccessAdmin(store::PrincipalStore* principals) : principals_(principals) {}
 
   // Logged as "analyst.create" with the role.
-  absl::StatusOr<IssuedToken> CreatePrincipal(const store::Principal& admin, const std::string& name,
-                                              store::Role role);
+  absl::StatusOr<IssuedToken> CreatePrincipal(const store::Principal& admin,
+                                              const std::string& name, store::Role role);
   // Grants `analyst` the dataset, logged as "grant" with the caps. INVALID_ARGUMENT names
   // "epsilon_cap" or "delta_cap" for a cap out of range.
   absl::Status Grant(const store::Principal& admin, const std::string& analyst,

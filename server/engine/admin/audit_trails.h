@@ -22,7 +22,8 @@ struct AuditVerification {
 
 class AuditTrails {
  public:
-  AuditTrails(store::DatasetStore* datasets, store::BudgetLedger* ledger, store::AdminLog* admin_log)
+  AuditTrails(store::DatasetStore* datasets, store::BudgetLedger* ledger,
+              store::AdminLog* admin_log)
       : datasets_(datasets), ledger_(ledger), admin_log_(admin_log) {}
 
   // Dropped datasets included: their audit outlives their rows.

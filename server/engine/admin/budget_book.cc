@@ -47,9 +47,9 @@ std::string BudgetSetDetails(const BudgetChange& change, const BudgetUnits& unit
       change.accountant.empty() ? "(kept)" : change.accountant,
       change.preset.empty() ? "(kept)" : change.preset,
       !units.max_query_epsilon.has_value() ? "(kept)"
-      : *units.max_query_epsilon == 0      ? "none"
-                                           : absl::StrFormat("%.12g", query::EpsilonFromUnits(
-                                                                          *units.max_query_epsilon)));
+      : *units.max_query_epsilon == 0
+          ? "none"
+          : absl::StrFormat("%.12g", query::EpsilonFromUnits(*units.max_query_epsilon)));
 }
 
 }  // namespace
@@ -70,8 +70,9 @@ absl::StatusOr<DatasetBudget> BudgetBook::Set(const store::Principal& admin,
   const store::AdminAction log =
       Logged(admin, "budget.set", schema.name, BudgetSetDetails(change, units));
   DatasetBudget set;
-  ASSIGN_OR_RETURN(set.budget, stores_.ledger->Set(schema.id, units.epsilon, units.delta,
-                                              change.accountant, units.max_query_epsilon, &log));
+  ASSIGN_OR_RETURN(set.budget,
+                   stores_.ledger->Set(schema.id, units.epsilon, units.delta, change.accountant,
+                                       units.max_query_epsilon, &log));
   set.preset = schema.epsilon_preset;
   if (!change.preset.empty()) {
     set.preset = change.preset;

@@ -12,9 +12,9 @@ absl::StatusOr<store::CreatedDataset> DatasetAdmin::Create(const store::Principa
                                                            const UploadRowsFor& rows_for) {
   RETURN_IF_ERROR(query::ValidateNewDataset(schema));
   const store::CopyLineSource rows = rows_for(schema.columns);
-  const store::AdminAction log =
-      Logged(admin, "dataset.create", schema.name,
-             absl::StrCat("privacy_unit=", schema.privacy_unit, " columns=", schema.columns.size()));
+  const store::AdminAction log = Logged(
+      admin, "dataset.create", schema.name,
+      absl::StrCat("privacy_unit=", schema.privacy_unit, " columns=", schema.columns.size()));
   return datasets_->Create(schema, rows, &log);
 }
 

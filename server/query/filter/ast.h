@@ -32,11 +32,11 @@
 namespace dpq::query::filter {
 
 // Limits, all enforced by ParseFilter (INVALID_ARGUMENT naming the position).
-inline constexpr size_t kMaxFilterBytes = 4096;   // whole input, in bytes
-inline constexpr int kMaxFilterDepth = 64;        // nesting of '(' and NOT
-inline constexpr int kMaxFilterNodes = 1000;      // predicates + AND/OR/NOT nodes + literals
-inline constexpr int kMaxInListSize = 500;        // literals in one IN list
-inline constexpr size_t kMaxNumberChars = 100;    // one numeric literal, sign and exponent included
+inline constexpr size_t kMaxFilterBytes = 4096;  // whole input, in bytes
+inline constexpr int kMaxFilterDepth = 64;       // nesting of '(' and NOT
+inline constexpr int kMaxFilterNodes = 1000;     // predicates + AND/OR/NOT nodes + literals
+inline constexpr int kMaxInListSize = 500;       // literals in one IN list
+inline constexpr size_t kMaxNumberChars = 100;   // one numeric literal, sign and exponent included
 
 enum class CompareOp { kEq, kNe, kLt, kLe, kGt, kGe };
 absl::string_view CompareOpText(CompareOp op);  // "=", "<>", "<", "<=", ">", ">="
@@ -54,11 +54,11 @@ struct Literal {
 struct Expr {
   enum class Kind { kAnd, kOr, kNot, kCompare, kIn, kBetween, kIsNull };
   Kind kind = Kind::kCompare;
-  int position = 0;             // 1-based character position where the node starts
-  std::vector<Expr> children;   // kAnd, kOr: two or more (flattened); kNot: exactly one
-  std::string column;           // predicates: the column name as written
+  int position = 0;               // 1-based character position where the node starts
+  std::vector<Expr> children;     // kAnd, kOr: two or more (flattened); kNot: exactly one
+  std::string column;             // predicates: the column name as written
   CompareOp op = CompareOp::kEq;  // kCompare
-  bool negated = false;         // kIn: NOT IN; kBetween: NOT BETWEEN; kIsNull: IS NOT NULL
+  bool negated = false;           // kIn: NOT IN; kBetween: NOT BETWEEN; kIsNull: IS NOT NULL
   std::vector<Literal> literals;  // kCompare: 1; kIn: 1..kMaxInListSize; kBetween: 2 (low, high)
 };
 

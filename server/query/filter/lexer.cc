@@ -20,17 +20,22 @@ size_t Utf8SequenceLength(absl::string_view text, size_t i) {
     return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0;
   };
   const unsigned char c = at(0);
-  const auto in = [](unsigned char b, unsigned char lo, unsigned char hi) { return b >= lo && b <= hi; };
+  const auto in = [](unsigned char b, unsigned char lo, unsigned char hi) {
+    return b >= lo && b <= hi;
+  };
   if (c < 0x80) return 1;
   if (in(c, 0xC2, 0xDF)) return IsContinuation(at(1)) ? 2 : 0;
   if (c == 0xE0) return in(at(1), 0xA0, 0xBF) && IsContinuation(at(2)) ? 3 : 0;
-  if (in(c, 0xE1, 0xEC) || in(c, 0xEE, 0xEF)) return IsContinuation(at(1)) && IsContinuation(at(2)) ? 3 : 0;
+  if (in(c, 0xE1, 0xEC) || in(c, 0xEE, 0xEF))
+    return IsContinuation(at(1)) && IsContinuation(at(2)) ? 3 : 0;
   if (c == 0xED) return in(at(1), 0x80, 0x9F) && IsContinuation(at(2)) ? 3 : 0;
-  if (c == 0xF0) return in(at(1), 0x90, 0xBF) && IsContinuation(at(2)) && IsContinuation(at(3)) ? 4 : 0;
+  if (c == 0xF0)
+    return in(at(1), 0x90, 0xBF) && IsContinuation(at(2)) && IsContinuation(at(3)) ? 4 : 0;
   if (in(c, 0xF1, 0xF3)) {
     return IsContinuation(at(1)) && IsContinuation(at(2)) && IsContinuation(at(3)) ? 4 : 0;
   }
-  if (c == 0xF4) return in(at(1), 0x80, 0x8F) && IsContinuation(at(2)) && IsContinuation(at(3)) ? 4 : 0;
+  if (c == 0xF4)
+    return in(at(1), 0x80, 0x8F) && IsContinuation(at(2)) && IsContinuation(at(3)) ? 4 : 0;
   return 0;
 }
 
@@ -94,9 +99,7 @@ absl::Status Lexer::ErrorAt(size_t byte_offset, absl::string_view message) const
   return FilterError(CharPosition(byte_offset), message);
 }
 
-char Lexer::PeekAhead(size_t k) const {
-  return pos_ + k < text_.size() ? text_[pos_ + k] : '\0';
-}
+char Lexer::PeekAhead(size_t k) const { return pos_ + k < text_.size() ? text_[pos_ + k] : '\0'; }
 
 absl::StatusOr<Token> Lexer::Next() {
   while (pos_ < text_.size() && absl::ascii_isspace(text_[pos_])) ++pos_;
@@ -111,7 +114,9 @@ absl::StatusOr<Token> Lexer::Next() {
     return ErrorAt(start, "comments are not allowed");
   }
   if (c == '(' || c == ')' || c == ',') {
-    t.kind = c == '(' ? Token::Kind::kLParen : c == ')' ? Token::Kind::kRParen : Token::Kind::kComma;
+    t.kind = c == '('   ? Token::Kind::kLParen
+             : c == ')' ? Token::Kind::kRParen
+                        : Token::Kind::kComma;
     t.text = std::string(1, c);
     ++pos_;
     return t;
@@ -132,14 +137,30 @@ absl::StatusOr<Token> Lexer::LexCompare(Token t) {
   const char c = text_[pos_];
   t.kind = Token::Kind::kCompare;
   const char d = PeekAhead(1);
-  if (c == '=') { t.op = CompareOp::kEq; pos_ += 1; }
-  else if (c == '!' && d == '=') { t.op = CompareOp::kNe; pos_ += 2; }
-  else if (c == '!') return ErrorAt(start, "unexpected character '!' (did you mean '!='?)");
-  else if (c == '<' && d == '>') { t.op = CompareOp::kNe; pos_ += 2; }
-  else if (c == '<' && d == '=') { t.op = CompareOp::kLe; pos_ += 2; }
-  else if (c == '<') { t.op = CompareOp::kLt; pos_ += 1; }
-  else if (d == '=') { t.op = CompareOp::kGe; pos_ += 2; }
-  else { t.op = CompareOp::kGt; pos_ += 1; }
+  if (c == '=') {
+    t.op = CompareOp::kEq;
+    pos_ += 1;
+  } else if (c == '!' && d == '=') {
+    t.op = CompareOp::kNe;
+    pos_ += 2;
+  } else if (c == '!')
+    return ErrorAt(start, "unexpected character '!' (did you mean '!='?)");
+  else if (c == '<' && d == '>') {
+    t.op = CompareOp::kNe;
+    pos_ += 2;
+  } else if (c == '<' && d == '=') {
+    t.op = CompareOp::kLe;
+    pos_ += 2;
+  } else if (c == '<') {
+    t.op = CompareOp::kLt;
+    pos_ += 1;
+  } else if (d == '=') {
+    t.op = CompareOp::kGe;
+    pos_ += 2;
+  } else {
+    t.op = CompareOp::kGt;
+    pos_ += 1;
+  }
   t.text = std::string(text_.substr(start, pos_ - start));
   return t;
 }
@@ -171,11 +192,17 @@ absl::StatusOr<Token> Lexer::LexNumber(Token t) {
   t.is_integer = true;
   if (c == '+' || c == '-') ++pos_;
   size_t digits = 0;
-  while (pos_ < text_.size() && IsDigit(text_[pos_])) { ++pos_; ++digits; }
+  while (pos_ < text_.size() && IsDigit(text_[pos_])) {
+    ++pos_;
+    ++digits;
+  }
   if (pos_ < text_.size() && text_[pos_] == '.') {
     t.is_integer = false;
     ++pos_;
-    while (pos_ < text_.size() && IsDigit(text_[pos_])) { ++pos_; ++digits; }
+    while (pos_ < text_.size() && IsDigit(text_[pos_])) {
+      ++pos_;
+      ++digits;
+    }
   }
   if (digits == 0) return ErrorAt(start, "malformed number");
   if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
@@ -183,7 +210,10 @@ absl::StatusOr<Token> Lexer::LexNumber(Token t) {
     ++pos_;
     if (pos_ < text_.size() && (text_[pos_] == '+' || text_[pos_] == '-')) ++pos_;
     size_t exponent_digits = 0;
-    while (pos_ < text_.size() && IsDigit(text_[pos_])) { ++pos_; ++exponent_digits; }
+    while (pos_ < text_.size() && IsDigit(text_[pos_])) {
+      ++pos_;
+      ++exponent_digits;
+    }
     if (exponent_digits == 0) return ErrorAt(start, "malformed number: exponent without digits");
   }
   if (pos_ < text_.size() && (IsIdentifierChar(text_[pos_]) || text_[pos_] == '.')) {
@@ -203,8 +233,8 @@ absl::StatusOr<Token> Lexer::LexWord(Token t) {
   t.text = std::string(text_.substr(start, pos_ - start));
   const std::string lower = absl::AsciiStrToLower(t.text);
   static constexpr std::pair<const char*, Token::Kind> kKeywords[] = {
-      {"and", Token::Kind::kAnd}, {"or", Token::Kind::kOr},   {"not", Token::Kind::kNot},
-      {"in", Token::Kind::kIn},   {"between", Token::Kind::kBetween}, {"is", Token::Kind::kIs},
+      {"and", Token::Kind::kAnd},   {"or", Token::Kind::kOr},           {"not", Token::Kind::kNot},
+      {"in", Token::Kind::kIn},     {"between", Token::Kind::kBetween}, {"is", Token::Kind::kIs},
       {"null", Token::Kind::kNull},
   };
   for (const auto& [word, kind] : kKeywords) {
@@ -218,7 +248,8 @@ absl::StatusOr<Token> Lexer::LexWord(Token t) {
     return ErrorAt(start, absl::StrCat("column names are lowercase: ", Excerpt(t.text)));
   }
   if (t.text.size() > kMaxIdentifierChars) {
-    return ErrorAt(start, absl::StrCat("column name longer than ", kMaxIdentifierChars, " characters"));
+    return ErrorAt(start,
+                   absl::StrCat("column name longer than ", kMaxIdentifierChars, " characters"));
   }
   return t;
 }

@@ -15,8 +15,21 @@ namespace dpq::query::filter::internal {
 
 struct Token {
   enum class Kind {
-    kEnd, kIdentifier, kString, kNumber, kLParen, kRParen, kComma, kCompare,
-    kAnd, kOr, kNot, kIn, kBetween, kIs, kNull,
+    kEnd,
+    kIdentifier,
+    kString,
+    kNumber,
+    kLParen,
+    kRParen,
+    kComma,
+    kCompare,
+    kAnd,
+    kOr,
+    kNot,
+    kIn,
+    kBetween,
+    kIs,
+    kNull,
   };
   Kind kind = Kind::kEnd;
   // kIdentifier: the name; kString: the unescaped value; kNumber: the literal as written;

@@ -37,9 +37,10 @@ std::string ErrorOf(absl::string_view text) {
 TEST(FilterLexerTest, SplitsOperatorsAndKeywordsCaseInsensitively) {
   absl::StatusOr<std::vector<Token>> r = Lex("age>=3 aNd x<>'a''b' Or NOT y IS null");
   ASSERT_TRUE(r.ok()) << r.status();
-  const std::vector<Kind> kinds = {Kind::kIdentifier, Kind::kCompare, Kind::kNumber, Kind::kAnd,
-                                   Kind::kIdentifier, Kind::kCompare, Kind::kString, Kind::kOr,
-                                   Kind::kNot, Kind::kIdentifier, Kind::kIs, Kind::kNull};
+  const std::vector<Kind> kinds = {Kind::kIdentifier, Kind::kCompare,    Kind::kNumber,
+                                   Kind::kAnd,        Kind::kIdentifier, Kind::kCompare,
+                                   Kind::kString,     Kind::kOr,         Kind::kNot,
+                                   Kind::kIdentifier, Kind::kIs,         Kind::kNull};
   ASSERT_EQ(r->size(), kinds.size());
   for (size_t i = 0; i < kinds.size(); ++i) EXPECT_EQ((*r)[i].kind, kinds[i]) << i;
   EXPECT_EQ((*r)[1].op, CompareOp::kGe);
@@ -85,7 +86,8 @@ TEST(FilterLexerTest, RefusesCharactersOutsideTheGrammar) {
   EXPECT_THAT(ErrorOf("a = '\xff'"), HasSubstr("at position 6: invalid UTF-8"));
   EXPECT_THAT(ErrorOf(std::string(64, 'a')), HasSubstr("longer than 63"));
   EXPECT_THAT(ErrorOf(absl::StrCat("a = ", std::string(101, '1'))), HasSubstr("longer than 100"));
-  EXPECT_THAT(ErrorOf(std::string(4097, ' ')), HasSubstr("at position 4097: filter longer than 4096 bytes"));
+  EXPECT_THAT(ErrorOf(std::string(4097, ' ')),
+              HasSubstr("at position 4097: filter longer than 4096 bytes"));
 }
 
 TEST(FilterLexerTest, ExcerptIsShortAndPrintable) {

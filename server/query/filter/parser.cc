@@ -28,9 +28,10 @@ class Parser {
     if (current_.kind == Kind::kEnd) return FilterError(current_.position, "empty filter");
     ASSIGN_OR_RETURN(Expr root, ParseOr());
     if (current_.kind != Kind::kEnd) {
-      return FilterError(current_.position,
-                         absl::StrCat("unexpected ", Describe(current_),
-                                      current_.kind == Kind::kRParen ? " (unbalanced parentheses)" : ""));
+      return FilterError(
+          current_.position,
+          absl::StrCat("unexpected ", Describe(current_),
+                       current_.kind == Kind::kRParen ? " (unbalanced parentheses)" : ""));
     }
     return root;
   }
@@ -43,21 +44,24 @@ class Parser {
 
   absl::Status Expect(Kind kind, absl::string_view what) {
     if (current_.kind != kind) {
-      return FilterError(current_.position, absl::StrCat("expected ", what, ", found ", Describe(current_)));
+      return FilterError(current_.position,
+                         absl::StrCat("expected ", what, ", found ", Describe(current_)));
     }
     return Advance();
   }
 
   absl::Status CountNode(int position) {
     if (++nodes_ > kMaxFilterNodes) {
-      return FilterError(position, absl::StrCat("filter too large (more than ", kMaxFilterNodes, " terms)"));
+      return FilterError(position,
+                         absl::StrCat("filter too large (more than ", kMaxFilterNodes, " terms)"));
     }
     return absl::OkStatus();
   }
 
   absl::Status Enter(int position) {
     if (++depth_ > kMaxFilterDepth) {
-      return FilterError(position, absl::StrCat("nested too deeply (more than ", kMaxFilterDepth, " levels)"));
+      return FilterError(
+          position, absl::StrCat("nested too deeply (more than ", kMaxFilterDepth, " levels)"));
     }
     return absl::OkStatus();
   }
@@ -144,17 +148,19 @@ class Parser {
         e.negated = true;
         RETURN_IF_ERROR(Advance());
         if (current_.kind != Kind::kIn && current_.kind != Kind::kBetween) {
-          return FilterError(current_.position,
-                             absl::StrCat("expected IN or BETWEEN after NOT, found ", Describe(current_)));
+          return FilterError(
+              current_.position,
+              absl::StrCat("expected IN or BETWEEN after NOT, found ", Describe(current_)));
         }
         break;
       case Kind::kIn:
-      case Kind::kBetween:
-        break;
+      case Kind::kBetween: break;
       default:
-        return FilterError(current_.position,
-                           absl::StrCat("expected a comparison (= != < <= > >=), IN, BETWEEN or IS after "
-                                        "the column, found ", Describe(current_)));
+        return FilterError(
+            current_.position,
+            absl::StrCat("expected a comparison (= != < <= > >=), IN, BETWEEN or IS after "
+                         "the column, found ",
+                         Describe(current_)));
     }
     if (current_.kind == Kind::kIn) {
       e.kind = Expr::Kind::kIn;
@@ -182,14 +188,16 @@ class Parser {
   // Appends the current token to e.literals when it is a literal.
   absl::StatusOr<Expr> WithLiteral(Expr e) {
     if (current_.kind == Kind::kNull) {
-      return FilterError(current_.position,
-                         "NULL is not a value here (a comparison with NULL is never true); use IS NULL "
-                         "or IS NOT NULL");
+      return FilterError(
+          current_.position,
+          "NULL is not a value here (a comparison with NULL is never true); use IS NULL "
+          "or IS NOT NULL");
     }
     if (current_.kind == Kind::kIdentifier) {
-      return FilterError(current_.position,
-                         absl::StrCat("expected a string or number, found column ", Describe(current_),
-                                      " (comparing two columns is not supported)"));
+      return FilterError(
+          current_.position,
+          absl::StrCat("expected a string or number, found column ", Describe(current_),
+                       " (comparing two columns is not supported)"));
     }
     if (current_.kind != Kind::kString && current_.kind != Kind::kNumber) {
       return FilterError(current_.position,

@@ -75,9 +75,11 @@ TEST(FilterParserTest, InListsAndNullTests) {
 TEST(FilterParserTest, ErrorsNameTheLeftmostPosition) {
   EXPECT_EQ(ErrorOf("(a = 1"), "where: at position 7: expected ')', found end of input");
   EXPECT_EQ(ErrorOf("a = 1)"), "where: at position 6: unexpected ')' (unbalanced parentheses)");
-  EXPECT_THAT(ErrorOf("1=1; DROP TABLE audit"), StartsWith("where: at position 1: expected a column name"));
+  EXPECT_THAT(ErrorOf("1=1; DROP TABLE audit"),
+              StartsWith("where: at position 1: expected a column name"));
   EXPECT_THAT(ErrorOf("a = 1 b = 2"), HasSubstr("at position 7: unexpected 'b'"));
-  EXPECT_THAT(ErrorOf("a = b"), HasSubstr("at position 5: expected a string or number, found column 'b'"));
+  EXPECT_THAT(ErrorOf("a = b"),
+              HasSubstr("at position 5: expected a string or number, found column 'b'"));
   EXPECT_THAT(ErrorOf("a = NULL"), HasSubstr("at position 5: NULL is not a value here"));
   EXPECT_THAT(ErrorOf("a IS 1"), HasSubstr("at position 6: expected NULL"));
   EXPECT_THAT(ErrorOf("a NOT = 1"), HasSubstr("at position 7: expected IN or BETWEEN after NOT"));
@@ -86,8 +88,10 @@ TEST(FilterParserTest, ErrorsNameTheLeftmostPosition) {
   EXPECT_THAT(ErrorOf("a IN 1"), HasSubstr("at position 6: expected '(' after IN"));
   EXPECT_THAT(ErrorOf("a BETWEEN 1 OR 2"), HasSubstr("at position 13: expected AND in BETWEEN"));
   EXPECT_THAT(ErrorOf("a"), HasSubstr("at position 2: expected a comparison"));
-  EXPECT_THAT(ErrorOf("a = 1 AND"), HasSubstr("at position 10: expected a column name, found end of input"));
-  EXPECT_THAT(ErrorOf("AND a = 1"), HasSubstr("at position 1: expected a column name, found 'AND'"));
+  EXPECT_THAT(ErrorOf("a = 1 AND"),
+              HasSubstr("at position 10: expected a column name, found end of input"));
+  EXPECT_THAT(ErrorOf("AND a = 1"),
+              HasSubstr("at position 1: expected a column name, found 'AND'"));
   EXPECT_THAT(ErrorOf("'x' = a"), HasSubstr("write the column first"));
   EXPECT_THAT(ErrorOf("()"), HasSubstr("at position 2: expected a column name"));
 }
@@ -98,7 +102,9 @@ TEST(FilterParserTest, RefusesEmptyInput) {
 }
 
 TEST(FilterParserTest, LimitsNestingDepth) {
-  auto nested = [](int n) { return absl::StrCat(std::string(n, '('), "a = 1", std::string(n, ')')); };
+  auto nested = [](int n) {
+    return absl::StrCat(std::string(n, '('), "a = 1", std::string(n, ')'));
+  };
   EXPECT_TRUE(ParseFilter(nested(kMaxFilterDepth)).ok());
   EXPECT_THAT(ErrorOf(nested(kMaxFilterDepth + 1)),
               HasSubstr(absl::StrCat("at position ", kMaxFilterDepth + 1, ": nested too deeply")));

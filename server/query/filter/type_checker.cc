@@ -52,7 +52,8 @@ Decimal ParseDecimal(absl::string_view text) {
     bool negative_exponent = false;
     if (text[i] == '+' || text[i] == '-') negative_exponent = text[i++] == '-';
     for (; i < text.size(); ++i) {
-      written_exponent = std::min<int64_t>(written_exponent * 10 + (text[i] - '0'), int64_t{1} << 40);
+      written_exponent =
+          std::min<int64_t>(written_exponent * 10 + (text[i] - '0'), int64_t{1} << 40);
     }
     if (negative_exponent) written_exponent = -written_exponent;
   }
@@ -69,7 +70,8 @@ Decimal ParseDecimal(absl::string_view text) {
 // The value as an int64 when it is an integer in range.
 absl::optional<int64_t> AsInt64(const Decimal& d) {
   if (d.digits.empty()) return int64_t{0};
-  if (d.exponent < 0 || static_cast<int64_t>(d.digits.size()) + d.exponent > 19) return absl::nullopt;
+  if (d.exponent < 0 || static_cast<int64_t>(d.digits.size()) + d.exponent > 19)
+    return absl::nullopt;
   std::string text = absl::StrCat(d.negative ? "-" : "", d.digits, std::string(d.exponent, '0'));
   int64_t v = 0;
   if (!absl::SimpleAtoi(text, &v)) return absl::nullopt;  // beyond int64 range
@@ -80,9 +82,10 @@ absl::StatusOr<TypedValue> ConvertLiteral(const Literal& literal, const ColumnSc
   TypedValue v;
   if (column.type == ColumnType::kText) {
     if (literal.kind != Literal::Kind::kString) {
-      return FilterError(literal.position,
-                         absl::StrCat("column ", column.name, " is text: compare it with a string in "
-                                      "single quotes, found the number ", Excerpt(literal.text)));
+      return FilterError(literal.position, absl::StrCat("column ", column.name,
+                                                        " is text: compare it with a string in "
+                                                        "single quotes, found the number ",
+                                                        Excerpt(literal.text)));
     }
     v.kind = TypedValue::Kind::kText;
     v.text = literal.text;
@@ -102,8 +105,8 @@ absl::StatusOr<TypedValue> ConvertLiteral(const Literal& literal, const ColumnSc
     if (!absl::SimpleAtod(text, &x) || !std::isfinite(x) ||
         (x == 0 && !ParseDecimal(literal.text).digits.empty())) {
       return FilterError(literal.position,
-                         absl::StrCat("number ", Excerpt(literal.text), " is out of range for double column ",
-                                      column.name));
+                         absl::StrCat("number ", Excerpt(literal.text),
+                                      " is out of range for double column ", column.name));
     }
     v.kind = TypedValue::Kind::kDouble;
     // %.17g round-trips every double; -0 and 0 compare equal in SQL, so they share one spelling.
@@ -136,8 +139,8 @@ absl::StatusOr<TypedValue> ConvertLiteral(const Literal& literal, const ColumnSc
   // ("-.1444...572" with 97 digits becomes "-1444...572e-97"), and the canonical text must parse
   // again like any filter, so it obeys the parser's length limit too.
   if (v.text.size() > kMaxNumberChars) {
-    return FilterError(literal.position,
-                       absl::StrCat("number ", Excerpt(literal.text), " has too many significant digits"));
+    return FilterError(literal.position, absl::StrCat("number ", Excerpt(literal.text),
+                                                      " has too many significant digits"));
   }
   return v;
 }
@@ -200,14 +203,15 @@ void AppendCanonical(const TypedExpr& e, std::string* out) {
       absl::StrAppend(out, "(", e.column, " ", CompareOpText(e.op), " ", Quote(e.values[0]), ")");
       return;
     case Expr::Kind::kIn:
-      absl::StrAppend(out, "(", e.column, e.negated ? " NOT IN (" : " IN (",
-                      absl::StrJoin(e.values, ", ",
-                                    [](std::string* o, const TypedValue& v) { o->append(Quote(v)); }),
-                      "))");
+      absl::StrAppend(
+          out, "(", e.column, e.negated ? " NOT IN (" : " IN (",
+          absl::StrJoin(e.values, ", ",
+                        [](std::string* o, const TypedValue& v) { o->append(Quote(v)); }),
+          "))");
       return;
     case Expr::Kind::kBetween:
-      absl::StrAppend(out, "(", e.column, e.negated ? " NOT BETWEEN " : " BETWEEN ", Quote(e.values[0]),
-                      " AND ", Quote(e.values[1]), ")");
+      absl::StrAppend(out, "(", e.column, e.negated ? " NOT BETWEEN " : " BETWEEN ",
+                      Quote(e.values[0]), " AND ", Quote(e.values[1]), ")");
       return;
     case Expr::Kind::kIsNull:
       absl::StrAppend(out, "(", e.column, e.negated ? " IS NOT NULL)" : " IS NULL)");
@@ -223,7 +227,8 @@ absl::StatusOr<TypedFilter> CheckFilter(const Expr& expr, const DatasetSchema& s
   return f;
 }
 
-absl::StatusOr<TypedFilter> ParseAndCheckFilter(absl::string_view text, const DatasetSchema& schema) {
+absl::StatusOr<TypedFilter> ParseAndCheckFilter(absl::string_view text,
+                                                const DatasetSchema& schema) {
   ASSIGN_OR_RETURN(Expr expr, ParseFilter(text));
   return CheckFilter(expr, schema);
 }

@@ -24,7 +24,8 @@ namespace dpq::query::filter {
 absl::StatusOr<TypedFilter> CheckFilter(const Expr& expr, const DatasetSchema& schema);
 
 // ParseFilter then CheckFilter.
-absl::StatusOr<TypedFilter> ParseAndCheckFilter(absl::string_view text, const DatasetSchema& schema);
+absl::StatusOr<TypedFilter> ParseAndCheckFilter(absl::string_view text,
+                                                const DatasetSchema& schema);
 
 // A canonical, fully parenthesised spelling of the filter, e.g.
 //   ((age > 30) AND (sex IN ('F', 'M')))

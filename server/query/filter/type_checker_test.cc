@@ -86,18 +86,22 @@ TEST(FilterTypeCheckerTest, CountsValues) {
 TEST(FilterTypeCheckerTest, CanonicalTextIgnoresSpelling) {
   EXPECT_EQ(Canonical("age>30 and ((sex in ('F','M')))"), "((age > 30) AND (sex IN ('F', 'M')))");
   EXPECT_EQ(Canonical("age <> 1.50"), Canonical("age   !=   15E-1"));
-  EXPECT_EQ(Canonical("NOT sex = 'o''k' OR wage IS NOT NULL"), "((NOT (sex = 'o''k')) OR (wage IS NOT NULL))");
+  EXPECT_EQ(Canonical("NOT sex = 'o''k' OR wage IS NOT NULL"),
+            "((NOT (sex = 'o''k')) OR (wage IS NOT NULL))");
   EXPECT_EQ(Canonical("age not between 1 and 2"), "(age NOT BETWEEN 1 AND 2)");
 }
 
 TEST(FilterTypeCheckerTest, RefusesUnknownColumnsAndTypeMismatches) {
   EXPECT_EQ(ErrorOf("age > 1 AND agee < 3"), "where: at position 13: unknown column 'agee'");
-  EXPECT_THAT(ErrorOf("age = 'x'"), HasSubstr("at position 7: column age is integer: compare it with a number"));
-  EXPECT_THAT(ErrorOf("sex > 3"), HasSubstr("at position 7: column sex is text: compare it with a string"));
+  EXPECT_THAT(ErrorOf("age = 'x'"),
+              HasSubstr("at position 7: column age is integer: compare it with a number"));
+  EXPECT_THAT(ErrorOf("sex > 3"),
+              HasSubstr("at position 7: column sex is text: compare it with a string"));
   EXPECT_THAT(ErrorOf("wage IN (1, 2, 'x')"), HasSubstr("at position 16: column wage is double"));
   EXPECT_THAT(ErrorOf("sex BETWEEN 'a' AND 3"), HasSubstr("at position 21: column sex is text"));
   EXPECT_THAT(ErrorOf("wage > 1e309"), HasSubstr("at position 8: number '1e309' is out of range"));
-  EXPECT_THAT(ErrorOf("wage > 1e-400"), HasSubstr("at position 8: number '1e-400' is out of range"));
+  EXPECT_THAT(ErrorOf("wage > 1e-400"),
+              HasSubstr("at position 8: number '1e-400' is out of range"));
   EXPECT_THAT(ErrorOf("age > 1e1001"), HasSubstr("at position 7: number '1e1001' is out of range"));
   EXPECT_THAT(ErrorOf("age > 1e-1001"), HasSubstr("out of range"));
 }

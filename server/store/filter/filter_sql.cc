@@ -68,7 +68,8 @@ class Renderer {
         absl::StrAppend(sql, " AND ", Param(e.values[1]), ")");
         return;
       case Expr::Kind::kIsNull:
-        absl::StrAppend(sql, "(", quote_ident_(e.column), e.negated ? " IS NOT NULL)" : " IS NULL)");
+        absl::StrAppend(sql, "(", quote_ident_(e.column),
+                        e.negated ? " IS NOT NULL)" : " IS NULL)");
         return;
     }
   }
@@ -88,15 +89,16 @@ class Renderer {
 
 }  // namespace
 
-absl::StatusOr<SqlFragment> RenderFilter(const TypedFilter& filter, int first_param,
-                                         const std::function<std::string(const std::string&)>& quote_ident) {
+absl::StatusOr<SqlFragment> RenderFilter(
+    const TypedFilter& filter, int first_param,
+    const std::function<std::string(const std::string&)>& quote_ident) {
   if (first_param < 1) {
     return absl::InvalidArgumentError(absl::StrCat("first_param must be >= 1, got ", first_param));
   }
   if (int64_t{first_param} + filter.value_count - 1 > kMaxParams) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("where: filter needs placeholders up to $", int64_t{first_param} + filter.value_count - 1,
-                     ", above PostgreSQL's limit of ", kMaxParams));
+    return absl::InvalidArgumentError(absl::StrCat("where: filter needs placeholders up to $",
+                                                   int64_t{first_param} + filter.value_count - 1,
+                                                   ", above PostgreSQL's limit of ", kMaxParams));
   }
   Renderer renderer(first_param, quote_ident);
   SqlFragment out;

@@ -29,8 +29,9 @@ struct SqlFragment {
 // it is applied to schema column names only.
 // INVALID_ARGUMENT when first_param < 1 or the last placeholder would exceed $65535 (PostgreSQL's
 // limit on parameters per statement).
-absl::StatusOr<SqlFragment> RenderFilter(const query::filter::TypedFilter& filter, int first_param,
-                                         const std::function<std::string(const std::string&)>& quote_ident);
+absl::StatusOr<SqlFragment> RenderFilter(
+    const query::filter::TypedFilter& filter, int first_param,
+    const std::function<std::string(const std::string&)>& quote_ident);
 
 }  // namespace dpq::store
 

@@ -16,12 +16,12 @@
 namespace dpq::store {
 namespace {
 
-using ::testing::ElementsAreArray;
-using ::testing::HasSubstr;
 using query::ColumnType;
 using query::DatasetSchema;
 using query::filter::ParseAndCheckFilter;
 using query::filter::TypedFilter;
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
 
 DatasetSchema TestSchema() {
   DatasetSchema s;
@@ -67,9 +67,12 @@ INSTANTIATE_TEST_SUITE_P(
     Table, ValidFilterTest,
     ::testing::Values(
         ValidCase{"age > 30", R"(("age" > $3::bigint))", {"30"}},
-        ValidCase{"age >= -5 AND age <= +65", R"((("age" >= $3::bigint) AND ("age" <= $4::bigint)))",
+        ValidCase{"age >= -5 AND age <= +65",
+                  R"((("age" >= $3::bigint) AND ("age" <= $4::bigint)))",
                   {"-5", "65"}},
-        ValidCase{"age != 1 OR age <> 2", R"((("age" <> $3::bigint) OR ("age" <> $4::bigint)))", {"1", "2"}},
+        ValidCase{"age != 1 OR age <> 2",
+                  R"((("age" <> $3::bigint) OR ("age" <> $4::bigint)))",
+                  {"1", "2"}},
         ValidCase{"age < 2", R"(("age" < $3::bigint))", {"2"}},
         ValidCase{"age = 30.0", R"(("age" = $3::bigint))", {"30"}},
         ValidCase{"age > 29.5", R"(("age" > $3::numeric))", {"295e-1"}},
@@ -80,25 +83,34 @@ INSTANTIATE_TEST_SUITE_P(
         ValidCase{"sex < 'M'", R"(("sex" < $3::text))", {"M"}},
         // Quotes stay inside the one bound value: this is a comparison with the string x' OR '1'='1.
         ValidCase{"name = 'x'' OR ''1''=''1'", R"(("name" = $3::text))", {"x' OR '1'='1"}},
-        ValidCase{"name = '; DROP TABLE audit; --'", R"(("name" = $3::text))", {"; DROP TABLE audit; --"}},
+        ValidCase{"name = '; DROP TABLE audit; --'",
+                  R"(("name" = $3::text))",
+                  {"; DROP TABLE audit; --"}},
         ValidCase{"name = '/* x */ $1 \\'", R"(("name" = $3::text))", {"/* x */ $1 \\"}},
         ValidCase{"name = ''", R"(("name" = $3::text))", {""}},
         ValidCase{"name = 'Zoë'", R"(("name" = $3::text))", {"Zoë"}},
         ValidCase{"sex IN ('F', 'M')", R"(("sex" IN ($3::text, $4::text)))", {"F", "M"}},
-        ValidCase{"age NOT IN (1, 2.5)", R"(("age" NOT IN ($3::bigint, $4::numeric)))", {"1", "25e-1"}},
-        ValidCase{"wage BETWEEN 10 AND 20.5", R"(("wage" BETWEEN $3::float8 AND $4::float8))", {"10", "20.5"}},
-        ValidCase{"age not between 18 and 65", R"(("age" NOT BETWEEN $3::bigint AND $4::bigint))",
+        ValidCase{
+            "age NOT IN (1, 2.5)", R"(("age" NOT IN ($3::bigint, $4::numeric)))", {"1", "25e-1"}},
+        ValidCase{"wage BETWEEN 10 AND 20.5",
+                  R"(("wage" BETWEEN $3::float8 AND $4::float8))",
+                  {"10", "20.5"}},
+        ValidCase{"age not between 18 and 65",
+                  R"(("age" NOT BETWEEN $3::bigint AND $4::bigint))",
                   {"18", "65"}},
         ValidCase{"wage IS NULL", R"(("wage" IS NULL))", {}},
         ValidCase{"wage is not null", R"(("wage" IS NOT NULL))", {}},
         ValidCase{"NOT age > 30", R"((NOT ("age" > $3::bigint)))", {"30"}},
         ValidCase{"NOT NOT age > 30", R"((NOT (NOT ("age" > $3::bigint))))", {"30"}},
         ValidCase{"age > 1 OR age < 2 AND sex = 'F'",
-                  R"((("age" > $3::bigint) OR (("age" < $4::bigint) AND ("sex" = $5::text))))", {"1", "2", "F"}},
+                  R"((("age" > $3::bigint) OR (("age" < $4::bigint) AND ("sex" = $5::text))))",
+                  {"1", "2", "F"}},
         ValidCase{"(age > 1 OR age < 2) AND sex = 'F'",
-                  R"(((("age" > $3::bigint) OR ("age" < $4::bigint)) AND ("sex" = $5::text)))", {"1", "2", "F"}},
+                  R"(((("age" > $3::bigint) OR ("age" < $4::bigint)) AND ("sex" = $5::text)))",
+                  {"1", "2", "F"}},
         ValidCase{"((((age > 1))))", R"(("age" > $3::bigint))", {"1"}},
-        ValidCase{"person_id = 7 And wage Is Null", R"((("person_id" = $3::bigint) AND ("wage" IS NULL)))",
+        ValidCase{"person_id = 7 And wage Is Null",
+                  R"((("person_id" = $3::bigint) AND ("wage" IS NULL)))",
                   {"7"}}));
 
 struct InvalidCase {
@@ -131,7 +143,8 @@ INSTANTIATE_TEST_SUITE_P(
         InvalidCase{"name = 'x' OR '1'='1'", "at position 15: expected a column name"},
         InvalidCase{"name = 'x' OR 1=1", "at position 15: expected a column name"},
         InvalidCase{"name = 'x'' OR ''1''=''1", "at position 8: unterminated string literal"},
-        InvalidCase{"name = 'x'; DELETE FROM audit; --'", "at position 11: unexpected character ';'"},
+        InvalidCase{"name = 'x'; DELETE FROM audit; --'",
+                    "at position 11: unexpected character ';'"},
         InvalidCase{"age > 1) OR (1=1", "at position 8: unexpected ')'"},
         InvalidCase{"age > (SELECT 1)", "at position 7: expected a string or number, found '('"},
         InvalidCase{"age > 1 UNION SELECT 1", "at position 9: column names are lowercase"},
@@ -155,7 +168,8 @@ INSTANTIATE_TEST_SUITE_P(
         // Unknown columns, comparisons the language does not have.
         InvalidCase{"salary > 1", "at position 1: unknown column 'salary'"},
         InvalidCase{"age > 1 OR nme = 'x'", "at position 12: unknown column 'nme'"},
-        InvalidCase{"age = wage", "at position 7: expected a string or number, found column 'wage'"},
+        InvalidCase{"age = wage",
+                    "at position 7: expected a string or number, found column 'wage'"},
         InvalidCase{"age = NULL", "at position 7: NULL is not a value here"},
         InvalidCase{"age", "at position 4: expected a comparison"},
         // Type mismatches.
@@ -169,20 +183,25 @@ INSTANTIATE_TEST_SUITE_P(
         // Empty, too long, too deep.
         InvalidCase{"", "at position 1: empty filter"},
         InvalidCase{"   ", "at position 4: empty filter"},
-        InvalidCase{"age > 1" + std::string(4090, ' '), "at position 4097: filter longer than 4096 bytes"},
-        InvalidCase{std::string(65, '(') + "age > 1" + std::string(65, ')'), "at position 65: nested too deeply"},
+        InvalidCase{"age > 1" + std::string(4090, ' '),
+                    "at position 4097: filter longer than 4096 bytes"},
+        InvalidCase{std::string(65, '(') + "age > 1" + std::string(65, ')'),
+                    "at position 65: nested too deeply"},
         InvalidCase{"name = '" + std::string(5000, 'x') + "'", "filter longer than 4096 bytes"}));
 
 TEST(RenderFilterTest, RefusesBadPlaceholderNumbers) {
   absl::StatusOr<TypedFilter> typed = ParseAndCheckFilter("age IN (1, 2)", TestSchema());
   ASSERT_TRUE(typed.ok()) << typed.status();
-  EXPECT_EQ(RenderFilter(*typed, 0, QuoteIdent).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(RenderFilter(*typed, 0, QuoteIdent).status().code(),
+            absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(RenderFilter(*typed, 65534, QuoteIdent).ok());
-  EXPECT_EQ(RenderFilter(*typed, 65535, QuoteIdent).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(RenderFilter(*typed, 65535, QuoteIdent).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(RenderFilterTest, NumbersPlaceholdersFromFirstParam) {
-  absl::StatusOr<TypedFilter> typed = ParseAndCheckFilter("age IN (1, 2) OR sex = 'F'", TestSchema());
+  absl::StatusOr<TypedFilter> typed =
+      ParseAndCheckFilter("age IN (1, 2) OR sex = 'F'", TestSchema());
   ASSERT_TRUE(typed.ok()) << typed.status();
   absl::StatusOr<SqlFragment> sql = RenderFilter(*typed, 1, QuoteIdent);
   ASSERT_TRUE(sql.ok()) << sql.status();

@@ -146,7 +146,8 @@ absl::Status MakeDir(const std::string& path, mode_t mode) {
         absl::StrCat("cannot create directory ", path, ": ", strerror(errno)));
   }
   if (chmod(path.c_str(), mode) != 0) {
-    return absl::FailedPreconditionError(absl::StrCat("cannot chmod ", path, ": ", strerror(errno)));
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot chmod ", path, ": ", strerror(errno)));
   }
   return absl::OkStatus();
 }
@@ -246,7 +247,8 @@ absl::Status EmbeddedPostgres::ValidateOptions() const {
   }
   for (const auto& [name, value] : options_.settings) {
     if (!IsValidSettingName(name)) {
-      return absl::InvalidArgumentError(absl::StrCat("settings: invalid setting name \"", name, "\""));
+      return absl::InvalidArgumentError(
+          absl::StrCat("settings: invalid setting name \"", name, "\""));
     }
   }
   for (const char* tool : {"initdb", "pg_ctl"}) {
@@ -275,8 +277,9 @@ absl::Status EmbeddedPostgres::ResolveDataDir() {
   for (char c : data_dir_) {
     // The path goes into postgresql.conf (unix_socket_directories is a comma/quote-delimited list).
     if (c == '\'' || c == '"' || c == ',' || c == '\\' || static_cast<unsigned char>(c) < 0x20) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "data_dir: \"", data_dir_, "\" must not contain quotes, commas, backslashes or control characters"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("data_dir: \"", data_dir_,
+                       "\" must not contain quotes, commas, backslashes or control characters"));
     }
   }
   pg_dir_ = data_dir_ + "/pg";
@@ -303,9 +306,9 @@ absl::Status EmbeddedPostgres::ChooseRunAsUser() {
   }
   absl::StatusOr<RunAsUser> user = LookUpUser(options_.system_user);
   if (!user.ok()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "running as root, PostgreSQL must run as an unprivileged user, but ",
-        user.status().message(), " (install postgresql-15, which creates it)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("running as root, PostgreSQL must run as an unprivileged user, but ",
+                     user.status().message(), " (install postgresql-15, which creates it)"));
   }
   run_as_ = *std::move(user);
   if (stat(pg_dir_.c_str(), &st) == 0) {
@@ -331,8 +334,9 @@ absl::Status EmbeddedPostgres::MakeDataDirReachable() {
       !(st.st_gid == run_as_->gid && (st.st_mode & S_IXGRP) != 0)) {
     if (chown(data_dir_.c_str(), static_cast<uid_t>(-1), run_as_->gid) != 0 ||
         chmod(data_dir_.c_str(), (st.st_mode & 07777) | S_IXGRP) != 0) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "data_dir: cannot make ", data_dir_, " searchable by ", run_as_->name, ": ", strerror(errno)));
+      return absl::FailedPreconditionError(absl::StrCat("data_dir: cannot make ", data_dir_,
+                                                        " searchable by ", run_as_->name, ": ",
+                                                        strerror(errno)));
     }
   }
   // Every ancestor must be searchable too; we do not change directories outside data_dir.
@@ -343,7 +347,9 @@ absl::Status EmbeddedPostgres::MakeDataDirReachable() {
         "data_dir: ", data_dir_, " is not reachable by system user ", run_as_->name,
         blocker.empty() ? "" : absl::StrCat(" (", blocker, " is not searchable by it)"),
         "; PostgreSQL cannot run as root, so choose a --data-dir whose parent directories are "
-        "searchable by ", run_as_->name, " (e.g. under /var/lib or /tmp) or grant it search "
+        "searchable by ",
+        run_as_->name,
+        " (e.g. under /var/lib or /tmp) or grant it search "
         "permission (chmod o+x on the blocking directory)"));
   }
   return absl::OkStatus();
@@ -365,8 +371,16 @@ absl::Status EmbeddedPostgres::InitDbIfNeeded() {
   fs::remove_all(scratch, ec);
   RETURN_IF_ERROR(MakeDir(scratch, 0700));
   RETURN_IF_ERROR(ChownToRunAs(scratch));
-  std::vector<std::string> argv = {options_.bin_dir + "/initdb", "-D", scratch, "-U", kSuperuser,
-                                   "-A", "trust", "-E", "UTF8", "--locale=C.UTF-8",
+  std::vector<std::string> argv = {options_.bin_dir + "/initdb",
+                                   "-D",
+                                   scratch,
+                                   "-U",
+                                   kSuperuser,
+                                   "-A",
+                                   "trust",
+                                   "-E",
+                                   "UTF8",
+                                   "--locale=C.UTF-8",
                                    "--no-instructions"};
   if (!options_.durable) argv.push_back("--no-sync");
   LogInfo(absl::StrCat("initialising PostgreSQL cluster in ", pg_dir_));
@@ -379,11 +393,13 @@ absl::Status EmbeddedPostgres::InitDbIfNeeded() {
   {
     std::ofstream conf(scratch + "/postgresql.conf", std::ios::app);
     conf << "\n# dpq: settings written by dpqd on every start\ninclude 'dpq.conf'\n";
-    if (!conf) return absl::InternalError(absl::StrCat("cannot append to ", scratch, "/postgresql.conf"));
+    if (!conf)
+      return absl::InternalError(absl::StrCat("cannot append to ", scratch, "/postgresql.conf"));
   }
   fs::rename(scratch, pg_dir_, ec);
   if (ec) {
-    return absl::InternalError(absl::StrCat("cannot rename ", scratch, " to ", pg_dir_, ": ", ec.message()));
+    return absl::InternalError(
+        absl::StrCat("cannot rename ", scratch, " to ", pg_dir_, ": ", ec.message()));
   }
   return absl::OkStatus();
 }
@@ -446,9 +462,9 @@ absl::Status EmbeddedPostgres::ClearStaleLock() {
                        Run({options_.bin_dir + "/pg_ctl", "stop", "-D", pg_dir_, "-m", "fast", "-w",
                             "-t", absl::StrCat(options_.timeout_seconds)}));
       if (stop.exit_code != 0) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "a PostgreSQL server is already running in ", pg_dir_, " and could not be stopped:\n",
-            LastLines(stop.output, 10)));
+        return absl::FailedPreconditionError(
+            absl::StrCat("a PostgreSQL server is already running in ", pg_dir_,
+                         " and could not be stopped:\n", LastLines(stop.output, 10)));
       }
       break;
     }
@@ -456,8 +472,7 @@ absl::Status EmbeddedPostgres::ClearStaleLock() {
       LogWarning(absl::StrCat("removing stale ", pid_file, " (server not running)"));
       fs::remove(pid_file, ec);
       break;
-    case LockOwner::kNone:
-      break;
+    case LockOwner::kNone: break;
   }
   if (InspectLockFile(socket_lock, pg_real) == LockOwner::kStale) {
     fs::remove(socket_lock, ec);
@@ -484,8 +499,9 @@ absl::Status EmbeddedPostgres::StartServer() {
     log = log.size() > log_offset ? log.substr(log_offset) : "";
     // After a kill -9 of the postmaster its children notice the death and exit within moments;
     // until then they keep the old shared memory segment attached and postgres refuses to start.
-    const bool transient = absl::StrContains(log, "pre-existing shared memory block") ||
-                           (absl::StrContains(log, "lock file") && absl::StrContains(log, "already exists"));
+    const bool transient =
+        absl::StrContains(log, "pre-existing shared memory block") ||
+        (absl::StrContains(log, "lock file") && absl::StrContains(log, "already exists"));
     if (transient && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200 * std::min(attempt, 5)));
       continue;
@@ -527,8 +543,8 @@ absl::Status EmbeddedPostgres::Stop(PostgresStopMode mode) {
   std::error_code ec;
   const std::string pg_real = fs::canonical(pg_dir_, ec).string();
   absl::StatusOr<pid_t> pid = postmaster_pid();
-  if (InspectLockFile(pg_dir_ + "/postmaster.pid", pg_real) != LockOwner::kLiveOurs ||
-      !pid.ok() || (postmaster_pid_ != 0 && *pid != postmaster_pid_)) {
+  if (InspectLockFile(pg_dir_ + "/postmaster.pid", pg_real) != LockOwner::kLiveOurs || !pid.ok() ||
+      (postmaster_pid_ != 0 && *pid != postmaster_pid_)) {
     // Killed behind our back (or a zombie), or replaced by a postmaster someone else started:
     // nothing of ours to stop; the next Start() cleans up.
     running_ = false;
@@ -541,7 +557,8 @@ absl::Status EmbeddedPostgres::Stop(PostgresStopMode mode) {
                         absl::StrCat(options_.timeout_seconds)}));
   if (stop.exit_code != 0) {
     return absl::FailedPreconditionError(absl::StrCat("pg_ctl stop failed in ", pg_dir_, " (exit ",
-                                                      stop.exit_code, "): ", LastLines(stop.output, 5)));
+                                                      stop.exit_code,
+                                                      "): ", LastLines(stop.output, 5)));
   }
   running_ = false;
   return absl::OkStatus();

@@ -93,11 +93,11 @@ class EmbeddedPostgres {
   absl::StatusOr<ProcessResult> Run(const std::vector<std::string>& argv) const;
 
   EmbeddedPostgresOptions options_;
-  std::string data_dir_;    // absolute
-  std::string pg_dir_;      // <data_dir>/pg
-  std::string socket_dir_;  // <data_dir>/run
-  std::string log_dir_;     // <data_dir>/log
-  std::string log_file_;    // <data_dir>/log/postgres.log
+  std::string data_dir_;              // absolute
+  std::string pg_dir_;                // <data_dir>/pg
+  std::string socket_dir_;            // <data_dir>/run
+  std::string log_dir_;               // <data_dir>/log
+  std::string log_file_;              // <data_dir>/log/postgres.log
   absl::optional<RunAsUser> run_as_;  // set when we are root
   bool running_ = false;
   pid_t postmaster_pid_ = 0;  // the postmaster we started; Stop() leaves any other alone

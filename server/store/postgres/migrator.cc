@@ -26,7 +26,8 @@ namespace fs = std::filesystem;
 // "NNNN_verb_noun.sql": returns the version, or 0 when the name does not match.
 int ParseMigrationName(const std::string& name) {
   constexpr absl::string_view kSuffix = ".sql";
-  if (name.size() < 4 + 1 + 1 + kSuffix.size() || !absl::EndsWith(name, kSuffix) || name[4] != '_') {
+  if (name.size() < 4 + 1 + 1 + kSuffix.size() || !absl::EndsWith(name, kSuffix) ||
+      name[4] != '_') {
     return 0;
   }
   for (size_t i = 0; i < 4; ++i) {
@@ -56,8 +57,8 @@ absl::StatusOr<std::vector<MigrationFile>> ListMigrations(const std::string& mig
         absl::StrCat("migrations directory ", migrations_dir, " does not exist"));
   }
   std::vector<MigrationFile> files;
-  for (auto it = fs::directory_iterator(migrations_dir, ec);
-       !ec && it != fs::directory_iterator(); it.increment(ec)) {
+  for (auto it = fs::directory_iterator(migrations_dir, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
     if (!it->is_regular_file(ec)) continue;
     const std::string name = it->path().filename().string();
     if (!absl::EndsWith(name, ".sql")) continue;
@@ -97,7 +98,8 @@ absl::StatusOr<std::vector<Migration>> ReadMigrations(const std::string& migrati
     std::ifstream in(file.path, std::ios::binary);
     std::stringstream ss;
     ss << in.rdbuf();
-    if (!in) return absl::FailedPreconditionError(absl::StrCat("cannot read migration ", file.path));
+    if (!in)
+      return absl::FailedPreconditionError(absl::StrCat("cannot read migration ", file.path));
     migrations.push_back({file.version, file.name, ss.str()});
   }
   return migrations;
@@ -113,9 +115,9 @@ absl::StatusOr<MigrationReport> ApplyMigrations(const std::string& connection_ur
                                                 const std::vector<Migration>& files) {
   for (size_t i = 0; i < files.size(); ++i) {
     if (files[i].version != static_cast<int>(i) + 1) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "migrations must be numbered contiguously from 0001; ", files[i].name, " is at position ",
-          i + 1));
+      return absl::FailedPreconditionError(
+          absl::StrCat("migrations must be numbered contiguously from 0001; ", files[i].name,
+                       " is at position ", i + 1));
     }
   }
   MigrationReport report;
@@ -148,9 +150,9 @@ absl::StatusOr<MigrationReport> ApplyMigrations(const std::string& connection_ur
       const int db_version = applied.empty() ? 0 : applied.rbegin()->first;
       report.schema_version = db_version;
       if (db_version > report.binary_version) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("database schema version ", db_version, " is newer than this binary (knows ",
-                         report.binary_version, "); upgrade dpqd"));
+        return absl::FailedPreconditionError(absl::StrCat(
+            "database schema version ", db_version, " is newer than this binary (knows ",
+            report.binary_version, "); upgrade dpqd"));
       }
       size_t next = 0;
       for (; next < files.size(); ++next) {
@@ -178,8 +180,8 @@ absl::StatusOr<MigrationReport> ApplyMigrations(const std::string& connection_ur
     // Whatever went wrong inside a migration file (a constraint, a deadlock, ...) is a broken
     // migration, not something the caller should retry; only a lost connection stays UNAVAILABLE.
     const absl::optional<DatabaseFailure> failure = DatabaseFailureOf(status);
-    const bool connection_lost = failure == DatabaseFailure::kUnavailable ||
-                                 failure == DatabaseFailure::kCommitInDoubt;
+    const bool connection_lost =
+        failure == DatabaseFailure::kUnavailable || failure == DatabaseFailure::kCommitInDoubt;
     if (applying_file && !connection_lost) {
       return absl::InternalError(status.message());
     }

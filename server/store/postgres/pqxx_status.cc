@@ -23,7 +23,8 @@ std::string PrimaryMessage(const char* what) {
   return std::string(absl::StripAsciiWhitespace(text));
 }
 
-absl::Status Retryable(DatabaseFailure failure, absl::string_view context, absl::string_view detail) {
+absl::Status Retryable(DatabaseFailure failure, absl::string_view context,
+                       absl::string_view detail) {
   return RetryableDatabaseError(failure, absl::StrCat(context, ": ", detail));
 }
 
@@ -40,7 +41,8 @@ bool ServerUnavailable(const std::string& state) {
 
 absl::Status FromSqlError(const pqxx::sql_error& e, absl::string_view context) {
   const std::string& state = e.sqlstate();
-  const std::string state_text = state.empty() ? "SQLSTATE unknown" : absl::StrCat("SQLSTATE ", state);
+  const std::string state_text =
+      state.empty() ? "SQLSTATE unknown" : absl::StrCat("SQLSTATE ", state);
   if (dynamic_cast<const pqxx::unique_violation*>(&e) != nullptr || state == "23505") {
     return Other(absl::StatusCode::kAlreadyExists, context,
                  absl::StrCat("unique constraint violated (", state_text, ")"));
@@ -58,8 +60,9 @@ absl::Status FromSqlError(const pqxx::sql_error& e, absl::string_view context) {
                  absl::StrCat("statement cancelled at the deadline (", state_text, ")"));
   }
   if (ServerUnavailable(state)) {
-    return Retryable(DatabaseFailure::kUnavailable, context,
-                     absl::StrCat("database unavailable (", state_text, "): ", PrimaryMessage(e.what())));
+    return Retryable(
+        DatabaseFailure::kUnavailable, context,
+        absl::StrCat("database unavailable (", state_text, "): ", PrimaryMessage(e.what())));
   }
   if (absl::StartsWith(state, "42") || absl::StartsWith(state, "0A")) {
     return Other(absl::StatusCode::kInternal, context,
@@ -87,7 +90,8 @@ absl::Status StatusFromPqxx(const std::exception& e, absl::string_view context) 
                      "serialization failure (SQLSTATE 40001); retry");
   }
   if (dynamic_cast<const pqxx::deadlock_detected*>(&e) != nullptr) {
-    return Retryable(DatabaseFailure::kConflict, context, "deadlock detected (SQLSTATE 40P01); retry");
+    return Retryable(DatabaseFailure::kConflict, context,
+                     "deadlock detected (SQLSTATE 40P01); retry");
   }
   if (dynamic_cast<const pqxx::transaction_rollback*>(&e) != nullptr) {
     return Retryable(DatabaseFailure::kConflict, context,

@@ -27,13 +27,15 @@ void ExpectRetryable(const absl::Status& s, DatabaseFailure failure) {
 }
 
 TEST(StatusFromPqxxTest, SerializationFailureAndDeadlockAreRetryableConflicts) {
-  const absl::Status serialization = StatusFromPqxx(pqxx::serialization_failure("could not serialize"), "debit");
+  const absl::Status serialization =
+      StatusFromPqxx(pqxx::serialization_failure("could not serialize"), "debit");
   ExpectRetryable(serialization, DatabaseFailure::kConflict);
   EXPECT_THAT(std::string(serialization.message()), StartsWith("debit: "));
   const absl::Status deadlock = StatusFromPqxx(pqxx::deadlock_detected("deadlock"), "debit");
   ExpectRetryable(deadlock, DatabaseFailure::kConflict);
   EXPECT_THAT(std::string(deadlock.message()), HasSubstr("40P01"));
-  ExpectRetryable(StatusFromPqxx(pqxx::sql_error("x", "", "40001"), "q"), DatabaseFailure::kConflict);
+  ExpectRetryable(StatusFromPqxx(pqxx::sql_error("x", "", "40001"), "q"),
+                  DatabaseFailure::kConflict);
 }
 
 TEST(StatusFromPqxxTest, BrokenConnectionIsUnavailable) {
@@ -41,7 +43,8 @@ TEST(StatusFromPqxxTest, BrokenConnectionIsUnavailable) {
       StatusFromPqxx(pqxx::broken_connection("could not connect to server\nmore"), "connect");
   ExpectRetryable(s, DatabaseFailure::kUnavailable);
   // The detail stays in the status (dpqd's log, admins); api/status_mapping.h hides it from analysts.
-  EXPECT_THAT(std::string(s.message()), AllOf(HasSubstr("could not connect to server"), Not(HasSubstr("more"))));
+  EXPECT_THAT(std::string(s.message()),
+              AllOf(HasSubstr("could not connect to server"), Not(HasSubstr("more"))));
   ExpectRetryable(StatusFromPqxx(pqxx::too_many_connections("sorry"), "connect"),
                   DatabaseFailure::kUnavailable);
 }
@@ -49,9 +52,10 @@ TEST(StatusFromPqxxTest, BrokenConnectionIsUnavailable) {
 // A terminated backend (pg_terminate_backend, a fast or immediate shutdown), a server starting up or
 // shutting down, a lost connection and a lack of resources all left nothing done.
 TEST(StatusFromPqxxTest, ServerShutdownsAndResourceShortagesAreUnavailable) {
-  for (const char* state : {"57P01", "57P02", "57P03", "08006", "08003", "53100", "53200", "53300"}) {
-    const absl::Status s =
-        StatusFromPqxx(pqxx::sql_error("FATAL:  terminating connection", "SELECT 1", state), "find allocation");
+  for (const char* state :
+       {"57P01", "57P02", "57P03", "08006", "08003", "53100", "53200", "53300"}) {
+    const absl::Status s = StatusFromPqxx(
+        pqxx::sql_error("FATAL:  terminating connection", "SELECT 1", state), "find allocation");
     ExpectRetryable(s, DatabaseFailure::kUnavailable);
     EXPECT_THAT(std::string(s.message()), AllOf(StartsWith("find allocation: "), HasSubstr(state)));
   }
@@ -62,16 +66,18 @@ TEST(StatusFromPqxxTest, UniqueViolationIsAlreadyExistsWithoutRowData) {
       "ERROR:  duplicate key value violates unique constraint \"analysts_name_key\"\n"
       "DETAIL:  Key (name)=(alice) already exists.\n",
       "INSERT INTO analysts ...", "23505");
-  EXPECT_THAT(StatusFromPqxx(e, "creating analyst"),
-              StatusIs(absl::StatusCode::kAlreadyExists,
-                       AllOf(HasSubstr("creating analyst"), HasSubstr("23505"), Not(HasSubstr("alice")))));
+  EXPECT_THAT(
+      StatusFromPqxx(e, "creating analyst"),
+      StatusIs(absl::StatusCode::kAlreadyExists,
+               AllOf(HasSubstr("creating analyst"), HasSubstr("23505"), Not(HasSubstr("alice")))));
 }
 
 // The COMMIT may or may not have taken effect: only a retry with the same request id tells, and it
 // is safe (it replays the committed row or commits it once), so the code is UNAVAILABLE, not
 // INTERNAL (which a client must not retry).
 TEST(StatusFromPqxxTest, CommitInDoubtIsUnavailableAndMarkedInDoubt) {
-  const absl::Status s = StatusFromPqxx(pqxx::in_doubt_error("lost connection during commit"), "debit");
+  const absl::Status s =
+      StatusFromPqxx(pqxx::in_doubt_error("lost connection during commit"), "debit");
   ExpectRetryable(s, DatabaseFailure::kCommitInDoubt);
   EXPECT_THAT(std::string(s.message()), HasSubstr("commit in doubt"));
   ExpectRetryable(StatusFromPqxx(pqxx::statement_completion_unknown("?"), "debit"),
@@ -79,7 +85,8 @@ TEST(StatusFromPqxxTest, CommitInDoubtIsUnavailableAndMarkedInDoubt) {
 }
 
 TEST(StatusFromPqxxTest, StatementTimeoutIsDeadlineExceeded) {
-  const absl::Status s = StatusFromPqxx(pqxx::sql_error("ERROR:  canceling statement", "", "57014"), "scan");
+  const absl::Status s =
+      StatusFromPqxx(pqxx::sql_error("ERROR:  canceling statement", "", "57014"), "scan");
   EXPECT_THAT(s, StatusIs(absl::StatusCode::kDeadlineExceeded));
   EXPECT_THAT(DatabaseFailureOf(s), Optional(DatabaseFailure::kOther));
   EXPECT_FALSE(IsRetryableDatabaseFailure(s));
@@ -88,17 +95,19 @@ TEST(StatusFromPqxxTest, StatementTimeoutIsDeadlineExceeded) {
 TEST(StatusFromPqxxTest, DataErrorsDoNotEchoTheServerMessage) {
   const pqxx::data_exception e("ERROR:  invalid input syntax for type integer: \"secret-value\"\n",
                                "SELECT ...", "22P02");
-  EXPECT_THAT(StatusFromPqxx(e, "query"),
-              StatusIs(absl::StatusCode::kInternal, AllOf(HasSubstr("22P02"), Not(HasSubstr("secret")))));
+  EXPECT_THAT(
+      StatusFromPqxx(e, "query"),
+      StatusIs(absl::StatusCode::kInternal, AllOf(HasSubstr("22P02"), Not(HasSubstr("secret")))));
 }
 
 TEST(StatusFromPqxxTest, SyntaxErrorsQuoteThePrimaryMessage) {
   const pqxx::undefined_table e("ERROR:  relation \"no_such_table\" does not exist\nLINE 1: ...\n",
                                 "SELECT * FROM no_such_table", "42P01");
-  EXPECT_THAT(StatusFromPqxx(e, "migrating"),
-              StatusIs(absl::StatusCode::kInternal,
-                       AllOf(HasSubstr("42P01"), HasSubstr("relation \"no_such_table\" does not exist"),
-                             Not(HasSubstr("LINE 1")), Not(HasSubstr("ERROR:")))));
+  EXPECT_THAT(
+      StatusFromPqxx(e, "migrating"),
+      StatusIs(absl::StatusCode::kInternal,
+               AllOf(HasSubstr("42P01"), HasSubstr("relation \"no_such_table\" does not exist"),
+                     Not(HasSubstr("LINE 1")), Not(HasSubstr("ERROR:")))));
 }
 
 TEST(StatusFromPqxxTest, OtherExceptionsAreInternal) {

@@ -26,8 +26,8 @@ struct RunAsUser {
 absl::StatusOr<RunAsUser> LookUpUser(const std::string& name);
 
 struct ProcessResult {
-  int exit_code = -1;    // exit status, or 128+signal when killed by a signal
-  std::string output;    // stdout and stderr interleaved
+  int exit_code = -1;  // exit status, or 128+signal when killed by a signal
+  std::string output;  // stdout and stderr interleaved
 };
 
 // Runs argv[0] (an absolute path) with argv, stdin from /dev/null, stdout+stderr captured, every other
