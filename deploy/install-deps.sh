@@ -12,6 +12,7 @@ set -euo pipefail
 PACKAGES=(
   # toolchain
   build-essential cmake ninja-build pkg-config ccache git
+  clang-format  # deploy/test.sh checks the C++ layout against .clang-format
   # libraries
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libpqxx-dev libabsl-dev prometheus-cpp-dev libcivetweb-dev libssl-dev libcli11-dev nlohmann-json3-dev

@@ -86,6 +86,17 @@ echo "ok: pqxx only under server/store/, server/dp free of grpc/protobuf/pqxx, n
 step "packages"
 bash "$ROOT/deploy/install-deps.sh"
 
+# --- 2b. layout: every tracked C++ file as .clang-format lays it out -----------------------------
+# clang-format 14 (Debian's) decides the layout; a file it would change fails the run, and
+# `clang-format -i <file>` fixes it.
+step "layout check (.clang-format)"
+mapfile -t cxx_files < <(git ls-files '*.cc' '*.h' 2>/dev/null || sources server client tests bench)
+if ! clang-format --dry-run -Werror "${cxx_files[@]}"; then
+  echo "test.sh: FAIL (layout: run clang-format -i on the files above)"
+  exit 1
+fi
+echo "ok: ${#cxx_files[@]} C++ files laid out as .clang-format says"
+
 # --- 3. configure and build everything ---------------------------------------------------------
 # ccache keys on paths relative to the checkout (and ignores the build directory in debug info),
 # so a fresh clone in another folder reuses the objects of an earlier build on this machine.
