@@ -96,6 +96,121 @@ std::pair<std::string, std::string> SplitMethod(absl::string_view full) {
 
 }  // namespace
 
+namespace {
+
+// The families of one scrape, one function per kind of ledger figure, in the order they are
+// exposed.
+std::vector<prometheus::MetricFamily> BudgetFamilies(
+    const std::vector<LedgerFigures::Budget>& budgets) {
+  prometheus::MetricFamily remaining{"dpq_budget_remaining",
+                                     "Privacy budget left per dataset (param: epsilon or delta)",
+                                     kGauge,
+                                     {}};
+  prometheus::MetricFamily total{
+      "dpq_budget_limit", "Privacy budget set per dataset (param: epsilon or delta)", kGauge, {}};
+  prometheus::MetricFamily accountant{
+      "dpq_budget_accountant_info",
+      "Always 1: the accountant composing the charges of each dataset's ledger",
+      kGauge,
+      {}};
+  for (const auto& b : budgets) {
+    remaining.metric.push_back(
+        Sample({{"dataset", b.dataset}, {"param", "epsilon"}}, b.epsilon_remaining, kGauge));
+    remaining.metric.push_back(
+        Sample({{"dataset", b.dataset}, {"param", "delta"}}, b.delta_remaining, kGauge));
+    total.metric.push_back(
+        Sample({{"dataset", b.dataset}, {"param", "epsilon"}}, b.epsilon_total, kGauge));
+    total.metric.push_back(
+        Sample({{"dataset", b.dataset}, {"param", "delta"}}, b.delta_total, kGauge));
+    accountant.metric.push_back(
+        Sample({{"accountant", b.accountant}, {"dataset", b.dataset}}, 1, kGauge));
+  }
+  return {remaining, total, accountant};
+}
+
+std::vector<prometheus::MetricFamily> SpentFamilies(
+    const std::vector<LedgerFigures::Spent>& spent) {
+  // A counter: the audit table is append-only, so these sums never decrease.
+  prometheus::MetricFamily eps{
+      "dpq_epsilon_spent_total",
+      "Epsilon charged to a dataset's ledger, per analyst (from the audit table)",
+      kCounter,
+      {}};
+  prometheus::MetricFamily delta{
+      "dpq_delta_spent_total",
+      "Delta charged to a dataset's ledger, per analyst (from the audit table)",
+      kCounter,
+      {}};
+  for (const auto& s : spent) {
+    eps.metric.push_back(
+        Sample({{"analyst", s.analyst}, {"dataset", s.dataset}}, s.epsilon, kCounter));
+    delta.metric.push_back(
+        Sample({{"analyst", s.analyst}, {"dataset", s.dataset}}, s.delta, kCounter));
+  }
+  return {eps, delta};
+}
+
+std::vector<prometheus::MetricFamily> HistoryFamilies(
+    const std::vector<LedgerFigures::History>& history) {
+  prometheus::MetricFamily rows{"dpq_audit_rows_total",
+                                "Allocations in each dataset's audit chain (append-only)",
+                                kCounter,
+                                {}};
+  prometheus::MetricFamily recent{
+      "dpq_epsilon_spent_recent",
+      "Nominal epsilon charged to a dataset's ledger during the last `window` (audit created_at, "
+      "minute resolution)",
+      kGauge,
+      {}};
+  for (const auto& h : history) {
+    rows.metric.push_back(
+        Sample({{"dataset", h.dataset}}, static_cast<double>(h.audit_rows), kCounter));
+    for (int i = 0; i < kRecentWindowCount; ++i) {
+      recent.metric.push_back(Sample({{"dataset", h.dataset}, {"window", kRecentWindows[i].label}},
+                                     h.epsilon_recent[i], kGauge));
+    }
+  }
+  return {rows, recent};
+}
+
+std::vector<prometheus::MetricFamily> CapFamilies(const std::vector<LedgerFigures::Cap>& caps) {
+  prometheus::MetricFamily eps_cap{
+      "dpq_analyst_epsilon_cap",
+      "Epsilon cap of an analyst's grant on a dataset (grants with a cap)",
+      kGauge,
+      {}};
+  prometheus::MetricFamily eps_cap_left{"dpq_analyst_epsilon_cap_remaining",
+                                        "Epsilon the analyst may still spend under the cap",
+                                        kGauge,
+                                        {}};
+  prometheus::MetricFamily delta_cap{
+      "dpq_analyst_delta_cap",
+      "Delta cap of an analyst's grant on a dataset (grants with one)",
+      kGauge,
+      {}};
+  prometheus::MetricFamily delta_cap_left{"dpq_analyst_delta_cap_remaining",
+                                          "Delta the analyst may still spend under the cap",
+                                          kGauge,
+                                          {}};
+  for (const auto& c : caps) {
+    std::vector<prometheus::ClientMetric::Label> labels = {{"analyst", c.analyst},
+                                                           {"dataset", c.dataset}};
+    if (c.has_epsilon_cap) {
+      eps_cap.metric.push_back(Sample(labels, c.epsilon_cap, kGauge));
+      eps_cap_left.metric.push_back(
+          Sample(labels, std::max(0.0, c.epsilon_cap - c.epsilon_spent), kGauge));
+    }
+    if (c.has_delta_cap) {
+      delta_cap.metric.push_back(Sample(labels, c.delta_cap, kGauge));
+      delta_cap_left.metric.push_back(
+          Sample(labels, std::max(0.0, c.delta_cap - c.delta_spent), kGauge));
+    }
+  }
+  return {eps_cap, eps_cap_left, delta_cap, delta_cap_left};
+}
+
+}  // namespace
+
 class Metrics::LedgerCollector : public prometheus::Collectable {
  public:
   explicit LedgerCollector(LedgerSnapshot snapshot) : snapshot_(std::move(snapshot)) {}
@@ -110,99 +225,12 @@ class Metrics::LedgerCollector : public prometheus::Collectable {
           absl::StrCat("metrics: cannot read ledger figures: ", figures.status().ToString()));
       return {up};
     }
-    prometheus::MetricFamily remaining{"dpq_budget_remaining",
-                                       "Privacy budget left per dataset (param: epsilon or delta)",
-                                       kGauge,
-                                       {}};
-    prometheus::MetricFamily total{
-        "dpq_budget_limit", "Privacy budget set per dataset (param: epsilon or delta)", kGauge, {}};
-    prometheus::MetricFamily accountant{
-        "dpq_budget_accountant_info",
-        "Always 1: the accountant composing the charges of each dataset's ledger",
-        kGauge,
-        {}};
-    for (const auto& b : figures->budgets) {
-      remaining.metric.push_back(
-          Sample({{"dataset", b.dataset}, {"param", "epsilon"}}, b.epsilon_remaining, kGauge));
-      remaining.metric.push_back(
-          Sample({{"dataset", b.dataset}, {"param", "delta"}}, b.delta_remaining, kGauge));
-      total.metric.push_back(
-          Sample({{"dataset", b.dataset}, {"param", "epsilon"}}, b.epsilon_total, kGauge));
-      total.metric.push_back(
-          Sample({{"dataset", b.dataset}, {"param", "delta"}}, b.delta_total, kGauge));
-      accountant.metric.push_back(
-          Sample({{"accountant", b.accountant}, {"dataset", b.dataset}}, 1, kGauge));
+    std::vector<prometheus::MetricFamily> families = {up};
+    for (auto part : {BudgetFamilies(figures->budgets), SpentFamilies(figures->spent),
+                      HistoryFamilies(figures->history), CapFamilies(figures->caps)}) {
+      for (auto& family : part) families.push_back(std::move(family));
     }
-    // A counter: the audit table is append-only, so these sums never decrease.
-    prometheus::MetricFamily eps{
-        "dpq_epsilon_spent_total",
-        "Epsilon charged to a dataset's ledger, per analyst (from the audit table)",
-        kCounter,
-        {}};
-    prometheus::MetricFamily delta{
-        "dpq_delta_spent_total",
-        "Delta charged to a dataset's ledger, per analyst (from the audit table)",
-        kCounter,
-        {}};
-    for (const auto& s : figures->spent) {
-      eps.metric.push_back(
-          Sample({{"analyst", s.analyst}, {"dataset", s.dataset}}, s.epsilon, kCounter));
-      delta.metric.push_back(
-          Sample({{"analyst", s.analyst}, {"dataset", s.dataset}}, s.delta, kCounter));
-    }
-    prometheus::MetricFamily rows{"dpq_audit_rows_total",
-                                  "Allocations in each dataset's audit chain (append-only)",
-                                  kCounter,
-                                  {}};
-    prometheus::MetricFamily recent{
-        "dpq_epsilon_spent_recent",
-        "Nominal epsilon charged to a dataset's ledger during the last `window` (audit created_at, "
-        "minute resolution)",
-        kGauge,
-        {}};
-    for (const auto& h : figures->history) {
-      rows.metric.push_back(
-          Sample({{"dataset", h.dataset}}, static_cast<double>(h.audit_rows), kCounter));
-      for (int i = 0; i < kRecentWindowCount; ++i) {
-        recent.metric.push_back(
-            Sample({{"dataset", h.dataset}, {"window", kRecentWindows[i].label}},
-                   h.epsilon_recent[i], kGauge));
-      }
-    }
-    prometheus::MetricFamily eps_cap{
-        "dpq_analyst_epsilon_cap",
-        "Epsilon cap of an analyst's grant on a dataset (grants with a cap)",
-        kGauge,
-        {}};
-    prometheus::MetricFamily eps_cap_left{"dpq_analyst_epsilon_cap_remaining",
-                                          "Epsilon the analyst may still spend under the cap",
-                                          kGauge,
-                                          {}};
-    prometheus::MetricFamily delta_cap{
-        "dpq_analyst_delta_cap",
-        "Delta cap of an analyst's grant on a dataset (grants with one)",
-        kGauge,
-        {}};
-    prometheus::MetricFamily delta_cap_left{"dpq_analyst_delta_cap_remaining",
-                                            "Delta the analyst may still spend under the cap",
-                                            kGauge,
-                                            {}};
-    for (const auto& c : figures->caps) {
-      std::vector<prometheus::ClientMetric::Label> labels = {{"analyst", c.analyst},
-                                                             {"dataset", c.dataset}};
-      if (c.has_epsilon_cap) {
-        eps_cap.metric.push_back(Sample(labels, c.epsilon_cap, kGauge));
-        eps_cap_left.metric.push_back(
-            Sample(labels, std::max(0.0, c.epsilon_cap - c.epsilon_spent), kGauge));
-      }
-      if (c.has_delta_cap) {
-        delta_cap.metric.push_back(Sample(labels, c.delta_cap, kGauge));
-        delta_cap_left.metric.push_back(
-            Sample(labels, std::max(0.0, c.delta_cap - c.delta_spent), kGauge));
-      }
-    }
-    return {up,   remaining, total,   accountant,   eps,       delta,
-            rows, recent,    eps_cap, eps_cap_left, delta_cap, delta_cap_left};
+    return families;
   }
 
  private:
