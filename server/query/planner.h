@@ -5,6 +5,7 @@
 #define DPQ_SERVER_QUERY_PLANNER_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,17 @@ struct ScanPlan {
   // unit's row count in the group (no value column), clamped to [clamp_lower, clamp_upper], and
   // the released count is `sum` (sum_values set, center 0).
   bool pre_aggregate_count = false;
+  // Per-row expressions, checked against the schema (QuerySpec's, server/query/expression):
+  //  - value_expression: read instead of value_column (which is then empty); the scan keeps rows
+  //    where it is not NULL and clamps its value into [clamp_lower, clamp_upper] like a column's;
+  //    a count reads it only for the NULL test.
+  //  - row_condition: rows where it is not TRUE are dropped (before the per-unit choice, as the
+  //    filter's rows are).
+  //  - group_expressions: empty or one per group column; a non-null entry makes the key the
+  //    expression's text (group_columns[i] is then its label, never read as a column).
+  std::shared_ptr<const expression::CheckedExpression> value_expression;
+  std::shared_ptr<const expression::CheckedExpression> row_condition;
+  std::vector<std::shared_ptr<const expression::CheckedExpression>> group_expressions;
 };
 
 // One released noisy statistic (per group, for grouped queries).

@@ -2,11 +2,13 @@
 #ifndef DPQ_SERVER_QUERY_QUERY_SPEC_H_
 #define DPQ_SERVER_QUERY_QUERY_SPEC_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/string_view.h"
 #include "absl/types/optional.h"
+#include "server/query/expression/expression.h"
 
 namespace dpq::query {
 
@@ -48,6 +50,21 @@ struct QuerySpec {
   // need not lie within the column's declared bounds; for kCount they are row counts, 0 <= lower
   // < upper (lower 0 with a whole upper U is planned as the row-level count with K = U).
   bool pre_aggregate = false;
+
+  // Per-row expressions (server/query/expression; the SQL front end builds them, the planner
+  // checks them against the schema). Untyped as built; null or empty: none.
+  //  - value_expression: the value the aggregate reads instead of `column` (`SUM(age + 1)`); its
+  //    clamp range is [lower, upper] when given, else the bounds derived from declared bounds.
+  //    With kCount: the rows counted are those where it is not NULL.
+  //  - row_condition: rows where it is not TRUE are dropped, as with `where` (both apply).
+  //  - group_expressions: empty, or one entry per group_by name; a non-null entry makes that key
+  //    the expression's value as text, and the group_by name is only its label.
+  std::shared_ptr<const expression::Expr> value_expression;
+  std::shared_ptr<const expression::Expr> row_condition;
+  std::vector<std::shared_ptr<const expression::Expr>> group_expressions;
+  // Release only the group keys (a SQL SELECT of keys without aggregates): the whole (epsilon,
+  // delta) goes to partition selection, nothing else is released. Needs group_by.
+  bool keys_only = false;
 };
 
 }  // namespace dpq::query
