@@ -30,6 +30,9 @@ struct Expr {
     kIn,        // children[0] [NOT] IN (children[1..])
     kBetween,   // children[0] [NOT] BETWEEN children[1] AND children[2]
     kIsNull,    // children[0] IS [NOT] NULL
+    kCase,      // CASE [operand] WHEN w THEN t {WHEN w THEN t} [ELSE e] END: children are
+                // [operand,] w1, t1, w2, t2, ... [, e]; has_operand / has_else say which exist
+    kCast,      // CAST(children[0] AS name): name is the target type, upper-cased
   };
   Kind kind = Kind::kColumn;
   Position pos;
@@ -39,6 +42,8 @@ struct Expr {
   std::string text;            // kNumber, kString
   std::string op;              // kUnary, kBinary
   bool negated = false;        // kIn, kBetween, kIsNull
+  bool has_operand = false;    // kCase: a simple CASE (CASE x WHEN 1 THEN ...)
+  bool has_else = false;       // kCase
   std::vector<Expr> children;  // kCall: the arguments
 };
 
