@@ -12,6 +12,16 @@ namespace {
 using expression::CheckedExpression;
 using expression::ValueType;
 
+// An expression's canonical text in a message, cut to a readable length: a message names what
+// it refuses without echoing a long input back.
+std::string Excerpt(const std::string& canonical) {
+  constexpr size_t kMaxBytes = 60;
+  if (canonical.size() <= kMaxBytes) return canonical;
+  size_t cut = kMaxBytes;
+  while (cut > 0 && (static_cast<unsigned char>(canonical[cut]) & 0xC0) == 0x80) --cut;
+  return absl::StrCat(canonical.substr(0, cut), "...");
+}
+
 bool IsNumeric(ValueType t) { return t == ValueType::kInt64 || t == ValueType::kFloat64; }
 
 // Prefixes a refusal's message with the field it concerns, keeping its code.
@@ -51,7 +61,7 @@ absl::StatusOr<ValueExpression> CheckValueExpression(const QuerySpec& spec,
   if (spec.aggregate == AggregateKind::kCount) return out;  // counts rows where it is not NULL
   if (!IsNumeric(checked.root.type)) {
     return absl::InvalidArgumentError(
-        absl::StrCat(field, ": the expression ", checked.canonical, " is ",
+        absl::StrCat(field, ": the expression ", Excerpt(checked.canonical), " is ",
                      expression::ValueTypeName(checked.root.type), "; ", field, " needs a number"));
   }
   auto column = std::make_shared<ColumnSchema>();
@@ -67,8 +77,8 @@ absl::StatusOr<ValueExpression> CheckValueExpression(const QuerySpec& spec,
     SetStandInBounds(*checked.bounds, *column);
   } else {
     return absl::InvalidArgumentError(
-        absl::StrCat(field, ": the bounds of ", checked.canonical, " cannot be derived: column ",
-                     checked.unbounded_column,
+        absl::StrCat(field, ": the bounds of ", Excerpt(checked.canonical),
+                     " cannot be derived: column ", checked.unbounded_column,
                      " has no declared bounds; declare them (dpqctl dataset create --bounds ",
                      checked.unbounded_column,
                      "=L:U) or give the aggregate's bounds (lower/upper, in SQL "
