@@ -26,6 +26,11 @@ std::string SafeArithmetic::Clamp(absl::string_view value, absl::string_view lo,
   return absl::StrCat("least(greatest(", value, ", ", lo, "), ", hi, ")");
 }
 
+std::string SafeArithmetic::StrictClamp(absl::string_view value, absl::string_view lo,
+                                        absl::string_view hi) const {
+  return Smaller(Larger(value, lo), hi);
+}
+
 std::string SafeArithmetic::ClampForPreAggregate(absl::string_view raw) const {
   return Clamp(raw, Constant(-kPreAggregateRawLimit), Constant(kPreAggregateRawLimit));
 }

@@ -90,6 +90,10 @@ class SafeArithmetic {
   std::string Raw(absl::string_view column) const;
   // `value` clamped into [lo, hi]: NaN to hi, +-Infinity to the nearer bound.
   std::string Clamp(absl::string_view value, absl::string_view lo, absl::string_view hi) const;
+  // Clamp that keeps NULL as NULL (least / greatest skip a NULL argument, so Clamp(NULL) is lo):
+  // for per-row expressions, where a NULL must propagate. Same result on every non-NULL value.
+  std::string StrictClamp(absl::string_view value, absl::string_view lo,
+                          absl::string_view hi) const;
   // A raw value clamped into +-kPreAggregateRawLimit, for the per-unit sums.
   std::string ClampForPreAggregate(absl::string_view raw) const;
   // value * value, with |value| < kTinyMagnitude flushed to 0 first.
