@@ -8,7 +8,9 @@ namespace dpq::store {
 bool UsesStoredRank(const query::ScanPlan& plan, bool has_filter) {
   // count_units only comes with grouped plans today (partition selection); it is excluded anyway
   // so that a future ungrouped use is reviewed before it gets the stored rank.
-  return plan.bound_by_row_rank && plan.group_columns.empty() && !has_filter && !plan.count_units;
+  // A row condition is a filter (dropped before the choice, see bounding_sql.h).
+  return plan.bound_by_row_rank && plan.group_columns.empty() && !has_filter &&
+         plan.row_condition == nullptr && !plan.count_units;
 }
 
 std::string RowRankSelect(const query::ScanPlan& plan, bool has_filter,

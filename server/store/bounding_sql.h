@@ -34,6 +34,11 @@
 // window path, so a unit keeps up to K rows among those that qualify; ranks among all rows would
 // still be private (the kept rows are a subset of the unit's first K) but would keep fewer rows.
 // Grouped plans bound K rows per unit AND group; one rank per unit would keep K rows in total.
+// Per-row expressions: a row condition is a filter like `--where` (the window, for the same
+// reason). A value expression keeps the stored rank: its NULLs are dropped inside the kept set as
+// a value column's are, and whether a row's expression is NULL is a function of that row alone,
+// so a unit's kept rows still depend on its own rows only and the choice of method on the request
+// only. Group expressions come with group columns, so they take the window.
 #ifndef DPQ_SERVER_STORE_BOUNDING_SQL_H_
 #define DPQ_SERVER_STORE_BOUNDING_SQL_H_
 
@@ -49,7 +54,8 @@ namespace dpq::store {
 inline constexpr char kRowRankColumn[] = "_dpq_rank";
 
 // True when `plan` may be bounded by the stored rank (see above): plan.bound_by_row_rank (the
-// table has ranks), no group columns, no filter (`has_filter`), and no count of units.
+// table has ranks), no group columns, no filter (`has_filter`) nor row condition, and no count
+// of units.
 bool UsesStoredRank(const query::ScanPlan& plan, bool has_filter);
 
 // The select-list item "<rank> AS rn" of the scan's inner query: the stored rank when

@@ -27,6 +27,32 @@
 // Flushing magnitudes below 1e-150 changes a square by < 1e-300 and a per-unit mean by < 1e-150:
 // public thresholds, never data-dependent choices, far below any noise dpq adds.
 //
+// Per-row expressions (expression_sql.h) nest these operations up to 64 deep, so each builder
+// below reads each argument ONCE in the text it writes: a builder that repeated its argument
+// (as Square does with a column reference) would double the statement at every level.
+//  * Flush rounds to a multiple of 2^-500 (about 3.05e-151) without repeating its argument:
+//    float8 `round(v * 2^500) / 2^500` (round is rint; both scalings by a power of two are exact
+//    for |v| <= 1e15, and v * 2^500 <= 3.3e165 cannot overflow), numeric `round(v, 151)`. So
+//    |v| < 2^-501 becomes 0, |v| >= 2^-447 (where v * 2^500 is already an integer) is unchanged,
+//    and no value moves by more than 2^-501 (float8) or 5e-152 (numeric): a public rounding far
+//    below any noise. In numeric it also bounds the scale (digits after the point) of a product
+//    by 302, so nested products cannot reach numeric's scale limit of 16383.
+//  * Multiply flushes both factors: a nonzero product is >= 2^-1000 (about 9.3e-302) > DBL_MIN,
+//    no underflow; factors of magnitude <= 1e15 (+2^-501) give <= 1e30, no overflow.
+//  * Divide flushes the dividend; the caller guarantees the divisor lies in an interval excluding
+//    0 with magnitude <= 1e15: a nonzero quotient is >= 2^-500 / 1e15 > 1e-166 (no underflow), and
+//    a flushed dividend is 0 or at most twice the dividend's bound, so the quotient is at most
+//    twice its interval's bound (<= 2e15, no overflow).
+//  * RoundHalfAwayFromZero reads a float8 through its text, which the pinned session setting
+//    extra_float_digits = 3 makes the shortest decimal that rounds back to the same double; a
+//    half-way decimal is then printed exactly, and any other decimal lies on the same side of
+//    every half-integer as the double does, so numeric `round` (half away from zero, total)
+//    rounds the double correctly. (float8 `round` is rint: half to even.)
+//  * Smaller / Larger are PostgreSQL's strict float8smaller / numeric_smaller (and -larger): NULL
+//    if either argument is NULL (ZetaSQL's LEAST / GREATEST), where SQL least() skips NULLs.
+//  * ToFloat8Once is ToFloat8 reading its argument once: numeric `round(v, 323)::float8` (a
+//    nonzero value is then >= 1e-323, above the smallest subnormal, so the cast never underflows).
+//
 // kNumeric writes the same statement in exact `numeric`, which has no overflow or underflow at
 // these magnitudes (PostgreSQL 14+ numeric holds NaN and +-Infinity, so the casts are total too).
 // It is the fallback AggregateScanner runs if the float8 statement ever raises a data exception
@@ -64,6 +90,10 @@ class SafeArithmetic {
   std::string Raw(absl::string_view column) const;
   // `value` clamped into [lo, hi]: NaN to hi, +-Infinity to the nearer bound.
   std::string Clamp(absl::string_view value, absl::string_view lo, absl::string_view hi) const;
+  // Clamp that keeps NULL as NULL (least / greatest skip a NULL argument, so Clamp(NULL) is lo):
+  // for per-row expressions, where a NULL must propagate. Same result on every non-NULL value.
+  std::string StrictClamp(absl::string_view value, absl::string_view lo,
+                          absl::string_view hi) const;
   // A raw value clamped into +-kPreAggregateRawLimit, for the per-unit sums.
   std::string ClampForPreAggregate(absl::string_view raw) const;
   // value * value, with |value| < kTinyMagnitude flushed to 0 first.
@@ -75,6 +105,15 @@ class SafeArithmetic {
   // A result of this arithmetic as float8: never fails (|x| < 1e-300 flushes to 0 for numeric;
   // results are bounded far below DBL_MAX by the argument above).
   std::string ToFloat8(absl::string_view value) const;
+  // Per-row expression steps (see above); each reads each argument once.
+  std::string Flush(absl::string_view value) const;
+  std::string Multiply(absl::string_view a, absl::string_view b) const;
+  // `divisor` must lie in an interval that excludes 0 (CheckExpression).
+  std::string Divide(absl::string_view dividend, absl::string_view divisor) const;
+  std::string RoundHalfAwayFromZero(absl::string_view value) const;
+  std::string Smaller(absl::string_view a, absl::string_view b) const;
+  std::string Larger(absl::string_view a, absl::string_view b) const;
+  std::string ToFloat8Once(absl::string_view value) const;
   // A literal constant of this arithmetic (the thresholds above), e.g. "1e-150::float8".
   std::string Constant(double value) const;
 

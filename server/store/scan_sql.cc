@@ -7,6 +7,7 @@
 #include "server/store/bounding_sql.h"
 #include "server/store/database.h"
 #include "server/store/dataset_store.h"
+#include "server/store/expression_sql.h"
 #include "server/store/filter/filter_sql.h"
 
 namespace dpq::store {
@@ -40,11 +41,17 @@ class ScanBuilder {
     pre_ = plan_.pre_aggregate;
     unit_ = quote_(plan_.unit_column);
     unit_ref_ = pre_ ? "u" : unit_;
-    if (!plan_.value_column.empty() || pre_) {
+    if (!plan_.value_column.empty() || plan_.value_expression != nullptr || pre_) {
       lo_ = Param(ExactDouble(plan_.clamp_lower), math_.type());
       hi_ = Param(ExactDouble(plan_.clamp_upper), math_.type());
     }
-    SelectRowsAndGroups();
+    inner_ = {absl::StrCat(unit_, " AS u")};
+    RETURN_IF_ERROR(SelectValue());
+    if (plan_.row_condition != nullptr) {
+      ASSIGN_OR_RETURN(std::string condition, Expressions().Condition(plan_.row_condition->root));
+      conditions_.push_back(absl::StrCat("(", condition, ") IS TRUE"));
+    }
+    RETURN_IF_ERROR(SelectGroups());
     std::vector<std::string> reduced = pre_ ? PerUnitReduction() : std::vector<std::string>{};
     if (!pre_) inner_.push_back(RowRankSelect(plan_, filter_ != nullptr, partition_by_));
     if (!group_refs_.empty()) (pre_ ? reduced : inner_).push_back(GroupRank());
@@ -85,39 +92,75 @@ class ScanBuilder {
   }
   int next_param() const { return static_cast<int>(params_.size()) + 1; }
 
-  // The inner select list: the unit, the clamped value c (or the raw value v, clamped wide, that a
-  // pre-aggregation sums), the group texts; and the WHERE conditions on the table's rows.
-  void SelectRowsAndGroups() {
-    inner_ = {absl::StrCat(unit_, " AS u")};
-    if (!plan_.value_column.empty()) {
+  ExpressionSql Expressions() {
+    return ExpressionSql(
+        math_.arithmetic(),
+        [this](std::string value, absl::string_view cast) { return Param(std::move(value), cast); },
+        quote_);
+  }
+
+  // The inner select list's value: the clamped value c (or the raw value v, clamped wide, that a
+  // pre-aggregation sums) of the value column or expression, and the condition that it is not
+  // NULL. A count that reads no value (no sums, no buckets) selects c as NULL.
+  absl::Status SelectValue() {
+    std::string raw;
+    if (plan_.value_expression != nullptr) {
+      const query::expression::Expr& root = plan_.value_expression->root;
+      const bool numeric = root.type == query::expression::ValueType::kInt64 ||
+                           root.type == query::expression::ValueType::kFloat64;
+      ASSIGN_OR_RETURN(raw, numeric ? Expressions().Numeric(root) : Expressions().Text(root));
+      conditions_.push_back(absl::StrCat("(", raw, ") IS NOT NULL"));
+      const bool reads_value =
+          pre_ || plan_.sum_values || plan_.sum_squares || !plan_.bucket_edges.empty();
+      if (!numeric || !reads_value) raw.clear();
+    } else if (!plan_.value_column.empty()) {
       const std::string col = quote_(plan_.value_column);
       conditions_.push_back(absl::StrCat(col, " IS NOT NULL"));
-      if (!pre_) {
-        inner_.push_back(absl::StrCat(math_.Clamp(math_.Raw(col), lo_, hi_), " AS c"));
-      } else if (!plan_.pre_aggregate_count) {
-        inner_.push_back(absl::StrCat(math_.ClampForPreAggregate(math_.Raw(col)), " AS v"));
-      }
-    } else if (!pre_) {
-      inner_.push_back(absl::StrCat("NULL::", math_.type(), " AS c"));
+      raw = math_.Raw(col);
     }
+    if (raw.empty()) {
+      if (!pre_) inner_.push_back(absl::StrCat("NULL::", math_.type(), " AS c"));
+    } else if (!pre_) {
+      inner_.push_back(absl::StrCat(math_.Clamp(raw, lo_, hi_), " AS c"));
+    } else if (!plan_.pre_aggregate_count) {
+      inner_.push_back(absl::StrCat(math_.ClampForPreAggregate(raw), " AS v"));
+    }
+    return absl::OkStatus();
+  }
+
+  // The group texts g_i (a column's text, or a group expression's), the window's partition and
+  // the WHERE conditions on them (NULL groups, declared or requested key domains).
+  absl::Status SelectGroups() {
     partition_by_ = {unit_};
     for (size_t i = 0; i < plan_.group_columns.size(); ++i) {
-      const std::string g = quote_(plan_.group_columns[i]);
+      const bool is_expression =
+          i < plan_.group_expressions.size() && plan_.group_expressions[i] != nullptr;
+      std::string key, nullable;
+      if (is_expression) {
+        ASSIGN_OR_RETURN(key, Expressions().Text(plan_.group_expressions[i]->root));
+        key = absl::StrCat("(", key, ")");
+        nullable = key;
+      } else {
+        nullable = quote_(plan_.group_columns[i]);
+        key = absl::StrCat(nullable, "::text");
+      }
       const std::string ref = absl::StrCat("g", i);
-      inner_.push_back(absl::StrCat(g, "::text AS ", ref));
+      inner_.push_back(absl::StrCat(key, " AS ", ref));
       // Partitioned by the same text the rows are grouped by: a unit keeps at most K rows per
       // released group whatever the column's type (typed and text equality differ for -0 and 0,
       // and for distinct doubles printed alike on a session with extra_float_digits <= 0).
-      partition_by_.push_back(absl::StrCat(g, "::text"));
-      texts_.push_back(pre_ ? ref : absl::StrCat(g, "::text"));
+      partition_by_.push_back(key);
+      texts_.push_back(pre_ ? ref : key);
       group_refs_.push_back(ref);
       // NULL forms its own group in the first null_group_columns columns (planner.h).
-      if (i >= plan_.null_group_columns) conditions_.push_back(absl::StrCat(g, " IS NOT NULL"));
+      if (i >= plan_.null_group_columns)
+        conditions_.push_back(absl::StrCat(nullable, " IS NOT NULL"));
       if (i < plan_.group_domains.size() && !plan_.group_domains[i].empty()) {
         conditions_.push_back(absl::StrCat(
-            g, "::text = ANY(", Param(TextArrayLiteral(plan_.group_domains[i]), "text[]"), ")"));
+            key, " = ANY(", Param(TextArrayLiteral(plan_.group_domains[i]), "text[]"), ")"));
       }
     }
+    return absl::OkStatus();
   }
 
   // The reduction's select list: one clamped value per unit and group (its row count, the sum or

@@ -16,8 +16,10 @@
 // and the schema only.
 #include <cfloat>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -36,6 +38,7 @@
 #include "server/store/scan_sql.h"
 #include "tests/db/adversarial_dataset.h"
 #include "tests/db/store_test_env.h"
+#include "tests/support/expression_trees.h"
 #include "tests/support/status_matchers.h"
 
 namespace dpq::store {
@@ -231,8 +234,10 @@ class ScanTotalityTest : public ::dpq::testing::StoreTest {
 
   // Plans and scans `spec`; records what was reached. Returns false when the planner refused.
   bool PlanAndScan(const QuerySpec& spec, const std::string& label, AggregateScanner& scanner,
-                   bool expect_fallback = false) {
+                   bool expect_fallback = false,
+                   const std::function<void(query::ScanPlan*)>& rewrite = nullptr) {
     absl::StatusOr<query::QueryPlan> plan = query::PlanQuery(spec, schema_);
+    if (plan.ok() && rewrite) rewrite(&plan->scan);
     if (!plan.ok()) {
       EXPECT_THAT(plan.status().code(), ::testing::AnyOf(absl::StatusCode::kInvalidArgument,
                                                          absl::StatusCode::kUnimplemented))
@@ -326,6 +331,89 @@ TEST_F(ScanTotalityTest, EverySqlFormScansWithoutErrorOnAdversarialValues) {
   for (query::AggregateKind kind : lowered)
     EXPECT_EQ(all.count(kind), 1u) << query::AggregateName(kind);
   std::printf("scan_totality: %d SQL statements, %d parts scanned\n", statements, scanned_);
+}
+
+// Per-row expressions in the scan, set on each planned flag shape (the planner does not build
+// them yet): a value expression with each operator read instead of x (its bounds the shape's
+// clamp range, so tiny and huge ranges reach the flush and the clamps), a row condition, and an
+// expression group key; in both arithmetics and every bounding mode.
+std::vector<std::function<void(query::ScanPlan*)>> ExpressionRewrites() {
+  using namespace ::dpq::testing::expr;  // NOLINT: the tree constructors
+  using query::expression::Op;
+  const auto checked = [](Expr e) {
+    auto c = std::make_shared<query::expression::CheckedExpression>();
+    c->root = std::move(e);
+    c->bounds = c->root.bounds;
+    return std::shared_ptr<const query::expression::CheckedExpression>(std::move(c));
+  };
+  const Expr n = Col("n", ColumnType::kInteger, query::ValueInterval{-3, 7});
+  const Expr raw_n = Col("n", ColumnType::kInteger);
+  std::vector<std::function<Expr(const Expr&)>> values = {
+      [=](const Expr& x) { return Bin(Op::kAdd, x, n); },
+      [=](const Expr& x) { return Bin(Op::kSubtract, x, Int(1)); },
+      [=](const Expr& x) { return Un(Op::kNegate, x); },
+      [=](const Expr& x) { return Bin(Op::kMultiply, x, Dbl("0.5")); },
+      [=](const Expr& x) { return Bin(Op::kDivide, x, Bin(Op::kAdd, n, Int(4))); },
+      [=](const Expr& x) { return Fn(Expr::Kind::kAbs, {x}); },
+      [=](const Expr& x) {
+        return Fn(Expr::Kind::kLeast, {x, n});
+      },
+      [=](const Expr& x) {
+        return Fn(Expr::Kind::kGreatest, {x, Int(0)});
+      },
+      [=](const Expr& x) {
+        return Fn(Expr::Kind::kCoalesce, {x, n});
+      },
+      [=](const Expr& x) { return CastTo(x, query::expression::ValueType::kInt64); },
+      [=](const Expr& x) {
+        return Case({Bin(Op::kGt, raw_n, Int(0)), x, n}, true);
+      },
+  };
+  std::vector<std::function<void(query::ScanPlan*)>> out;
+  for (size_t i = 0; i < values.size(); ++i) {
+    out.push_back([=](query::ScanPlan* scan) {
+      const Expr x =
+          Col("x", ColumnType::kDouble, query::ValueInterval{scan->clamp_lower, scan->clamp_upper});
+      if (!scan->value_column.empty()) {
+        scan->value_column.clear();
+        scan->value_expression = checked(values[i](x));
+      }
+      if (i % 2 == 0) {
+        scan->row_condition = checked(Bin(Op::kGt, Bin(Op::kMultiply, x, Dbl("0.5")), raw_n));
+      }
+      if (!scan->group_columns.empty()) {
+        scan->group_expressions.assign(scan->group_columns.size(), nullptr);
+        scan->group_expressions[0] =
+            checked(Case({Bin(Op::kLt, Col("x", ColumnType::kDouble), Int(0)), Str("neg"),
+                          CastTo(n, query::expression::ValueType::kString)},
+                         true));
+        scan->group_domains.clear();  // the key texts are new; no declared domain
+      }
+    });
+  }
+  return out;
+}
+
+TEST_F(ScanTotalityTest, EveryFlagShapeWithExpressionsScansWithoutError) {
+  const auto rewrites = ExpressionRewrites();
+  for (bool fallback : {false, true}) {
+    AggregateScanner scanner(db());
+    scanner.FailFloat8ScansForTesting(fallback);
+    modes_.clear();
+    size_t i = 0;
+    std::map<AggregateKind, int> per_kind;
+    for (const Shape& shape : FlagShapes()) {
+      const size_t r = i++ % rewrites.size();
+      if (PlanAndScan(shape.spec, absl::StrCat(shape.label, " expressions=", r), scanner, fallback,
+                      rewrites[r])) {
+        ++per_kind[shape.spec.aggregate];
+      }
+    }
+    for (AggregateKind kind : query::kAllAggregateKinds) EXPECT_GT(per_kind[kind], 0);
+    for (BoundingMode mode : kAllBoundingModes) {
+      EXPECT_EQ(modes_.count(mode), 1u) << BoundingModeName(mode) << " fallback=" << fallback;
+    }
+  }
 }
 
 // The fallback must be total too: with every float8 statement failing (fault injection), each
