@@ -1020,5 +1020,29 @@ TEST(SqlAnalyzerExpressionTest, WidthBucketOverAnExpressionIsItsHistogram) {
                 absl::StatusCode::kInvalidArgument, "differs from the one in GROUP BY", 56);
 }
 
+// The planner takes every part these statements compile to (it checks the expressions again).
+TEST(SqlAnalyzerExpressionTest, ThePartsPlan) {
+  const char* statements[] = {
+      DP "COUNT(*), AVG(wages) FROM slid WHERE wages > age OR sex IS NULL",
+      DP "CASE WHEN age < 30 THEN 'young' ELSE 'old' END AS band, COUNT(*) FROM slid GROUP BY band",
+      DPD "sex, age + 1, SUM(wages) FROM slid WHERE wages * 2 > age GROUP BY sex, age + 1",
+      DP "WIDTH_BUCKET(wages + age, 0, 220, 4) AS b, COUNT(*) FROM slid GROUP BY b",
+  };
+  for (const char* sql : statements) {
+    CompiledStatement c = Compiled(sql);
+    for (const query::QuerySpec& part : c.parts) {
+      absl::StatusOr<query::QueryPlan> plan = query::PlanQuery(part, Slid());
+      ASSERT_TRUE(plan.ok()) << sql << ": " << plan.status();
+    }
+  }
+  CompiledStatement band = Compiled(
+      DP
+      "CASE WHEN age < 30 THEN 'young' ELSE 'old' END AS band, COUNT(*) FROM slid GROUP BY band");
+  absl::StatusOr<query::QueryPlan> plan = query::PlanQuery(band.parts[0], Slid());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_FALSE(plan->selection.needed);
+  EXPECT_EQ(plan->declared_keys, (std::vector<std::vector<std::string>>{{"young"}, {"old"}}));
+}
+
 }  // namespace
 }  // namespace dpq::sql
