@@ -125,6 +125,9 @@ absl::StatusOr<qe::Expr> LowerCall(const Expr& e) {
                                            "CASE, IF, COALESCE, IFNULL, ABS, LEAST, GREATEST, "
                                            "CAST; aggregates cannot nest)"));
   }
+  if (e.distinct) {
+    return Unsupported(e.pos, absl::StrCat(e.name, "(DISTINCT ...) is not a per-row function"));
+  }
   const Arity arity = f->second.second;
   const size_t n = e.children.size();
   if (n < arity.min || (arity.max != 0 && n > arity.max)) {

@@ -128,5 +128,17 @@ TEST(ExpressionLoweringTest, RefusesWhatIsNotAPerRowValue) {
   }
 }
 
+// The parser marks DISTINCT on any call (the analyzer answers COUNT(DISTINCT unit)); on a per-row
+// function it would be silently meaningless, so the lowering refuses it.
+TEST(ExpressionLoweringTest, RefusesDistinctInsideAPerRowFunction) {
+  Expr abs = Where("ABS(a) = 1").children[0];
+  ASSERT_EQ(abs.kind, Expr::Kind::kCall);
+  EXPECT_TRUE(LowerExpression(abs).ok());
+  abs.distinct = true;
+  absl::StatusOr<qe::Expr> e = LowerExpression(abs);
+  EXPECT_EQ(e.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(std::string(e.status().message()), HasSubstr("ABS(DISTINCT ...)"));
+}
+
 }  // namespace
 }  // namespace dpq::sql
