@@ -56,17 +56,19 @@ absl::StatusOr<CompiledStatement> Analyzer::Run() {
   out_.dataset = schema_.name;
   RETURN_IF_ERROR(Options());
   RETURN_IF_ERROR(GroupBy());
-  if (st_.has_where) {
-    ASSIGN_OR_RETURN(where_, RenderWhere(st_.where));
-    RETURN_IF_ERROR(DeclaredKeys());
-  }
+  if (st_.has_where) RETURN_IF_ERROR(Where());
   int unnamed = 0;
   for (const SelectItem& item : st_.select) {
     OutputColumn column;
     if (item.expr.kind == Expr::Kind::kStar) {
       return Unsupported(item.pos, "SELECT * is not supported: name the group keys and aggregates");
     }
-    ASSIGN_OR_RETURN(column.expr, Output(item.expr));
+    absl::optional<OutputExpr> key = GroupExpressionKey(item);
+    if (key) {
+      column.expr = *std::move(key);
+    } else {
+      ASSIGN_OR_RETURN(column.expr, Output(item.expr));
+    }
     column.name = !item.alias.empty()                     ? item.alias
                   : item.expr.kind == Expr::Kind::kColumn ? item.expr.name
                                                           : absl::StrCat("f", unnamed++, "_");
@@ -78,6 +80,7 @@ absl::StatusOr<CompiledStatement> Analyzer::Run() {
                    "a DP SELECT needs at least one aggregate (COUNT, SUM, AVG, VAR_POP, "
                    "STDDEV_POP, PERCENTILE_CONT, APPROX_QUANTILES)");
   }
+  AttachExpressions();
   RETURN_IF_ERROR(SplitBudget());
   RETURN_IF_ERROR(OrderBy());
   if (st_.has_limit) out_.limit = st_.limit;

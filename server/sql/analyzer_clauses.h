@@ -5,10 +5,13 @@
 //   analyzer_where.cc      WHERE rendered to the --where filter language
 //   analyzer_select.cc     the select list (post-processing expressions, output types), ORDER BY
 //   analyzer_aggregates.cc aggregate calls lowered to QuerySpec parts, bounds, the budget split
+//   analyzer_expressions.cc per-row expressions: WHERE outside the filter language, GROUP BY
+//                          expressions and their keys in the select list
 // Internal to server/sql: nothing outside includes it.
 #ifndef DPQ_SERVER_SQL_ANALYZER_CLAUSES_H_
 #define DPQ_SERVER_SQL_ANALYZER_CLAUSES_H_
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/optional.h"
 #include "server/query/dataset_schema.h"
+#include "server/query/expression/expression.h"
 #include "server/query/query_spec.h"
 #include "server/sql/analyzer.h"
 #include "server/sql/ast.h"
@@ -177,6 +181,40 @@ class Analyzer {
   // GROUP BY WIDTH_BUCKET(...): the bucketed column (empty: none) and its bucket edges.
   std::string bucket_column_;
   std::vector<double> bucket_edges_;
+
+  // ---- per-row expressions (analyzer_expressions.cc; expression_lowering.h) ----
+  using ExprPtr = std::shared_ptr<const query::expression::Expr>;
+
+  // `e` lowered and checked against the schema (query::expression::CheckExpression), its columns
+  // resolved as Column() does; refusals carry the SQL position of the offending node.
+  absl::StatusOr<query::expression::CheckedExpression> Checked(const Expr& e);
+  absl::Status ResolveColumns(const Expr& e);
+
+  // WHERE: rendered to the filter language (where_) when it fits, as the flag --where; else the
+  // whole clause lowered, checked BOOL, as the row condition of every part.
+  absl::Status Where();
+
+  // The select item GROUP BY <alias> names (no column has that name, as PostgreSQL resolves
+  // it), else null.
+  const SelectItem* SelectedByAlias(const Expr& g) const;
+
+  // GROUP BY a per-row expression `by` (written at `at`, maybe through `alias`): a key labelled
+  // by the alias, else by its canonical text; a CASE of literals alone is a public key set.
+  absl::Status GroupByExpression(const Expr& by, const std::string& alias, Position at);
+
+  // A select item that is a GROUP BY expression (same canonical text) or names its alias: that
+  // key's output; none otherwise.
+  absl::optional<OutputExpr> GroupExpressionKey(const SelectItem& item);
+
+  // The row condition and group expressions onto every part (after the select list built them).
+  void AttachExpressions();
+
+  ExprPtr row_condition_;                     // null: none (or WHERE in the filter language)
+  std::vector<ExprPtr> group_expressions_;    // one per out_.group_by entry; null: a column
+  std::vector<std::string> group_canonical_;  // their canonical texts ("" for a column)
+  // GROUP BY WIDTH_BUCKET(<expression>, ...): the bucketed expression (bucket_column_ holds its
+  // canonical text); the histogram parts read it instead of a column. Null: a column, or none.
+  ExprPtr bucket_expression_;
 };
 
 }  // namespace dpq::sql::internal

@@ -16,6 +16,7 @@
 #include "server/query/planner.h"
 #include "server/query/privacy_units.h"
 #include "server/sql/diagnostics.h"
+#include "server/sql/expression_lowering.h"
 #include "server/sql/number_literal.h"
 #include "server/sql/width_bucket.h"
 
@@ -41,12 +42,16 @@ absl::Status Analyzer::GroupBy() {
       RETURN_IF_ERROR(GroupByWidthBucket(by, g.pos));
       continue;
     }
-    if (g.kind != Expr::Kind::kColumn) {
-      return Unsupported(g.pos,
-                         "GROUP BY lists columns and WIDTH_BUCKET(column, ...) only, not "
-                         "other expressions");
+    const SelectItem* aliased = SelectedByAlias(g);
+    if (aliased != nullptr && aliased->expr.kind != Expr::Kind::kColumn) {
+      RETURN_IF_ERROR(GroupByExpression(aliased->expr, aliased->alias, g.pos));
+      continue;
     }
-    ASSIGN_OR_RETURN(const ColumnSchema* c, Column(g));
+    if (g.kind != Expr::Kind::kColumn) {
+      RETURN_IF_ERROR(GroupByExpression(g, "", g.pos));
+      continue;
+    }
+    ASSIGN_OR_RETURN(const ColumnSchema* c, Column(aliased != nullptr ? aliased->expr : g));
     if (c->name == schema_.privacy_unit) {
       return Invalid(g.pos, "GROUP BY the privacy unit column would make every group one unit");
     }
@@ -57,8 +62,13 @@ absl::Status Analyzer::GroupBy() {
     out_.group_by.push_back(c->name);
     key_types_.push_back(c->type);
     out_.group_types.push_back(c->type);
+    group_expressions_.push_back(nullptr);
+    group_canonical_.push_back("");
     if (c->categories.empty()) needs_selection_ = true;
   }
+  // A single key computed by a CASE (IF, COALESCE) of literals: its literal results are the
+  // public key list, as a WHERE key list is (DeclaredKeys).
+  if (out_.group_by.size() != 1) keys_.clear();
   if (!bucket_column_.empty()) {
     // The bucket number is the key's last value (sql_execution.cc appends it to each row).
     out_.width_bucket = true;
@@ -69,7 +79,8 @@ absl::Status Analyzer::GroupBy() {
 }
 
 absl::Status Analyzer::DeclaredKeys() {
-  if (out_.group_by.size() != 1) return absl::OkStatus();
+  // A computed key states its own domain (GroupByExpression), never a WHERE list on a column.
+  if (out_.group_by.size() != 1 || group_expressions_[0] != nullptr) return absl::OkStatus();
   std::vector<const Expr*> conjuncts;
   std::vector<const Expr*> todo = {&st_.where};
   while (!todo.empty()) {
@@ -169,9 +180,22 @@ const Expr& Analyzer::SelectedWidthBucket(const Expr& g) const {
 
 absl::StatusOr<std::pair<std::string, std::vector<double>>> Analyzer::WidthBucketGrid(
     const Expr& call) {
-  if (call.children.empty() || call.children[0].kind != Expr::Kind::kColumn) {
-    return Invalid(call.children.empty() ? call.pos : call.children[0].pos,
-                   "WIDTH_BUCKET's first argument is a numeric column");
+  if (call.children.empty()) {
+    return Invalid(call.pos, "WIDTH_BUCKET's first argument is a numeric column or expression");
+  }
+  if (call.children[0].kind != Expr::Kind::kColumn) {
+    // A per-row expression: the histogram over its value (QuerySpec::value_expression), named
+    // by its canonical text.
+    ASSIGN_OR_RETURN(query::expression::CheckedExpression checked, Checked(call.children[0]));
+    const query::expression::ValueType type = checked.root.type;
+    if (type != query::expression::ValueType::kInt64 &&
+        type != query::expression::ValueType::kFloat64) {
+      return Invalid(call.children[0].pos,
+                     absl::StrCat("WIDTH_BUCKET needs a numeric value; this expression is ",
+                                  query::expression::ValueTypeName(type)));
+    }
+    ASSIGN_OR_RETURN(std::vector<double> edges, WidthBucketEdges(call));
+    return std::make_pair(checked.canonical, std::move(edges));
   }
   ASSIGN_OR_RETURN(const ColumnSchema* c, Column(call.children[0]));
   if (!c->is_numeric()) {
@@ -191,6 +215,10 @@ absl::Status Analyzer::GroupByWidthBucket(const Expr& call, Position at) {
   ASSIGN_OR_RETURN(auto grid, WidthBucketGrid(call));
   bucket_column_ = grid.first;
   bucket_edges_ = std::move(grid.second);
+  if (call.children[0].kind != Expr::Kind::kColumn) {
+    ASSIGN_OR_RETURN(query::expression::Expr lowered, LowerExpression(call.children[0]));
+    bucket_expression_ = std::make_shared<const query::expression::Expr>(std::move(lowered));
+  }
   return absl::OkStatus();
 }
 

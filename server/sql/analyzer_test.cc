@@ -252,17 +252,17 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{DP "age, COUNT(*) FROM slid", kInvalid, "age must be in GROUP BY", 1, 56},
         Refusal{DP "sex FROM slid GROUP BY sex", kInvalid, "needs at least one aggregate", 1, 1},
         Refusal{DP "* FROM slid", kUnimpl, "SELECT * is not supported", 1, 56},
-        Refusal{DP "COUNT(*) FROM slid GROUP BY age + 1", kUnimpl,
-                "GROUP BY lists columns and WIDTH_BUCKET", 1, 84},
+        Refusal{DP "COUNT(*) FROM slid GROUP BY age + 1", kInvalid,
+                "DP partition selection, which needs delta > 0", 1, 75},
         Refusal{DP "COUNT(*) FROM slid GROUP BY person_id", kInvalid, "privacy unit", 1, 84},
         Refusal{DP "COUNT(*) FROM slid GROUP BY sex, sex", kInvalid, "lists sex twice", 1, 89},
         Refusal{DP "language, COUNT(*) FROM slid GROUP BY language", kInvalid,
                 "DP partition selection, which needs delta > 0", 1, 85},
         Refusal{DP "COUNT(*) FROM slid WHERE wages = NULL", kInvalid, "IS NULL", 1, 89},
-        Refusal{DP "COUNT(*) FROM slid WHERE wages = age", kUnimpl, "with a literal (a number", 1,
-                89},
-        Refusal{DP "COUNT(*) FROM slid WHERE wages + 1 > 2", kUnimpl, "compares a column", 1, 81},
-        Refusal{DP "COUNT(*) FROM slid WHERE COUNT(*) > 2", kUnimpl, "compares a column", 1, 81},
+        Refusal{DP "COUNT(*) FROM slid WHERE wages = sex", kInvalid, "STRING", 1, 81},
+        Refusal{DP "COUNT(*) FROM slid WHERE education + 1 > 2", kInvalid, "education", 1, 81},
+        Refusal{DP "COUNT(*) FROM slid WHERE COUNT(*) > 2", kInvalid,
+                "WHERE cannot use an aggregate (COUNT)", 1, 81},
         Refusal{DP "COUNT(*) FROM slid WHERE sex = 3", kInvalid, "WHERE:", 1, 81},
         Refusal{DP "COUNT(*) FROM slid WHERE nope = 3", kInvalid, "column nope does not exist", 1,
                 81},
@@ -286,8 +286,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "needs a numeric column; sex is text", 1, 97},
         Refusal{DP "COUNT(*) FROM slid GROUP BY WIDTH_BUCKET(person_id, 0, 100, 10)", kInvalid,
                 "privacy unit", 1, 97},
-        Refusal{DP "COUNT(*) FROM slid GROUP BY WIDTH_BUCKET(age + 1, 0, 100, 10)", kInvalid,
-                "first argument is a numeric column", 1, 97},
+        Refusal{DP "COUNT(*) FROM slid GROUP BY WIDTH_BUCKET(CAST(age AS STRING), 0, 100, 10)",
+                kInvalid, "WIDTH_BUCKET needs a numeric value; this expression is STRING", 1, 97},
         Refusal{DP "COUNT(*) FROM slid GROUP BY WIDTH_BUCKET(nope, 0, 100, 10)", kInvalid,
                 "column nope does not exist", 1, 97},
         Refusal{DP "COUNT(*) FROM slid GROUP BY WIDTH_BUCKET(age, 100, 0, 10)", kInvalid,
@@ -313,7 +313,7 @@ INSTANTIATE_TEST_SUITE_P(
                    "WIDTH_BUCKET(wages, 0, 100, 10)",
                 kInvalid, "at most one WIDTH_BUCKET", 1, 115},
         Refusal{DP "COUNT(*) FROM slid WHERE WIDTH_BUCKET(age, 0, 100, 10) = 1", kUnimpl,
-                "WHERE compares a column with a literal", 1, 81},
+                "function WIDTH_BUCKET is not supported in a per-row expression", 1, 81},
         Refusal{DP "COUNT(*, contribution_bounds_per_group => (-1, 5)) FROM slid", kInvalid,
                 "lower bound is a whole number of rows >= 0", 1, 98},
         Refusal{DP "COUNT(*, contribution_bounds_per_group => (1.5, 5)) FROM slid", kInvalid,
@@ -815,6 +815,234 @@ INSTANTIATE_TEST_SUITE_P(
             Where(Gaussian(Keys(Flags(AggregateKind::kCount, "", 1, 1), "language", {"French"}),
                            1e-6),
                   "language = 'French'")}));
+
+// ---- Per-row expressions in WHERE and GROUP BY (analyzer_expressions.cc) ----
+
+// The refusal's code, a part of its message and its SQL position.
+void ExpectRefused(absl::string_view sql, absl::StatusCode code, absl::string_view message,
+                   int column) {
+  absl::StatusOr<CompiledStatement> c = Compile(sql);
+  ASSERT_FALSE(c.ok()) << sql;
+  EXPECT_EQ(c.status().code(), code) << sql << ": " << c.status();
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr(std::string(message))) << sql;
+  EXPECT_THAT(std::string(c.status().message()),
+              HasSubstr("sql: line 1, column " + std::to_string(column) + ":"))
+      << sql << ": " << c.status();
+}
+
+#define DPD "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6) "
+
+TEST(SqlAnalyzerExpressionTest, WhereInTheFilterLanguageStaysAFilter) {
+  CompiledStatement c =
+      Compiled(DP "COUNT(*), SUM(wages) FROM slid WHERE age >= 30 AND sex = 'Male'");
+  for (const auto& p : c.parts) {
+    EXPECT_EQ(p.where, "(age >= 30 AND sex = 'Male')");
+    EXPECT_EQ(p.row_condition, nullptr);
+  }
+}
+
+TEST(SqlAnalyzerExpressionTest, WhereOutsideTheFilterLanguageIsTheRowConditionOfEveryPart) {
+  CompiledStatement c =
+      Compiled(DP
+               "COUNT(*), SUM(wages) FROM slid WHERE wages > age AND CASE WHEN sex = 'Male' THEN 1 "
+               "ELSE 0 END = 1");
+  ASSERT_EQ(c.parts.size(), 2u);
+  for (const auto& p : c.parts) {
+    EXPECT_EQ(p.where, "");
+    ASSERT_NE(p.row_condition, nullptr);
+    EXPECT_EQ(p.row_condition->kind, query::expression::Expr::Kind::kBinary);
+    EXPECT_EQ(p.row_condition->op, query::expression::Op::kAnd);
+    EXPECT_EQ(p.row_condition->children[0].children[1].name, "age");
+  }
+  EXPECT_EQ(c.parts[0].row_condition, c.parts[1].row_condition);  // one tree, shared
+  // COUNT(col) still adds its IS NOT NULL to the filter, beside the row condition.
+  CompiledStatement n = Compiled(DP "COUNT(wages) FROM slid WHERE ABS(wages - 50) < age");
+  EXPECT_EQ(n.parts[0].where, "wages IS NOT NULL");
+  EXPECT_NE(n.parts[0].row_condition, nullptr);
+}
+
+TEST(SqlAnalyzerExpressionTest, KeyListsStatedByWhereKeepWorkingBesideARowCondition) {
+  CompiledStatement c = Compiled(
+      DP
+      "language, COUNT(*) FROM slid WHERE language IN ('French', 'English') AND wages > age "
+      "GROUP BY language");
+  EXPECT_THAT(c.parts[0].keys, ::testing::ElementsAre("French", "English"));
+  EXPECT_NE(c.parts[0].row_condition, nullptr);
+  EXPECT_EQ(c.delta, 0);  // public keys: no partition selection
+}
+
+TEST(SqlAnalyzerExpressionTest, WhereRefusalsNameTheirPosition) {
+  const auto invalid = absl::StatusCode::kInvalidArgument;
+  ExpectRefused(DP "COUNT(*) FROM slid WHERE age + 1", invalid,
+                "WHERE needs a condition (BOOL), not a value of type INT64", 81);
+  ExpectRefused(DP "COUNT(*) FROM slid WHERE wages > nope", invalid, "column nope does not exist",
+                89);
+  ExpectRefused(DP "COUNT(*) FROM slid s WHERE t.wages > age", invalid, "unknown table t", 83);
+  ExpectRefused(DP "COUNT(*) FROM slid WHERE wages / (age - 30) > 1", invalid,
+                "division by (age - 30)", 81);
+  ExpectRefused(DP "COUNT(*) FROM slid WHERE age > 1 AND SUM(wages) > 2", invalid,
+                "WHERE cannot use an aggregate (SUM)", 93);
+  ExpectRefused(DP "COUNT(*) FROM slid WHERE UPPER(sex) = 'MALE'", absl::StatusCode::kUnimplemented,
+                "function UPPER is not supported in a per-row expression", 81);
+  // Still the filter language's own refusal, not a row condition.
+  ExpectRefused(DP "COUNT(*) FROM slid WHERE wages = NULL OR wages > age", invalid,
+                "comparison with NULL is never true", 89);
+}
+
+TEST(SqlAnalyzerExpressionTest, GroupByAnExpressionIsAKeyLabelledByItsCanonicalText) {
+  CompiledStatement c =
+      Compiled(DPD "age  +  1, COUNT(*) AS n FROM slid GROUP BY (age + 1) ORDER BY 1");
+  ASSERT_EQ(c.group_by.size(), 1u);
+  EXPECT_EQ(c.group_by[0], "(age + 1)");
+  EXPECT_EQ(c.group_types[0], ColumnType::kInteger);
+  ASSERT_EQ(c.parts.size(), 1u);
+  EXPECT_EQ(c.parts[0].group_by, c.group_by);
+  ASSERT_EQ(c.parts[0].group_expressions.size(), 1u);
+  ASSERT_NE(c.parts[0].group_expressions[0], nullptr);
+  EXPECT_EQ(c.parts[0].group_expressions[0]->op, query::expression::Op::kAdd);
+  EXPECT_TRUE(c.parts[0].keys.empty());
+  EXPECT_EQ(c.delta, 1e-6);  // keys selected from the data
+  ASSERT_EQ(c.columns.size(), 2u);
+  EXPECT_EQ(c.columns[0].name, "f0_");
+  EXPECT_EQ(c.columns[0].type, "int64");
+  EXPECT_EQ(c.columns[0].expr.kind, OutputExpr::Kind::kKey);
+  EXPECT_EQ(c.columns[0].expr.index, 0);
+}
+
+TEST(SqlAnalyzerExpressionTest, GroupByTheAliasOfACaseOfLiteralsReleasesItsPublicKeys) {
+  CompiledStatement c = Compiled(
+      DP
+      "CASE WHEN age < 30 THEN 'young' WHEN age < 60 THEN 'middle' ELSE 'old' END AS band, "
+      "COUNT(*) AS n, AVG(wages) FROM slid GROUP BY band ORDER BY band");
+  ASSERT_EQ(c.group_by.size(), 1u);
+  EXPECT_EQ(c.group_by[0], "band");
+  EXPECT_EQ(c.group_types[0], ColumnType::kText);
+  ASSERT_EQ(c.parts.size(), 2u);
+  for (const auto& p : c.parts) {
+    EXPECT_THAT(p.keys, ::testing::ElementsAre("young", "middle", "old"));
+    ASSERT_EQ(p.group_expressions.size(), 1u);
+    EXPECT_EQ(p.group_expressions[0]->kind, query::expression::Expr::Kind::kCase);
+    EXPECT_EQ(p.delta, 0);
+  }
+  EXPECT_EQ(c.delta, 0);  // no partition selection, so epsilon alone suffices
+  EXPECT_EQ(c.columns[0].name, "band");
+  EXPECT_EQ(c.columns[0].type, "string");
+  EXPECT_EQ(c.columns[0].expr.kind, OutputExpr::Kind::kKey);
+  ASSERT_EQ(c.order_by.size(), 1u);
+  EXPECT_EQ(c.order_by[0].column, 0);
+}
+
+TEST(SqlAnalyzerExpressionTest, TheExpressionWrittenInGroupByTakesTheSelectedAlias) {
+  CompiledStatement c = Compiled(DPD "wages / 2 AS half, COUNT(*) FROM slid GROUP BY sex, wages/2");
+  EXPECT_THAT(c.group_by, ::testing::ElementsAre("sex", "half"));
+  EXPECT_THAT(c.group_types, ::testing::ElementsAre(ColumnType::kText, ColumnType::kDouble));
+  ASSERT_EQ(c.parts[0].group_expressions.size(), 2u);
+  EXPECT_EQ(c.parts[0].group_expressions[0], nullptr);  // sex: a column
+  EXPECT_NE(c.parts[0].group_expressions[1], nullptr);
+  EXPECT_EQ(c.columns[0].type, "float64");
+  EXPECT_EQ(c.columns[0].expr.index, 1);
+}
+
+TEST(SqlAnalyzerExpressionTest, SeveralKeysWithDeclaredDomainsNeedNoDelta) {
+  CompiledStatement c = Compiled(DP
+                                 "sex, IF(age >= 65, 'retired', 'working') AS status, COUNT(*) "
+                                 "FROM slid GROUP BY sex, status");
+  EXPECT_THAT(c.group_by, ::testing::ElementsAre("sex", "status"));
+  EXPECT_TRUE(c.parts[0].keys.empty());  // the planner crosses the domains (categories, results)
+  EXPECT_EQ(c.delta, 0);
+  EXPECT_EQ(c.columns[1].expr.index, 1);
+  // A comparison has no literal results: its keys are selected, which needs delta.
+  ExpectRefused(DP "COUNT(*) FROM slid GROUP BY sex, age > 30", absl::StatusCode::kInvalidArgument,
+                "needs delta > 0", 75);
+  CompiledStatement b = Compiled(DPD "age > 30, COUNT(*) FROM slid GROUP BY age > 30");
+  EXPECT_THAT(b.group_by, ::testing::ElementsAre("(age > 30)"));
+  EXPECT_EQ(b.columns[0].type, "string");  // a BOOL key is released as text
+  EXPECT_EQ(b.columns[0].expr.kind, OutputExpr::Kind::kKey);
+}
+
+TEST(SqlAnalyzerExpressionTest, AColumnOfTheAliasNameWinsOverTheAlias) {
+  // GROUP BY sex reads the column sex, so the CASE aliased sex is no key.
+  ExpectRefused(DP "CASE WHEN age < 30 THEN 1 ELSE 2 END AS sex, COUNT(*) FROM slid GROUP BY sex",
+                absl::StatusCode::kUnimplemented, "the select list holds group keys", 56);
+  // GROUP BY a (no column a) reads the aliased column.
+  CompiledStatement c = Compiled(DP "sex AS a, COUNT(*) FROM slid GROUP BY a");
+  EXPECT_THAT(c.group_by, ::testing::ElementsAre("sex"));
+  EXPECT_TRUE(c.parts[0].group_expressions.empty());
+}
+
+TEST(SqlAnalyzerExpressionTest, GroupByRefusalsNameTheirPosition) {
+  const auto invalid = absl::StatusCode::kInvalidArgument;
+  ExpectRefused(DPD "COUNT(*) FROM slid GROUP BY age + 1, (age+1)", invalid,
+                "GROUP BY lists (age + 1) twice", 108);
+  ExpectRefused(DPD "COUNT(*) AS n FROM slid GROUP BY n", invalid, "GROUP BY n names an aggregate",
+                103);
+  ExpectRefused(DPD "COUNT(*) FROM slid GROUP BY COUNT(*) + 1", invalid,
+                "GROUP BY cannot use an aggregate (COUNT)", 98);
+  ExpectRefused(DPD "COUNT(*) FROM slid GROUP BY education * 2", invalid, "education", 98);
+  ExpectRefused(DPD "COUNT(*) FROM slid GROUP BY LOWER(sex)", absl::StatusCode::kUnimplemented,
+                "function LOWER", 98);
+  ExpectRefused(DPD "COUNT(*) FROM slid GROUP BY sex, age + 1, age + 2, age + 3", invalid,
+                "at most 3 columns", 121);
+  ExpectRefused(DPD "age + 2, COUNT(*) FROM slid GROUP BY age + 1",
+                absl::StatusCode::kInvalidArgument, "column age must be in GROUP BY", 70);
+}
+
+TEST(SqlAnalyzerExpressionTest, GroupByAPositionOrAConstantIsRefused) {
+  ExpectRefused(DPD "sex, COUNT(*) FROM slid GROUP BY 1", absl::StatusCode::kUnimplemented,
+                "GROUP BY a select-list position is not supported", 103);
+  ExpectRefused(DPD "COUNT(*) FROM slid GROUP BY 'a' || 'b'", absl::StatusCode::kInvalidArgument,
+                "unexpected character", 102);
+  ExpectRefused(DPD "COUNT(*) FROM slid GROUP BY IF(TRUE, 'a', 'b')",
+                absl::StatusCode::kInvalidArgument, "GROUP BY a constant makes one group", 98);
+  ExpectRefused(
+      "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, max_rows_contributed = 2) "
+      "COUNT(*) FROM slid GROUP BY CASE WHEN age < 30 THEN 'y' ELSE 'o' END",
+      absl::StatusCode::kUnimplemented,
+      "max_rows_contributed is not supported with "
+      "GROUP BY an expression",
+      110);
+}
+
+TEST(SqlAnalyzerExpressionTest, WidthBucketOverAnExpressionIsItsHistogram) {
+  CompiledStatement c =
+      Compiled(DP "WIDTH_BUCKET(wages + age, 0, 220, 4) AS b, COUNT(*) FROM slid GROUP BY b");
+  EXPECT_TRUE(c.width_bucket);
+  ASSERT_EQ(c.parts.size(), 1u);
+  EXPECT_EQ(c.parts[0].aggregate, AggregateKind::kHistogram);
+  EXPECT_EQ(c.parts[0].column, "");
+  ASSERT_NE(c.parts[0].value_expression, nullptr);
+  EXPECT_EQ(c.parts[0].value_expression->op, query::expression::Op::kAdd);
+  EXPECT_THAT(c.parts[0].bins, ::testing::ElementsAre(0, 55, 110, 165, 220));
+  EXPECT_EQ(c.columns[0].expr.kind, OutputExpr::Kind::kKey);
+  ExpectRefused(DP
+                "WIDTH_BUCKET(wages + 1, 0, 220, 4), COUNT(*) FROM slid GROUP BY "
+                "WIDTH_BUCKET(wages + age, 0, 220, 4)",
+                absl::StatusCode::kInvalidArgument, "differs from the one in GROUP BY", 56);
+}
+
+// The planner takes every part these statements compile to (it checks the expressions again).
+TEST(SqlAnalyzerExpressionTest, ThePartsPlan) {
+  const char* statements[] = {
+      DP "COUNT(*), AVG(wages) FROM slid WHERE wages > age OR sex IS NULL",
+      DP "CASE WHEN age < 30 THEN 'young' ELSE 'old' END AS band, COUNT(*) FROM slid GROUP BY band",
+      DPD "sex, age + 1, SUM(wages) FROM slid WHERE wages * 2 > age GROUP BY sex, age + 1",
+      DP "WIDTH_BUCKET(wages + age, 0, 220, 4) AS b, COUNT(*) FROM slid GROUP BY b",
+  };
+  for (const char* sql : statements) {
+    CompiledStatement c = Compiled(sql);
+    for (const query::QuerySpec& part : c.parts) {
+      absl::StatusOr<query::QueryPlan> plan = query::PlanQuery(part, Slid());
+      ASSERT_TRUE(plan.ok()) << sql << ": " << plan.status();
+    }
+  }
+  CompiledStatement band = Compiled(
+      DP
+      "CASE WHEN age < 30 THEN 'young' ELSE 'old' END AS band, COUNT(*) FROM slid GROUP BY band");
+  absl::StatusOr<query::QueryPlan> plan = query::PlanQuery(band.parts[0], Slid());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_FALSE(plan->selection.needed);
+  EXPECT_EQ(plan->declared_keys, (std::vector<std::vector<std::string>>{{"young"}, {"old"}}));
+}
 
 }  // namespace
 }  // namespace dpq::sql

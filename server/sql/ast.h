@@ -33,17 +33,19 @@ struct Expr {
     kCase,      // CASE [operand] WHEN w THEN t {WHEN w THEN t} [ELSE e] END: children are
                 // [operand,] w1, t1, w2, t2, ... [, e]; has_operand / has_else say which exist
     kCast,      // CAST(children[0] AS name): name is the target type, upper-cased
+    kBool,      // TRUE / FALSE: text "TRUE" or "FALSE"
   };
   Kind kind = Kind::kColumn;
   Position pos;
   std::string qualifier;       // kColumn: the table alias or name, when written
   std::string name;            // kColumn: column (lower-cased); kCall: function (upper-cased);
                                // kNamedArg: the argument's name (lower-cased)
-  std::string text;            // kNumber, kString
+  std::string text;            // kNumber, kString, kBool
   std::string op;              // kUnary, kBinary
   bool negated = false;        // kIn, kBetween, kIsNull
   bool has_operand = false;    // kCase: a simple CASE (CASE x WHEN 1 THEN ...)
   bool has_else = false;       // kCase
+  bool distinct = false;       // kCall: f(DISTINCT ...) (the analyzer answers COUNT of the unit)
   std::vector<Expr> children;  // kCall: the arguments
 };
 

@@ -508,7 +508,13 @@ class Parser {
         e.kind = Expr::Kind::kNull;
         return e;
       }
-      if (t.upper == "CASE") return Unsupported(t.pos, "CASE is not supported");
+      if (t.upper == "TRUE" || t.upper == "FALSE") {
+        e.kind = Expr::Kind::kBool;
+        e.text = Next().upper;
+        return e;
+      }
+      if (t.upper == "CASE") return ParseCase();
+      if (t.upper == "CAST" && IsSymbol("(", 1)) return ParseCast();
       if (t.upper == "EXISTS") return Unsupported(t.pos, "subqueries (EXISTS) are not supported");
       if (t.upper == "SELECT") return Unsupported(t.pos, "subqueries are not supported");
       if (IsSymbol("(", 1)) return ParseCall();
@@ -521,6 +527,50 @@ class Parser {
       ASSIGN_OR_RETURN(name, ParseName("a column name after '.'"));
     }
     e.name = std::move(name);
+    return e;
+  }
+
+  // CASE [operand] WHEN w THEN t {WHEN w THEN t} [ELSE e] END, at CASE.
+  absl::StatusOr<Expr> ParseCase() {
+    Expr e;
+    e.kind = Expr::Kind::kCase;
+    e.pos = Next().pos;
+    if (!IsKeyword("WHEN")) {
+      e.has_operand = true;
+      ASSIGN_OR_RETURN(Expr operand, ParseExpr(0));
+      e.children.push_back(std::move(operand));
+    }
+    if (!IsKeyword("WHEN")) return Expected("WHEN");
+    while (IsKeyword("WHEN")) {
+      Next();
+      ASSIGN_OR_RETURN(Expr when, ParseExpr(0));
+      RETURN_IF_ERROR(ExpectKeyword("THEN"));
+      ASSIGN_OR_RETURN(Expr then, ParseExpr(0));
+      e.children.push_back(std::move(when));
+      e.children.push_back(std::move(then));
+    }
+    if (IsKeyword("ELSE")) {
+      Next();
+      e.has_else = true;
+      ASSIGN_OR_RETURN(Expr otherwise, ParseExpr(0));
+      e.children.push_back(std::move(otherwise));
+    }
+    RETURN_IF_ERROR(ExpectKeyword("END"));
+    return e;
+  }
+
+  // CAST(expr AS type), at CAST. The type is one word, upper-cased; the lowering checks it.
+  absl::StatusOr<Expr> ParseCast() {
+    Expr e;
+    e.kind = Expr::Kind::kCast;
+    e.pos = Next().pos;
+    RETURN_IF_ERROR(ExpectSymbol("("));
+    ASSIGN_OR_RETURN(Expr operand, ParseExpr(0));
+    e.children.push_back(std::move(operand));
+    RETURN_IF_ERROR(ExpectKeyword("AS"));
+    if (Peek().kind != Token::Kind::kIdent) return Expected("a type name after AS");
+    e.name = Next().upper;
+    RETURN_IF_ERROR(ExpectSymbol(")"));
     return e;
   }
 

@@ -151,7 +151,12 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{DP "a, COUNT(*) FROM t GROUP BY CUBE(a)", kUnimpl, "CUBE", 1, 81},
         Refusal{DP "a, COUNT(*) FROM t GROUP BY a HAVING COUNT(*) > 1", kUnimpl, "HAVING", 1, 83},
         Refusal{DP "COUNT(*) FROM t LIMIT 1 OFFSET 2", kUnimpl, "OFFSET", 1, 77},
-        Refusal{DP "CASE WHEN a THEN 1 END FROM t", kUnimpl, "CASE", 1, 53},
+        Refusal{DP "CASE a THEN 1 END FROM t", kInvalid, "expected WHEN", 1, 60},
+        Refusal{DP "CASE WHEN a THEN 1 FROM t", kInvalid, "expected END", 1, 72},
+        Refusal{DP "CASE WHEN a 1 END FROM t", kInvalid, "expected THEN", 1, 65},
+        Refusal{DP "CAST(a INT64) FROM t", kInvalid, "expected AS", 1, 60},
+        Refusal{DP "CAST(a AS 'x') FROM t", kInvalid, "a type name after AS", 1, 63},
+        Refusal{DP "CAST(a AS INT64 FROM t", kInvalid, "expected ')'", 1, 69},
         Refusal{DP "COUNT(*) FROM t LIMIT -1", kInvalid, "a whole number of rows after LIMIT", 1,
                 75},
         Refusal{DP "COUNT(*) FROM t LIMIT 1.5", kInvalid, "after LIMIT", 1, 75},
@@ -240,6 +245,62 @@ TEST(SqlParserTest, AliasesWithAndWithoutAs) {
   EXPECT_EQ(bare.statements[0].select[0].alias, "");
   EXPECT_EQ(bare.statements[0].table_alias, "");  // WHERE is reserved, not an alias
   EXPECT_TRUE(bare.statements[0].has_where);
+}
+
+TEST(SqlParserTest, CaseSearchedAndSimple) {
+  Script s = Parsed(DP
+                    "CASE WHEN a < 1 THEN 'lo' WHEN a < 9 THEN 'mid' ELSE 'hi' END AS band, "
+                    "CASE b WHEN 1 THEN 2 END FROM t");
+  const Expr& searched = s.statements[0].select[0].expr;
+  EXPECT_EQ(searched.kind, Expr::Kind::kCase);
+  EXPECT_EQ(searched.pos.column, 53);
+  EXPECT_FALSE(searched.has_operand);
+  EXPECT_TRUE(searched.has_else);
+  ASSERT_EQ(searched.children.size(), 5u);
+  EXPECT_EQ(searched.children[0].op, "<");
+  EXPECT_EQ(searched.children[3].text, "mid");
+  EXPECT_EQ(searched.children[4].text, "hi");
+  EXPECT_EQ(s.statements[0].select[0].alias, "band");
+  const Expr& simple = s.statements[0].select[1].expr;
+  EXPECT_TRUE(simple.has_operand);
+  EXPECT_FALSE(simple.has_else);
+  ASSERT_EQ(simple.children.size(), 3u);
+  EXPECT_EQ(simple.children[0].name, "b");
+  EXPECT_EQ(simple.children[1].text, "1");
+  EXPECT_EQ(simple.children[2].text, "2");
+}
+
+TEST(SqlParserTest, CastBooleansAndNotEqual) {
+  Script s = Parsed(DP "CAST(a + 1 AS int64) FROM t WHERE (b != 2) = TRUE OR false");
+  const Expr& cast = s.statements[0].select[0].expr;
+  EXPECT_EQ(cast.kind, Expr::Kind::kCast);
+  EXPECT_EQ(cast.name, "INT64");
+  ASSERT_EQ(cast.children.size(), 1u);
+  EXPECT_EQ(cast.children[0].op, "+");
+  const Expr& w = s.statements[0].where;
+  EXPECT_EQ(w.op, "OR");
+  EXPECT_EQ(w.children[0].op, "=");
+  EXPECT_EQ(w.children[0].children[0].op, "<>");  // != is <>
+  EXPECT_EQ(w.children[0].children[1].kind, Expr::Kind::kBool);
+  EXPECT_EQ(w.children[0].children[1].text, "TRUE");
+  EXPECT_EQ(w.children[1].kind, Expr::Kind::kBool);
+  EXPECT_EQ(w.children[1].text, "FALSE");
+}
+
+TEST(SqlParserTest, CastIsAnOrdinaryNameWithoutParenthesis) {
+  Script s = Parsed(DP "COUNT(*) FROM t WHERE cast = 1");
+  EXPECT_EQ(s.statements[0].where.children[0].kind, Expr::Kind::kColumn);
+  EXPECT_EQ(s.statements[0].where.children[0].name, "cast");
+}
+
+TEST(SqlParserTest, CaseNestsInsideCallsAndGroupBy) {
+  Script s = Parsed(DP
+                    "SUM(CASE WHEN a > 1 THEN a ELSE 0 END) FROM t "
+                    "GROUP BY CASE WHEN b IS NULL THEN 'none' ELSE 'some' END");
+  EXPECT_EQ(s.statements[0].select[0].expr.children[0].kind, Expr::Kind::kCase);
+  ASSERT_EQ(s.statements[0].group_by.size(), 1u);
+  EXPECT_EQ(s.statements[0].group_by[0].kind, Expr::Kind::kCase);
+  EXPECT_EQ(s.statements[0].group_by[0].children[0].kind, Expr::Kind::kIsNull);
 }
 
 }  // namespace
