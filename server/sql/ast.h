@@ -44,6 +44,7 @@ struct Expr {
   bool negated = false;        // kIn, kBetween, kIsNull
   bool has_operand = false;    // kCase: a simple CASE (CASE x WHEN 1 THEN ...)
   bool has_else = false;       // kCase
+  bool distinct = false;       // kCall: f(DISTINCT ...) (the analyzer answers COUNT of the unit)
   std::vector<Expr> children;  // kCall: the arguments
 };
 
