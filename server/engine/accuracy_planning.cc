@@ -22,6 +22,7 @@ struct Accuracy {
 // or a quantile's rank error bound.
 absl::StatusOr<Accuracy> AccuracyOf(const query::QueryPlan& plan, double expected_count) {
   Accuracy out;
+  if (plan.components.empty()) return out;  // keys only: no statistic, no error to report
   if (plan.spec.aggregate == query::AggregateKind::kQuantile) {
     // The largest rank-error bound over the requested levels, exactly as the release reports it.
     // The band (dozens of Chernoff optimisations per level) only when the values come from it.

@@ -162,6 +162,11 @@ class GroupReleaser {
       category = key.back();
       key.pop_back();
     }
+    if (spec_.keys_only) {
+      // The key is the release (QuerySpec::keys_only): no statistic, so no value or interval.
+      AppendRow(key, "", Noisy{}, out);
+      return absl::OkStatus();
+    }
     switch (spec_.aggregate) {
       case AggregateKind::kCount: {
         // A pre-aggregated count releases the sum of the units' clamped row counts (planner.h).

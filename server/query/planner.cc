@@ -10,6 +10,7 @@
 #include "server/base/status_macros.h"
 #include "server/base/validation.h"
 #include "server/query/aggregate_plans.h"
+#include "server/query/expression_planning.h"
 #include "server/query/privacy_units.h"
 #include "server/query/sensitivity.h"
 
@@ -136,17 +137,33 @@ absl::StatusOr<bool> PlanGroups(const DatasetSchema& schema, QuerySpec& spec, Qu
     if (!spec.keys.empty()) return absl::InvalidArgumentError("keys need a group_by column");
     return false;
   }
+  if (!spec.group_expressions.empty() && spec.group_expressions.size() != spec.group_by.size()) {
+    return absl::InvalidArgumentError("group_by: one group expression per group_by entry");
+  }
   std::set<std::string> seen;
   bool all_declared = true;
-  for (const std::string& name : spec.group_by) {
+  for (size_t i = 0; i < spec.group_by.size(); ++i) {
+    const std::string& name = spec.group_by[i];
+    if (!seen.insert(name).second) {
+      return absl::InvalidArgumentError(absl::StrCat("group_by: column ", name, " appears twice"));
+    }
+    if (i < spec.group_expressions.size() && spec.group_expressions[i] != nullptr) {
+      // A key computed per row: its public key set is the literal results it can take (a CASE
+      // of literals), else its keys are selected from the data.
+      ASSIGN_OR_RETURN(CheckedExpressionPtr key,
+                       CheckGroupExpression(*spec.group_expressions[i], name, schema));
+      plan.scan.group_expressions.resize(spec.group_by.size());
+      plan.scan.group_expressions[i] = key;
+      plan.scan.group_columns.push_back(name);
+      plan.scan.group_domains.push_back(key->literal_results);
+      if (key->literal_results.empty()) all_declared = false;
+      continue;
+    }
     const ColumnSchema* column = schema.FindColumn(name);
     if (column == nullptr) return UnknownColumn(schema, name, "group_by");
     if (name == schema.privacy_unit) {
       return absl::InvalidArgumentError(
           "group_by: the privacy unit column cannot be a group (every group would be one unit)");
-    }
-    if (!seen.insert(name).second) {
-      return absl::InvalidArgumentError(absl::StrCat("group_by: column ", name, " appears twice"));
     }
     plan.scan.group_columns.push_back(name);
     plan.scan.group_domains.push_back(column->categories);
@@ -221,6 +238,9 @@ absl::Status CheckAggregateOptions(const QuerySpec& spec) {
 struct AggregateColumn {
   const ColumnSchema* column = nullptr;
   bool text_histogram = false;
+  // A value expression (QuerySpec::value_expression) and the column it stands in for, which
+  // `column` points to (none for a count, which reads the expression only for its NULL test).
+  ValueExpression expression;
 };
 
 // A text-column histogram is a count grouped by that column: one bin per category.
@@ -228,6 +248,14 @@ absl::StatusOr<AggregateColumn> ResolveAggregateColumn(const DatasetSchema& sche
                                                        const QuerySpec& spec) {
   const AggregateKind agg = spec.aggregate;
   AggregateColumn out;
+  if (spec.value_expression != nullptr) {
+    if (!spec.column.empty()) {
+      return absl::InvalidArgumentError("column: give a column or a value expression, not both");
+    }
+    ASSIGN_OR_RETURN(out.expression, CheckValueExpression(spec, schema));
+    out.column = out.expression.stand_in.get();
+    return out;
+  }
   if (agg == AggregateKind::kCount) return out;
   if (spec.column.empty()) {
     return absl::InvalidArgumentError(
@@ -335,6 +363,27 @@ MechanismBudget PlanKeySelection(const QuerySpec& spec, int m, MechanismBudget b
   return MechanismBudget{half_epsilon, gaussian ? half_delta : 0.0};
 }
 
+// Only the group keys are released (QuerySpec::keys_only): selected from the data, all of the
+// budget selects them (Desfontaines, Voss, Gipson, Mandayam 2022); declared, they are public and
+// released as they are, reading nothing the answer depends on. No noisy statistic is released.
+absl::Status PlanKeysOnly(const QuerySpec& spec, int m, MechanismBudget budget, bool select_keys,
+                          QueryPlan& plan) {
+  if (spec.aggregate != AggregateKind::kCount || spec.group_by.empty() ||
+      spec.value_expression != nullptr || spec.pre_aggregate) {
+    return absl::InvalidArgumentError(
+        "keys_only: a release of group keys alone needs group_by and a plain count");
+  }
+  plan.spec.column.clear();
+  plan.spec.lower.reset();
+  plan.spec.upper.reset();
+  plan.scan.sum_values = false;
+  if (select_keys) {
+    plan.selection = {true, budget.epsilon, budget.delta, m};
+    plan.scan.count_units = true;
+  }
+  return absl::OkStatus();
+}
+
 // The aggregate's noise components, scaled to the m groups a unit can change, and the scan's
 // value fields.
 absl::Status PlanComponents(const DatasetSchema& schema, const AggregateColumn& aggregate_column,
@@ -365,6 +414,11 @@ absl::Status PlanComponents(const DatasetSchema& schema, const AggregateColumn& 
                            push};
   const AggregateDescription& description = DescriptionOf(spec.aggregate);
   RETURN_IF_ERROR(description.plan(context));
+  if (aggregate_column.expression.checked != nullptr) {
+    // The scan reads the expression, not the stand-in column that carried its bounds.
+    plan.scan.value_column.clear();
+    plan.scan.value_expression = aggregate_column.expression.checked;
+  }
   plan.scan.sum_values = description.sums_values || plan.scan.pre_aggregate_count;
   plan.scan.bound_by_row_rank = schema.CanBoundByRowRank() && !spec.pre_aggregate;
   return absl::OkStatus();
@@ -386,6 +440,9 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
   plan.scan.dataset_version = schema.version;
   plan.scan.unit_column = schema.privacy_unit;
   ASSIGN_OR_RETURN(bool select_keys, PlanGroups(schema, spec, plan));
+  if (spec.row_condition != nullptr) {
+    ASSIGN_OR_RETURN(plan.scan.row_condition, CheckRowCondition(*spec.row_condition, schema));
+  }
   ASSIGN_OR_RETURN(const AggregateColumn aggregate_column, ResolveAggregateColumn(schema, spec));
   if (aggregate_column.text_histogram) {
     RETURN_IF_ERROR(PlanTextHistogram(schema, *aggregate_column.column, spec, plan, select_keys));
@@ -408,9 +465,14 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
   const int m = plan.grouped() ? spec.max_partitions : 1;
   plan.scan.max_contributions = spec.max_contributions;
   plan.scan.max_partitions = m;
-  if (select_keys) budget = PlanKeySelection(spec, m, budget, plan);
-  RETURN_IF_ERROR(PlanComponents(schema, aggregate_column, budget, plan));
-  plan.fingerprint = Fingerprint(spec, plan.epsilon_units, plan.delta_units, plan.grouped());
+  if (spec.keys_only) {
+    RETURN_IF_ERROR(PlanKeysOnly(spec, m, budget, select_keys, plan));
+  } else {
+    if (select_keys) budget = PlanKeySelection(spec, m, budget, plan);
+    RETURN_IF_ERROR(PlanComponents(schema, aggregate_column, budget, plan));
+  }
+  plan.fingerprint = Fingerprint(spec, plan.epsilon_units, plan.delta_units, plan.grouped()) +
+                     ExpressionFingerprint(plan.scan) + (spec.keys_only ? "|keys_only=1" : "");
   return plan;
 }
 

@@ -403,13 +403,43 @@ def sql_queries():
          "half_width": {"n"}, "selects": False},
         # Refused on every dataset: u has no declared bounds.
         sql_query("SUM(u) AS s " + d, ["s"]),
+    ] + sql_expression_queries()
+
+
+BAND = "CASE WHEN x < 50 THEN 'lo' ELSE 'hi' END"
+
+
+def sql_expression_queries():
+    """Per-row expressions: inside aggregates (bounds derived from x's and n's declared bounds, or
+    given), in WHERE (columns against columns, the unbounded u compared bare), as GROUP BY keys (a
+    CASE of literals: public keys; a cast: selected keys), key-only selects, and the refusal of the
+    unbounded u inside arithmetic, even with bounds given."""
+    d = "FROM {d}"
+    return [
+        sql_query("SUM(x * 2 + n) AS s, AVG(x / (n + 1)) AS a " + d, ["s"]),
+        sql_query("COUNT(CASE WHEN x > 50 THEN 1 END) AS c, COUNT(DISTINCT pid) AS d " + d, ["c", "d"]),
+        sql_query("%s AS band, COUNT(*) AS n, SUM(x + 1) AS s %s GROUP BY band" % (BAND, d),
+                  ["n", "s"]),
+        sql_query("COUNT(*) AS n, SUM(IF(u > 0, 1, 0)) AS s %s WHERE x * 2 > n OR u > x" % d,
+                  ["n", "s"]),
+        sql_query("VAR_POP(x / 3) AS v, PERCENTILE_CONT(ABS(x - 50), 0.5) AS m " + d),
+        sql_query("grp %s GROUP BY grp" % d, delta=True, selects=True),
+        sql_query("CAST(n AS STRING) AS k, COUNT(*) AS c %s GROUP BY k" % d, ["c"], delta=True,
+                  selects=True),
+        sql_query("%s AS band %s GROUP BY band" % (BAND, d)),
+        sql_query("SUM(COALESCE(LEAST(x, n), 0), contribution_bounds_per_row => (0, 40)) AS s " + d,
+                  ["s"]),
+        # Refused on every dataset: u has no declared bounds and is read inside arithmetic.
+        sql_query("SUM(u + 1, contribution_bounds_per_row => (0, 10)) AS s " + d, ["s"]),
     ]
 
 
 SQL_TWIN = 13            # index in sql_queries() of the SQL twin of per_unit_queries()[0]
-SQL_REFUSED = (15, 16, 24)  # statements refused on every dataset (bounds above 1e15, no bounds)
+# Statements refused on every dataset (bounds above 1e15, no bounds, an unbounded column inside
+# arithmetic).
+SQL_REFUSED = (15, 16, 24, 34)
 PER_UNIT_REFUSED = (5,)     # per_unit_queries() refused on every dataset (the overflow probe)
-SQL_EXPLAINED = (0, 5, 10, 11, 13, 15, 20, 21)  # statements also run with --explain
+SQL_EXPLAINED = (0, 5, 10, 11, 13, 15, 20, 21, 25, 27, 29)  # statements also run with --explain
 
 
 # ---------------------------------------------------------------------------------------------
