@@ -75,11 +75,7 @@ absl::StatusOr<CompiledStatement> Analyzer::Run() {
     column.type = TypeOf(column.expr);
     out_.columns.push_back(std::move(column));
   }
-  if (out_.parts.empty()) {
-    return Invalid(st_.pos,
-                   "a DP SELECT needs at least one aggregate (COUNT, SUM, AVG, VAR_POP, "
-                   "STDDEV_POP, PERCENTILE_CONT, APPROX_QUANTILES)");
-  }
+  if (out_.parts.empty()) RETURN_IF_ERROR(KeysOnlyPart());
   AttachExpressions();
   RETURN_IF_ERROR(SplitBudget());
   RETURN_IF_ERROR(OrderBy());

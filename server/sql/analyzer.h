@@ -30,6 +30,20 @@
 //    contribution_bounds_per_row => (L, U): rows clamped, K = 5 (max_rows_per_group) rows per
 //    unit and group.
 //  - Omitted bounds: the column's declared bounds; none declared: refused.
+//  - Any aggregate's argument may be a per-row expression (expression_lowering.h), read through
+//    QuerySpec::value_expression. Given bounds apply as to a column; omitted, the bounds
+//    query::expression::CheckExpression derives from declared ones (none derivable: refused
+//    naming the column). AVG without bounds is per-unit (a mean of values in [L, U] lies in
+//    [L, U]); SUM without bounds clamps rows and keeps K = max_rows_per_group rows per unit and
+//    group, since derived row bounds do not bound a unit's total (contribution_bounds_per_group
+//    gives the per-unit SUM). The value aggregates need a numeric expression.
+//  - COUNT(expr) counts the rows where expr IS NOT NULL (COUNT(CASE WHEN c THEN 1 END)).
+//  - COUNT(DISTINCT <privacy unit>) counts units: the count with bounds (0, 1), one row per unit
+//    and group. Other DISTINCT aggregates are refused (a distinct count of other values needs a
+//    sketch).
+//  - GROUP BY without aggregates (`SELECT key FROM t GROUP BY key`) releases only the keys: one
+//    part with QuerySpec::keys_only whose whole (epsilon, delta) goes to partition selection;
+//    declared keys are public but still charged. Without GROUP BY it is refused.
 //  - GROUP BY keys selected from the data include a NULL group (planner.h, null_group_columns);
 //    declared keys do not.
 //  - GROUP BY WIDTH_BUCKET(col, low, high, n) or WIDTH_BUCKET(col, (e0, ..., ek)) (width_bucket.h):

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "absl/strings/ascii.h"
@@ -16,10 +17,31 @@
 #include "server/query/planner.h"
 #include "server/query/privacy_units.h"
 #include "server/sql/diagnostics.h"
+#include "server/sql/expression_lowering.h"
 #include "server/sql/number_literal.h"
 #include "server/sql/width_bucket.h"
 
 namespace dpq::sql::internal {
+
+namespace {
+
+// The first aggregate call inside `e` (a per-row expression cannot hold one), or null.
+const Expr* NestedAggregate(const Expr& e) {
+  if (e.kind == Expr::Kind::kCall &&
+      (SqlAggregateFunctions().count(e.name) > 0 || e.name == "MIN" || e.name == "MAX")) {
+    return &e;
+  }
+  for (const Expr& child : e.children) {
+    if (const Expr* found = NestedAggregate(child)) return found;
+  }
+  return nullptr;
+}
+
+bool IsNumeric(query::expression::ValueType t) {
+  return t == query::expression::ValueType::kInt64 || t == query::expression::ValueType::kFloat64;
+}
+
+}  // namespace
 
 absl::StatusOr<Analyzer::Bounds> Analyzer::BoundsOf(const Expr& named) {
   const Expr& v = named.children[0];
@@ -101,7 +123,6 @@ absl::Status Analyzer::CountWithRowBound(const absl::optional<Bounds>& bounds, Q
 absl::StatusOr<AggregateKind> Analyzer::AggregateKindOf(const Expr& call) {
   const std::map<std::string, AggregateKind>& kinds = SqlAggregateFunctions();
   const std::string& f = call.name;
-  if (in_aggregate_) return Invalid(call.pos, "aggregates cannot be nested");
   auto kind = kinds.find(f);
   if (kind == kinds.end()) {
     if (f == "MIN" || f == "MAX") {
@@ -195,13 +216,8 @@ absl::StatusOr<const query::ColumnSchema*> Analyzer::AggregatedColumn(const Expr
     }
     return column;
   }
-  in_aggregate_ = true;
-  absl::Status nested = Output(arg).status();
-  in_aggregate_ = false;
-  if (!nested.ok() && absl::StrContains(nested.message(), "nested")) return nested;
-  return Unsupported(arg.pos, absl::StrCat(f,
-                                           " of an expression is not supported: aggregate a "
-                                           "column (filter rows with WHERE)"));
+  // Aggregate() sends a per-row expression to ExpressionPart, never here.
+  return absl::InternalError(absl::StrCat("sql: ", f, ": an expression reached AggregatedColumn"));
 }
 
 absl::Status Analyzer::CountPart(const AggregateArgs& args, const ColumnSchema* column,
@@ -222,24 +238,27 @@ absl::Status Analyzer::CountPart(const AggregateArgs& args, const ColumnSchema* 
 
 absl::Status Analyzer::ValuePart(const Expr& call, const AggregateArgs& args,
                                  const ColumnSchema& column, QuerySpec& spec) {
-  const std::string& f = call.name;
   spec.column = column.name;
-  if (args.bounds) {
-    spec.lower = args.bounds->lower;
-    spec.upper = args.bounds->upper;
-  } else if (!column.lower.has_value()) {
-    return Invalid(call.pos, absl::StrCat(f, ": column ", column.name,
+  if (args.bounds) return ClampedValue(call, args, *args.bounds, args.per_group, spec);
+  if (!column.lower.has_value()) {
+    return Invalid(call.pos, absl::StrCat(call.name, ": column ", column.name,
                                           " has no declared bounds: "
                                           "give ",
                                           args.bounds_name, " => (lower, upper)"));
-  } else {
-    // The declared bounds, written out: the planner resolves them alike (same plan, same
-    // fingerprint), and ExplainSql can show them.
-    spec.lower = column.lower;
-    spec.upper = column.upper;
   }
-  spec.pre_aggregate = args.per_group;
-  spec.max_contributions = args.per_group ? 1 : max_rows_;
+  // The declared bounds, written out: the planner resolves them alike (same plan, same
+  // fingerprint), and ExplainSql can show them.
+  return ClampedValue(call, args, Bounds{*column.lower, *column.upper, call.pos}, args.per_group,
+                      spec);
+}
+
+absl::Status Analyzer::ClampedValue(const Expr& call, const AggregateArgs& args,
+                                    const Bounds& range, bool per_unit, QuerySpec& spec) {
+  const std::string& f = call.name;
+  spec.lower = range.lower;
+  spec.upper = range.upper;
+  spec.pre_aggregate = per_unit;
+  spec.max_contributions = per_unit ? 1 : max_rows_;
   if (spec.aggregate != AggregateKind::kQuantile) return absl::OkStatus();
   const Expr& level = *args.positional[1];
   absl::optional<double> n = NumberOf(level);
@@ -268,11 +287,18 @@ absl::StatusOr<OutputExpr> Analyzer::Aggregate(const Expr& call) {
   spec.max_partitions = max_groups_;
   spec.group_by = out_.group_by;
   spec.where = where_;
-  ASSIGN_OR_RETURN(const ColumnSchema* column, AggregatedColumn(call, *args.positional[0]));
-  if (f == "COUNT") {
-    RETURN_IF_ERROR(CountPart(args, column, spec));
+  const Expr& arg = *args.positional[0];
+  if (call.distinct) {
+    RETURN_IF_ERROR(DistinctUnitCount(call, args, spec));
+  } else if (arg.kind != Expr::Kind::kStar && arg.kind != Expr::Kind::kColumn) {
+    RETURN_IF_ERROR(ExpressionPart(call, args, spec));
   } else {
-    RETURN_IF_ERROR(ValuePart(call, args, *column, spec));
+    ASSIGN_OR_RETURN(const ColumnSchema* column, AggregatedColumn(call, arg));
+    if (f == "COUNT") {
+      RETURN_IF_ERROR(CountPart(args, column, spec));
+    } else {
+      RETURN_IF_ERROR(ValuePart(call, args, *column, spec));
+    }
   }
   spec.keys = keys_;
   if (mechanism_ == query::MechanismKind::kGaussian) {
@@ -306,8 +332,9 @@ absl::optional<OutputExpr> Analyzer::LevelOfEarlierPercentile(const QuerySpec& s
   for (size_t j = 0; j < out_.parts.size(); ++j) {
     QuerySpec& p = out_.parts[j];
     if (out_.part_info[j].function != "PERCENTILE_CONT" || p.column != spec.column ||
-        p.lower != spec.lower || p.upper != spec.upper ||
-        p.max_contributions != spec.max_contributions || p.where != spec.where) {
+        CanonicalValue(p) != CanonicalValue(spec) || p.lower != spec.lower ||
+        p.upper != spec.upper || p.max_contributions != spec.max_contributions ||
+        p.where != spec.where) {
       continue;
     }
     const double q = spec.quantiles[0];
@@ -323,6 +350,146 @@ absl::optional<OutputExpr> Analyzer::LevelOfEarlierPercentile(const QuerySpec& s
     return o;
   }
   return absl::nullopt;
+}
+
+absl::StatusOr<query::expression::CheckedExpression> Analyzer::CheckedArgument(
+    const Expr& call, const Expr& arg, query::expression::Expr& lowered) {
+  if (const Expr* inner = NestedAggregate(arg)) {
+    return Invalid(inner->pos, "aggregates cannot be nested");
+  }
+  ASSIGN_OR_RETURN(lowered, LowerExpression(arg));
+  absl::StatusOr<query::expression::CheckedExpression> checked =
+      query::expression::CheckExpression(lowered, schema_);
+  if (checked.ok()) return checked;
+  // The checker's message starts with the SQL position of the offending node when it knows it.
+  const std::string message(checked.status().message());
+  if (absl::StartsWith(message, "line ")) {
+    return absl::Status(checked.status().code(), absl::StrCat("sql: ", message));
+  }
+  return absl::Status(checked.status().code(), absl::StrCat("sql: ", FormatPosition(arg.pos), ": ",
+                                                            call.name, ": ", message));
+}
+
+absl::Status Analyzer::ExpressionPart(const Expr& call, const AggregateArgs& args,
+                                      QuerySpec& spec) {
+  const std::string& f = call.name;
+  const Expr& arg = *args.positional[0];
+  query::expression::Expr lowered;
+  ASSIGN_OR_RETURN(query::expression::CheckedExpression checked,
+                   CheckedArgument(call, arg, lowered));
+  spec.value_expression = std::make_shared<const query::expression::Expr>(std::move(lowered));
+  if (f == "COUNT") {  // the rows where the expression is not NULL; any type
+    if (max_rows_contributed_ > 0 || !bucket_column_.empty()) {
+      return Unsupported(arg.pos,
+                         "COUNT of an expression is not supported with max_rows_contributed or "
+                         "a WIDTH_BUCKET group (a histogram counts rows): use COUNT(*) and WHERE");
+    }
+    spec.max_contributions = 1;
+    if (args.bounds) RETURN_IF_ERROR(CountBounds(*args.bounds, spec));
+    return absl::OkStatus();
+  }
+  if (!IsNumeric(checked.root.type)) {
+    return Invalid(arg.pos, absl::StrCat(f, " needs a numeric value; its argument is ",
+                                         query::expression::ValueTypeName(checked.root.type)));
+  }
+  if (args.bounds) return ClampedValue(call, args, *args.bounds, args.per_group, spec);
+  if (!checked.bounds) {
+    return Invalid(call.pos, absl::StrCat(f, ": the bounds of ", checked.canonical,
+                                          " cannot be derived: column ", checked.unbounded_column,
+                                          " has no declared bounds; declare them, or give ",
+                                          args.bounds_name, " => (lower, upper)"));
+  }
+  // Derived row bounds: AVG's per-unit mean of such values lies within them, so it is
+  // pre-aggregated as AVG of a column is; a unit's SUM does not, so SUM clamps rows to them and
+  // keeps K = max_rows_per_group rows per unit and group (the row-clamped form).
+  const bool per_unit = f == "AVG";
+  return ClampedValue(call, args, Bounds{checked.bounds->lower, checked.bounds->upper, call.pos},
+                      per_unit, spec);
+}
+
+absl::Status Analyzer::DistinctUnitCount(const Expr& call, const AggregateArgs& args,
+                                         QuerySpec& spec) {
+  const std::string& unit = schema_.privacy_unit;
+  if (call.name != "COUNT") {
+    return Unsupported(call.pos, absl::StrCat(call.name,
+                                              "(DISTINCT ...) is not supported: dpq "
+                                              "bounds each unit's rows, not distinct values; it "
+                                              "answers COUNT(DISTINCT ",
+                                              unit, ") only"));
+  }
+  const Expr& arg = *args.positional[0];
+  if (arg.kind == Expr::Kind::kColumn) {
+    ASSIGN_OR_RETURN(const ColumnSchema* column, Column(arg));
+    if (column->name != unit) {
+      return Unsupported(arg.pos, absl::StrCat("COUNT(DISTINCT ", column->name,
+                                               ") is not supported: a distinct count of a "
+                                               "column other than the privacy unit needs a "
+                                               "sketch dpq does not have; COUNT(DISTINCT ",
+                                               unit, ") counts units"));
+    }
+  } else {
+    return Unsupported(arg.pos, absl::StrCat("COUNT(DISTINCT ...) takes the privacy unit column (",
+                                             unit, ") only"));
+  }
+  if (args.bounds) {
+    return Invalid(
+        args.bounds->pos,
+        absl::StrCat("COUNT(DISTINCT ", unit,
+                     ") counts each unit once (bounds (0, 1)): it takes no ", args.bounds_name));
+  }
+  if (max_rows_contributed_ > 0 || !bucket_column_.empty()) {
+    return Unsupported(call.pos, absl::StrCat("COUNT(DISTINCT ", unit,
+                                              ") is not supported with max_rows_contributed or "
+                                              "a WIDTH_BUCKET group (a histogram counts rows)"));
+  }
+  // One row per unit and group: the count of the units with a row there, sensitivity 1 per group.
+  spec.max_contributions = 1;
+  return absl::OkStatus();
+}
+
+absl::Status Analyzer::KeysOnlyPart() {
+  if (out_.group_by.empty() && bucket_column_.empty()) {
+    return Invalid(st_.pos,
+                   "a DP SELECT needs at least one aggregate (COUNT, SUM, AVG, VAR_POP, "
+                   "STDDEV_POP, PERCENTILE_CONT, APPROX_QUANTILES), or GROUP BY to release only "
+                   "the group keys");
+  }
+  if (!bucket_column_.empty()) {
+    return Unsupported(st_.group_by_pos,
+                       "a WIDTH_BUCKET group's buckets are public: select COUNT(*) with them");
+  }
+  if (max_rows_contributed_ > 0) {
+    return Unsupported(max_rows_contributed_pos_,
+                       "max_rows_contributed bounds the rows COUNT reads; a select of group keys "
+                       "alone takes max_groups_contributed");
+  }
+  if (needs_selection_ && !(out_.delta > 0)) {
+    return Invalid(st_.group_by_pos,
+                   absl::StrCat("GROUP BY ", absl::StrJoin(out_.group_by, ", "),
+                                ": selecting keys without aggregates releases the groups DP "
+                                "partition selection keeps, which needs delta > 0 in OPTIONS"));
+  }
+  // One part: the planner spends the statement's whole (epsilon, delta) on partition selection
+  // and releases only the kept keys (declared keys are public, and still charged the epsilon).
+  QuerySpec spec;
+  spec.dataset = schema_.name;
+  spec.aggregate = AggregateKind::kCount;
+  spec.keys_only = true;
+  spec.max_contributions = 1;
+  spec.max_partitions = max_groups_;
+  spec.group_by = out_.group_by;
+  spec.where = where_;
+  spec.keys = keys_;
+  out_.parts.push_back(std::move(spec));
+  out_.part_info.push_back({"KEYS", false, st_.group_by_pos});
+  return absl::OkStatus();
+}
+
+std::string Analyzer::CanonicalValue(const QuerySpec& spec) const {
+  if (spec.value_expression == nullptr) return "";
+  absl::StatusOr<query::expression::CheckedExpression> checked =
+      query::expression::CheckExpression(*spec.value_expression, schema_);
+  return checked.ok() ? checked->canonical : "";
 }
 
 absl::Status Analyzer::SplitBudget() {

@@ -139,7 +139,7 @@ class Analyzer {
   // The flag aggregate of a known function allowed in this statement, or the refusal.
   absl::StatusOr<query::AggregateKind> AggregateKindOf(const Expr& call);
   absl::StatusOr<AggregateArgs> ArgumentsOf(const Expr& call);
-  // The aggregated column (null for COUNT(*)); an expression is refused.
+  // The aggregated column (null for COUNT(*)); an expression goes to ExpressionPart instead.
   absl::StatusOr<const query::ColumnSchema*> AggregatedColumn(const Expr& call, const Expr& arg);
   // COUNT's part: K, the per-unit or histogram forms, COUNT(col)'s IS NOT NULL.
   absl::Status CountPart(const AggregateArgs& args, const query::ColumnSchema* column,
@@ -164,6 +164,26 @@ class Analyzer {
 
   absl::Status OrderBy();
 
+  // ---- aggregates over per-row expressions, COUNT(DISTINCT unit), key-only selects ----
+  // A value part's clamp range, per-unit or row-clamped (K = max_rows_per_group), and the levels
+  // of a quantile.
+  absl::Status ClampedValue(const Expr& call, const AggregateArgs& args, const Bounds& range,
+                            bool per_unit, query::QuerySpec& spec);
+  // An aggregate argument that is an expression: lowered into `lowered`, then typed and bounded
+  // by CheckExpression (errors at their SQL position).
+  absl::StatusOr<query::expression::CheckedExpression> CheckedArgument(
+      const Expr& call, const Expr& arg, query::expression::Expr& lowered);
+  // QuerySpec::value_expression: COUNT counts where it is not NULL; the value aggregates clamp
+  // it to the given bounds, else to its derived ones (analyzer.h).
+  absl::Status ExpressionPart(const Expr& call, const AggregateArgs& args, query::QuerySpec& spec);
+  // COUNT(DISTINCT <privacy unit>): the count with one row per unit and group.
+  absl::Status DistinctUnitCount(const Expr& call, const AggregateArgs& args,
+                                 query::QuerySpec& spec);
+  // A select without aggregates: GROUP BY keys only (QuerySpec::keys_only), or the refusal.
+  absl::Status KeysOnlyPart();
+  // The canonical text of a part's value expression ("" for a column).
+  std::string CanonicalValue(const query::QuerySpec& spec) const;
+
   const Statement& st_;
   const query::DatasetSchema& schema_;
   CompiledStatement out_;
@@ -175,7 +195,6 @@ class Analyzer {
   Position mechanism_pos_;
   std::vector<std::string> keys_;  // DeclaredKeys(): the key list the WHERE clause states
   bool needs_selection_ = false;
-  bool in_aggregate_ = false;
   std::vector<query::ColumnType> key_types_;
   std::string where_;
   // GROUP BY WIDTH_BUCKET(...): the bucketed column (empty: none) and its bucket edges.

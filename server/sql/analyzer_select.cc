@@ -25,7 +25,10 @@ absl::StatusOr<OutputExpr> Analyzer::Output(const Expr& e) {
   OutputExpr o;
   switch (e.kind) {
     case Expr::Kind::kCall:
-      if (IsWidthBucket(e)) return WidthBucketKey(e);
+      if (IsWidthBucket(e)) {
+        if (e.distinct) return Unsupported(e.pos, "WIDTH_BUCKET takes no DISTINCT");
+        return WidthBucketKey(e);
+      }
       return Aggregate(e);
     case Expr::Kind::kColumn: {
       ASSIGN_OR_RETURN(const ColumnSchema* c, Column(e));

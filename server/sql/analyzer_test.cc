@@ -238,8 +238,8 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{DP "VAR_POP(wages, contribution_bounds_per_group => (0, 1)) FROM slid", kInvalid,
                 "it takes contribution_bounds_per_row", 1, 71},
         Refusal{DP "SUM(education) FROM slid", kInvalid, "education has no declared bounds", 1, 56},
-        Refusal{DP "SUM(wages * 2, contribution_bounds_per_group => (0, 1)) FROM slid", kUnimpl,
-                "SUM of an expression is not supported", 1, 60},
+        Refusal{DP "SUM(wages > 1) FROM slid", kInvalid,
+                "SUM needs a numeric value; its argument is BOOL", 1, 60},
         Refusal{DP "SUM(COUNT(*)) FROM slid", kInvalid, "aggregates cannot be nested", 1, 60},
         Refusal{DP "MIN(wages) FROM slid", kUnimpl, "MIN is not supported", 1, 56},
         Refusal{DP "MAX(wages) FROM slid", kUnimpl, "MAX is not supported", 1, 56},
@@ -250,7 +250,7 @@ INSTANTIATE_TEST_SUITE_P(
                 60},
         Refusal{DP "SUM(t.wages) FROM slid", kInvalid, "unknown table t", 1, 60},
         Refusal{DP "age, COUNT(*) FROM slid", kInvalid, "age must be in GROUP BY", 1, 56},
-        Refusal{DP "sex FROM slid GROUP BY sex", kInvalid, "needs at least one aggregate", 1, 1},
+        Refusal{DP "1 FROM slid", kInvalid, "needs at least one aggregate", 1, 1},
         Refusal{DP "* FROM slid", kUnimpl, "SELECT * is not supported", 1, 56},
         Refusal{DP "COUNT(*) FROM slid GROUP BY age + 1", kInvalid,
                 "DP partition selection, which needs delta > 0", 1, 75},
@@ -1043,6 +1043,223 @@ TEST(SqlAnalyzerExpressionTest, ThePartsPlan) {
   EXPECT_FALSE(plan->selection.needed);
   EXPECT_EQ(plan->declared_keys, (std::vector<std::vector<std::string>>{{"young"}, {"old"}}));
 }
+
+// Aggregates over per-row expressions: the part reads QuerySpec::value_expression (column empty),
+// clamped to the bounds derived from the declared ones ("age" in [0, 120], "wages" in [0, 100]).
+TEST(SqlAnalyzerTest, AggregatesOverExpressionsReadTheExpressionWithDerivedBounds) {
+  CompiledStatement c =
+      Compiled(DP
+               "SUM(age + 1) * 1 AS s, AVG(age * 2), VAR_POP(wages - age), STDDEV_POP(-age) "
+               "FROM slid");
+  ASSERT_EQ(c.parts.size(), 4u);
+  for (const query::QuerySpec& part : c.parts) {
+    EXPECT_NE(part.value_expression, nullptr);
+    EXPECT_EQ(part.column, "");
+  }
+  // SUM: a unit's total is not bounded by the row bounds, so rows are clamped, K of them per unit.
+  EXPECT_EQ(c.parts[0].aggregate, AggregateKind::kSum);
+  EXPECT_FALSE(c.parts[0].pre_aggregate);
+  EXPECT_EQ(c.parts[0].max_contributions, kRowClampedMaxContributions);
+  EXPECT_EQ(*c.parts[0].lower, 1);
+  EXPECT_EQ(*c.parts[0].upper, 121);
+  // AVG: a unit's mean of values in [0, 240] lies in [0, 240]: per-unit, as AVG of a column.
+  EXPECT_EQ(c.parts[1].aggregate, AggregateKind::kMean);
+  EXPECT_TRUE(c.parts[1].pre_aggregate);
+  EXPECT_EQ(c.parts[1].max_contributions, 1);
+  EXPECT_EQ(*c.parts[1].lower, 0);
+  EXPECT_EQ(*c.parts[1].upper, 240);
+  EXPECT_EQ(*c.parts[2].lower, -120);
+  EXPECT_EQ(*c.parts[2].upper, 100);
+  EXPECT_FALSE(c.parts[2].pre_aggregate);
+  EXPECT_EQ(*c.parts[3].lower, -120);
+  EXPECT_EQ(*c.parts[3].upper, 0);
+  // `SUM(...) * 1` is post-processing of the part.
+  EXPECT_EQ(c.columns[0].expr.kind, OutputExpr::Kind::kBinary);
+  EXPECT_EQ(c.columns[0].expr.children[0].kind, OutputExpr::Kind::kPart);
+  EXPECT_EQ(c.columns[0].type, "float64");
+}
+
+TEST(SqlAnalyzerTest, ExplicitBoundsOfAnExpressionAggregateAreUsedAsForAColumn) {
+  CompiledStatement c = Compiled(
+      DPX("epsilon = 1, max_rows_per_group = 3") "SUM(wages * 2, contribution_bounds_per_group => "
+                                                 "(0, 50)), AVG(age + 1, "
+                                                 "contribution_bounds_per_row => (10, 20)), "
+                                                 "PERCENTILE_CONT(age / 2, 0.5, "
+                                                 "contribution_bounds_per_row => (0, 30)) "
+                                                 "FROM slid");
+  ASSERT_EQ(c.parts.size(), 3u);
+  EXPECT_TRUE(c.parts[0].pre_aggregate);  // each unit's total clamped to [0, 50]
+  EXPECT_EQ(c.parts[0].max_contributions, 1);
+  EXPECT_EQ(*c.parts[0].lower, 0);
+  EXPECT_EQ(*c.parts[0].upper, 50);
+  EXPECT_FALSE(c.parts[1].pre_aggregate);  // rows clamped to [10, 20], K = 3
+  EXPECT_EQ(c.parts[1].max_contributions, 3);
+  EXPECT_EQ(*c.parts[1].lower, 10);
+  EXPECT_EQ(*c.parts[1].upper, 20);
+  EXPECT_EQ(c.parts[2].aggregate, AggregateKind::kQuantile);
+  EXPECT_EQ(c.parts[2].quantiles, (std::vector<double>{0.5}));
+  EXPECT_EQ(*c.parts[2].upper, 30);
+  EXPECT_NE(c.parts[2].value_expression, nullptr);
+}
+
+// Quantiles of one expression share a part as quantiles of one column do; of a different
+// expression, or of the bare column, they do not.
+TEST(SqlAnalyzerTest, PercentilesOfOneExpressionShareAPart) {
+  CompiledStatement c = Compiled(
+      DP
+      "PERCENTILE_CONT(age + 1, 0.5), PERCENTILE_CONT(age + 1, 0.9), PERCENTILE_CONT(age, 0.5), "
+      "PERCENTILE_CONT(age + 2, 0.5), APPROX_QUANTILES(age - 1, 4) FROM slid");
+  ASSERT_EQ(c.parts.size(), 4u);
+  EXPECT_EQ(c.parts[0].quantiles, (std::vector<double>{0.5, 0.9}));
+  EXPECT_EQ(c.parts[1].column, "age");
+  EXPECT_EQ(c.parts[1].value_expression, nullptr);
+  EXPECT_NE(c.parts[2].value_expression, nullptr);
+  EXPECT_EQ(*c.parts[2].upper, 122);
+  EXPECT_EQ(c.parts[3].quantiles, (std::vector<double>{0, 0.25, 0.5, 0.75, 1}));
+  EXPECT_EQ(*c.parts[3].lower, -1);
+  EXPECT_EQ(c.columns[1].expr.index, 0);
+  EXPECT_EQ(c.columns[1].expr.level, 1);
+  EXPECT_EQ(c.columns[4].type, "array<float64>");
+}
+
+// No declared bounds below the expression: refused at analysis, naming the column, before
+// anything is charged; explicit bounds do not lift it (a raw value is clamped to its column's
+// declared bounds before any arithmetic, whatever the clamp of the result).
+TEST(SqlAnalyzerTest, AnExpressionOverAnUnboundedColumnIsRefused) {
+  for (const char* sql :
+       {DP "SUM(education + 1) FROM slid", DP "SUM(IF(age > 1, education, 0)) FROM slid",
+        DP "SUM(IF(age > 1, education, 0), contribution_bounds_per_row => (0, 20)) FROM slid",
+        DP "COUNT(education * 2) FROM slid"}) {
+    absl::StatusOr<CompiledStatement> c = Compile(sql);
+    ASSERT_FALSE(c.ok()) << sql;
+    EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument) << sql;
+    EXPECT_THAT(std::string(c.status().message()), HasSubstr("sql: line 1, column ")) << sql;
+    EXPECT_THAT(std::string(c.status().message()), HasSubstr("column education has no declared "
+                                                             "bounds"))
+        << sql;
+  }
+}
+
+// COUNT(expr) counts the rows where expr is not NULL: value_expression with kCount, no bounds.
+TEST(SqlAnalyzerTest, CountOfAnExpressionCountsRowsWhereItIsNotNull) {
+  CompiledStatement c =
+      Compiled(DP
+               "COUNT(IF(age > 90, 1, NULL)) AS old, COUNT(language), "
+               "COUNT(age + 1, contribution_bounds_per_group => (0, 3)) FROM slid");
+  ASSERT_EQ(c.parts.size(), 3u);
+  EXPECT_EQ(c.parts[0].aggregate, AggregateKind::kCount);
+  EXPECT_NE(c.parts[0].value_expression, nullptr);
+  EXPECT_EQ(c.parts[0].where, "");  // the expression's NULLs, not a filter, decide the rows
+  EXPECT_EQ(c.parts[0].max_contributions, 1);
+  EXPECT_FALSE(c.parts[0].lower.has_value());
+  EXPECT_EQ(c.columns[0].type, "int64");
+  // A bare column keeps the flag form (a filter), so its plan matches the flag query.
+  EXPECT_EQ(c.parts[1].value_expression, nullptr);
+  EXPECT_EQ(c.parts[1].where, "language IS NOT NULL");
+  EXPECT_EQ(c.parts[2].max_contributions, 3);
+}
+
+// COUNT(DISTINCT unit) is the count with one row per unit and group: the same part as
+// COUNT(*) with contribution bounds (0, 1), so the same plan and charge.
+TEST(SqlAnalyzerTest, CountDistinctUnitIsTheCountWithOneRowPerUnit) {
+  const std::string options = DPX("epsilon = 1, max_groups_contributed = 2");
+  CompiledStatement distinct =
+      Compiled(options + "sex, COUNT(DISTINCT person_id) AS units FROM slid GROUP BY sex");
+  CompiledStatement count =
+      Compiled(options +
+               "sex, COUNT(*, contribution_bounds_per_group => (0, 1)) FROM slid "
+               "GROUP BY sex");
+  ASSERT_EQ(distinct.parts.size(), 1u);
+  ASSERT_EQ(count.parts.size(), 1u);
+  const query::QuerySpec& d = distinct.parts[0];
+  const query::QuerySpec& k = count.parts[0];
+  EXPECT_EQ(d.aggregate, AggregateKind::kCount);
+  EXPECT_EQ(d.max_contributions, 1);
+  EXPECT_EQ(d.max_contributions, k.max_contributions);
+  EXPECT_EQ(d.max_partitions, 2);
+  EXPECT_EQ(d.max_partitions, k.max_partitions);
+  EXPECT_EQ(d.pre_aggregate, k.pre_aggregate);
+  EXPECT_EQ(d.where, k.where);
+  EXPECT_EQ(d.group_by, k.group_by);
+  EXPECT_EQ(d.value_expression, nullptr);
+  EXPECT_EQ(d.epsilon, k.epsilon);
+  EXPECT_EQ(distinct.columns[1].type, "int64");
+}
+
+// GROUP BY without aggregates releases the keys only: one keys_only part charged the whole
+// statement, its output columns the keys.
+TEST(SqlAnalyzerTest, KeyOnlySelectIsOnePartReleasingTheKeys) {
+  CompiledStatement c = Compiled(
+      DPX("epsilon = 1, delta = 1e-6, max_groups_contributed = 3") "language AS l FROM slid "
+                                                                   "GROUP BY language");
+  ASSERT_EQ(c.parts.size(), 1u);
+  EXPECT_TRUE(c.parts[0].keys_only);
+  EXPECT_EQ(c.parts[0].aggregate, AggregateKind::kCount);
+  EXPECT_EQ(c.parts[0].group_by, (std::vector<std::string>{"language"}));
+  EXPECT_EQ(c.parts[0].max_partitions, 3);
+  EXPECT_EQ(c.parts[0].epsilon, 1);
+  EXPECT_EQ(c.parts[0].delta, 1e-6);
+  EXPECT_EQ(c.delta, 1e-6);
+  ASSERT_EQ(c.columns.size(), 1u);
+  EXPECT_EQ(c.columns[0].name, "l");
+  EXPECT_EQ(c.columns[0].type, "string");
+  EXPECT_EQ(c.columns[0].expr.kind, OutputExpr::Kind::kKey);
+}
+
+// Declared keys (categories, or a key list in WHERE) are public: no selection, no delta, and
+// still one part charged the statement's epsilon.
+TEST(SqlAnalyzerTest, KeyOnlySelectOfDeclaredKeysIsStillOneChargedPart) {
+  CompiledStatement categories = Compiled(DP "sex FROM slid GROUP BY sex");
+  ASSERT_EQ(categories.parts.size(), 1u);
+  EXPECT_TRUE(categories.parts[0].keys_only);
+  EXPECT_EQ(categories.parts[0].epsilon, 1);
+  EXPECT_EQ(categories.parts[0].delta, 0);
+  EXPECT_EQ(categories.delta, 0);
+  CompiledStatement listed =
+      Compiled(DP "language FROM slid WHERE language IN ('French', 'Other') GROUP BY language");
+  ASSERT_EQ(listed.parts.size(), 1u);
+  EXPECT_TRUE(listed.parts[0].keys_only);
+  EXPECT_EQ(listed.parts[0].keys, (std::vector<std::string>{"French", "Other"}));
+  EXPECT_EQ(listed.parts[0].where, "language IN ('French', 'Other')");
+  EXPECT_EQ(listed.parts[0].delta, 0);
+}
+
+// A statement with an aggregate has no keys_only part.
+TEST(SqlAnalyzerTest, AStatementWithAnAggregateReleasesNoKeysOnlyPart) {
+  CompiledStatement c = Compiled(DP "sex, COUNT(*) FROM slid GROUP BY sex");
+  ASSERT_EQ(c.parts.size(), 1u);
+  EXPECT_FALSE(c.parts[0].keys_only);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ExpressionAggregateRefusals, SqlAnalyzerRefusalTest,
+    ::testing::Values(
+        Refusal{DP "SUM(COUNT(*) + 1) FROM slid", kInvalid, "aggregates cannot be nested", 1, 60},
+        Refusal{DP "AVG(IF(age > 1, 'a', 'b')) FROM slid", kInvalid,
+                "AVG needs a numeric value; its argument is STRING", 1, 60},
+        Refusal{
+            DP "COUNT(age + 1) FROM slid GROUP BY WIDTH_BUCKET(age, 0, 100, 10)", kUnimpl,
+            "COUNT of an expression is not supported with max_rows_contributed or a WIDTH_BUCKET group",
+            1, 62},
+        Refusal{DP "COUNT(DISTINCT language) FROM slid", kUnimpl,
+                "needs a sketch dpq does not have; COUNT(DISTINCT person_id) counts units", 1, 71},
+        Refusal{DP "COUNT(DISTINCT age + 1) FROM slid", kUnimpl,
+                "takes the privacy unit column (person_id) only", 1, 71},
+        Refusal{DP "SUM(DISTINCT wages) FROM slid", kUnimpl, "SUM(DISTINCT ...) is not supported",
+                1, 56},
+        Refusal{DP "COUNT(DISTINCT person_id, contribution_bounds_per_group => (0, 2)) FROM slid",
+                kInvalid, "counts each unit once", 1, 115},
+        Refusal{DP "COUNT(DISTINCT person_id) FROM slid GROUP BY WIDTH_BUCKET(age, 0, 100, 10)",
+                kUnimpl, "not supported with max_rows_contributed or a WIDTH_BUCKET group", 1, 56},
+        Refusal{
+            DP "language FROM slid GROUP BY language", kInvalid,
+            "selecting keys without aggregates releases the groups DP partition selection keeps, which needs delta > 0",
+            1, 75},
+        Refusal{DP "age FROM slid", kInvalid, "age must be in GROUP BY", 1, 56},
+        Refusal{DP "2 AS two FROM slid", kInvalid, "or GROUP BY to release only the group keys", 1,
+                1},
+        Refusal{DP "WIDTH_BUCKET(age, 0, 100, 10) AS b FROM slid GROUP BY b", kUnimpl,
+                "a WIDTH_BUCKET group's buckets are public", 1, 101}));
 
 }  // namespace
 }  // namespace dpq::sql

@@ -580,10 +580,9 @@ class Parser {
     e.pos = Peek().pos;
     e.name = Next().upper;
     RETURN_IF_ERROR(ExpectSymbol("("));
-    if (IsKeyword("DISTINCT")) {
-      return Unsupported(Peek().pos, absl::StrCat("DISTINCT aggregates are not supported (", e.name,
-                                                  "(DISTINCT ...)): each unit's contribution is "
-                                                  "bounded by its rows"));
+    if (IsKeyword("DISTINCT")) {  // the analyzer says which DISTINCT aggregates it answers
+      Next();
+      e.distinct = true;
     }
     if (!IsSymbol(")")) {
       while (true) {

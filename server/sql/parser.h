@@ -18,7 +18,7 @@ inline constexpr size_t kMaxStatements = 100;
 //    than kMaxExprDepth).
 //  - UNIMPLEMENTED: valid SQL outside dpq's subset: a SELECT without WITH DIFFERENTIAL_PRIVACY,
 //    SELECT DISTINCT, DML and DDL, CTEs (WITH), JOINs or several tables, subqueries, set operations
-//    (UNION, INTERSECT, EXCEPT), HAVING, window functions (OVER), DISTINCT aggregates, CASE,
+//    (UNION, INTERSECT, EXCEPT), HAVING, window functions (OVER), CASE,
 //    ROLLUP / CUBE / GROUPING SETS, OFFSET, QUALIFY.
 absl::StatusOr<Script> Parse(absl::string_view text);
 

@@ -146,7 +146,6 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{DP "COUNT(*) FROM t UNION ALL SELECT 1", kUnimpl, "set operations (UNION)", 1, 69},
         Refusal{DP "COUNT(*) FROM t EXCEPT SELECT 1", kUnimpl, "set operations (EXCEPT)", 1, 69},
         Refusal{DP "COUNT(*) OVER () FROM t", kUnimpl, "window functions", 1, 62},
-        Refusal{DP "COUNT(DISTINCT a) FROM t", kUnimpl, "DISTINCT aggregates", 1, 59},
         Refusal{DP "a, COUNT(*) FROM t GROUP BY ROLLUP(a)", kUnimpl, "ROLLUP", 1, 81},
         Refusal{DP "a, COUNT(*) FROM t GROUP BY CUBE(a)", kUnimpl, "CUBE", 1, 81},
         Refusal{DP "a, COUNT(*) FROM t GROUP BY a HAVING COUNT(*) > 1", kUnimpl, "HAVING", 1, 83},
@@ -301,6 +300,16 @@ TEST(SqlParserTest, CaseNestsInsideCallsAndGroupBy) {
   ASSERT_EQ(s.statements[0].group_by.size(), 1u);
   EXPECT_EQ(s.statements[0].group_by[0].kind, Expr::Kind::kCase);
   EXPECT_EQ(s.statements[0].group_by[0].children[0].kind, Expr::Kind::kIsNull);
+}
+
+// DISTINCT inside a call is syntax; which DISTINCT aggregates are answered is the analyzer's call.
+TEST(SqlParserTest, DistinctInsideACallIsMarkedOnTheCall) {
+  Script s = Parsed("SELECT WITH DIFFERENTIAL_PRIVACY COUNT(DISTINCT a), COUNT(a) FROM t");
+  const Expr& distinct = s.statements[0].select[0].expr;
+  EXPECT_TRUE(distinct.distinct);
+  ASSERT_EQ(distinct.children.size(), 1u);
+  EXPECT_EQ(distinct.children[0].name, "a");
+  EXPECT_FALSE(s.statements[0].select[1].expr.distinct);
 }
 
 }  // namespace
