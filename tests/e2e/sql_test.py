@@ -426,6 +426,8 @@ class SqlFlagParityTest(SqlCase):
         self.assertEqual([p["error_basis"] for p in from_python["parts"]],
                          ["value", "value", "per_count", "not_stated", "rank"])
         self.assertIsNone(from_python["parts"][3]["error"])
+        self.assertEqual([c["statistic"] for c in from_python["parts"][3]["components"]],
+                         ["sum", "sum_squares", "count"])
         self.assertEqual(self.snapshot(self.dpqd, "slid"), before)
 
     def test_explain_shows_every_noise_component_at_the_scale_the_run_uses(self):
