@@ -499,7 +499,9 @@ TEST_F(QueryFakeServerTest, PlanWithTargetErrorSendsZeroEpsilon) {
   EXPECT_THAT(sent.query().group_by(), ElementsAre("city"));
   EXPECT_EQ(sent.target_error(), 5);
   EXPECT_EQ(sent.expected_count(), 1000);
+  // The fake server states no noise components: the list is there, empty.
   EXPECT_EQ(result.JsonOut(), (nlohmann::json{{"epsilon", 0.25},
+                                              {"components", nlohmann::json::array()},
                                               {"delta", 0.0},
                                               {"mechanism", "laplace"},
                                               {"sensitivity", 1.0},

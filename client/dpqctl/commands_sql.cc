@@ -14,6 +14,7 @@
 #include "client/dpqctl/commands.h"
 #include "client/dpqctl/enum_names.h"
 #include "client/dpqctl/json_output.h"
+#include "client/dpqctl/plan_report_output.h"
 #include "client/dpqctl/rpc_runner.h"
 #include "client/dpqctl/text_output.h"
 #include "dpq/v1/dpq.grpc.pb.h"
@@ -74,6 +75,7 @@ nlohmann::json ResultSetToJson(const dpq::v1::SqlResultSet& r) {
       values.push_back(v);
       if (c.released()) {
         scales.push_back({{"noise_scale", c.noise_scale()},
+                          {"components", NoiseComponentsToJson(c.components())},
                           {"interval",
                            {{"confidence", c.interval().confidence()},
                             {"lower", c.interval().lower()},
@@ -196,6 +198,7 @@ nlohmann::json ExplainToJson(const dpq::v1::ExplainSqlResponse& r) {
       part["quantiles"] = std::vector<double>(q.quantiles().begin(), q.quantiles().end());
     }
     if (q.bins_size() > 0) part["bins"] = std::vector<double>(q.bins().begin(), q.bins().end());
+    AddPlanReportJson(ReportOf(p), part);
     parts.push_back(std::move(part));
   }
   return {{"dataset", r.dataset()},
@@ -235,6 +238,13 @@ void WriteExplainText(std::ostream& out, const dpq::v1::ExplainSqlResponse& r) {
            "rows), unknown before the query, plus the noisy count's share\n";
   }
   if (not_stated) out << "n/a: a variance's error depends on N and the data's moments\n";
+  // Per part, what the run will use: every noise component, a quantile's method, the released
+  // keys and the value's expression.
+  for (int i = 0; i < r.parts_size(); ++i) {
+    const dpq::v1::SqlPlanPart& p = r.parts(i);
+    out << "part " << i + 1 << ": " << p.function() << " (statement " << p.statement() + 1 << ")\n";
+    WritePlanReportText(out, ReportOf(p), "  ");
+  }
   out << "total charge: epsilon " << FormatNumber(r.epsilon()) << ", delta "
       << FormatNumber(r.delta());
   if (r.epsilon_sum() != r.epsilon()) {

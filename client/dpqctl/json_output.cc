@@ -4,6 +4,7 @@
 #include <string>
 
 #include "client/dpqctl/enum_names.h"
+#include "client/dpqctl/plan_report_output.h"
 
 namespace dpqctl {
 namespace internal {
@@ -103,6 +104,7 @@ nlohmann::json QueryResponseToJson(const dpq::v1::QueryResponse& response,
   json["cached"] = response.cached();
   json["warnings"] = Strings(response.warnings());
   json["max_partitions"] = response.max_partitions();
+  json["components"] = NoiseComponentsToJson(response.components());
   return json;
 }
 
@@ -147,7 +149,7 @@ nlohmann::json QueryBatchResponseToJson(const dpq::v1::QueryBatchResponse& respo
 
 nlohmann::json PlanResponseToJson(const dpq::v1::PlanResponse& response) {
   // An unreachable target error may come back as an infinite epsilon or error: null.
-  return {
+  nlohmann::json json = {
       {"epsilon", NumberOrNull(response.epsilon())},
       {"delta", NumberOrNull(response.delta())},
       {"mechanism", MechanismWord(response.mechanism())},
@@ -158,6 +160,8 @@ nlohmann::json PlanResponseToJson(const dpq::v1::PlanResponse& response) {
       {"rank_error", response.rank_error()},
       {"warnings", Strings(response.warnings())},
   };
+  AddPlanReportJson(ReportOf(response), json);
+  return json;
 }
 
 nlohmann::json ListDatasetsResponseToJson(const dpq::v1::ListDatasetsResponse& response) {

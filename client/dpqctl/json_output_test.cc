@@ -280,10 +280,11 @@ TEST(PlanResponseToJsonTest, HasEveryFieldAndNullForInfiniteError) {
   response.add_warnings("w");
   const nlohmann::json json = PlanResponseToJson(response);
   for (const char* key : {"epsilon", "delta", "mechanism", "sensitivity", "noise_scale", "error",
-                          "confidence", "rank_error", "warnings"}) {
+                          "confidence", "rank_error", "warnings", "components"}) {
     EXPECT_TRUE(json.contains(key)) << key;
   }
-  EXPECT_EQ(json.size(), 9u);
+  // The report's optional parts (quantile, keys, value_expression) are absent when unset.
+  EXPECT_EQ(json.size(), 10u);
   EXPECT_EQ(json.at("rank_error"), false);
   EXPECT_EQ(json.at("mechanism"), "gaussian");
   EXPECT_TRUE(json.at("error").is_null());

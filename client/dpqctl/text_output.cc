@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "client/dpqctl/enum_names.h"
+#include "client/dpqctl/plan_report_output.h"
 #include "nlohmann/json.hpp"
 
 namespace dpqctl {
@@ -160,6 +161,8 @@ void WriteAnswerText(std::ostream& out, const dpq::v1::QueryResponse& response,
         << ", ";
   }
   out << "sensitivity " << FormatNumber(response.sensitivity()) << ")\n";
+  // A mean's or variance's every noise component (its sum, sum of squares and count).
+  if (response.components_size() > 1) WritePlanReportText(out, {&response.components()}, "  ");
 }
 
 void WriteLimitsText(std::ostream& out, const dpq::v1::QueryResponse& response) {
@@ -376,17 +379,15 @@ void WriteQueryBatchText(std::ostream& out, const dpq::v1::QueryBatchResponse& r
 void WritePlanText(std::ostream& out, const dpq::v1::PlanResponse& response) {
   out << "epsilon " << FormatNumber(response.epsilon());
   if (response.delta() > 0) out << ", delta " << FormatNumber(response.delta());
-  if (response.rank_error()) {
-    // Quantiles: the rank error of the choice; the value interval depends on the data.
-    out << " gives rank \u00b1" << FormatNumber(response.error()) << " rows at confidence "
-        << FormatNumber(response.confidence()) << " (" << MechanismWord(response.mechanism())
-        << ", rank sensitivity " << FormatNumber(response.sensitivity()) << ")\n";
-    return;
-  }
-  out << " gives \u00b1" << FormatNumber(response.error()) << " at confidence "
-      << FormatNumber(response.confidence()) << " (" << MechanismWord(response.mechanism())
-      << ", noise scale " << FormatNumber(response.noise_scale()) << ", sensitivity "
+  // Quantiles: the rank error of the choice (the value interval depends on the data); the scale
+  // and sensitivity are the noisy histogram's.
+  out << " gives " << (response.rank_error() ? "rank " : "") << "\u00b1"
+      << FormatNumber(response.error()) << (response.rank_error() ? " rows" : "")
+      << " at confidence " << FormatNumber(response.confidence()) << " ("
+      << MechanismWord(response.mechanism()) << ", noise scale "
+      << FormatNumber(response.noise_scale()) << ", sensitivity "
       << FormatNumber(response.sensitivity()) << ")\n";
+  WritePlanReportText(out, ReportOf(response), "  ");
 }
 
 void WriteWarningsText(std::ostream& out,

@@ -203,8 +203,8 @@ TEST(WritePlanTextTest, QuantilePlansSayRankErrorInRows) {
   std::ostringstream out;
   WritePlanText(out, response);
   EXPECT_EQ(out.str(),
-            "epsilon 1.0 gives rank \u00b119.75 rows at confidence 0.95 (exponential, rank "
-            "sensitivity 1.0)\n");
+            "epsilon 1.0 gives rank \u00b119.75 rows at confidence 0.95 (exponential, noise "
+            "scale 0.0, sensitivity 1.0)\n");
 }
 
 dpq::v1::QueryResponse ScalarResponse() {

@@ -1,6 +1,7 @@
 #include "server/api/proto_convert.h"
 
 #include "absl/strings/str_cat.h"
+#include "server/api/plan_report_convert.h"
 #include "server/base/validation.h"
 #include "server/engine/release_codec.h"
 #include "server/query/privacy_units.h"
@@ -156,6 +157,7 @@ void ToProto(const engine::QueryOutcome& o, v1::QueryResponse* out) {
   out->set_max_partitions(o.spec.max_partitions);
   out->set_cached(o.cached);
   for (const std::string& w : o.warnings) out->add_warnings(w);
+  ToProto(o.components, out->mutable_components());
   for (const engine::ReleasedRow& r : o.rows) {
     v1::ResultRow* row = out->add_rows();
     for (size_t i = 0; i < r.key.size(); ++i) {
@@ -192,15 +194,14 @@ void ToProto(const engine::BatchOutcome& o, v1::QueryBatchResponse* out) {
 void ToProto(const engine::AccuracyPlan& p, v1::PlanResponse* out) {
   out->set_epsilon(p.epsilon);
   out->set_delta(p.delta);
-  out->set_mechanism(p.rank_error                                     ? v1::MECHANISM_EXPONENTIAL
-                     : p.mechanism == query::MechanismKind::kGaussian ? v1::MECHANISM_GAUSSIAN
-                                                                      : v1::MECHANISM_LAPLACE);
+  out->set_mechanism(MechanismOf(p));
   out->set_sensitivity(p.sensitivity);
   out->set_noise_scale(p.noise_scale);
   out->set_error(p.error);
   out->set_confidence(p.confidence);
   out->set_rank_error(p.rank_error);
   for (const std::string& w : p.warnings) out->add_warnings(w);
+  ReportToProto(p.report, out);
 }
 
 void ToProto(const query::DatasetSchema& s, v1::Dataset* out) {

@@ -1,5 +1,6 @@
 #include "server/api/sql_convert.h"
 
+#include "server/api/plan_report_convert.h"
 #include "server/api/proto_convert.h"
 
 namespace dpq::api {
@@ -71,6 +72,7 @@ void ToProto(const engine::SqlOutcome& o, v1::SqlResponse* out) {
         if (c.released) {
           pc->set_released(true);
           pc->set_noise_scale(c.noise_scale);
+          ToProto(c.components, pc->mutable_components());
           v1::ConfidenceInterval* ci = pc->mutable_interval();
           ci->set_confidence(o.confidence);
           ci->set_lower(c.ci_lower);
@@ -97,15 +99,13 @@ void ToProto(const engine::SqlExplanation& e, v1::ExplainSqlResponse* out) {
     pp->mutable_query()->set_epsilon(p.accuracy.epsilon);
     pp->mutable_query()->set_delta(p.accuracy.delta);
     pp->set_pre_aggregate(p.spec.pre_aggregate);
-    pp->set_mechanism(p.accuracy.rank_error ? v1::MECHANISM_EXPONENTIAL
-                      : p.accuracy.mechanism == query::MechanismKind::kGaussian
-                          ? v1::MECHANISM_GAUSSIAN
-                          : v1::MECHANISM_LAPLACE);
+    pp->set_mechanism(MechanismOf(p.accuracy));
     pp->set_sensitivity(p.accuracy.sensitivity);
     pp->set_noise_scale(p.accuracy.noise_scale);
     pp->set_error(p.accuracy.error);
     pp->set_rank_error(p.accuracy.rank_error);
     pp->set_error_basis(std::string(engine::ErrorBasisName(p.error_basis)));
+    ReportToProto(p.accuracy.report, pp);
   }
 }
 

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "server/base/status_macros.h"
 #include "server/dp/dp_quantile.h"
 #include "server/engine/noisy_release.h"
+#include "server/engine/plan_report.h"
 #include "server/engine/query_engine.h"
 #include "server/query/epsilon_guidance.h"
 
@@ -18,32 +20,31 @@ struct Accuracy {
   double sensitivity = 0, noise_scale = 0, error = 0;
 };
 
-// The first component's noise and interval half-width (mean/variance: divided by expected_count),
-// or a quantile's rank error bound.
-absl::StatusOr<Accuracy> AccuracyOf(const query::QueryPlan& plan, double expected_count) {
+// The first component's interval half-width (mean/variance: divided by expected_count), or a
+// quantile's rank error bound; the noise scale and sensitivity are those the run reports
+// (SummaryComponent): a quantile's are its noisy histogram's.
+absl::StatusOr<Accuracy> AccuracyOf(const query::QueryPlan& plan,
+                                    const std::vector<Calibrated>& calibrated,
+                                    double expected_count) {
   Accuracy out;
   if (plan.components.empty()) return out;  // keys only: no statistic, no error to report
+  const size_t summary = SummaryComponent(plan);
+  out.sensitivity = plan.components.at(summary).sensitivity;
+  out.noise_scale = calibrated.at(summary).mechanism->noise_scale();
   if (plan.spec.aggregate == query::AggregateKind::kQuantile) {
     // The largest rank-error bound over the requested levels, exactly as the release reports it.
     // The band (dozens of Chernoff optimisations per level) only when the values come from it.
     std::optional<dp::QuantileBand> band;
     if (plan.quantile_epsilon == 0) {
-      ASSIGN_OR_RETURN(Calibrated histogram,
-                       Calibrate(plan.spec.mechanism, plan.components.at(0), plan.spec.confidence));
-      ASSIGN_OR_RETURN(band, QuantileBandOf(plan, *histogram.mechanism));
+      ASSIGN_OR_RETURN(band, QuantileBandOf(plan, *calibrated.at(0).mechanism));
     }
     for (size_t i = 0; i < plan.spec.quantiles.size(); ++i) {
       ASSIGN_OR_RETURN(double e, QuantileRankError(plan, band ? &*band : nullptr, i));
       out.error = std::max(out.error, e);
     }
-    out.sensitivity = plan.spec.max_contributions;
     return out;
   }
-  ASSIGN_OR_RETURN(Calibrated c, Calibrate(plan.spec.mechanism, plan.components.at(0),
-                                           ComponentConfidence(plan)));
-  out.error = c.half_width;  // exactly what the query itself will report
-  out.sensitivity = plan.components[0].sensitivity;
-  out.noise_scale = c.mechanism->noise_scale();
+  out.error = calibrated.at(0).half_width;  // exactly what the query itself will report
   if (plan.components.size() > 1 && expected_count > 0) out.error /= expected_count;
   return out;
 }
@@ -62,7 +63,8 @@ absl::StatusOr<AccuracyPlan> QueryEngine::PlanAccuracy(const store::Principal& p
     query::QuerySpec s = spec;
     s.epsilon = epsilon;
     ASSIGN_OR_RETURN(Prepared q, Prepare(s, schema, /*with_release=*/false));
-    ASSIGN_OR_RETURN(Accuracy acc, AccuracyOf(q.plan, expected_count));
+    ASSIGN_OR_RETURN(std::vector<Calibrated> calibrated, CalibrateComponents(q.plan));
+    ASSIGN_OR_RETURN(Accuracy acc, AccuracyOf(q.plan, calibrated, expected_count));
     AccuracyPlan out;
     out.epsilon = q.plan.spec.epsilon;
     out.delta = q.plan.spec.delta;
@@ -72,6 +74,7 @@ absl::StatusOr<AccuracyPlan> QueryEngine::PlanAccuracy(const store::Principal& p
     out.error = acc.error;
     out.confidence = q.plan.spec.confidence;
     out.rank_error = q.plan.spec.aggregate == query::AggregateKind::kQuantile;
+    out.report = ReportOf(q.plan, calibrated, spec);
     return out;
   };
   AccuracyPlan result;

@@ -15,6 +15,7 @@
 #include "server/dp/dp_quantile.h"
 #include "server/dp/partition_selection.h"
 #include "server/dp/quantile_interval.h"
+#include "server/engine/plan_report.h"
 
 namespace dpq::engine {
 namespace {
@@ -347,11 +348,11 @@ absl::StatusOr<ReleasePlan> PrepareRelease(const query::QueryPlan& plan) {
     out.components.push_back(std::move(calibrated));
   }
   if (!out.components.empty()) {
-    // Summary scales: the first component (count, sum) and, for ratios, the count's.
-    const bool moments = plan.spec.aggregate == AggregateKind::kVariance ||
-                         plan.spec.aggregate == AggregateKind::kStddev;
-    out.noise_scale = out.components[moments ? 1 : 0].mechanism->noise_scale();
-    out.sensitivity = plan.components[0].sensitivity;
+    // Summary scales: the first component (count, sum), the sum of squares' for a variance, and
+    // for ratios the count's; the sensitivity is that of the component whose scale is reported.
+    const size_t summary = SummaryComponent(plan);
+    out.noise_scale = out.components[summary].mechanism->noise_scale();
+    out.sensitivity = plan.components[summary].sensitivity;
     if (out.components.size() > 1)
       out.count_noise_scale = out.components.back().mechanism->noise_scale();
   }

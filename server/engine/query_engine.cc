@@ -111,7 +111,9 @@ store::Allocation AllocationFor(const store::Principal& principal,
   a.fingerprint = plan.fingerprint;
   a.aggregate = std::string(query::AggregateName(plan.spec.aggregate));
   a.column = plan.spec.column;
-  a.mechanism = plan.spec.aggregate == query::AggregateKind::kQuantile
+  // Quantiles: the exponential mechanism chooses up to kMaxSelectedQuantiles levels; more are
+  // read off the noisy histogram, whose mechanism is then the one used.
+  a.mechanism = plan.spec.aggregate == query::AggregateKind::kQuantile && plan.quantile_epsilon > 0
                     ? "exponential"
                     : std::string(query::MechanismName(plan.spec.mechanism));
   a.epsilon_units = plan.epsilon_units;
@@ -398,6 +400,7 @@ absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
   // unknown to the caller, and only that id finds a charge that may have committed.
   if (!out.ok()) return WithRequestId(out.status(), request_id);
   out->warnings = query::QueryWarnings(q.plan.spec.epsilon, schema.epsilon_preset);
+  out->components = ComponentsOf(q.plan, q.release.components);
   return out;
 }
 
@@ -502,6 +505,10 @@ absl::StatusOr<BatchOutcome> QueryEngine::RunBatch(const store::Principal& princ
   absl::StatusOr<BatchOutcome> out =
       RunPreparedBatch(principal, batch, request_id, callers_id, deadline, cache);
   if (!out.ok()) return WithRequestId(out.status(), request_id);  // as Run: the id to retry with
+  for (size_t i = 0; i < out->answers.size() && i < batch.prepared.size(); ++i) {
+    out->answers[i].components =
+        ComponentsOf(batch.prepared[i].plan, batch.prepared[i].release.components);
+  }
   return out;
 }
 

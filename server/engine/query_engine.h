@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "server/dp/random_source.h"
 #include "server/engine/noisy_release.h"
+#include "server/engine/plan_report.h"
 #include "server/query/planner.h"
 #include "server/query/query_spec.h"
 #include "server/store/aggregate_scanner.h"
@@ -37,6 +38,9 @@ struct QueryOutcome {
   bool cached = false;                // answered from the result cache: nothing charged
   std::vector<ReleasedRow> rows;      // every released value
   std::vector<std::string> warnings;  // epsilon guidance (query/epsilon_guidance.h)
+  // Every noise component's mechanism and scale (a function of the plan alone, so a replayed or
+  // cached answer carries the same ones as the release it reads back).
+  std::vector<ComponentReport> components;
 };
 
 // A query batch's result: one answer per query (in request order) and the batch's one allocation.
@@ -69,7 +73,12 @@ struct AccuracyPlan {
   double noise_scale = 0;
   double error = 0;  // CI half-width at `confidence` (quantiles: rank error)
   double confidence = 0.95;
-  bool rank_error = false;  // quantiles: `error` is in rows of rank, the mechanism exponential
+  // Quantiles: `error` is in rows of rank; report.quantile says whether the exponential
+  // mechanism chooses the values or the noisy histogram's CDF gives them.
+  bool rank_error = false;
+  // Every noise component, the quantile method, the released keys, the value's expression: what
+  // the run will use (plan_report.h).
+  PlanReport report;
   std::vector<std::string> warnings;
 };
 

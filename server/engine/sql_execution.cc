@@ -65,10 +65,12 @@ absl::Status CheckJointDelta(double joint_delta) {
 struct PartRows {
   std::map<std::vector<std::string>, std::vector<const ReleasedRow*>> by_key;
   std::vector<std::vector<std::string>> order;
+  const std::vector<ComponentReport>* components = nullptr;  // the part's noise, every row's
 };
 
 PartRows IndexRows(const QueryOutcome& answer) {
   PartRows p;
+  p.components = &answer.components;
   for (const ReleasedRow& r : answer.rows) {
     auto [it, fresh] = p.by_key.try_emplace(r.key);
     if (fresh) p.order.push_back(r.key);
@@ -84,6 +86,7 @@ PartRows IndexRows(const QueryOutcome& answer) {
 template <typename BinKey>
 PartRows KeyedByBin(const PartRows& p, BinKey bin_key) {
   PartRows out;
+  out.components = p.components;
   for (const auto& key : p.order) {
     const std::vector<const ReleasedRow*>& rows = p.by_key.at(key);
     for (size_t i = 0; i < rows.size(); ++i) {
@@ -181,6 +184,7 @@ class Shaper {
         SqlCell c = Number(info.function == "COUNT" ? std::round(r.value) : r.value);
         c.released = true;
         c.noise_scale = r.noise_scale;
+        if (parts_[e.index].components != nullptr) c.components = *parts_[e.index].components;
         c.ci_lower = r.has_interval ? r.ci_lower : r.value;
         c.ci_upper = r.has_interval ? r.ci_upper : r.value;
         return c;

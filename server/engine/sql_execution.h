@@ -31,6 +31,8 @@ struct SqlCell {
   double noise_scale = 0;
   double ci_lower = 0;
   double ci_upper = 0;
+  // Every noise component of the part it reads (a variance's sum, sum of squares and count).
+  std::vector<ComponentReport> components;
 };
 
 struct SqlResultSet {
@@ -63,7 +65,8 @@ struct SqlOutcome {
 enum class ErrorBasis { kValue, kRank, kPerCount, kNotStated };
 absl::string_view ErrorBasisName(ErrorBasis basis);  // "value", "rank", "per_count", "not_stated"
 
-// One aggregate's plan, as ExplainSql reports it.
+// One aggregate's plan, as ExplainSql reports it: accuracy.report holds every noise component,
+// the quantile method, the released keys and the value's per-row expression.
 struct SqlPlanPart {
   int statement = 0;
   std::string function;  // "COUNT", "AVG", ...

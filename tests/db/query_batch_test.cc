@@ -322,5 +322,46 @@ TEST_F(QueryBatchTest, PlanAccuracyMatchesTheIntervalARealQueryReports) {
   EXPECT_EQ(AuditRows(), 5);
 }
 
+// Explain states what the run uses: a variance's every component at the run's scales (its summary
+// scale and sensitivity the sum of squares'), a quantile's method and its histogram's scale.
+TEST_F(QueryBatchTest, PlanReportIsWhatTheRunUses) {
+  ASSERT_OK(ledger_->Set(ds_id_, EpsU(100), DelU(1e-3)));
+  QuerySpec variance;
+  variance.dataset = "people";
+  variance.aggregate = AggregateKind::kVariance;
+  variance.column = "x";
+  variance.epsilon = 1;
+  ASSERT_OK_AND_ASSIGN(AccuracyPlan plan, engine_->PlanAccuracy(analyst_, variance, 0, 0));
+  ASSERT_OK_AND_ASSIGN(QueryOutcome real, engine_->Run(analyst_, variance, "report-var"));
+  ASSERT_EQ(plan.report.components.size(), 3u);
+  ASSERT_EQ(real.components.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(plan.report.components[i].statistic, real.components[i].statistic);
+    EXPECT_EQ(plan.report.components[i].noise_scale, real.components[i].noise_scale) << i;
+    EXPECT_EQ(plan.report.components[i].sensitivity, real.components[i].sensitivity) << i;
+  }
+  EXPECT_EQ(plan.noise_scale, real.allocation.noise_scale);
+  EXPECT_EQ(plan.sensitivity, real.allocation.sensitivity);
+  EXPECT_EQ(real.allocation.noise_scale, real.components[1].noise_scale);
+  EXPECT_EQ(real.allocation.sensitivity, real.components[1].sensitivity);
+
+  QuerySpec quantile = variance;
+  quantile.aggregate = AggregateKind::kQuantile;
+  for (const std::vector<double>& levels :
+       {std::vector<double>{0.5}, std::vector<double>{0.1, 0.2, 0.3, 0.4, 0.5, 0.6}}) {
+    quantile.quantiles = levels;
+    ASSERT_OK_AND_ASSIGN(AccuracyPlan q, engine_->PlanAccuracy(analyst_, quantile, 0, 0));
+    ASSERT_OK_AND_ASSIGN(QueryOutcome run,
+                         engine_->Run(analyst_, quantile, absl::StrCat("report-q", levels.size())));
+    const bool selected = levels.size() <= static_cast<size_t>(query::kMaxSelectedQuantiles);
+    EXPECT_EQ(q.report.quantile.exponential, selected);
+    EXPECT_EQ(run.allocation.mechanism, selected ? "exponential" : "laplace");
+    ASSERT_FALSE(run.rows.empty());
+    EXPECT_GT(q.noise_scale, 0);
+    EXPECT_EQ(q.noise_scale, run.rows[0].noise_scale);
+    EXPECT_EQ(q.noise_scale, run.allocation.noise_scale);
+  }
+}
+
 }  // namespace
 }  // namespace dpq::engine

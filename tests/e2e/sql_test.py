@@ -426,7 +426,65 @@ class SqlFlagParityTest(SqlCase):
         self.assertEqual([p["error_basis"] for p in from_python["parts"]],
                          ["value", "value", "per_count", "not_stated", "rank"])
         self.assertIsNone(from_python["parts"][3]["error"])
+        self.assertEqual([c["statistic"] for c in from_python["parts"][3]["components"]],
+                         ["sum", "sum_squares", "count"])
         self.assertEqual(self.snapshot(self.dpqd, "slid"), before)
+
+    def test_explain_shows_every_noise_component_at_the_scale_the_run_uses(self):
+        statement = dp() + "VAR_POP(wages) AS v FROM slid"
+        plan = self.sql(statement, "--explain")
+        part = plan["parts"][0]
+        self.assertEqual([c["statistic"] for c in part["components"]],
+                         ["sum", "sum_squares", "count"])
+        run = self.sql(statement)
+        released = run["noise"][0][0]
+        # Both come from the same calibration of the same plan: equal, not merely close.
+        self.assertEqual(released["components"], part["components"])
+        self.assertEqual(released["noise_scale"], part["noise_scale"])
+        self.assertEqual(part["noise_scale"], part["components"][1]["noise_scale"])
+        self.assertEqual(part["sensitivity"], part["components"][1]["sensitivity"])
+        text = self.dpqd.ctl_text("sql", statement, "--explain")
+        self.assertIn("sum_squares", text)
+        self.assertTrue(text.endswith("\n"))
+
+    def test_explain_reports_the_quantile_mechanism_the_run_uses(self):
+        plan = self.sql(dp() + "PERCENTILE_CONT(wages, 0.5) AS m FROM slid", "--explain")
+        part = plan["parts"][0]
+        self.assertEqual(part["mechanism"], "exponential")
+        self.assertEqual(part["quantile"]["method"], "exponential")
+        self.assertGreater(part["quantile"]["epsilon"], 0)
+        self.assertGreater(part["noise_scale"], 0, "the intervals' noisy histogram")
+        run = self.sql(dp() + "PERCENTILE_CONT(wages, 0.5) AS m FROM slid")
+        self.assertEqual(run["noise"][0][0]["noise_scale"], part["noise_scale"])
+        # More than five levels: no exponential mechanism, the values come off the noisy
+        # histogram (the flag plan and query, whose rows carry the scale).
+        levels = ["--quantiles", "0.1,0.25,0.5,0.75,0.9,0.99"]
+        flag = ["slid", "--aggregate", "quantile", "--column", "wages", "--lower", 0,
+                "--upper", 100, "--epsilon", 1e6] + levels
+        planned = self.dpqd.ctl("plan", *flag)
+        self.assertEqual(planned["quantile"]["method"], "histogram")
+        self.assertEqual(planned["mechanism"], "laplace")
+        answer = self.dpqd.ctl("query", *flag)
+        self.assertEqual(answer["mechanism"], "laplace")
+        self.assertEqual(answer["rows"][0]["noise_scale"], planned["noise_scale"])
+        self.assertEqual(answer["components"], planned["components"])
+
+    def test_explain_shows_the_released_keys(self):
+        statement = ("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1e6) rx, COUNT(*) AS n "
+                     "FROM colon WHERE rx IN ('Obs', 'Lev', 'Nope') GROUP BY rx")
+        keys = self.sql(statement, "--explain")["parts"][0]["keys"]
+        self.assertEqual(keys["source"], "declared")
+        run = self.sql(statement)
+        self.assertEqual(sorted(k[0] for k in keys["keys"]), sorted(r[0] for r in run["rows"]))
+        self.assertIn("keys: declared, all 3 released", self.dpqd.ctl_text("sql", statement,
+                                                                           "--explain"))
+        selected = self.sql("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6) "
+                            "language, COUNT(*) FROM slid GROUP BY language", "--explain")
+        keys = selected["parts"][0]["keys"]
+        self.assertEqual(keys["source"], "selected")
+        self.assertGreater(keys["selection_epsilon"], 0)
+        self.assertGreater(keys["selection_delta"], 0)
+        self.assertNotIn("keys", keys)
 
     def test_extension_refusals_charge_nothing(self):
         before = self.snapshot(self.dpqd, "slid")

@@ -128,6 +128,12 @@ class ClientTest(harness.DpqdTestCase):
         self.assertAlmostEqual(plan.error, 10, delta=0.5)
         at_eps = self.alice.plan("slid", "count", epsilon=plan.epsilon)
         self.assertLessEqual(at_eps.error, 10 + 1e-6)
+        # The plan states every noise component: a count's one, at the scale it reports.
+        self.assertEqual([c["statistic"] for c in at_eps.components], ["count"])
+        self.assertEqual(at_eps.components[0]["noise_scale"], at_eps.noise_scale)
+        self.assertEqual(at_eps.keys["source"], "none")
+        self.assertIsNone(at_eps.quantile)
+        self.assertIsNone(at_eps.value_expression)
         self.assertEqual(self.ledger(), before)
 
     def test_budget_agrees_with_dpqctl(self):

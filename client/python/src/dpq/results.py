@@ -21,6 +21,17 @@ def enum_name(enum_type, number, prefix):
     return name[len(prefix):].lower() if name.startswith(prefix) else name.lower()
 
 
+def components_of(m):
+    """Every noise component of a release or plan (NoiseComponent) as a dict: statistic
+    ("count", "sum", "sum_squares", "bucket_counts"), mechanism, epsilon, delta, sensitivity,
+    noise_scale."""
+    from dpq.v1 import dpq_pb2  # pylint: disable=import-outside-toplevel
+    return tuple(dict(statistic=c.statistic,
+                      mechanism=enum_name(dpq_pb2.Mechanism, c.mechanism, "MECHANISM_"),
+                      epsilon=c.epsilon, delta=c.delta, sensitivity=c.sensitivity,
+                      noise_scale=c.noise_scale) for c in m.components)
+
+
 def message_dict(message):
     try:
         return json_format.MessageToDict(message, preserving_proto_field_name=True,
@@ -115,6 +126,7 @@ class QueryResult(_FromMessage):
     count_noise_scale: float = 0.0
     warnings: Tuple[str, ...] = ()
     group_by: Tuple[str, ...] = ()
+    components: Tuple[dict, ...] = ()  # every noise component (components_of)
     message: object = dataclasses.field(default=None, repr=False, compare=False)
 
     @classmethod
@@ -130,7 +142,7 @@ class QueryResult(_FromMessage):
             cached=m.cached, lower=m.lower if m.HasField("lower") else None,
             upper=m.upper if m.HasField("upper") else None,
             count_noise_scale=m.count_noise_scale, warnings=tuple(m.warnings),
-            group_by=tuple(group_by), message=m)
+            group_by=tuple(group_by), components=components_of(m), message=m)
 
     def records(self):
         """One dict per released value: the group-by columns by name, label, value, the interval
@@ -194,13 +206,25 @@ class Plan(_FromMessage):
     rank_error: bool
     warnings: Tuple[str, ...] = ()
     message: object = dataclasses.field(default=None, repr=False, compare=False)
+    # What the query would use: every noise component (components_of); a quantile's method
+    # ({"method": "exponential" | "histogram", "epsilon"}, else None); the released keys
+    # ({"source": "none" | "declared" | "selected", "keys", "selection_epsilon", ...}); the value's
+    # per-row expression ({"canonical", "lower", "upper", "derived", "derivation"}, else None).
+    components: Tuple[dict, ...] = ()
+    quantile: Optional[dict] = None
+    keys: Optional[dict] = None
+    value_expression: Optional[dict] = None
 
     @classmethod
     def from_message(cls, m):
         from dpq.v1 import dpq_pb2  # pylint: disable=import-outside-toplevel
         return cls(m.epsilon, m.delta, enum_name(dpq_pb2.Mechanism, m.mechanism, "MECHANISM_"),
                    m.sensitivity, m.noise_scale, m.error, m.confidence, m.rank_error,
-                   tuple(m.warnings), m)
+                   tuple(m.warnings), m, components=components_of(m),
+                   quantile=message_dict(m.quantile) if m.HasField("quantile") else None,
+                   keys=message_dict(m.keys) if m.HasField("keys") else None,
+                   value_expression=(message_dict(m.value_expression)
+                                     if m.HasField("value_expression") else None))
 
 
 @dataclasses.dataclass
