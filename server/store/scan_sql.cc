@@ -41,7 +41,8 @@ class ScanBuilder {
     pre_ = plan_.pre_aggregate;
     unit_ = quote_(plan_.unit_column);
     unit_ref_ = pre_ ? "u" : unit_;
-    if (!plan_.value_column.empty() || plan_.value_expression != nullptr || pre_) {
+    // Every parameter must appear in the statement (PostgreSQL cannot type an unused one).
+    if (!plan_.value_column.empty() || ReadsExpressionValue() || pre_) {
       lo_ = Param(ExactDouble(plan_.clamp_lower), math_.type());
       hi_ = Param(ExactDouble(plan_.clamp_upper), math_.type());
     }
@@ -99,6 +100,12 @@ class ScanBuilder {
         quote_);
   }
 
+  // A value expression whose value (not only its NULL test) the scan reads.
+  bool ReadsExpressionValue() const {
+    return plan_.value_expression != nullptr &&
+           (pre_ || plan_.sum_values || plan_.sum_squares || !plan_.bucket_edges.empty());
+  }
+
   // The inner select list's value: the clamped value c (or the raw value v, clamped wide, that a
   // pre-aggregation sums) of the value column or expression, and the condition that it is not
   // NULL. A count that reads no value (no sums, no buckets) selects c as NULL.
@@ -110,9 +117,7 @@ class ScanBuilder {
                            root.type == query::expression::ValueType::kFloat64;
       ASSIGN_OR_RETURN(raw, numeric ? Expressions().Numeric(root) : Expressions().Text(root));
       conditions_.push_back(absl::StrCat("(", raw, ") IS NOT NULL"));
-      const bool reads_value =
-          pre_ || plan_.sum_values || plan_.sum_squares || !plan_.bucket_edges.empty();
-      if (!numeric || !reads_value) raw.clear();
+      if (!numeric || !ReadsExpressionValue()) raw.clear();
     } else if (!plan_.value_column.empty()) {
       const std::string col = quote_(plan_.value_column);
       conditions_.push_back(absl::StrCat(col, " IS NOT NULL"));

@@ -8,7 +8,10 @@
 //    and without a filter x every bounds pair below; a kind with no shapes here fails the test;
 //  * every SQL aggregate function the analyzer knows (sql::SqlAggregateFunctions) in each of its
 //    forms and groupings (WHERE key lists, WIDTH_BUCKET, max_rows_contributed), compiled by the
-//    real parser and analyzer; a function with no forms here fails the test.
+//    real parser and analyzer; a function with no forms here fails the test;
+//  * per-row expression statements (SqlExpressionForms: every construct of the expression
+//    language, in aggregates, WHERE and GROUP BY, and key-only selects), compiled and planned for
+//    real over declared bounds far narrower than the stored values.
 // Each planned shape is scanned on real PostgreSQL over a table of adversarial values, and the
 // test asserts that the float8 statement itself answered (no fallback), that every
 // store::BoundingMode and every grouping was reached, and that the numeric fallback is total too.
@@ -236,7 +239,8 @@ class ScanTotalityTest : public ::dpq::testing::StoreTest {
   bool PlanAndScan(const QuerySpec& spec, const std::string& label, AggregateScanner& scanner,
                    bool expect_fallback = false,
                    const std::function<void(query::ScanPlan*)>& rewrite = nullptr) {
-    absl::StatusOr<query::QueryPlan> plan = query::PlanQuery(spec, schema_);
+    const query::DatasetSchema& schema = declared_ != nullptr ? *declared_ : schema_;
+    absl::StatusOr<query::QueryPlan> plan = query::PlanQuery(spec, schema);
     if (plan.ok() && rewrite) rewrite(&plan->scan);
     if (!plan.ok()) {
       EXPECT_THAT(plan.status().code(), ::testing::AnyOf(absl::StatusCode::kInvalidArgument,
@@ -247,7 +251,7 @@ class ScanTotalityTest : public ::dpq::testing::StoreTest {
     absl::optional<query::filter::TypedFilter> filter;
     if (!spec.where.empty()) {
       absl::StatusOr<query::filter::TypedFilter> f =
-          query::filter::ParseAndCheckFilter(spec.where, schema_);
+          query::filter::ParseAndCheckFilter(spec.where, schema);
       EXPECT_TRUE(f.ok()) << label << ": " << f.status();
       if (!f.ok()) return false;
       filter = *std::move(f);
@@ -270,6 +274,8 @@ class ScanTotalityTest : public ::dpq::testing::StoreTest {
   }
 
   query::DatasetSchema schema_;
+  // When set, the schema queries are planned against: the same table with declared bounds.
+  const query::DatasetSchema* declared_ = nullptr;
   std::set<BoundingMode> modes_;
   int scanned_ = 0;
 };
@@ -331,6 +337,84 @@ TEST_F(ScanTotalityTest, EverySqlFormScansWithoutErrorOnAdversarialValues) {
   for (query::AggregateKind kind : lowered)
     EXPECT_EQ(all.count(kind), 1u) << query::AggregateName(kind);
   std::printf("scan_totality: %d SQL statements, %d parts scanned\n", statements, scanned_);
+}
+
+// Per-row expression statements, compiled by the real parser, analyzer and planner: every
+// construct (arithmetic, division, CASE, IF, COALESCE, ABS, LEAST/GREATEST, CASTs, COUNT of an
+// expression, COUNT(DISTINCT unit), WHERE conditions over columns, computed and public group keys,
+// key-only selects, WIDTH_BUCKET over an expression, per-unit and row-clamped bounds). x and n get
+// declared bounds (x each adversarial pair, n [-3, 7]) so that bounds can be derived; the stored
+// values stay the adversarial ones, far outside them.
+std::vector<std::string> SqlExpressionForms() {
+  const std::string head =
+      "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, "
+      "max_groups_contributed = 2) ";
+  const std::vector<std::string> bodies = {
+      "SUM(x + n) AS a, AVG(x * 2 - n) AS b FROM adversarial",
+      "SUM(x / (n + 4)) AS a, SUM(-x) AS b FROM adversarial",
+      "COUNT(CASE WHEN x > 0 THEN 1 END) AS a, COUNT(x + n) AS b FROM adversarial",
+      "COUNT(DISTINCT pid) AS a, SUM(IF(cat = 'a', x, 0)) AS b FROM adversarial",
+      "SUM(ABS(x)) AS a, SUM(LEAST(x, n)) AS b, SUM(GREATEST(x, n)) AS c FROM adversarial",
+      "SUM(COALESCE(x, n, 0)) AS a, SUM(IFNULL(n, 1)) AS b FROM adversarial",
+      "SUM(CAST(x AS INT64)) AS a, AVG(CAST(n AS FLOAT64) / 3) AS b FROM adversarial",
+      "VAR_POP(x * n) AS a, STDDEV_POP(x - n) AS b FROM adversarial",
+      "PERCENTILE_CONT(x + 1, 0.5) AS a FROM adversarial",
+      "SUM(x + n, contribution_bounds_per_group => (-5, 5)) AS a, "
+      "AVG(x * n, contribution_bounds_per_group => (0, 2)) AS b FROM adversarial",
+      "SUM(x + n, contribution_bounds_per_row => (-1, 1)) AS a FROM adversarial",
+      "COUNT(*) AS a FROM adversarial WHERE x * 2 > n OR ABS(n) < x",
+      "SUM(x) AS a FROM adversarial WHERE x > n AND CASE WHEN cat = 'a' THEN n > 0 ELSE x < 1 END",
+      "CASE WHEN x < 0 THEN 'neg' WHEN x > 0 THEN 'pos' END AS k, COUNT(*) AS a, SUM(x + n) AS b "
+      "FROM adversarial GROUP BY k",
+      "CAST(n AS STRING) AS k, COUNT(*) AS a, AVG(x / 2) AS b FROM adversarial GROUP BY k",
+      "cat, CAST(x * 2 AS INT64) AS k, COUNT(*) AS a FROM adversarial GROUP BY cat, k",
+      "grp FROM adversarial WHERE x * n > 0 GROUP BY grp",
+      "CASE WHEN n > 0 THEN 1 ELSE 2 END AS k FROM adversarial GROUP BY k",
+      "WIDTH_BUCKET(x + n, -10, 10, 4) AS b, COUNT(*) AS a FROM adversarial GROUP BY b",
+  };
+  std::vector<std::string> out;
+  for (const std::string& body : bodies) out.push_back(head + body);
+  return out;
+}
+
+TEST_F(ScanTotalityTest, EverySqlExpressionFormScansWithoutErrorOnAdversarialValues) {
+  std::map<std::string, int> scanned_per_form;
+  for (bool fallback : {false, true}) {
+    AggregateScanner scanner(db());
+    scanner.FailFloat8ScansForTesting(fallback);
+    for (const Bounds& b : AdversarialBounds()) {
+      query::DatasetSchema declared = schema_;
+      declared.columns[1].lower = b.lower;
+      declared.columns[1].upper = b.upper;
+      declared.columns[2].lower = -3;
+      declared.columns[2].upper = 7;
+      declared_ = &declared;
+      for (const std::string& text : SqlExpressionForms()) {
+        absl::StatusOr<sql::Script> script = sql::Parse(text);
+        ASSERT_TRUE(script.ok()) << text << ": " << script.status();
+        absl::StatusOr<sql::CompiledStatement> compiled =
+            sql::Analyze(script->statements[0], declared);
+        if (!compiled.ok()) {
+          EXPECT_THAT(compiled.status().code(), ::testing::AnyOf(absl::StatusCode::kInvalidArgument,
+                                                                 absl::StatusCode::kUnimplemented))
+              << text << ": " << compiled.status();
+          continue;
+        }
+        for (const QuerySpec& part : compiled->parts) {
+          const std::string label = absl::StrFormat("%s [x in %.17g, %.17g] fallback=%d", text,
+                                                    b.lower, b.upper, fallback);
+          if (PlanAndScan(part, label, scanner, fallback)) ++scanned_per_form[text];
+        }
+      }
+      declared_ = nullptr;
+    }
+  }
+  // Every form is answered for some bounds (a form refused everywhere would test nothing).
+  for (const std::string& text : SqlExpressionForms()) {
+    EXPECT_GT(scanned_per_form[text], 0) << "never scanned: " << text;
+  }
+  std::printf("scan_totality: %zu SQL expression forms, %d parts scanned\n",
+              SqlExpressionForms().size(), scanned_);
 }
 
 // Per-row expressions in the scan, set on each planned flag shape (the planner does not build
