@@ -5,22 +5,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/base/status_macros.h"
+#include "server/base/validation.h"
 
 namespace dpq::query {
 namespace {
 
 using expression::CheckedExpression;
 using expression::ValueType;
-
-// An expression's canonical text in a message, cut to a readable length: a message names what
-// it refuses without echoing a long input back.
-std::string Excerpt(const std::string& canonical) {
-  constexpr size_t kMaxBytes = 60;
-  if (canonical.size() <= kMaxBytes) return canonical;
-  size_t cut = kMaxBytes;
-  while (cut > 0 && (static_cast<unsigned char>(canonical[cut]) & 0xC0) == 0x80) --cut;
-  return absl::StrCat(canonical.substr(0, cut), "...");
-}
 
 bool IsNumeric(ValueType t) { return t == ValueType::kInt64 || t == ValueType::kFloat64; }
 
@@ -61,7 +52,7 @@ absl::StatusOr<ValueExpression> CheckValueExpression(const QuerySpec& spec,
   if (spec.aggregate == AggregateKind::kCount) return out;  // counts rows where it is not NULL
   if (!IsNumeric(checked.root.type)) {
     return absl::InvalidArgumentError(
-        absl::StrCat(field, ": the expression ", Excerpt(checked.canonical), " is ",
+        absl::StrCat(field, ": the expression ", QuoteForMessage(checked.canonical), " is ",
                      expression::ValueTypeName(checked.root.type), "; ", field, " needs a number"));
   }
   auto column = std::make_shared<ColumnSchema>();
@@ -77,7 +68,7 @@ absl::StatusOr<ValueExpression> CheckValueExpression(const QuerySpec& spec,
     SetStandInBounds(*checked.bounds, *column);
   } else {
     return absl::InvalidArgumentError(
-        absl::StrCat(field, ": the bounds of ", Excerpt(checked.canonical),
+        absl::StrCat(field, ": the bounds of ", QuoteForMessage(checked.canonical),
                      " cannot be derived: column ", checked.unbounded_column,
                      " has no declared bounds; declare them (dpqctl dataset create --bounds ",
                      checked.unbounded_column,
@@ -93,9 +84,9 @@ absl::StatusOr<CheckedExpressionPtr> CheckRowCondition(const expression::Expr& c
   ASSIGN_OR_RETURN(CheckedExpressionPtr checked, Check(condition, schema, "where"));
   const ValueType t = checked->root.type;
   if (t != ValueType::kBool && t != ValueType::kNull) {
-    return absl::InvalidArgumentError(absl::StrCat("where: the condition ", checked->canonical,
-                                                   " is ", expression::ValueTypeName(t),
-                                                   "; a row condition must be BOOL"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("where: the condition ", QuoteForMessage(checked->canonical), " is ",
+                     expression::ValueTypeName(t), "; a row condition must be BOOL"));
   }
   return checked;
 }

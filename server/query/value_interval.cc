@@ -55,10 +55,10 @@ ValueInterval FromCorners(const Corner* corners, int n) {
   for (int i = 0; i < n; ++i) {
     const Corner& c = corners[i];
     const bool unknown = std::isnan(c.error);
-    out.lower = std::min(out.lower, unknown ? std::nextafter(c.value, -kInf)
-                                            : LowerEnd(c.value, c.error));
-    out.upper = std::max(out.upper, unknown ? std::nextafter(c.value, kInf)
-                                            : UpperEnd(c.value, c.error));
+    out.lower =
+        std::min(out.lower, unknown ? std::nextafter(c.value, -kInf) : LowerEnd(c.value, c.error));
+    out.upper =
+        std::max(out.upper, unknown ? std::nextafter(c.value, kInf) : UpperEnd(c.value, c.error));
   }
   return out;
 }
@@ -98,9 +98,7 @@ ValueInterval Add(const ValueInterval& a, const ValueInterval& b) {
           UpperEnd(upper, SumError(a.upper, b.upper, upper))};
 }
 
-ValueInterval Subtract(const ValueInterval& a, const ValueInterval& b) {
-  return Add(a, Negate(b));
-}
+ValueInterval Subtract(const ValueInterval& a, const ValueInterval& b) { return Add(a, Negate(b)); }
 
 // Moore 1966, eq. 2.5: the extremes of x * y over a box are at its corners.
 ValueInterval Multiply(const ValueInterval& a, const ValueInterval& b) {
@@ -139,8 +137,9 @@ absl::Status CheckDerivedBounds(const ValueInterval& v, const std::string& what)
   if (!(std::isfinite(v.lower) && std::isfinite(v.upper)) ||
       std::max(std::fabs(v.lower), std::fabs(v.upper)) > kMaxBoundMagnitude) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "the bounds derived for %s, %s, exceed the largest magnitude a bound may have (%g); give "
-        "explicit bounds with contribution_bounds_per_row => (lower, upper)",
+        "the bounds derived for %s, %s, exceed the largest magnitude a value inside an expression "
+        "may have (%g), so the scan could overflow; rewrite it so that every intermediate value "
+        "stays within that (for example, scale a column down before multiplying)",
         what, v.ToString(), kMaxBoundMagnitude));
   }
   return absl::OkStatus();

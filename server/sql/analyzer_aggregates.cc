@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "server/base/status_macros.h"
+#include "server/base/validation.h"
 #include "server/query/filter/type_checker.h"
 #include "server/query/planner.h"
 #include "server/query/privacy_units.h"
@@ -394,7 +395,7 @@ absl::Status Analyzer::ExpressionPart(const Expr& call, const AggregateArgs& arg
   }
   if (args.bounds) return ClampedValue(call, args, *args.bounds, args.per_group, spec);
   if (!checked.bounds) {
-    return Invalid(call.pos, absl::StrCat(f, ": the bounds of ", checked.canonical,
+    return Invalid(call.pos, absl::StrCat(f, ": the bounds of ", QuoteForMessage(checked.canonical),
                                           " cannot be derived: column ", checked.unbounded_column,
                                           " has no declared bounds; declare them, or give ",
                                           args.bounds_name, " => (lower, upper)"));

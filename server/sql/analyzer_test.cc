@@ -879,7 +879,7 @@ TEST(SqlAnalyzerExpressionTest, WhereRefusalsNameTheirPosition) {
                 89);
   ExpectRefused(DP "COUNT(*) FROM slid s WHERE t.wages > age", invalid, "unknown table t", 83);
   ExpectRefused(DP "COUNT(*) FROM slid WHERE wages / (age - 30) > 1", invalid,
-                "division by (age - 30)", 81);
+                "division by \"(age - 30)\"", 81);
   ExpectRefused(DP "COUNT(*) FROM slid WHERE age > 1 AND SUM(wages) > 2", invalid,
                 "WHERE cannot use an aggregate (SUM)", 93);
   ExpectRefused(DP "COUNT(*) FROM slid WHERE UPPER(sex) = 'MALE'", absl::StatusCode::kUnimplemented,

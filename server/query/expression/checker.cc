@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/base/validation.h"
 #include "server/query/expression/expression.h"
 #include "server/query/expression/literal_text.h"
 
@@ -134,7 +135,7 @@ void Checker::NoteDeclared(const Expr& column) {
 }
 
 absl::Status Checker::SetDerived(Checked* c, const ValueInterval& v, absl::string_view note) {
-  absl::Status s = CheckDerivedBounds(v, c->text);
+  absl::Status s = CheckDerivedBounds(v, QuoteForMessage(c->text));
   if (!s.ok()) return Refuse(c->node.pos, s.message());
   c->node.bounds = v;
   derivation_.push_back(absl::StrCat(c->text, " in ", v.ToString(), note));
@@ -334,7 +335,8 @@ absl::StatusOr<Checked> Checker::CheckArithmetic(const Expr& e, Checked left, Ch
     default: {
       absl::StatusOr<ValueInterval> q = Divide(*a, *b);
       if (!q.ok()) {
-        return Refuse(e.pos, absl::StrCat("division by ", right.text, ": ", q.status().message()));
+        return Refuse(e.pos, absl::StrCat("division by ", QuoteForMessage(right.text), ": ",
+                                          q.status().message()));
       }
       v = *q;
     }

@@ -165,11 +165,11 @@ TEST(CheckExpressionTest, RefusesTypeErrorsWithPosition) {
 
 TEST(CheckExpressionTest, RefusesUnboundedDivisionAndHugeBounds) {
   ExpectRefused(Binary(Op::kDivide, Col("age"), Col("score"), {1, 5}),
-                "line 1, column 5: division by score: the divisor's bounds [-5, 5] include 0");
+                "line 1, column 5: division by \"score\": the divisor's bounds [-5, 5] include 0");
   ExpectRefused(B(Op::kDivide, Col("age"), B(Op::kSubtract, Col("age"), Int(1))),
-                "division by (age - 1)");
+                "division by \"(age - 1)\"");
   ExpectRefused(B(Op::kDivide, Col("age"), Col("wages")), "--bounds wages=L:U");
-  ExpectRefused(B(Op::kDivide, Col("age"), NullLiteral()), "division by NULL");
+  ExpectRefused(B(Op::kDivide, Col("age"), NullLiteral()), "division by \"NULL\"");
   // Interval arithmetic treats each occurrence independently: [0, 120] / [1, 121].
   const CheckedExpression ratio =
       MustCheck(B(Op::kDivide, Col("age"), B(Op::kAdd, Col("age"), Int(1))));
