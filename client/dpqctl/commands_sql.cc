@@ -210,14 +210,35 @@ nlohmann::json ExplainToJson(const dpq::v1::ExplainSqlResponse& r) {
           {"parts", parts}};
 }
 
+// What a part reads: its column, its per-row expression (cut to a table cell's width; the part's
+// own lines below give it whole), or "*" for rows.
+std::string ValueCell(const dpq::v1::SqlPlanPart& p) {
+  constexpr size_t kMaxCell = 32;
+  if (p.has_value_expression()) {
+    const std::string& text = p.value_expression().canonical();
+    return text.size() <= kMaxCell ? text : absl::StrCat(text.substr(0, kMaxCell - 3), "...");
+  }
+  return p.query().column().empty() ? "*" : p.query().column();
+}
+
 void WriteExplainText(std::ostream& out, const dpq::v1::ExplainSqlResponse& r) {
   std::vector<std::vector<std::string>> rows;
   for (const dpq::v1::SqlPlanPart& p : r.parts()) {
     const dpq::v1::QueryRequest& q = p.query();
-    const std::string bounds = q.has_lower() ? absl::StrCat("[", FormatNumber(q.lower()), ", ",
-                                                            FormatNumber(q.upper()), "]")
-                                             : "-";
-    rows.push_back({p.function(), q.column().empty() ? "*" : q.column(), bounds,
+    std::string bounds = q.has_lower() ? absl::StrCat("[", FormatNumber(q.lower()), ", ",
+                                                      FormatNumber(q.upper()), "]")
+                                       : "-";
+    if (p.has_value_expression()) {  // given or derived: the clamp the plan uses
+      bounds = absl::StrCat("[", FormatNumber(p.value_expression().lower()), ", ",
+                            FormatNumber(p.value_expression().upper()), "]");
+    }
+    if (p.function() == "KEYS") {
+      // A key-only part releases keys, no statistic: partition selection spends its budget.
+      rows.push_back({p.function(), "-", "-", "-", absl::StrCat(q.max_partitions()), "selection",
+                      FormatSignificant(q.epsilon(), 6), FormatNumber(q.delta()), "-", "-"});
+      continue;
+    }
+    rows.push_back({p.function(), ValueCell(p), bounds,
                     p.pre_aggregate() ? "per unit" : absl::StrCat(q.max_contributions(), " rows"),
                     absl::StrCat(q.max_partitions()), MechanismWord(p.mechanism()),
                     FormatSignificant(q.epsilon(), 6), FormatNumber(q.delta()),

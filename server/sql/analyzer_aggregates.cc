@@ -404,8 +404,13 @@ absl::Status Analyzer::ExpressionPart(const Expr& call, const AggregateArgs& arg
   // pre-aggregated as AVG of a column is; a unit's SUM does not, so SUM clamps rows to them and
   // keeps K = max_rows_per_group rows per unit and group (the row-clamped form).
   const bool per_unit = f == "AVG";
-  return ClampedValue(call, args, Bounds{checked.bounds->lower, checked.bounds->upper, call.pos},
-                      per_unit, spec);
+  RETURN_IF_ERROR(ClampedValue(
+      call, args, Bounds{checked.bounds->lower, checked.bounds->upper, call.pos}, per_unit, spec));
+  // Not written out: the planner derives the same bounds from the declared ones (widening a
+  // constant's single point to include 0), and explain then says they were derived.
+  spec.lower.reset();
+  spec.upper.reset();
+  return absl::OkStatus();
 }
 
 absl::Status Analyzer::DistinctUnitCount(const Expr& call, const AggregateArgs& args,
