@@ -228,7 +228,8 @@ void WriteExplainText(std::ostream& out, const dpq::v1::ExplainSqlResponse& r) {
     std::string bounds = q.has_lower() ? absl::StrCat("[", FormatNumber(q.lower()), ", ",
                                                       FormatNumber(q.upper()), "]")
                                        : "-";
-    if (p.has_value_expression()) {  // given or derived: the clamp the plan uses
+    if (p.has_value_expression() && !p.value_expression().counted_only()) {
+      // Given or derived: the clamp the plan uses.
       bounds = absl::StrCat("[", FormatNumber(p.value_expression().lower()), ", ",
                             FormatNumber(p.value_expression().upper()), "]");
     }

@@ -97,6 +97,10 @@ void AddPlanReportJson(const PlanReportView& report, nlohmann::json& out) {
   }
   if (report.value_expression != nullptr) {
     const dpq::v1::ValueExpression& e = *report.value_expression;
+    if (e.counted_only()) {  // a count's expression: no clamp to state
+      out["value_expression"] = {{"canonical", e.canonical()}, {"counted_only", true}};
+      return;
+    }
     out["value_expression"] = {
         {"canonical", e.canonical()},
         {"lower", e.lower()},
@@ -133,6 +137,10 @@ void WritePlanReportText(std::ostream& out, const PlanReportView& report,
   if (report.keys != nullptr) WriteKeysText(out, *report.keys, indent);
   if (report.value_expression != nullptr) {
     const dpq::v1::ValueExpression& e = *report.value_expression;
+    if (e.counted_only()) {
+      out << indent << "counts rows where " << e.canonical() << " is not NULL\n";
+      return;
+    }
     out << indent << "value: " << e.canonical() << " clamped to ["
         << FormatSignificant(e.lower(), kBoundDigits) << ", "
         << FormatSignificant(e.upper(), kBoundDigits) << "], "

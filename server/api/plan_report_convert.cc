@@ -42,6 +42,7 @@ void ToProto(const engine::ExpressionReport& e, v1::ValueExpression* out) {
   out->set_upper(e.clamp_upper);
   out->set_derived(e.derived);
   for (const std::string& line : e.derivation) out->add_derivation(line);
+  out->set_counted_only(e.counted_only);
 }
 
 v1::Mechanism MechanismOf(const engine::AccuracyPlan& plan) {

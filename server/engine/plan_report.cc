@@ -67,6 +67,10 @@ ExpressionReport ExpressionOf(const query::QueryPlan& plan, const query::QuerySp
   if (e == nullptr) return out;
   out.present = true;
   out.canonical = e->canonical;
+  if (plan.spec.aggregate == query::AggregateKind::kCount) {
+    out.counted_only = true;  // rows where it is not NULL are counted; nothing is clamped
+    return out;
+  }
   out.clamp_lower = plan.scan.clamp_lower;
   out.clamp_upper = plan.scan.clamp_upper;
   // QuerySpec: the clamp range is [lower, upper] when given, else the derived bounds.

@@ -56,6 +56,7 @@ struct ExpressionReport {
   double clamp_upper = 0;
   bool derived = false;
   std::vector<std::string> derivation;
+  bool counted_only = false;  // a count: read for its NULL test only, no clamp
 };
 
 struct PlanReport {

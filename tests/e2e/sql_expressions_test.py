@@ -63,6 +63,11 @@ class SqlExpressionTest(SqlCase):
         self.assertIn("derived from declared bounds", text)
         self.assertIn("(wages / (age + 1))", text)
         self.assertTrue(text.endswith("\n"))
+        # A count reads its expression only to count the rows where it is not NULL.
+        plan = self.sql(dp() + "COUNT(IF(age > 60, 1, NULL)) FROM slid", "--explain")
+        self.assertEqual(plan["parts"][0]["value_expression"],
+                         {"canonical": "CASE WHEN (age > 60) THEN 1 ELSE NULL END",
+                          "counted_only": True})
         self.assertEqual(self.snapshot(self.dpqd, "slid"), before)
 
     def test_count_distinct_unit_is_the_flag_count(self):
