@@ -44,6 +44,13 @@
 //  - GROUP BY without aggregates (`SELECT key FROM t GROUP BY key`) releases only the keys: one
 //    part with QuerySpec::keys_only whose whole (epsilon, delta) goes to partition selection;
 //    declared keys are public but still charged. Without GROUP BY it is refused.
+//  - WHERE outside the filter language (columns against columns, arithmetic, CASE, functions) is
+//    lowered whole to QuerySpec::row_condition (BOOL, checked here for its position); key lists
+//    stated by top-level conjuncts still apply.
+//  - GROUP BY a per-row expression, or a select-list alias of one (a column of that name wins):
+//    QuerySpec::group_expressions, labelled by the alias (else the canonical text). A single key
+//    whose only results are literals (a CASE, IF or COALESCE of literals) is a public key set
+//    (QuerySpec::keys): all released, no partition selection, no delta.
 //  - GROUP BY keys selected from the data include a NULL group (planner.h, null_group_columns);
 //    declared keys do not.
 //  - GROUP BY WIDTH_BUCKET(col, low, high, n) or WIDTH_BUCKET(col, (e0, ..., ek)) (width_bucket.h):
