@@ -8,10 +8,12 @@
 //    SafeArithmetic::Clamp(Raw(col), declared lower, declared upper): NaN and infinities become
 //    bounds, and every intermediate value lies in the interval CheckExpression derived, which it
 //    checked against kMaxBoundMagnitude: no overflow.
-//  * `*` and `/` flush factors and dividends of magnitude below kTinyMagnitude to 0 first (as
-//    SafeArithmetic::Square and Mean do): PostgreSQL raises on underflow to 0 otherwise. A divisor's
-//    interval excludes 0 (CheckExpression), so there is no division by zero; its magnitude is at
-//    least the interval's nearest end to 0.
+//  * A column is clamped with SafeArithmetic::StrictClamp, which keeps NULL NULL (PostgreSQL's
+//    least/greatest skip NULLs, so a plain clamp would turn a NULL row into a bound).
+//  * `*` and `/` are SafeArithmetic::Multiply and Divide, which flush factors and dividends to a
+//    multiple of 2^-500 first (scan_arithmetic.h has the argument): PostgreSQL raises on underflow
+//    to 0 otherwise. A divisor's interval excludes 0 (CheckExpression), so there is no division by
+//    zero; products, quotients and CAST to INT64 are clamped into their node's interval again.
 //  * A comparison of a bare column reads the raw value (float8 for numbers, text for text): a
 //    comparison never raises.
 //  * CAST to STRING writes the value's text (never fails); FLOAT64 to INT64 rounds half away from
