@@ -227,6 +227,23 @@ std::vector<std::string> SqlFormsFor(const std::string& function, Bounds b) {
   return out;
 }
 
+// `text` compiled by the real parser and analyzer against `schema`; nullopt when the analyzer
+// refuses it (which must be INVALID_ARGUMENT or UNIMPLEMENTED: before the charge, from the text).
+absl::optional<sql::CompiledStatement> Compile(const std::string& text,
+                                               const query::DatasetSchema& schema) {
+  absl::StatusOr<sql::Script> script = sql::Parse(text);
+  EXPECT_TRUE(script.ok()) << text << ": " << script.status();
+  if (!script.ok()) return absl::nullopt;
+  absl::StatusOr<sql::CompiledStatement> compiled = sql::Analyze(script->statements[0], schema);
+  if (!compiled.ok()) {
+    EXPECT_THAT(compiled.status().code(), ::testing::AnyOf(absl::StatusCode::kInvalidArgument,
+                                                           absl::StatusCode::kUnimplemented))
+        << text << ": " << compiled.status();
+    return absl::nullopt;
+  }
+  return *std::move(compiled);
+}
+
 class ScanTotalityTest : public ::dpq::testing::StoreTest {
  protected:
   void SetUp() override {
@@ -313,16 +330,8 @@ TEST_F(ScanTotalityTest, EverySqlFormScansWithoutErrorOnAdversarialValues) {
     for (const Bounds& b : AdversarialBounds()) {
       for (const std::string& text : SqlFormsFor(function, b)) {
         ++statements;
-        absl::StatusOr<sql::Script> script = sql::Parse(text);
-        ASSERT_TRUE(script.ok()) << text << ": " << script.status();
-        absl::StatusOr<sql::CompiledStatement> compiled =
-            sql::Analyze(script->statements[0], schema_);
-        if (!compiled.ok()) {
-          EXPECT_THAT(compiled.status().code(), ::testing::AnyOf(absl::StatusCode::kInvalidArgument,
-                                                                 absl::StatusCode::kUnimplemented))
-              << text << ": " << compiled.status();
-          continue;
-        }
+        absl::optional<sql::CompiledStatement> compiled = Compile(text, schema_);
+        if (!compiled) continue;
         for (const QuerySpec& part : compiled->parts) {
           lowered.insert(part.aggregate);
           PlanAndScan(part, text, scanner);
@@ -390,16 +399,8 @@ TEST_F(ScanTotalityTest, EverySqlExpressionFormScansWithoutErrorOnAdversarialVal
       declared.columns[2].upper = 7;
       declared_ = &declared;
       for (const std::string& text : SqlExpressionForms()) {
-        absl::StatusOr<sql::Script> script = sql::Parse(text);
-        ASSERT_TRUE(script.ok()) << text << ": " << script.status();
-        absl::StatusOr<sql::CompiledStatement> compiled =
-            sql::Analyze(script->statements[0], declared);
-        if (!compiled.ok()) {
-          EXPECT_THAT(compiled.status().code(), ::testing::AnyOf(absl::StatusCode::kInvalidArgument,
-                                                                 absl::StatusCode::kUnimplemented))
-              << text << ": " << compiled.status();
-          continue;
-        }
+        absl::optional<sql::CompiledStatement> compiled = Compile(text, declared);
+        if (!compiled) continue;
         for (const QuerySpec& part : compiled->parts) {
           const std::string label = absl::StrFormat("%s [x in %.17g, %.17g] fallback=%d", text,
                                                     b.lower, b.upper, fallback);
