@@ -362,10 +362,14 @@ absl::StatusOr<query::expression::CheckedExpression> Analyzer::CheckedArgument(
   absl::StatusOr<query::expression::CheckedExpression> checked =
       query::expression::CheckExpression(lowered, schema_);
   if (checked.ok()) return checked;
-  // The checker's message starts with the SQL position of the offending node when it knows it.
+  // The checker's message starts with the SQL position of the offending node when it knows it;
+  // the aggregate is named after it, so the analyst knows which call to fix.
   const std::string message(checked.status().message());
-  if (absl::StartsWith(message, "line ")) {
-    return absl::Status(checked.status().code(), absl::StrCat("sql: ", message));
+  const size_t after_position = message.find(": ");
+  if (absl::StartsWith(message, "line ") && after_position != std::string::npos) {
+    return absl::Status(checked.status().code(),
+                        absl::StrCat("sql: ", message.substr(0, after_position), ": ", call.name,
+                                     ": ", message.substr(after_position + 2)));
   }
   return absl::Status(checked.status().code(), absl::StrCat("sql: ", FormatPosition(arg.pos), ": ",
                                                             call.name, ": ", message));
