@@ -15,7 +15,7 @@ namespace qe = query::expression;
 using ::testing::HasSubstr;
 
 // The lowered tree as an S-expression, naming every field the lowering sets (the checker's
-// canonical text is another helper's and not needed to read the shape).
+// canonical text is the checker's concern and not needed to read the shape).
 std::string Dump(const qe::Expr& e) {
   std::vector<std::string> kids;
   for (const qe::Expr& c : e.children) kids.push_back(Dump(c));
