@@ -33,7 +33,17 @@ struct ColumnSchema {
 struct DatasetSchema {
   int64_t id = 0;
   std::string name;
+  // The column that identifies a person; empty for a public table (is_public).
   std::string privacy_unit;
+  // The population the dataset belongs to: the set of people whose one privacy ledger every query
+  // of any of its datasets debits (a dataset created without one gets a population of its own,
+  // named after it). 0 and empty for a public table.
+  int64_t population_id = 0;
+  std::string population;
+  // A public lookup table: an admin stated that its contents are not personal. It has no privacy
+  // unit and no ledger, is never queried on its own, and may be joined by a private dataset on any
+  // key.
+  bool is_public = false;
   std::vector<ColumnSchema> columns;  // in file order
   int64_t version = 1;
   std::string created_at;

@@ -73,6 +73,8 @@ std::vector<DatasetSchema> SchemasFromRows(const pqxx::result& rows) {
       s.id = id;
       s.name = row[1].as<std::string>();
       s.privacy_unit = row[2].as<std::string>();
+      s.population_id = id;
+      s.population = s.name;
       s.version = row[3].as<int64_t>();
       s.epsilon_preset = row[4].as<std::string>();
       s.created_at = row[5].as<std::string>();
