@@ -44,18 +44,18 @@ void AuditVerifier::VerifyAll() {
     store::BudgetLedger::VerifyOptions options;
     options.full = false;
     options.full_after_seconds = full_after_seconds_;
-    absl::StatusOr<store::BudgetLedger::Verification> v = ledger_->Verify(b.dataset_id, options);
+    absl::StatusOr<store::BudgetLedger::Verification> v = ledger_->Verify(b.population_id, options);
     if (!v.ok()) {
-      LogWarning(absl::StrCat("audit verification of ", b.dataset, ": ", v.status().ToString()));
-      ok_by_name.erase(b.dataset);
+      LogWarning(absl::StrCat("audit verification of ", b.population, ": ", v.status().ToString()));
+      ok_by_name.erase(b.population);
       continue;
     }
     if (!v->ok) {
-      LogError(absl::StrCat("audit verification of ", b.dataset, " FAILED at seq ",
+      LogError(absl::StrCat("audit verification of ", b.population, " FAILED at seq ",
                             v->first_broken_seq, ": ", v->reason));
     }
-    metrics_->RecordAuditVerifyRows(b.dataset, v->rows_read);
-    auto [it, inserted] = ok_by_name.emplace(b.dataset, v->ok);
+    metrics_->RecordAuditVerifyRows(b.population, v->rows_read);
+    auto [it, inserted] = ok_by_name.emplace(b.population, v->ok);
     if (!inserted) it->second = it->second && v->ok;
   }
   const double now = absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch());

@@ -10,23 +10,23 @@
 namespace dpq::daemon {
 
 metrics::LedgerFigures::Budget BudgetFigure(const store::BudgetState& b) {
-  return {b.dataset,         std::string(dp::accounting::AccountantName(b.accountant)),
+  return {b.population,      std::string(dp::accounting::AccountantName(b.accountant)),
           b.epsilon_total(), b.epsilon_remaining(),
           b.delta_total(),   b.delta_remaining()};
 }
 
 metrics::LedgerFigures::Spent SpentFigure(const store::AnalystSpend& s) {
-  return {s.dataset, s.analyst, s.epsilon, s.delta};
+  return {s.population, s.analyst, s.epsilon, s.delta};
 }
 
-metrics::LedgerFigures::History HistoryFigure(const store::DatasetHistory& h) {
-  metrics::LedgerFigures::History out{h.dataset, h.audit_rows, {}};
+metrics::LedgerFigures::History HistoryFigure(const store::PopulationHistory& h) {
+  metrics::LedgerFigures::History out{h.population, h.audit_rows, {}};
   std::copy(h.epsilon_recent.begin(), h.epsilon_recent.end(), out.epsilon_recent);
   return out;
 }
 
 metrics::LedgerFigures::Cap CapFigure(const store::AnalystCap& c) {
-  return {c.dataset,
+  return {c.population,
           c.analyst,
           c.has_epsilon_cap,
           query::EpsilonFromUnits(c.epsilon_cap_units),

@@ -32,7 +32,7 @@ metrics::PoolFigures ReadPoolFigures(const store::Database& db, const store::Sca
 metrics::LedgerFigures::Budget BudgetFigure(const store::BudgetState& budget);
 metrics::LedgerFigures::Spent SpentFigure(const store::AnalystSpend& spend);
 // `history.epsilon_recent` holds one value per window of metrics::kRecentWindows, in that order.
-metrics::LedgerFigures::History HistoryFigure(const store::DatasetHistory& history);
+metrics::LedgerFigures::History HistoryFigure(const store::PopulationHistory& history);
 // Privacy units back to epsilon and delta (query/privacy_units.h).
 metrics::LedgerFigures::Cap CapFigure(const store::AnalystCap& cap);
 metrics::PoolFigures PoolFiguresOf(const store::PoolStats& pool,

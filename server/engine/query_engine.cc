@@ -250,18 +250,18 @@ absl::StatusOr<QueryEngine::Earlier> QueryEngine::FindEarlier(const store::Princ
   // unique (dataset_id, request_id) key fails the debit, which charges nothing and replays nothing
   // (DebitGroupCommitTest.AFreshRequestIdIsNotLookedUpAndACollisionChargesNothing).
   if (callers_id) {
-    ASSIGN_OR_RETURN(found.own, stores_.ledger->FindAllocation(schema.id, request_id));
+    ASSIGN_OR_RETURN(found.own, stores_.ledger->FindAllocation(schema.population_id, request_id));
   }
   if (found.own.has_value() || !use_cache) return found;
   // The cache probe looks for the caller's own id too: a twin of this request (the same id,
   // retried at once on another dpqd) may have charged it since the lookup above, and a reply to
   // an id that is charged is a replay, never a cache hit.
   ASSIGN_OR_RETURN(absl::optional<store::CacheHit> hit,
-                   stores_.cache->Probe(schema.id, fingerprint, schema.version, principal.id,
-                                        callers_id ? request_id : std::string()));
+                   stores_.cache->Probe(schema.population_id, fingerprint, schema.version,
+                                        principal.id, callers_id ? request_id : std::string()));
   if (!hit.has_value()) return found;
   ASSIGN_OR_RETURN(absl::optional<store::Allocation> stored,
-                   stores_.ledger->FindAllocation(schema.id, hit->request_id));
+                   stores_.ledger->FindAllocation(schema.population_id, hit->request_id));
   (hit->own ? found.own : found.cached) = std::move(stored);
   return found;
 }
@@ -322,7 +322,7 @@ absl::StatusOr<QueryOutcome> QueryEngine::Answer(const Prepared& q,
   absl::StatusOr<NoisyRelease> release = Execute(q, deadline);
   if (!release.ok()) return ChargedButUnanswered(release.status(), paid.request_id, deadline);
   absl::StatusOr<store::Allocation> stored =
-      stores_.ledger->StoreRelease(schema.id, paid, ReleaseOf(*release));
+      stores_.ledger->StoreRelease(schema.population_id, paid, ReleaseOf(*release));
   if (!stored.ok()) return ChargedButUnanswered(stored.status(), paid.request_id, deadline);
   return FromStored(q.plan.spec, *std::move(stored), std::move(budget), replayed, /*cached=*/false);
 }
@@ -352,14 +352,14 @@ absl::StatusOr<Outcome> QueryEngine::RunCharged(const store::Principal& principa
     if (prior.fingerprint != fingerprint || prior.principal_id != principal.id) {
       return RequestIdTaken(request_id);
     }
-    ASSIGN_OR_RETURN(store::BudgetState budget, stores_.ledger->Get(schema.id));
+    ASSIGN_OR_RETURN(store::BudgetState budget, stores_.ledger->Get(schema.population_id));
     if (prior.released()) {
       return steps.from_stored(std::move(prior), std::move(budget), /*replayed=*/true);
     }
     return steps.answer(prior, std::move(budget), /*replayed=*/true);
   }
   if (earlier.cached.has_value()) {
-    ASSIGN_OR_RETURN(store::BudgetState budget, stores_.ledger->Get(schema.id));
+    ASSIGN_OR_RETURN(store::BudgetState budget, stores_.ledger->Get(schema.population_id));
     ASSIGN_OR_RETURN(Outcome out, steps.from_stored(*std::move(earlier.cached), std::move(budget),
                                                     /*replayed=*/false));
     steps.mark_cached(out);
@@ -373,7 +373,8 @@ absl::StatusOr<Outcome> QueryEngine::RunCharged(const store::Principal& principa
   ASSIGN_OR_RETURN(store::Allocation a, steps.allocation());
   a.request_id = request_id;
   a.request_id_is_fresh = !callers_id;
-  ASSIGN_OR_RETURN(store::DebitResult debit, stores_.ledger->Debit(schema.id, std::move(a)));
+  ASSIGN_OR_RETURN(store::DebitResult debit,
+                   stores_.ledger->Debit(schema.population_id, std::move(a)));
   if (debit.replayed && debit.allocation.principal_id != principal.id) {
     return RequestIdTaken(request_id);
   }
@@ -602,7 +603,7 @@ absl::StatusOr<BatchOutcome> QueryEngine::AnswerBatch(const store::Principal& pr
   store::Allocation::Release release;
   release.result = EncodeBatch(answers);
   absl::StatusOr<store::Allocation> stored =
-      stores_.ledger->StoreRelease(batch.schema.id, paid.seq, release);
+      stores_.ledger->StoreRelease(batch.schema.population_id, paid.seq, release);
   if (!stored.ok()) return ChargedButUnanswered(stored.status(), paid.request_id, deadline);
   return BatchFromStored(batch, *std::move(stored), std::move(budget), replayed);
 }

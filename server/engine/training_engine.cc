@@ -59,7 +59,7 @@ absl::StatusOr<TrainingRunStatus> TrainingEngine::StartRun(const store::Principa
   ASSIGN_OR_RETURN(query::DatasetSchema schema,
                    queries_->AuthorizedDataset(principal, request.dataset));
   RETURN_IF_ERROR(training::ValidateRunName(request.name));
-  ASSIGN_OR_RETURN(store::BudgetState budget, ledger_->Get(schema.id));
+  ASSIGN_OR_RETURN(store::BudgetState budget, ledger_->Get(schema.population_id));
   store::TrainingRunRecord run;
   run.dataset_id = schema.id;
   run.name = request.name;
@@ -138,7 +138,7 @@ absl::StatusOr<StepReportOutcome> TrainingEngine::ReportSteps(const store::Princ
   // spent (BudgetLedger::Set). Should it change between this read and the Debit's lock, the charge
   // is still valid: basic reads the nominal (epsilon, delta) of the K steps, the others compose
   // either the steps or an (epsilon, delta) event, each a valid bound for the report.
-  ASSIGN_OR_RETURN(store::BudgetState before, ledger_->Get(schema.id));
+  ASSIGN_OR_RETURN(store::BudgetState before, ledger_->Get(schema.population_id));
   ASSIGN_OR_RETURN(training::StepCharge charge,
                    training::PriceStepReport(before.accountant, SpecOf(run), steps));
   store::Allocation a;
@@ -160,7 +160,7 @@ absl::StatusOr<StepReportOutcome> TrainingEngine::ReportSteps(const store::Princ
         "the call's deadline passed while pricing the report; nothing was charged: retry (with the "
         "same request_id) and a longer --timeout");
   }
-  absl::StatusOr<store::DebitResult> debited = ledger_->Debit(schema.id, std::move(a));
+  absl::StatusOr<store::DebitResult> debited = ledger_->Debit(schema.population_id, std::move(a));
   // A debit in doubt (or lost) is resolved by a retry with this id: the caller must learn it,
   // also when the server drew it.
   if (!debited.ok()) debited = WithRequestId(debited.status(), request_id);
@@ -217,7 +217,8 @@ absl::StatusOr<TrainingRunStatus> TrainingEngine::StatusOf(const store::Principa
   TrainingRunStatus s;
   s.dataset = schema.name;
   ASSIGN_OR_RETURN(s.progress, runs_->Progress(run));
-  ASSIGN_OR_RETURN(store::ChargeContext ctx, runs_->ReadChargeContext(schema.id, principal.id));
+  ASSIGN_OR_RETURN(store::ChargeContext ctx,
+                   runs_->ReadChargeContext(schema.population_id, principal.id));
   s.accountant = ctx.budget.accountant;
   s.budget = ctx.budget;
   const training::RunSpec spec = SpecOf(run);

@@ -16,8 +16,8 @@ namespace dpq::store {
 // Amounts are exact integer units (epsilon 1e-12, delta 1e-18; server/query/privacy_units.h);
 // the double accessors are for display.
 struct BudgetState {
-  int64_t dataset_id = 0;
-  std::string dataset;
+  int64_t population_id = 0;
+  std::string population;  // its name
   dp::accounting::AccountantKind accountant = dp::accounting::AccountantKind::kBasic;
   int64_t epsilon_total_units = 0;
   int64_t delta_total_units = 0;
@@ -69,6 +69,9 @@ struct Allocation {
   std::string events;
   // Version of the dataset the answer was computed on: with the fingerprint, the result-cache key.
   int64_t dataset_version = 0;
+  // The datasets of the population this charge paid to read, comma-separated in the order the
+  // query named them ("patients,visits"); empty on rows written before populations.
+  std::string datasets;
   // The full release as canonical JSON (server/engine/release_codec.h) for multi-valued answers
   // (quantiles, histograms, group-by, batches); empty when `value` is the whole answer.
   std::string result;

@@ -16,9 +16,9 @@ std::string S(const std::string& s) { return absl::StrCat(s.size(), ":", s); }
 
 std::string GenesisHash() { return std::string(32, '\0'); }
 
-std::string CanonicalAllocation(int64_t dataset_id, const Allocation& a) {
+std::string CanonicalAllocation(int64_t population_id, const Allocation& a) {
   return absl::StrCat(
-      "dpq-audit-v1|", dataset_id, "|", a.seq, "|", S(a.request_id), "|", a.principal_id, "|",
+      "dpq-audit-v1|", population_id, "|", a.seq, "|", S(a.request_id), "|", a.principal_id, "|",
       S(a.analyst), "|", S(a.fingerprint), "|", S(a.aggregate), "|", S(a.column), "|",
       S(a.mechanism), "|", a.epsilon_units, "|", a.delta_units, "|", D(a.sensitivity), "|",
       D(a.noise_scale), "|", D(a.count_noise_scale), "|", D(a.value), "|", D(a.confidence), "|",
@@ -29,22 +29,26 @@ std::string CanonicalAllocation(int64_t dataset_id, const Allocation& a) {
           ? std::string()
           : absl::StrCat("|", a.dataset_version, "|", S(a.result)),
       // Migration 0007: rows charged before their scan; earlier rows hash as before.
-      a.release_deferred ? "|release-deferred" : "");
+      a.release_deferred ? "|release-deferred" : "",
+      // Migration 0014: the datasets a charge paid to read; earlier rows (none recorded) hash as
+      // before.
+      a.datasets.empty() ? std::string() : absl::StrCat("|datasets=", S(a.datasets)));
 }
 
-std::string CanonicalRelease(int64_t dataset_id, int64_t seq, double value, double ci_lower,
+std::string CanonicalRelease(int64_t population_id, int64_t seq, double value, double ci_lower,
                              double ci_upper, const std::string& result) {
-  return absl::StrCat("dpq-release-v1|", dataset_id, "|", seq, "|", D(value), "|", D(ci_lower), "|",
-                      D(ci_upper), "|", S(result));
+  return absl::StrCat("dpq-release-v1|", population_id, "|", seq, "|", D(value), "|", D(ci_lower),
+                      "|", D(ci_upper), "|", S(result));
 }
 
-std::string ReleaseHash(const std::string& audit_hash, int64_t dataset_id, int64_t seq,
+std::string ReleaseHash(const std::string& audit_hash, int64_t population_id, int64_t seq,
                         double value, double ci_lower, double ci_upper, const std::string& result) {
-  return Sha256(audit_hash + CanonicalRelease(dataset_id, seq, value, ci_lower, ci_upper, result));
+  return Sha256(audit_hash +
+                CanonicalRelease(population_id, seq, value, ci_lower, ci_upper, result));
 }
 
-std::string ChainHash(const std::string& prev_hash, int64_t dataset_id, const Allocation& a) {
-  return Sha256(prev_hash + CanonicalAllocation(dataset_id, a));
+std::string ChainHash(const std::string& prev_hash, int64_t population_id, const Allocation& a) {
+  return Sha256(prev_hash + CanonicalAllocation(population_id, a));
 }
 
 std::string CanonicalAdminAction(int64_t seq, const AdminAction& a) {

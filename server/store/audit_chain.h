@@ -15,17 +15,17 @@ std::string GenesisHash();
 
 // Canonical byte string of the hashed fields (every field of Allocation except created_at, prev_hash
 // and hash), with doubles at 17 significant digits so the encoding is exact.
-std::string CanonicalAllocation(int64_t dataset_id, const Allocation& a);
+std::string CanonicalAllocation(int64_t population_id, const Allocation& a);
 
-// SHA-256(prev_hash || CanonicalAllocation(dataset_id, a)).
-std::string ChainHash(const std::string& prev_hash, int64_t dataset_id, const Allocation& a);
+// SHA-256(prev_hash || CanonicalAllocation(population_id, a)).
+std::string ChainHash(const std::string& prev_hash, int64_t population_id, const Allocation& a);
 
 // The released values of a deferred allocation (its `releases` row), bound to that allocation:
 // SHA-256(audit_hash || canonical content), audit_hash being the paid audit row's hash. Altering a
 // release, or moving it to another audit row, breaks it.
-std::string CanonicalRelease(int64_t dataset_id, int64_t seq, double value, double ci_lower,
+std::string CanonicalRelease(int64_t population_id, int64_t seq, double value, double ci_lower,
                              double ci_upper, const std::string& result);
-std::string ReleaseHash(const std::string& audit_hash, int64_t dataset_id, int64_t seq,
+std::string ReleaseHash(const std::string& audit_hash, int64_t population_id, int64_t seq,
                         double value, double ci_lower, double ci_upper, const std::string& result);
 
 // The admin log's chain (migration 0009): one row per admin action, linked the same way.

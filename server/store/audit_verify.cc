@@ -45,8 +45,8 @@ struct Checkpoint {
 // reported).
 class ChainWalk {
  public:
-  ChainWalk(int64_t dataset_id, const BudgetState& budget, ChainPoint from)
-      : dataset_id_(dataset_id), budget_(budget), at_(std::move(from)) {
+  ChainWalk(int64_t population_id, const BudgetState& budget, ChainPoint from)
+      : population_id_(population_id), budget_(budget), at_(std::move(from)) {
     budget_.epsilon_spent_units = 0;
     budget_.epsilon_total_units = INT64_MAX;  // recompute, never refuse
   }
@@ -74,11 +74,11 @@ class ChainWalk {
       Broken(want, absl::StrCat("row ", want, " is missing (next row has seq ", a.seq, ")"));
     } else if (a.prev_hash != at_.hash) {
       Broken(a.seq, absl::StrCat("row ", a.seq, " does not link to the previous row's hash"));
-    } else if (ChainHash(a.prev_hash, dataset_id_, a) != a.hash) {
+    } else if (ChainHash(a.prev_hash, population_id_, a) != a.hash) {
       Broken(a.seq, absl::StrCat("row ", a.seq, " content does not match its hash (altered)"));
     } else if (a.release.has_value() &&
                (!a.release_deferred ||
-                ReleaseHash(a.hash, dataset_id_, a.seq, a.release->value, a.release->ci_lower,
+                ReleaseHash(a.hash, population_id_, a.seq, a.release->value, a.release->ci_lower,
                             a.release->ci_upper, a.release->result) != a.release->hash)) {
       Broken(a.seq, absl::StrCat("row ", a.seq, ": its release does not match its hash (altered)"));
     }
@@ -100,7 +100,7 @@ class ChainWalk {
     at_.state = std::move(composed->state);
   }
 
-  const int64_t dataset_id_;
+  const int64_t population_id_;
   BudgetState budget_;
   ChainPoint at_;
   int64_t first_broken_seq_ = 0;
@@ -110,15 +110,15 @@ class ChainWalk {
 
 // The dataset's checkpoint, if any; full_due when its last walk from genesis is older than
 // `full_after_seconds` (> 0) or there was none.
-absl::optional<Checkpoint> ReadCheckpoint(pqxx::transaction_base& tx, int64_t dataset_id,
+absl::optional<Checkpoint> ReadCheckpoint(pqxx::transaction_base& tx, int64_t population_id,
                                           double full_after_seconds) {
   const pqxx::result r = tx.exec_params(
       "SELECT seq, hash, accountant, epsilon_spent_units, delta_spent_units, accountant_state, "
       "to_char(verified_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), "
       "full_verified_at IS NULL OR ($2::float8 > 0 AND "
       "full_verified_at <= now() - $2::float8 * interval '1 second') "
-      "FROM audit_verified WHERE dataset_id = $1",
-      dataset_id, ExactDouble(full_after_seconds));
+      "FROM audit_verified WHERE population_id = $1",
+      population_id, ExactDouble(full_after_seconds));
   if (r.empty()) return absl::nullopt;
   Checkpoint cp;
   cp.point.seq = r[0][0].as<int64_t>();
@@ -134,8 +134,8 @@ absl::optional<Checkpoint> ReadCheckpoint(pqxx::transaction_base& tx, int64_t da
 
 // Hands every audit row of the dataset with seq > `after` to `row`, in seq order, reading
 // kVerifyPageRows rows (and their releases) per statement: each page is a range scan of the
-// (dataset_id, seq) keys of audit and of releases, and only one page is held at a time.
-void ForEachRowAfter(pqxx::transaction_base& tx, int64_t dataset_id, int64_t after,
+// (population_id, seq) keys of audit and of releases, and only one page is held at a time.
+void ForEachRowAfter(pqxx::transaction_base& tx, int64_t population_id, int64_t after,
                      const std::function<void(const Allocation&)>& row) {
   // A page must be read in key order, never sorted: with statistics older than the dataset's
   // history (a young dataset, or rows since the last ANALYZE) PostgreSQL estimates a few hundred
@@ -146,15 +146,15 @@ void ForEachRowAfter(pqxx::transaction_base& tx, int64_t dataset_id, int64_t aft
   for (;;) {
     const pqxx::result page = tx.exec_params(
         absl::StrCat("SELECT ", kAllocationColumns,
-                     " FROM audit WHERE dataset_id = $1 AND seq > $2 ORDER BY seq LIMIT $3"),
-        dataset_id, after, BudgetLedger::kVerifyPageRows);
+                     " FROM audit WHERE population_id = $1 AND seq > $2 ORDER BY seq LIMIT $3"),
+        population_id, after, BudgetLedger::kVerifyPageRows);
     if (page.empty()) return;
     const int64_t last = page[page.size() - 1][0].as<int64_t>();
     std::map<int64_t, Allocation::Release> releases;
     for (const pqxx::row& r : tx.exec_params(
              absl::StrCat("SELECT seq, ", kReleaseColumns,
-                          " FROM releases WHERE dataset_id = $1 AND seq > $2 AND seq <= $3"),
-             dataset_id, after, last)) {
+                          " FROM releases WHERE population_id = $1 AND seq > $2 AND seq <= $3"),
+             population_id, after, last)) {
       releases.emplace(r[0].as<int64_t>(), ReleaseFromRow(r, 1));
     }
     for (const pqxx::row& r : page) {
@@ -170,22 +170,23 @@ void ForEachRowAfter(pqxx::transaction_base& tx, int64_t dataset_id, int64_t aft
 // Why the checkpoint cannot be continued from, or "" when it can: the row it names must still be
 // there with the hash it was verified with and hash to it, and the ledger's accountant must be
 // the one its state was composed with.
-std::string CheckpointProblem(pqxx::transaction_base& tx, int64_t dataset_id, const Checkpoint& cp,
-                              AccountantKind accountant, int64_t* rows_read) {
+std::string CheckpointProblem(pqxx::transaction_base& tx, int64_t population_id,
+                              const Checkpoint& cp, AccountantKind accountant, int64_t* rows_read) {
   const std::string when = absl::StrCat(" verified at ", cp.verified_at);
   if (cp.accountant != AccountantName(accountant)) {
     return absl::StrCat("the ledger's accountant is ", accountant, " but was ", cp.accountant,
                         " when the chain was", when, " up to row ", cp.point.seq);
   }
-  const pqxx::result r = tx.exec_params(
-      absl::StrCat("SELECT ", kAllocationColumns, " FROM audit WHERE dataset_id = $1 AND seq = $2"),
-      dataset_id, cp.point.seq);
+  const pqxx::result r =
+      tx.exec_params(absl::StrCat("SELECT ", kAllocationColumns,
+                                  " FROM audit WHERE population_id = $1 AND seq = $2"),
+                     population_id, cp.point.seq);
   if (r.empty()) {
     return absl::StrCat("row ", cp.point.seq, ",", when, ", is gone: rows were removed");
   }
   ++*rows_read;
   const Allocation a = AllocationFromRow(r[0]);
-  if (a.hash != cp.point.hash || ChainHash(a.prev_hash, dataset_id, a) != a.hash) {
+  if (a.hash != cp.point.hash || ChainHash(a.prev_hash, population_id, a) != a.hash) {
     return absl::StrCat("row ", cp.point.seq, " differs from the row", when,
                         ": the chain was rewritten up to it");
   }
@@ -194,18 +195,18 @@ std::string CheckpointProblem(pqxx::transaction_base& tx, int64_t dataset_id, co
 
 // Moves the checkpoint forward to `end` (never back; a concurrent verification may have moved
 // it further already). `full`: `end` was reached from genesis.
-void WriteCheckpoint(pqxx::transaction_base& tx, int64_t dataset_id, AccountantKind accountant,
+void WriteCheckpoint(pqxx::transaction_base& tx, int64_t population_id, AccountantKind accountant,
                      const ChainPoint& end, bool full) {
   tx.exec_params0(
-      "INSERT INTO audit_verified AS v (dataset_id, seq, hash, accountant, epsilon_spent_units, "
+      "INSERT INTO audit_verified AS v (population_id, seq, hash, accountant, epsilon_spent_units, "
       "delta_spent_units, accountant_state, verified_at, full_verified_at) "
       "VALUES ($1, $2, decode($3, 'hex'), $4, $5, $6, $7, now(), CASE WHEN $8 THEN now() END) "
-      "ON CONFLICT (dataset_id) DO UPDATE SET seq = EXCLUDED.seq, hash = EXCLUDED.hash, "
+      "ON CONFLICT (population_id) DO UPDATE SET seq = EXCLUDED.seq, hash = EXCLUDED.hash, "
       "accountant = EXCLUDED.accountant, epsilon_spent_units = EXCLUDED.epsilon_spent_units, "
       "delta_spent_units = EXCLUDED.delta_spent_units, accountant_state = EXCLUDED.accountant_state, "
       "verified_at = now(), full_verified_at = coalesce(EXCLUDED.full_verified_at, v.full_verified_at) "
       "WHERE v.seq < EXCLUDED.seq OR (v.seq = EXCLUDED.seq AND v.hash = EXCLUDED.hash)",
-      dataset_id, end.seq, ToHex(end.hash), std::string(AccountantName(accountant)),
+      population_id, end.seq, ToHex(end.hash), std::string(AccountantName(accountant)),
       end.epsilon_units, end.delta_units, end.state, full);
 }
 
@@ -255,7 +256,7 @@ absl::Status Judge(const ChainWalk& walk, const LedgerState& ledger,
 
 }  // namespace
 
-absl::StatusOr<BudgetLedger::Verification> BudgetLedger::Verify(int64_t dataset_id,
+absl::StatusOr<BudgetLedger::Verification> BudgetLedger::Verify(int64_t population_id,
                                                                 const VerifyOptions& options) {
   Verification v;
   LedgerState ledger;
@@ -269,25 +270,25 @@ absl::StatusOr<BudgetLedger::Verification> BudgetLedger::Verify(int64_t dataset_
     checkpoint_problem.clear();
     pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> tx(
         c);
-    ASSIGN_OR_RETURN(pqxx::row row, ReadLedger(tx, dataset_id, /*lock=*/false));
+    ASSIGN_OR_RETURN(pqxx::row row, ReadLedger(tx, population_id, /*lock=*/false));
     ledger = LedgerFromRow(row);
     const absl::optional<Checkpoint> cp =
-        ReadCheckpoint(tx, dataset_id, options.full_after_seconds);
+        ReadCheckpoint(tx, population_id, options.full_after_seconds);
     ChainPoint from;
     if (cp.has_value()) {
       v.checkpoint_seq = cp->point.seq;
       if (!options.full && !cp->full_due) {
         checkpoint_problem =
-            CheckpointProblem(tx, dataset_id, *cp, budget.accountant, &v.rows_read);
+            CheckpointProblem(tx, population_id, *cp, budget.accountant, &v.rows_read);
         if (checkpoint_problem.empty()) from = cp->point;  // else: from genesis, to find the break
       } else if (cp->accountant != AccountantName(budget.accountant)) {
         checkpoint_problem =
-            CheckpointProblem(tx, dataset_id, *cp, budget.accountant, &v.rows_read);
+            CheckpointProblem(tx, population_id, *cp, budget.accountant, &v.rows_read);
       }
     }
     v.full = from.seq == 0;
-    walk.emplace(dataset_id, budget, std::move(from));
-    ForEachRowAfter(tx, dataset_id, walk->at().seq, [&](const Allocation& a) {
+    walk.emplace(population_id, budget, std::move(from));
+    ForEachRowAfter(tx, population_id, walk->at().seq, [&](const Allocation& a) {
       ++v.rows_read;
       // A walk from genesis passes the checkpoint: the row must be the one verified then.
       if (cp.has_value() && a.seq == cp->point.seq && a.hash != cp->point.hash &&
@@ -310,7 +311,7 @@ absl::StatusOr<BudgetLedger::Verification> BudgetLedger::Verify(int64_t dataset_
   if (v.ok && end.seq > 0) {
     RETURN_IF_ERROR(db_->Run("record audit checkpoint", [&](pqxx::connection& c) {
       pqxx::work tx(c);
-      WriteCheckpoint(tx, dataset_id, budget.accountant, end, v.full);
+      WriteCheckpoint(tx, population_id, budget.accountant, end, v.full);
       tx.commit();
       return absl::OkStatus();
     }));

@@ -24,24 +24,24 @@ namespace {
 
 using dp::accounting::AccountantKind;
 
-absl::StatusOr<pqxx::row> LockLedger(pqxx::work& tx, int64_t dataset_id) {
-  return ReadLedger(tx, dataset_id, /*lock=*/true);
+absl::StatusOr<pqxx::row> LockLedger(pqxx::work& tx, int64_t population_id) {
+  return ReadLedger(tx, population_id, /*lock=*/true);
 }
 
 }  // namespace
 
-absl::StatusOr<BudgetState> BudgetLedger::Get(int64_t dataset_id) {
+absl::StatusOr<BudgetState> BudgetLedger::Get(int64_t population_id) {
   BudgetState b;
   RETURN_IF_ERROR(db_->Run("read budget", [&](pqxx::connection& c) -> absl::Status {
     pqxx::read_transaction tx(c);
-    ASSIGN_OR_RETURN(pqxx::row row, ReadLedger(tx, dataset_id, /*lock=*/false));
+    ASSIGN_OR_RETURN(pqxx::row row, ReadLedger(tx, population_id, /*lock=*/false));
     b = BudgetFromRow(row);
     return absl::OkStatus();
   }));
   return b;
 }
 
-absl::StatusOr<BudgetState> BudgetLedger::Set(int64_t dataset_id, int64_t epsilon_total_units,
+absl::StatusOr<BudgetState> BudgetLedger::Set(int64_t population_id, int64_t epsilon_total_units,
                                               int64_t delta_total_units,
                                               const std::string& accountant,
                                               absl::optional<int64_t> max_query_epsilon_units,
@@ -49,7 +49,7 @@ absl::StatusOr<BudgetState> BudgetLedger::Set(int64_t dataset_id, int64_t epsilo
   BudgetState b;
   RETURN_IF_ERROR(db_->Run("set budget", [&](pqxx::connection& c) -> absl::Status {
     pqxx::work tx(c);
-    ASSIGN_OR_RETURN(pqxx::row locked, LockLedger(tx, dataset_id));
+    ASSIGN_OR_RETURN(pqxx::row locked, LockLedger(tx, population_id));
     const LedgerState ledger = LedgerFromRow(locked);
     b = ledger.budget;
     const std::string& state = ledger.accountant_state;
@@ -60,7 +60,7 @@ absl::StatusOr<BudgetState> BudgetLedger::Set(int64_t dataset_id, int64_t epsilo
     }
     if (chosen != b.accountant && anything_spent) {
       return absl::FailedPreconditionError(
-          absl::StrCat("the accountant of dataset ", b.dataset, " is ",
+          absl::StrCat("the accountant of population ", b.population, " is ",
                        AccountantName(b.accountant), " and cannot change once budget was spent"));
     }
     if (chosen != AccountantKind::kBasic && delta_total_units == 0) {
@@ -82,8 +82,8 @@ absl::StatusOr<BudgetState> BudgetLedger::Set(int64_t dataset_id, int64_t epsilo
     tx.exec_params0(
         "UPDATE ledgers SET accountant = $2, epsilon_total_units = $3, delta_total_units = $4, "
         "epsilon_spent_units = $5, delta_spent_units = $6, "
-        "max_query_epsilon_units = nullif($7::bigint, 0), updated_at = now() WHERE dataset_id = $1",
-        dataset_id, std::string(AccountantName(b.accountant)), epsilon_total_units,
+        "max_query_epsilon_units = nullif($7::bigint, 0), updated_at = now() WHERE population_id = $1",
+        population_id, std::string(AccountantName(b.accountant)), epsilon_total_units,
         delta_total_units, b.epsilon_spent_units, b.delta_spent_units, b.max_query_epsilon_units);
     if (log != nullptr) AppendAdminAction(tx, *log);
     tx.commit();
@@ -95,16 +95,16 @@ absl::StatusOr<BudgetState> BudgetLedger::Set(int64_t dataset_id, int64_t epsilo
 }
 
 absl::StatusOr<absl::optional<Allocation>> BudgetLedger::FindAllocation(
-    int64_t dataset_id, const std::string& request_id) {
+    int64_t population_id, const std::string& request_id) {
   absl::optional<Allocation> a;
   RETURN_IF_ERROR(db_->Run("find allocation", [&](pqxx::connection& c) {
     PrepareLedgerStatements(c);
     // BEGIN and the plan mode (see LedgerStatements()) in one round trip: this runs on every query.
     OneTripTransaction t(c, OneTripTransaction::Mode::kReadOnly, kGenericPlans);
-    pqxx::result r = t.tx().exec_prepared("dpq_find_allocation", dataset_id, request_id);
+    pqxx::result r = t.tx().exec_prepared("dpq_find_allocation", population_id, request_id);
     if (!r.empty()) {
       a = AllocationFromRow(r[0]);
-      AttachReleases(t.tx(), dataset_id, {&*a});
+      AttachReleases(t.tx(), population_id, {&*a});
     }
     t.Commit();
     return absl::OkStatus();
@@ -112,44 +112,46 @@ absl::StatusOr<absl::optional<Allocation>> BudgetLedger::FindAllocation(
   return a;
 }
 
-absl::StatusOr<DebitResult> BudgetLedger::Debit(int64_t dataset_id, Allocation allocation) {
+absl::StatusOr<DebitResult> BudgetLedger::Debit(int64_t population_id, Allocation allocation) {
   const absl::Time start = absl::Now();
   absl::StatusOr<DebitResult> result = DebitBatcher::Shared().Submit(
-      db_, dataset_id, std::move(allocation),
-      [this, dataset_id](DebitBatcher::Group& group) { CommitDebitGroup(db_, dataset_id, group); });
+      db_, population_id, std::move(allocation), [this, population_id](DebitBatcher::Group& group) {
+        CommitDebitGroup(db_, population_id, group);
+      });
   if (debit_observer_) debit_observer_(absl::ToDoubleSeconds(absl::Now() - start));
   return result;
 }
 
-absl::StatusOr<Allocation> BudgetLedger::StoreRelease(int64_t dataset_id, int64_t seq,
+absl::StatusOr<Allocation> BudgetLedger::StoreRelease(int64_t population_id, int64_t seq,
                                                       const Allocation::Release& release) {
   Allocation out;
   RETURN_IF_ERROR(db_->Run("store release", [&](pqxx::connection& c) -> absl::Status {
     pqxx::work tx(c);
     const pqxx::result paid = tx.exec_params(
-        "SELECT hash, release_deferred FROM audit WHERE dataset_id = $1 AND seq = $2", dataset_id,
-        seq);
+        "SELECT hash, release_deferred FROM audit WHERE population_id = $1 AND seq = $2",
+        population_id, seq);
     if (paid.empty()) {
-      return absl::NotFoundError(absl::StrCat("no allocation ", seq, " on dataset ", dataset_id));
+      return absl::NotFoundError(
+          absl::StrCat("no allocation ", seq, " on dataset ", population_id));
     }
     if (!paid[0][1].as<bool>()) {
       return absl::FailedPreconditionError(absl::StrCat(
           "allocation ", seq, " carries its answer inline (written before migration 0007)"));
     }
-    const std::string hash = ReleaseHash(Bytes(paid[0][0]), dataset_id, seq, release.value,
+    const std::string hash = ReleaseHash(Bytes(paid[0][0]), population_id, seq, release.value,
                                          release.ci_lower, release.ci_upper, release.result);
     // A concurrent insert of the same key waits for the other to commit, then does nothing; the
     // SELECT (a new snapshot under READ COMMITTED) then reads whichever release won.
     tx.exec_params0(
-        "INSERT INTO releases (dataset_id, seq, released_value, released_ci_lower, released_ci_upper, "
+        "INSERT INTO releases (population_id, seq, released_value, released_ci_lower, released_ci_upper, "
         "released_result, release_hash) VALUES ($1, $2, $3::float8, $4::float8, $5::float8, $6, "
-        "decode($7, 'hex')) ON CONFLICT (dataset_id, seq) DO NOTHING",
-        dataset_id, seq, ExactDouble(release.value), ExactDouble(release.ci_lower),
+        "decode($7, 'hex')) ON CONFLICT (population_id, seq) DO NOTHING",
+        population_id, seq, ExactDouble(release.value), ExactDouble(release.ci_lower),
         ExactDouble(release.ci_upper), release.result, ToHex(hash));
-    const pqxx::row r =
-        tx.exec_params1(absl::StrCat("SELECT ", kAllocationColumns, ", ", kReleaseColumns, " FROM ",
-                                     kAllocationWithRelease, " WHERE dataset_id = $1 AND seq = $2"),
-                        dataset_id, seq);
+    const pqxx::row r = tx.exec_params1(
+        absl::StrCat("SELECT ", kAllocationColumns, ", ", kReleaseColumns, " FROM ",
+                     kAllocationWithRelease, " WHERE population_id = $1 AND seq = $2"),
+        population_id, seq);
     out = AllocationFromRow(r);
     tx.commit();
     return absl::OkStatus();
@@ -157,10 +159,10 @@ absl::StatusOr<Allocation> BudgetLedger::StoreRelease(int64_t dataset_id, int64_
   return out;
 }
 
-absl::StatusOr<Allocation> BudgetLedger::StoreRelease(int64_t dataset_id, const Allocation& paid,
+absl::StatusOr<Allocation> BudgetLedger::StoreRelease(int64_t population_id, const Allocation& paid,
                                                       const Allocation::Release& release) {
   Allocation::Release stored = release;
-  stored.hash = ReleaseHash(paid.hash, dataset_id, paid.seq, release.value, release.ci_lower,
+  stored.hash = ReleaseHash(paid.hash, population_id, paid.seq, release.value, release.ci_lower,
                             release.ci_upper, release.result);
   bool inserted = false;
   RETURN_IF_ERROR(db_->Run("store release", [&](pqxx::connection& c) -> absl::Status {
@@ -169,33 +171,33 @@ absl::StatusOr<Allocation> BudgetLedger::StoreRelease(int64_t dataset_id, const 
     // Prepared once per connection: a primary-key probe plans alike for every value.
     c.prepare(
         "dpq_store_release",
-        "INSERT INTO releases (dataset_id, seq, released_value, released_ci_lower, "
+        "INSERT INTO releases (population_id, seq, released_value, released_ci_lower, "
         "released_ci_upper, released_result, release_hash) "
-        "SELECT dataset_id, seq, $3::float8, $4::float8, $5::float8, $6, decode($7, 'hex') "
-        "FROM audit WHERE dataset_id = $1 AND seq = $2 AND release_deferred "
-        "AND hash = decode($8, 'hex') ON CONFLICT (dataset_id, seq) DO NOTHING RETURNING seq");
+        "SELECT population_id, seq, $3::float8, $4::float8, $5::float8, $6, decode($7, 'hex') "
+        "FROM audit WHERE population_id = $1 AND seq = $2 AND release_deferred "
+        "AND hash = decode($8, 'hex') ON CONFLICT (population_id, seq) DO NOTHING RETURNING seq");
     pqxx::nontransaction tx(c);
     inserted =
-        !tx.exec_prepared("dpq_store_release", dataset_id, paid.seq, ExactDouble(release.value),
+        !tx.exec_prepared("dpq_store_release", population_id, paid.seq, ExactDouble(release.value),
                           ExactDouble(release.ci_lower), ExactDouble(release.ci_upper),
                           release.result, ToHex(stored.hash), ToHex(paid.hash))
              .empty();
     return absl::OkStatus();
   }));
-  if (!inserted) return StoreRelease(dataset_id, paid.seq, release);  // the winner, or the error
+  if (!inserted) return StoreRelease(population_id, paid.seq, release);  // the winner, or the error
   Allocation out = paid;
   out.release = std::move(stored);
   return out;
 }
 
-absl::StatusOr<std::vector<Allocation>> BudgetLedger::ListAllocations(int64_t dataset_id) {
+absl::StatusOr<std::vector<Allocation>> BudgetLedger::ListAllocations(int64_t population_id) {
   std::vector<Allocation> out;
   RETURN_IF_ERROR(db_->Run("list audit", [&](pqxx::connection& c) {
     pqxx::read_transaction tx(c);
-    for (const auto& row :
-         tx.exec_params(absl::StrCat("SELECT ", kAllocationColumns, ", ", kReleaseColumns, " FROM ",
-                                     kAllocationWithRelease, " WHERE dataset_id = $1 ORDER BY seq"),
-                        dataset_id)) {
+    for (const auto& row : tx.exec_params(
+             absl::StrCat("SELECT ", kAllocationColumns, ", ", kReleaseColumns, " FROM ",
+                          kAllocationWithRelease, " WHERE population_id = $1 ORDER BY seq"),
+             population_id)) {
       out.push_back(AllocationFromRow(row));
     }
     return absl::OkStatus();
@@ -209,7 +211,7 @@ absl::StatusOr<std::vector<BudgetState>> BudgetLedger::ListBudgets() {
     pqxx::read_transaction tx(c);
     for (const auto& row : tx.exec(absl::StrCat(
              "SELECT ", kBudgetColumns,
-             " FROM ledgers l JOIN datasets d ON d.id = l.dataset_id ORDER BY d.name"))) {
+             " FROM ledgers l JOIN populations p ON p.id = l.population_id ORDER BY p.name"))) {
       out.push_back(BudgetFromRow(row));
     }
     return absl::OkStatus();

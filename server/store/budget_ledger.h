@@ -4,7 +4,7 @@
 // basic composition; other accountants: ledger_accounting.h). Debits are group-committed per
 // dataset (debit_batcher.h): concurrent debits of one dataset queue, and one caller (the leader)
 // decides and writes all of them in ONE transaction:
-//   SELECT ... FROM ledgers WHERE dataset_id = $1 FOR UPDATE;  -- serialises groups of one dataset
+//   SELECT ... FROM ledgers WHERE population_id = $1 FOR UPDATE;  -- serialises groups of one dataset
 //   take every debit of the dataset queued by now (at most DebitBatcher::kMaxGroup);
 //   SELECT ... FROM unnest($2) r, LATERAL (... FROM audit WHERE request_id = r.request_id)
 //                                                    -- committed ids of the group: replays
@@ -41,7 +41,7 @@ class BudgetLedger {
   }
 
   // NOT_FOUND for an unknown dataset id.
-  absl::StatusOr<BudgetState> Get(int64_t dataset_id);
+  absl::StatusOr<BudgetState> Get(int64_t population_id);
 
   // Sets the totals (units of privacy_units.h). FAILED_PRECONDITION when a total would fall below
   // what is already spent.
@@ -49,13 +49,13 @@ class BudgetLedger {
   // one) can change only while nothing is spent (FAILED_PRECONDITION); non-basic accountants need
   // delta > 0.
   // `max_query_epsilon_units`: the largest epsilon one query may ask (0: no limit; absent: keep).
-  absl::StatusOr<BudgetState> Set(int64_t dataset_id, int64_t epsilon_total_units,
+  absl::StatusOr<BudgetState> Set(int64_t population_id, int64_t epsilon_total_units,
                                   int64_t delta_total_units, const std::string& accountant = "",
                                   absl::optional<int64_t> max_query_epsilon_units = absl::nullopt,
                                   const AdminAction* log = nullptr);
 
   // The committed allocation for (dataset, request id), if any.
-  absl::StatusOr<absl::optional<Allocation>> FindAllocation(int64_t dataset_id,
+  absl::StatusOr<absl::optional<Allocation>> FindAllocation(int64_t population_id,
                                                             const std::string& request_id);
 
   // Charges `allocation` (epsilon_units, delta_units) and appends it to the audit chain, atomically.
@@ -89,23 +89,23 @@ class BudgetLedger {
   //     nothing of the group was written (or, in doubt, all or nothing was). The group is formed
   //     once the leader holds the ledger lock; a failure before that (connecting, waiting for the
   //     lock) fails the leader's debit alone, and the next leader tries the others.
-  absl::StatusOr<DebitResult> Debit(int64_t dataset_id, Allocation allocation);
+  absl::StatusOr<DebitResult> Debit(int64_t population_id, Allocation allocation);
 
   // Records the answer of the deferred allocation `seq` (charged before its scan) at most once:
   // the first release stored for a paid allocation is its answer for ever. Returns the allocation
   // with the release that won, this one or a concurrent retry's (so both callers return the same
   // answer). NOT_FOUND for no such allocation, FAILED_PRECONDITION for one that is not deferred.
-  absl::StatusOr<Allocation> StoreRelease(int64_t dataset_id, int64_t seq,
+  absl::StatusOr<Allocation> StoreRelease(int64_t population_id, int64_t seq,
                                           const Allocation::Release& release);
   // As above for the allocation `paid` as Debit or FindAllocation returned it (its seq and hash):
   // the usual case, this release stored first, is ONE autocommitted statement (durable when it
   // returns, as a COMMIT is) that also checks the audit row's hash and deferral, and returns `paid`
   // with this release; anything else (another release won, the row differs) takes the path above.
-  absl::StatusOr<Allocation> StoreRelease(int64_t dataset_id, const Allocation& paid,
+  absl::StatusOr<Allocation> StoreRelease(int64_t population_id, const Allocation& paid,
                                           const Allocation::Release& release);
 
   // Oldest first.
-  absl::StatusOr<std::vector<Allocation>> ListAllocations(int64_t dataset_id);
+  absl::StatusOr<std::vector<Allocation>> ListAllocations(int64_t population_id);
 
   struct Verification {
     bool ok = false;
@@ -135,9 +135,9 @@ class BudgetLedger {
   // it was verified with (else the run goes on from genesis and fails: the chain was rewritten or
   // cut). Rows before the checkpoint are not read again; a full run checks them and the
   // checkpoint too. A run that finds nothing wrong moves the checkpoint to the last row.
-  absl::StatusOr<Verification> Verify(int64_t dataset_id, const VerifyOptions& options);
-  absl::StatusOr<Verification> Verify(int64_t dataset_id) {
-    return Verify(dataset_id, VerifyOptions());
+  absl::StatusOr<Verification> Verify(int64_t population_id, const VerifyOptions& options);
+  absl::StatusOr<Verification> Verify(int64_t population_id) {
+    return Verify(population_id, VerifyOptions());
   }
   static constexpr int64_t kVerifyPageRows = 10000;
 

@@ -14,13 +14,13 @@ absl::StatusOr<std::vector<AnalystCap>> ListAnalystCaps(Database* db) {
     for (
         const auto& row : tx.exec(
             "SELECT d.name, p.name, g.epsilon_cap_units, g.epsilon_spent_units, g.delta_cap_units, "
-            "g.delta_spent_units FROM grants g JOIN principals p ON p.id = g.principal_id "
-            "JOIN datasets d ON d.id = g.dataset_id "
+            "g.delta_spent_units FROM population_caps g JOIN principals p ON p.id = g.principal_id "
+            "JOIN populations d ON d.id = g.population_id "
             "WHERE (g.epsilon_cap_units IS NOT NULL OR g.delta_cap_units IS NOT NULL) "
-            "AND g.revoked_at IS NULL AND p.revoked_at IS NULL AND d.dropped_at IS NULL "
+            "AND p.revoked_at IS NULL AND d.dropped_at IS NULL "
             "ORDER BY d.name, p.name")) {
       AnalystCap cap;
-      cap.dataset = row[0].as<std::string>();
+      cap.population = row[0].as<std::string>();
       cap.analyst = row[1].as<std::string>();
       cap.has_epsilon_cap = !row[2].is_null();
       if (cap.has_epsilon_cap) cap.epsilon_cap_units = row[2].as<int64_t>();

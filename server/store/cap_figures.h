@@ -1,4 +1,4 @@
-// Per-analyst caps (grants.*_cap_units, migration 0003) and what each analyst has spent against
+// Per-analyst caps (population_caps, migration 0014) and what each analyst has spent against
 // them, for the metrics scrape (dpq_analyst_epsilon_cap and _remaining).
 #ifndef DPQ_SERVER_STORE_CAP_FIGURES_H_
 #define DPQ_SERVER_STORE_CAP_FIGURES_H_
@@ -13,16 +13,16 @@
 namespace dpq::store {
 
 struct AnalystCap {
-  std::string dataset, analyst;
+  std::string population, analyst;
   bool has_epsilon_cap = false, has_delta_cap = false;
-  // Units of server/query/privacy_units.h; spent is the grant's spend against its caps (it
+  // Units of server/query/privacy_units.h; spent is the analyst's spend on the population (it
   // survives a revoke and grant again, so a cap cannot be reset that way).
   int64_t epsilon_cap_units = 0, epsilon_spent_units = 0, delta_cap_units = 0,
           delta_spent_units = 0;
 };
 
-// Every live grant with a cap (grant, analyst and dataset not revoked or dropped), ordered by
-// dataset, then analyst. One read-only statement.
+// Every cap row with a cap (analyst not revoked, population not dropped), ordered by
+// population, then analyst. One read-only statement.
 absl::StatusOr<std::vector<AnalystCap>> ListAnalystCaps(Database* db);
 
 }  // namespace dpq::store

@@ -20,6 +20,7 @@
 #include "server/base/validation.h"
 #include "server/store/admin_log.h"
 #include "server/store/bounding_sql.h"
+#include "server/store/population_store.h"
 #include "server/store/row_ranker.h"
 #include "server/store/text_array.h"
 
@@ -50,16 +51,20 @@ const char* SqlType(ColumnType type) {
 std::string SchemaQuery(absl::string_view filter, absl::string_view per_dataset,
                         absl::string_view order_by) {
   return absl::StrCat(
-      "WITH d AS MATERIALIZED (SELECT d.id, d.name, d.privacy_unit, d.version, d.epsilon_preset, "
-      "d.created_at, d.has_row_rank, (SELECT coalesce(l.max_query_epsilon_units, 0) FROM ledgers l "
-      "WHERE l.dataset_id = d.id) AS max_query_epsilon_units",
-      per_dataset, " FROM datasets d WHERE ", filter, ") ",
+      "WITH d AS MATERIALIZED (SELECT d.id, d.name, d.privacy_unit, d.version, l.epsilon_preset, "
+      "d.created_at, d.has_row_rank, coalesce(l.max_query_epsilon_units, 0) AS "
+      "max_query_epsilon_units, d.population_id, coalesce(p.name, '') AS population, d.is_public",
+      per_dataset,
+      " FROM datasets d LEFT JOIN populations p ON p.id = d.population_id "
+      "LEFT JOIN ledgers l ON l.population_id = d.population_id WHERE ",
+      filter, ") ",
       R"sql(SELECT d.id, d.name, d.privacy_unit, d.version, coalesce(d.epsilon_preset, ''),
        to_char(d.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
        c.name, c.type, c.lower_bound, c.upper_bound,
        (SELECT array_agg(k.value ORDER BY k.position) FROM dataset_categories k
          WHERE k.dataset_id = d.id AND k.column_name = c.name),
-       d.has_row_rank, d.max_query_epsilon_units)sql",
+       d.has_row_rank, d.max_query_epsilon_units, coalesce(d.population_id, 0), d.population,
+       d.is_public)sql",
       per_dataset.empty() ? "" : ", d.granted",
       " FROM d JOIN dataset_columns c ON c.dataset_id = d.id ORDER BY ", order_by);
 }
@@ -73,8 +78,9 @@ std::vector<DatasetSchema> SchemasFromRows(const pqxx::result& rows) {
       s.id = id;
       s.name = row[1].as<std::string>();
       s.privacy_unit = row[2].as<std::string>();
-      s.population_id = id;
-      s.population = s.name;
+      s.population_id = row[13].as<int64_t>();
+      s.population = row[14].as<std::string>();
+      s.is_public = row[15].as<bool>();
       s.version = row[3].as<int64_t>();
       s.epsilon_preset = row[4].as<std::string>();
       s.created_at = row[5].as<std::string>();
@@ -268,18 +274,28 @@ absl::StatusOr<CreatedDataset> DatasetStore::Create(const DatasetSchema& schema,
                                                     const CopyLineSource& source,
                                                     const AdminAction* log) {
   CreatedDataset created;
+  absl::Status population_refused;  // not a taken dataset name: returned as it is
   absl::Status status = db_->RunOnce("create dataset", [&](pqxx::connection& c) -> absl::Status {
     pqxx::work tx(c);
-    pqxx::row r = tx.exec_params1(
-        "INSERT INTO datasets (name, privacy_unit, has_row_rank) VALUES ($1, $2, true) "
-        "RETURNING id, version, "
-        "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')",
-        schema.name, schema.privacy_unit);
     created.schema = schema;
+    created.schema.population_id = 0;
+    if (!schema.is_public) {
+      absl::StatusOr<int64_t> population = AttachPopulation(tx, schema);
+      if (!population.ok()) return population_refused = population.status();
+      created.schema.population_id = *population;
+      created.schema.population = schema.population.empty() ? schema.name : schema.population;
+    }
+    // A public table has no privacy unit, hence no per-unit row rank.
+    created.schema.has_row_rank = !schema.is_public;
+    pqxx::row r = tx.exec_params1(
+        "INSERT INTO datasets (name, privacy_unit, has_row_rank, population_id, is_public) "
+        "VALUES ($1, $2, $3, nullif($4, 0), $5) RETURNING id, version, "
+        "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')",
+        schema.name, schema.is_public ? std::string() : schema.privacy_unit,
+        created.schema.has_row_rank, created.schema.population_id, schema.is_public);
     created.schema.id = r[0].as<int64_t>();
     created.schema.version = r[1].as<int64_t>();
     created.schema.created_at = r[2].as<std::string>();
-    created.schema.has_row_rank = true;
 
     // The hidden rank goes right after the leading numeric (8-byte, fixed-width) columns, before
     // the first text column. PostgreSQL deforms a tuple only up to the last attribute a query
@@ -288,7 +304,7 @@ absl::StatusOr<CreatedDataset> DatasetStore::Create(const DatasetSchema& schema,
     // column, after a text column, it made a count of 10M rows ~15% slower). It adds 4 bytes
     // with no alignment padding before it (as the first column it also padded the next 8-byte
     // column: +8 bytes per row).
-    size_t rank_position = 0;
+    size_t rank_position = schema.is_public ? schema.columns.size() + 1 : 0;
     while (rank_position < schema.columns.size() &&
            schema.columns[rank_position].type != ColumnType::kText) {
       ++rank_position;
@@ -316,15 +332,18 @@ absl::StatusOr<CreatedDataset> DatasetStore::Create(const DatasetSchema& schema,
     }
     tx.exec0(absl::StrCat("CREATE TABLE ", DataTableName(created.schema.id), " (",
                           absl::StrJoin(definitions, ", "), ")"));
-    tx.exec_params0("INSERT INTO ledgers (dataset_id) VALUES ($1)", created.schema.id);
-
-    ASSIGN_OR_RETURN(RowRanker ranker, NewRanker(created.schema));
-    ASSIGN_OR_RETURN(created.rows_loaded, CopyRows(tx, created.schema, source, &ranker));
+    if (schema.is_public) {
+      ASSIGN_OR_RETURN(created.rows_loaded, CopyRows(tx, created.schema, source));
+    } else {
+      ASSIGN_OR_RETURN(RowRanker ranker, NewRanker(created.schema));
+      ASSIGN_OR_RETURN(created.rows_loaded, CopyRows(tx, created.schema, source, &ranker));
+      LogRanks(created.schema, ranker);
+    }
     if (log != nullptr) AppendAdminAction(tx, WithRows(*log, created.rows_loaded));
     tx.commit();
-    LogRanks(created.schema, ranker);
     return absl::OkStatus();
   });
+  if (!population_refused.ok()) return population_refused;
   if (status.code() == absl::StatusCode::kAlreadyExists) {
     return absl::AlreadyExistsError(absl::StrCat("dataset ", schema.name, " already exists"));
   }
@@ -384,11 +403,11 @@ absl::Status DatasetStore::Drop(const DatasetSchema& schema, const AdminAction* 
   });
 }
 
-absl::Status DatasetStore::SetEpsilonPreset(int64_t dataset_id, const std::string& preset) {
+absl::Status DatasetStore::SetEpsilonPreset(int64_t population_id, const std::string& preset) {
   return db_->Run("set epsilon preset", [&](pqxx::connection& c) {
     pqxx::work tx(c);
-    tx.exec_params0("UPDATE datasets SET epsilon_preset = nullif($2, '') WHERE id = $1", dataset_id,
-                    preset);
+    tx.exec_params0("UPDATE ledgers SET epsilon_preset = nullif($2, '') WHERE population_id = $1",
+                    population_id, preset);
     tx.commit();
     return absl::OkStatus();
   });

@@ -47,8 +47,8 @@ class DatasetStore {
   // Drops the raw-row table and marks the dataset dropped; ledger and audit rows stay.
   absl::Status Drop(const query::DatasetSchema& schema, const AdminAction* log = nullptr);
 
-  // Records the domain preset of the dataset's budget (query/epsilon_guidance.h); "" clears it.
-  absl::Status SetEpsilonPreset(int64_t dataset_id, const std::string& preset);
+  // Records the domain preset of the population's budget (query/epsilon_guidance.h); "" clears it.
+  absl::Status SetEpsilonPreset(int64_t population_id, const std::string& preset);
 
   // NOT_FOUND for an unknown name, or a dropped dataset unless include_dropped.
   absl::StatusOr<query::DatasetSchema> Get(const std::string& name, bool include_dropped = false);

@@ -15,17 +15,17 @@ using dp::accounting::AccountantKind;
 
 // RESOURCE_EXHAUSTED when `a`'s nominal charge does not fit the analyst's cap (caps compose
 // basically; decisions.md). Compared as "charge <= cap - spent", which cannot overflow.
-absl::Status CheckCap(const GrantCap& g, const std::string& dataset, const Allocation& a) {
+absl::Status CheckCap(const GrantCap& g, const std::string& population, const Allocation& a) {
   const bool over_epsilon =
       g.epsilon_cap_units && a.epsilon_units > *g.epsilon_cap_units - g.epsilon_spent_units;
   const bool over_delta =
       g.delta_cap_units && a.delta_units > *g.delta_cap_units - g.delta_spent_units;
   if (!over_epsilon && !over_delta) return absl::OkStatus();
   return absl::ResourceExhaustedError(absl::StrFormat(
-      "analyst %s's cap on dataset %s exhausted: requested epsilon=%.12g delta=%.12g, cap "
+      "analyst %s's cap on population %s exhausted: requested epsilon=%.12g delta=%.12g, cap "
       "remaining epsilon=%s delta=%s; ask for less, or ask an admin to raise the cap "
-      "(`dpqctl grant %s %s --epsilon-cap E`)",
-      a.analyst, dataset, query::EpsilonFromUnits(a.epsilon_units),
+      "(`dpqctl grant %s DATASET --epsilon-cap E`, DATASET any dataset of population %s)",
+      a.analyst, population, query::EpsilonFromUnits(a.epsilon_units),
       query::DeltaFromUnits(a.delta_units),
       g.epsilon_cap_units ? absl::StrFormat("%.12g", query::EpsilonFromUnits(*g.epsilon_cap_units -
                                                                              g.epsilon_spent_units))
@@ -33,7 +33,7 @@ absl::Status CheckCap(const GrantCap& g, const std::string& dataset, const Alloc
       g.delta_cap_units ? absl::StrFormat("%.12g", query::DeltaFromUnits(*g.delta_cap_units -
                                                                          g.delta_spent_units))
                         : std::string("unlimited"),
-      a.analyst, dataset));
+      a.analyst, population));
 }
 
 absl::Status RequestIdTaken(const std::string& request_id) {
@@ -98,11 +98,11 @@ absl::StatusOr<LedgerState> ChargeLedger(const LedgerState& ledger, const Alloca
 }
 
 // Charges `in` to its analyst's grant row, if there is one; nothing changes when it does not fit.
-absl::Status ChargeCap(const std::string& dataset, const Allocation& in,
+absl::Status ChargeCap(const std::string& population, const Allocation& in,
                        std::map<int64_t, GrantCap>& grants) {
   auto grant = grants.find(in.principal_id);
   if (grant == grants.end()) return absl::OkStatus();
-  RETURN_IF_ERROR(CheckCap(grant->second, dataset, in));
+  RETURN_IF_ERROR(CheckCap(grant->second, population, in));
   grant->second.epsilon_spent_units += in.epsilon_units;
   grant->second.delta_spent_units += in.delta_units;
   grant->second.charged = true;
@@ -129,14 +129,14 @@ DebitAdmission AdmitDebits(const LedgerState& ledger,
       out.decided[i] = after.status();
       continue;
     }
-    if (absl::Status cap = ChargeCap(ledger.budget.dataset, in, out.grants); !cap.ok()) {
+    if (absl::Status cap = ChargeCap(ledger.budget.population, in, out.grants); !cap.ok()) {
       out.decided[i] = std::move(cap);
       continue;
     }
     Allocation a = in;
     a.seq = out.ledger.head_seq + 1;
     a.prev_hash = out.ledger.head_hash;
-    a.hash = ChainHash(a.prev_hash, ledger.budget.dataset_id, a);
+    a.hash = ChainHash(a.prev_hash, ledger.budget.population_id, a);
     after->head_seq = a.seq;
     after->head_hash = a.hash;
     out.ledger = *std::move(after);
@@ -152,16 +152,16 @@ absl::Status BudgetExhausted(const BudgetState& budget, int64_t epsilon_units,
   // Every message says what to do next: how to get budget, or how to ask for less.
   if (budget.epsilon_total() == 0) {
     return absl::ResourceExhaustedError(absl::StrFormat(
-        "dataset %s has no privacy budget yet: ask an admin to run `dpqctl budget set %s "
+        "population %s has no privacy budget yet: ask an admin to run `dpqctl budget set %s "
         "--epsilon E [--delta D]`",
-        budget.dataset, budget.dataset));
+        budget.population, budget.population));
   }
   return absl::ResourceExhaustedError(absl::StrFormat(
-      "privacy budget of dataset %s exhausted: requested epsilon=%.12g delta=%.12g, remaining "
+      "privacy budget of population %s exhausted: requested epsilon=%.12g delta=%.12g, remaining "
       "epsilon=%.12g delta=%.12g; ask for less (a smaller --epsilon or --delta) or ask an admin "
       "to raise the total (`dpqctl budget set %s --epsilon E`)",
-      budget.dataset, query::EpsilonFromUnits(epsilon_units), query::DeltaFromUnits(delta_units),
-      budget.epsilon_remaining(), budget.delta_remaining(), budget.dataset));
+      budget.population, query::EpsilonFromUnits(epsilon_units), query::DeltaFromUnits(delta_units),
+      budget.epsilon_remaining(), budget.delta_remaining(), budget.population));
 }
 
 }  // namespace dpq::store

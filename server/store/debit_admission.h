@@ -19,7 +19,7 @@
 
 namespace dpq::store {
 
-// An analyst's grant row on the dataset, locked for the group: the cap and what was charged against
+// An analyst's cap row on the population (population_caps), locked for the group: the cap and what was charged against
 // it so far, advanced in memory as the group's debits are admitted.
 struct GrantCap {
   absl::optional<int64_t> epsilon_cap_units, delta_cap_units;  // nullopt: no cap

@@ -17,15 +17,15 @@ using dp::accounting::PrivacyEvent;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-constexpr int64_t kDatasetId = 7;
+constexpr int64_t kPopulationId = 7;
 constexpr int64_t kHeadSeq = 41;
 constexpr int64_t kEpsilonUnit = 1000000000000;  // epsilon 1 (privacy_units.h)
 
 // A basic ledger with `epsilon` to spend in total and a chain of kHeadSeq rows.
 LedgerState BasicLedger(int64_t epsilon_total_units) {
   LedgerState ledger;
-  ledger.budget.dataset_id = kDatasetId;
-  ledger.budget.dataset = "salaries";
+  ledger.budget.population_id = kPopulationId;
+  ledger.budget.population = "salaries";
   ledger.budget.epsilon_total_units = epsilon_total_units;
   ledger.head_seq = kHeadSeq;
   ledger.head_hash = std::string(32, '\x5a');
@@ -99,7 +99,7 @@ TEST(DebitAdmissionTest, BasicExhaustionRefusesOnlyThatMember) {
   EXPECT_THAT(out.admitted, ElementsAre(0, 2));
   EXPECT_EQ(out.decided[1].status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(std::string(out.decided[1].status().message()),
-              HasSubstr("privacy budget of dataset salaries exhausted"));
+              HasSubstr("privacy budget of population salaries exhausted"));
   EXPECT_EQ(out.decided[0]->allocation.seq, kHeadSeq + 1);
   EXPECT_EQ(out.decided[2]->allocation.seq, kHeadSeq + 2);
   // Each result carries the budget right after that debit.
@@ -126,7 +126,7 @@ TEST(DebitAdmissionTest, CapsRefuseTheAnalystOverItOnly) {
   EXPECT_THAT(out.admitted, ElementsAre(0, 2));  // bob (3) has no grant row: no cap
   EXPECT_EQ(out.decided[1].status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(std::string(out.decided[1].status().message()),
-              HasSubstr("analyst alice's cap on dataset salaries exhausted"));
+              HasSubstr("analyst alice's cap on population salaries exhausted"));
   EXPECT_TRUE(out.grants.at(2).charged);
   EXPECT_EQ(out.grants.at(2).epsilon_spent_units, 4 * kEpsilonUnit);
   EXPECT_EQ(out.grants.count(3), 0u);
@@ -144,7 +144,7 @@ TEST(DebitAdmissionTest, AdmittedRowsLinkOntoTheHeadInOrder) {
     const Allocation& a = out.decided[i]->allocation;
     EXPECT_EQ(a.seq, kHeadSeq + 1 + static_cast<int64_t>(i));
     EXPECT_EQ(a.prev_hash, prev);
-    EXPECT_EQ(a.hash, ChainHash(prev, kDatasetId, a));
+    EXPECT_EQ(a.hash, ChainHash(prev, kPopulationId, a));
     prev = a.hash;
   }
   EXPECT_EQ(out.ledger.head_seq, kHeadSeq + 3);

@@ -23,9 +23,9 @@ DebitBatcher::Stats DebitBatcher::stats() const {
   return stats_;
 }
 
-size_t DebitBatcher::Pending(const void* owner, int64_t dataset_id) const {
+size_t DebitBatcher::Pending(const void* owner, int64_t population_id) const {
   absl::MutexLock lock(&mu_);
-  auto it = queues_.find(Key(owner, dataset_id));
+  auto it = queues_.find(Key(owner, population_id));
   return it == queues_.end() ? 0 : it->second.pending.size();
 }
 
@@ -44,12 +44,12 @@ absl::Span<DebitBatcher::Member* const> DebitBatcher::Group::TakeUpTo(size_t lim
   return absl::MakeConstSpan(members_);
 }
 
-absl::StatusOr<DebitResult> DebitBatcher::Submit(const void* owner, int64_t dataset_id,
+absl::StatusOr<DebitResult> DebitBatcher::Submit(const void* owner, int64_t population_id,
                                                  Allocation allocation, GroupFn commit_group) {
   Waiter self;
   self.member.allocation = std::move(allocation);
   self.member.result = absl::InternalError("the debit group ended without deciding this debit");
-  const Key key(owner, dataset_id);
+  const Key key(owner, population_id);
   Queue* queue;
   {
     absl::MutexLock lock(&mu_);

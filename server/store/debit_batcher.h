@@ -93,10 +93,10 @@ class DebitBatcher {
   DebitBatcher(const DebitBatcher&) = delete;
   DebitBatcher& operator=(const DebitBatcher&) = delete;
 
-  // Queues `allocation` for (owner, dataset_id) and returns its result once the group containing
+  // Queues `allocation` for (owner, population_id) and returns its result once the group containing
   // it has been decided (and, for OK results, committed) by `commit_group` (see the protocol above).
-  absl::StatusOr<DebitResult> Submit(const void* owner, int64_t dataset_id, Allocation allocation,
-                                     GroupFn commit_group);
+  absl::StatusOr<DebitResult> Submit(const void* owner, int64_t population_id,
+                                     Allocation allocation, GroupFn commit_group);
 
   // Counters since construction, for tests and benchmarks.
   struct Stats {
@@ -105,8 +105,8 @@ class DebitBatcher {
     int64_t largest_group = 0;
   };
   Stats stats() const;
-  // Debits of (owner, dataset_id) queued and not yet taken into a group (tests wait on it).
-  size_t Pending(const void* owner, int64_t dataset_id) const;
+  // Debits of (owner, population_id) queued and not yet taken into a group (tests wait on it).
+  size_t Pending(const void* owner, int64_t population_id) const;
 
  private:
   struct Queue {

@@ -31,17 +31,17 @@ const std::vector<Statement>& LedgerStatements() {
   static const std::vector<Statement>* const statements = new std::vector<Statement>{
       {"dpq_find_allocation",
        absl::StrCat("SELECT ", kAllocationColumns,
-                    " FROM audit WHERE dataset_id = $1 AND request_id = $2")},
+                    " FROM audit WHERE population_id = $1 AND request_id = $2")},
       {"dpq_debit_lock_ledger",
        absl::StrCat(
            "SELECT ", kBudgetColumns,
-           " FROM ledgers l JOIN datasets d ON d.id = l.dataset_id WHERE l.dataset_id = $1 "
+           " FROM ledgers l JOIN populations p ON p.id = l.population_id WHERE l.population_id = $1 "
            "FOR UPDATE OF l")},
       // ORDER BY below FOR UPDATE: rows are locked in principal order (the LockRows step runs on
       // the sorted rows), the one order every debit group uses.
       {"dpq_debit_lock_grants",
        "SELECT principal_id, epsilon_cap_units, delta_cap_units, epsilon_spent_units, "
-       "delta_spent_units FROM grants WHERE dataset_id = $1 AND principal_id = ANY($2::bigint[]) "
+       "delta_spent_units FROM population_caps WHERE population_id = $1 AND principal_id = ANY($2::bigint[]) "
        "ORDER BY principal_id FOR UPDATE"},
       // The group's writes in one statement (one round trip): the ledger's new head and spend, the
       // charged grants' spend, and one audit row per admitted debit. Data-modifying CTEs all run
@@ -52,29 +52,30 @@ const std::vector<Statement>& LedgerStatements() {
       {"dpq_debit_write",
        "WITH ledger AS (UPDATE ledgers SET epsilon_spent_units = $28, delta_spent_units = $29, "
        "audit_head_seq = $30, audit_head_hash = decode($31, 'hex'), accountant_state = $32, "
-       "updated_at = now() WHERE dataset_id = $1 RETURNING 1), "
-       "charged AS (UPDATE grants g SET epsilon_spent_units = c.epsilon_spent_units, "
+       "updated_at = now() WHERE population_id = $1 RETURNING 1), "
+       "charged AS (UPDATE population_caps g SET epsilon_spent_units = c.epsilon_spent_units, "
        "delta_spent_units = c.delta_spent_units FROM unnest($33::bigint[], $34::bigint[], "
        "$35::bigint[]) AS c(principal_id, epsilon_spent_units, delta_spent_units) "
-       "WHERE g.principal_id = c.principal_id AND g.dataset_id = $1 RETURNING 1) "
-       "INSERT INTO audit (dataset_id, seq, request_id, principal_id, analyst, fingerprint, "
+       "WHERE g.principal_id = c.principal_id AND g.population_id = $1 RETURNING 1) "
+       "INSERT INTO audit (population_id, seq, request_id, principal_id, analyst, fingerprint, "
        "aggregate, column_name, mechanism, epsilon_units, delta_units, sensitivity, noise_scale, "
        "count_noise_scale, value, confidence, ci_lower, ci_upper, clamp_lower, clamp_upper, "
-       "max_contributions, prev_hash, hash, events, dataset_version, result, release_deferred) "
+       "max_contributions, prev_hash, hash, events, dataset_version, result, release_deferred, "
+       "datasets) "
        "SELECT $1, u.seq, u.request_id, u.principal_id, u.analyst, u.fingerprint, u.aggregate, "
        "u.column_name, u.mechanism, u.epsilon_units, u.delta_units, u.sensitivity::float8, "
        "u.noise_scale::float8, u.count_noise_scale::float8, u.val::float8, u.confidence::float8, "
        "u.ci_lower::float8, u.ci_upper::float8, nullif(u.clamp_lower, '')::float8, "
        "nullif(u.clamp_upper, '')::float8, u.max_contributions, decode(u.prev_hash, 'hex'), "
-       "decode(u.hash, 'hex'), u.events, u.dataset_version, u.result, u.release_deferred "
+       "decode(u.hash, 'hex'), u.events, u.dataset_version, u.result, u.release_deferred, u.datasets "
        "FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], "
        "$8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::text[], $13::text[], $14::text[], "
        "$15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[], $21::int[], "
-       "$22::text[], $23::text[], $24::text[], $25::bigint[], $26::text[], $27::bool[]) "
+       "$22::text[], $23::text[], $24::text[], $25::bigint[], $26::text[], $27::bool[], $36::text[]) "
        "AS u(seq, request_id, principal_id, analyst, fingerprint, aggregate, column_name, mechanism, "
        "epsilon_units, delta_units, sensitivity, noise_scale, count_noise_scale, val, confidence, "
        "ci_lower, ci_upper, clamp_lower, clamp_upper, max_contributions, prev_hash, hash, events, "
-       "dataset_version, result, release_deferred) "
+       "dataset_version, result, release_deferred, datasets) "
        "RETURNING seq, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"},
   };
   return *statements;
@@ -91,7 +92,7 @@ std::string PrepareFindPrior(pqxx::connection& c, int64_t head_seq) {
   static const std::string* const sql = new std::string(absl::StrCat(
       "SELECT a.* FROM unnest($2::text[]) AS r(request_id) CROSS JOIN LATERAL (SELECT ",
       kAllocationColumns,
-      " FROM audit WHERE dataset_id = $1 AND request_id = r.request_id LIMIT 1) a"));
+      " FROM audit WHERE population_id = $1 AND request_id = r.request_id LIMIT 1) a"));
   int width = 0;
   for (uint64_t v = static_cast<uint64_t>(std::max<int64_t>(head_seq, 0)); v != 0; v >>= 1) ++width;
   std::string name = absl::StrCat("dpq_debit_find_prior_", width);
@@ -108,10 +109,10 @@ std::string OptionalDouble(const absl::optional<double>& v) { return v ? ExactDo
 
 // 1. The ledger row, locked until the transaction ends: every budget change of the dataset is
 //    serialised on it, group after group.
-absl::StatusOr<LedgerState> LockLedgerRow(pqxx::transaction_base& tx, int64_t dataset_id) {
-  const pqxx::result ledger = tx.exec_prepared("dpq_debit_lock_ledger", dataset_id);
+absl::StatusOr<LedgerState> LockLedgerRow(pqxx::transaction_base& tx, int64_t population_id) {
+  const pqxx::result ledger = tx.exec_prepared("dpq_debit_lock_ledger", population_id);
   if (ledger.empty()) {
-    return absl::NotFoundError(absl::StrCat("no ledger for dataset id ", dataset_id));
+    return absl::NotFoundError(absl::StrCat("no ledger for dataset id ", population_id));
   }
   return LedgerFromRow(ledger[0]);
 }
@@ -121,7 +122,7 @@ absl::StatusOr<LedgerState> LockLedgerRow(pqxx::transaction_base& tx, int64_t da
 //    admit an id.
 std::map<std::string, Allocation> ReadPriorAllocations(pqxx::connection& c,
                                                        pqxx::transaction_base& tx,
-                                                       int64_t dataset_id, int64_t head_seq,
+                                                       int64_t population_id, int64_t head_seq,
                                                        absl::Span<const Allocation* const> group) {
   std::set<std::string> distinct_ids;
   for (const Allocation* a : group) {
@@ -132,28 +133,29 @@ std::map<std::string, Allocation> ReadPriorAllocations(pqxx::connection& c,
   ArrayLiteral request_ids;
   for (const std::string& id : distinct_ids) request_ids.AddText(id);
   const std::string find_prior = PrepareFindPrior(c, head_seq);
-  for (const auto& row : tx.exec_prepared(find_prior, dataset_id, request_ids.str())) {
+  for (const auto& row : tx.exec_prepared(find_prior, population_id, request_ids.str())) {
     Allocation a = AllocationFromRow(row);
     std::string id = a.request_id;
     prior.emplace(std::move(id), std::move(a));
   }
   std::vector<Allocation*> found;
   for (auto& [id, a] : prior) found.push_back(&a);
-  AttachReleases(tx, dataset_id, found);
+  AttachReleases(tx, population_id, found);
   return prior;
 }
 
 // 3. The grant rows of the group's principals (lock order: ledger, then grants by principal id; a
 //    grant row belongs to one dataset, so groups of different datasets share no row). Principals
 //    without a grant row (admins) have no cap.
-std::map<int64_t, GrantCap> LockGrants(pqxx::transaction_base& tx, int64_t dataset_id,
+std::map<int64_t, GrantCap> LockGrants(pqxx::transaction_base& tx, int64_t population_id,
                                        absl::Span<const Allocation* const> group) {
   std::set<int64_t> principal_ids;
   for (const Allocation* a : group) principal_ids.insert(a->principal_id);
   ArrayLiteral principals;
   for (int64_t id : principal_ids) principals.AddInt(id);
   std::map<int64_t, GrantCap> grants;
-  for (const auto& row : tx.exec_prepared("dpq_debit_lock_grants", dataset_id, principals.str())) {
+  for (const auto& row :
+       tx.exec_prepared("dpq_debit_lock_grants", population_id, principals.str())) {
     GrantCap g;
     g.epsilon_cap_units = OptionalInt(row[1]);
     g.delta_cap_units = OptionalInt(row[2]);
@@ -164,13 +166,13 @@ std::map<int64_t, GrantCap> LockGrants(pqxx::transaction_base& tx, int64_t datas
   return grants;
 }
 
-// The admitted audit rows as the parallel arrays dpq_debit_write unnests ($2..$27, in that order),
+// The admitted audit rows as the parallel arrays dpq_debit_write unnests ($2..$27 and $36, in that order),
 // one element per row. Doubles travel as %.17g text and hashes as hex, so all round-trip exactly.
 struct AuditRowArrays {
   ArrayLiteral seq, request_id, principal_id, analyst, fingerprint, aggregate, column, mechanism,
       epsilon_units, delta_units, sensitivity, noise_scale, count_noise_scale, value, confidence,
       ci_lower, ci_upper, clamp_lower, clamp_upper, max_contributions, prev_hash, hash, events,
-      dataset_version, result, release_deferred;
+      dataset_version, result, release_deferred, datasets;
 
   void Add(const Allocation& a) {
     seq.AddInt(a.seq);
@@ -199,13 +201,14 @@ struct AuditRowArrays {
     dataset_version.AddInt(a.dataset_version);
     result.AddText(a.result);
     release_deferred.AddText(a.release_deferred ? "t" : "f");
+    datasets.AddText(a.datasets);
   }
 };
 
 // 5. One statement writes it all (dpq_debit_write): the admitted rows (seqs head+1.. in admission
 //    order, each hash chained onto the previous row's), the ledger, the charged grants. Fills in
 //    the admitted allocations' created_at from what the INSERT returned.
-absl::Status WriteAdmitted(pqxx::transaction_base& tx, int64_t dataset_id,
+absl::Status WriteAdmitted(pqxx::transaction_base& tx, int64_t population_id,
                            DebitAdmission& admission) {
   AuditRowArrays rows;
   for (size_t i : admission.admitted) rows.Add(admission.decided[i]->allocation);
@@ -218,9 +221,9 @@ absl::Status WriteAdmitted(pqxx::transaction_base& tx, int64_t dataset_id,
   }
   const LedgerState& ledger = admission.ledger;
   const pqxx::result inserted = tx.exec_prepared(
-      "dpq_debit_write", dataset_id, rows.seq.str(), rows.request_id.str(), rows.principal_id.str(),
-      rows.analyst.str(), rows.fingerprint.str(), rows.aggregate.str(), rows.column.str(),
-      rows.mechanism.str(), rows.epsilon_units.str(), rows.delta_units.str(),
+      "dpq_debit_write", population_id, rows.seq.str(), rows.request_id.str(),
+      rows.principal_id.str(), rows.analyst.str(), rows.fingerprint.str(), rows.aggregate.str(),
+      rows.column.str(), rows.mechanism.str(), rows.epsilon_units.str(), rows.delta_units.str(),
       rows.sensitivity.str(), rows.noise_scale.str(), rows.count_noise_scale.str(),
       rows.value.str(), rows.confidence.str(), rows.ci_lower.str(), rows.ci_upper.str(),
       rows.clamp_lower.str(), rows.clamp_upper.str(), rows.max_contributions.str(),
@@ -228,7 +231,7 @@ absl::Status WriteAdmitted(pqxx::transaction_base& tx, int64_t dataset_id,
       rows.result.str(), rows.release_deferred.str(), ledger.budget.epsilon_spent_units,
       ledger.budget.delta_spent_units, ledger.head_seq, ToHex(ledger.head_hash),
       ledger.accountant_state, grant_principal.str(), grant_epsilon_spent.str(),
-      grant_delta_spent.str());
+      grant_delta_spent.str(), rows.datasets.str());
   const std::vector<size_t>& admitted = admission.admitted;
   if (inserted.size() != admitted.size()) {
     return absl::InternalError(absl::StrCat("debit group: inserted ", inserted.size(),
@@ -273,7 +276,7 @@ void PrepareLedgerStatements(pqxx::connection& c) {
   for (const Statement& s : LedgerStatements()) c.prepare(s.name, s.sql);
 }
 
-void AttachReleases(pqxx::transaction_base& tx, int64_t dataset_id,
+void AttachReleases(pqxx::transaction_base& tx, int64_t population_id,
                     const std::vector<Allocation*>& allocations) {
   std::map<int64_t, Allocation*> by_seq;
   ArrayLiteral seqs;
@@ -285,20 +288,20 @@ void AttachReleases(pqxx::transaction_base& tx, int64_t dataset_id,
   if (by_seq.empty()) return;
   for (const pqxx::row& r : tx.exec_params(
            absl::StrCat("SELECT seq, ", kReleaseColumns,
-                        " FROM releases WHERE dataset_id = $1 AND seq = ANY($2::bigint[])"),
-           dataset_id, seqs.str())) {
+                        " FROM releases WHERE population_id = $1 AND seq = ANY($2::bigint[])"),
+           population_id, seqs.str())) {
     by_seq.at(r[0].as<int64_t>())->release = ReleaseFromRow(r, 1);
   }
 }
 
-void CommitDebitGroup(Database* db, int64_t dataset_id, DebitBatcher::Group& taker) {
+void CommitDebitGroup(Database* db, int64_t population_id, DebitBatcher::Group& taker) {
   DebitAdmission admission;
   const absl::Status run = db->Run("debit", [&](pqxx::connection& c) -> absl::Status {
     PrepareLedgerStatements(c);
     // BEGIN and the plan mode in one round trip (one_trip_transaction.h).
     OneTripTransaction t(c, OneTripTransaction::Mode::kReadWrite, kGenericPlans);
     pqxx::transaction_base& tx = t.tx();
-    ASSIGN_OR_RETURN(const LedgerState ledger, LockLedgerRow(tx, dataset_id));
+    ASSIGN_OR_RETURN(const LedgerState ledger, LockLedgerRow(tx, population_id));
     // Only now take the group: debits that arrived while this leader connected and waited for the
     // lock join it (under load, those are typically the members of the previous group, back with
     // their next debit). A retried transaction (Run repeats this function after a serialization
@@ -306,14 +309,14 @@ void CommitDebitGroup(Database* db, int64_t dataset_id, DebitBatcher::Group& tak
     std::vector<const Allocation*> group;
     for (const DebitBatcher::Member* m : taker.Take()) group.push_back(&m->allocation);
     const std::map<std::string, Allocation> prior =
-        ReadPriorAllocations(c, tx, dataset_id, ledger.head_seq, group);
-    std::map<int64_t, GrantCap> grants = LockGrants(tx, dataset_id, group);
+        ReadPriorAllocations(c, tx, population_id, ledger.head_seq, group);
+    std::map<int64_t, GrantCap> grants = LockGrants(tx, population_id, group);
     // 4. Admission in arrival order, in memory (debit_admission.h).
     admission = AdmitDebits(ledger, prior, std::move(grants), group);
     // Replays and refusals only: nothing to write, so no COMMIT (and no WAL flush), as a refused
     // debit always ended; the row locks go with the rollback.
     if (admission.admitted.empty()) return absl::OkStatus();
-    RETURN_IF_ERROR(WriteAdmitted(tx, dataset_id, admission));
+    RETURN_IF_ERROR(WriteAdmitted(tx, population_id, admission));
     t.Commit();
     return absl::OkStatus();
   });

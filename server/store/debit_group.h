@@ -23,28 +23,28 @@ namespace dpq::store {
 //
 // Why generic plans: planned for a known dataset id (plain queries, or prepared ones on their
 // custom plans), PostgreSQL 15 looks a request id up through audit_cache_lookup or
-// (dataset_id, seq), with `dataset_id = <id>` as the index condition and the request id as a mere
+// (population_id, seq), with `population_id = <id>` as the index condition and the request id as a mere
 // filter, whenever its statistics think that dataset is small: any dataset created or grown since
 // the last ANALYZE, which on a large audit table can be a long time. That is a scan of the
 // dataset's whole history per lookup (measured: 1.9 ms per group after 20k debits in
 // bench/ledger_debit_bench; EXPLAIN shows "Rows Removed by Filter: 2999" at 3k rows). A generic plan
-// estimates `dataset_id = $1` from the number of distinct datasets instead, and the lookups are
-// equalities on the whole unique key (dataset_id, request_id), so they probe the unique index. The
+// estimates `population_id = $1` from the number of distinct datasets instead, and the lookups are
+// equalities on the whole unique key (population_id, request_id), so they probe the unique index. The
 // group's lookup is one LATERAL probe per id because `request_id = ANY($2)` is costed as ten probes
 // and lost to the scan even as a generic plan on a fresh table.
 inline constexpr char kGenericPlans[] = "SET LOCAL plan_cache_mode = force_generic_plan";
 void PrepareLedgerStatements(pqxx::connection& c);
 
-// Reads the releases of the deferred allocations among `allocations` (all of `dataset_id`) by
+// Reads the releases of the deferred allocations among `allocations` (all of `population_id`) by
 // primary key, one statement.
-void AttachReleases(pqxx::transaction_base& tx, int64_t dataset_id,
+void AttachReleases(pqxx::transaction_base& tx, int64_t population_id,
                     const std::vector<Allocation*>& allocations);
 
-// Decides and writes one group of debits of `dataset_id`, members in arrival order, in ONE
+// Decides and writes one group of debits of `population_id`, members in arrival order, in ONE
 // transaction: lock the ledger row, take the group, look up its request ids, lock the grants,
 // admit in memory (debit_admission.h), one statement writing the audit rows, the ledger and the
 // charged grants, one COMMIT. Every member gets its own result.
-void CommitDebitGroup(Database* db, int64_t dataset_id, DebitBatcher::Group& taker);
+void CommitDebitGroup(Database* db, int64_t population_id, DebitBatcher::Group& taker);
 
 }  // namespace dpq::store
 

@@ -64,11 +64,11 @@ absl::StatusOr<ComposedState> ComposeCharge(const BudgetState& budget, const std
   const int64_t units = std::max(CeilEpsilonUnits(epsilon), budget.epsilon_spent_units);
   if (units > budget.epsilon_total_units) {
     return absl::ResourceExhaustedError(absl::StrFormat(
-        "privacy budget of dataset %s exhausted: with this query the %s accountant proves "
+        "privacy budget of population %s exhausted: with this query the %s accountant proves "
         "epsilon=%.12g at delta=%.3g, over the budget epsilon=%.12g; ask for less, or ask an admin "
         "to raise the total (`dpqctl budget set %s --epsilon E`)",
-        budget.dataset, AccountantName(budget.accountant), epsilon, budget.delta_total(),
-        budget.epsilon_total(), budget.dataset));
+        budget.population, AccountantName(budget.accountant), epsilon, budget.delta_total(),
+        budget.epsilon_total(), budget.population));
   }
   return ComposedState{accountant->SerializeState(), units, budget.delta_total_units};
 }

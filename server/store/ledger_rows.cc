@@ -11,8 +11,8 @@ namespace dpq::store {
 LedgerState LedgerFromRow(const pqxx::row& r) {
   LedgerState ledger;
   BudgetState& b = ledger.budget;
-  b.dataset_id = r[kLedgerDatasetId].as<int64_t>();
-  b.dataset = r[kLedgerDatasetName].as<std::string>();
+  b.population_id = r[kLedgerPopulationId].as<int64_t>();
+  b.population = r[kLedgerPopulationName].as<std::string>();
   absl::StatusOr<dp::accounting::AccountantKind> accountant =
       dp::accounting::ParseAccountantKind(r[kLedgerAccountant].as<std::string>());
   if (!accountant.ok()) throw pqxx::conversion_error(std::string(accountant.status().message()));
@@ -74,17 +74,20 @@ Allocation AllocationFromRow(const pqxx::row& r) {
   a.dataset_version = r[24].as<int64_t>();
   a.result = r[25].as<std::string>();
   a.release_deferred = r[26].as<bool>();
-  if (r.size() > 27 && !r[27].is_null()) a.release = ReleaseFromRow(r, 27);
+  a.datasets = r[27].as<std::string>();
+  if (r.size() > 28 && !r[28].is_null()) a.release = ReleaseFromRow(r, 28);
   return a;
 }
 
-absl::StatusOr<pqxx::row> ReadLedger(pqxx::transaction_base& tx, int64_t dataset_id, bool lock) {
+absl::StatusOr<pqxx::row> ReadLedger(pqxx::transaction_base& tx, int64_t population_id, bool lock) {
   pqxx::result r = tx.exec_params(
-      absl::StrCat("SELECT ", kBudgetColumns,
-                   " FROM ledgers l JOIN datasets d ON d.id = l.dataset_id WHERE l.dataset_id = $1",
-                   lock ? " FOR UPDATE OF l" : ""),
-      dataset_id);
-  if (r.empty()) return absl::NotFoundError(absl::StrCat("no ledger for dataset id ", dataset_id));
+      absl::StrCat(
+          "SELECT ", kBudgetColumns,
+          " FROM ledgers l JOIN populations p ON p.id = l.population_id WHERE l.population_id = $1",
+          lock ? " FOR UPDATE OF l" : ""),
+      population_id);
+  if (r.empty())
+    return absl::NotFoundError(absl::StrCat("no ledger for dataset id ", population_id));
   return r[0];
 }
 

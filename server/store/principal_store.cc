@@ -134,10 +134,12 @@ absl::StatusOr<std::vector<GrantRecord>> PrincipalStore::ListGrants(
     }
     for (const pqxx::row& r : tx.exec_params(
              absl::StrCat("SELECT p.name, d.name, g.epsilon_cap_units, g.delta_cap_units, "
-                          "g.epsilon_spent_units, g.delta_spent_units, ",
-                          Rfc3339("g.created_at"), ", ", Rfc3339("g.revoked_at"),
-                          " FROM grants g JOIN principals p ON p.id = g.principal_id "
-                          "JOIN datasets d ON d.id = g.dataset_id "
+                          "coalesce(g.epsilon_spent_units, 0), coalesce(g.delta_spent_units, 0), ",
+                          Rfc3339("gr.created_at"), ", ", Rfc3339("gr.revoked_at"),
+                          " FROM grants gr JOIN principals p ON p.id = gr.principal_id "
+                          "JOIN datasets d ON d.id = gr.dataset_id "
+                          "LEFT JOIN population_caps g ON g.population_id = d.population_id "
+                          "AND g.principal_id = gr.principal_id "
                           "WHERE d.dropped_at IS NULL AND ($1 = '' OR d.name = $1) "
                           "ORDER BY d.name, p.name"),
              dataset.value_or(""))) {
@@ -240,33 +242,49 @@ absl::Status PrincipalStore::Grant(const std::string& analyst, const std::string
     if (a[0][1].as<bool>()) {
       return absl::FailedPreconditionError(absl::StrCat("analyst ", analyst, " is revoked"));
     }
-    pqxx::result d =
-        tx.exec_params("SELECT id FROM datasets WHERE name = $1 AND dropped_at IS NULL", dataset);
+    pqxx::result d = tx.exec_params(
+        "SELECT id, population_id, is_public FROM datasets WHERE name = $1 AND dropped_at IS NULL",
+        dataset);
     if (d.empty()) return DatasetNotFound(dataset);  // a dropped dataset can be granted no more
+    if (d[0][2].as<bool>()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("dataset ", dataset,
+                       " is a public table: it needs no grant (any analyst may join it) "
+                       "and is never queried on its own"));
+    }
     const int64_t principal_id = a[0][0].as<int64_t>();
     const int64_t dataset_id = d[0][0].as<int64_t>();
+    const int64_t population_id = d[0][1].as<int64_t>();
     tx.exec_params0(
         "INSERT INTO grants (principal_id, dataset_id) VALUES ($1, $2) "
         "ON CONFLICT (principal_id, dataset_id) DO UPDATE SET revoked_at = NULL",
         principal_id, dataset_id);
+    // The analyst's cap and spend on the population: one row however many of its datasets are
+    // granted, kept across revokes (a cap cannot be reset by revoking and granting again).
+    tx.exec_params0(
+        "INSERT INTO population_caps (principal_id, population_id) VALUES ($1, $2) "
+        "ON CONFLICT DO NOTHING",
+        principal_id, population_id);
     if (epsilon_cap_units || delta_cap_units) {
       // Locked like a debit does, so a cap change and a charge cannot interleave.
       pqxx::row g = tx.exec_params1(
-          "SELECT epsilon_spent_units, delta_spent_units FROM grants "
-          "WHERE principal_id = $1 AND dataset_id = $2 FOR UPDATE",
-          principal_id, dataset_id);
+          "SELECT epsilon_spent_units, delta_spent_units FROM population_caps "
+          "WHERE principal_id = $1 AND population_id = $2 FOR UPDATE",
+          principal_id, population_id);
       if ((epsilon_cap_units && *epsilon_cap_units < g[0].as<int64_t>()) ||
           (delta_cap_units && *delta_cap_units < g[1].as<int64_t>())) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "a cap cannot go below what analyst ", analyst, " already spent on dataset ", dataset));
+        return absl::FailedPreconditionError(
+            absl::StrCat("a cap cannot go below what analyst ", analyst,
+                         " already spent on the population of dataset ", dataset));
       }
       const std::string eps = epsilon_cap_units ? absl::StrCat(*epsilon_cap_units) : "";
       const std::string del = delta_cap_units ? absl::StrCat(*delta_cap_units) : "";
       tx.exec_params0(
-          "UPDATE grants SET epsilon_cap_units = coalesce(nullif($3, '')::bigint, epsilon_cap_units), "
+          "UPDATE population_caps SET "
+          "epsilon_cap_units = coalesce(nullif($3, '')::bigint, epsilon_cap_units), "
           "delta_cap_units = coalesce(nullif($4, '')::bigint, delta_cap_units) "
-          "WHERE principal_id = $1 AND dataset_id = $2",
-          principal_id, dataset_id, eps, del);
+          "WHERE principal_id = $1 AND population_id = $2",
+          principal_id, population_id, eps, del);
     }
     if (log != nullptr) AppendAdminAction(tx, *log);
     tx.commit();

@@ -36,7 +36,7 @@ class ResultCache {
   // engine's replay check and this probe (query_engine_test), the race the own-id rule closes.
   virtual ~ResultCache() = default;
 
-  // `principal_id`'s allocation of `dataset_id` with this fingerprint on `dataset_version`:
+  // `principal_id`'s allocation of `population_id` with this fingerprint on `dataset_version`:
   //   - the one charged under `own_request_id`, answered or not, if it exists (own = true): a twin
   //     of the request (the same id retried at once on another dpqd) charged it since the
   //     engine's replay check, so this reply is a replay of that charge, never a cache hit;
@@ -44,7 +44,7 @@ class ResultCache {
   //     answered (its scan failed) is no cache entry.
   // `own_request_id` is "" when the server drew the id (no earlier use can exist). One statement,
   // served by the audit_cache_lookup index (migration 0005).
-  virtual absl::StatusOr<absl::optional<CacheHit>> Probe(int64_t dataset_id,
+  virtual absl::StatusOr<absl::optional<CacheHit>> Probe(int64_t population_id,
                                                          const std::string& fingerprint,
                                                          int64_t dataset_version,
                                                          int64_t principal_id,

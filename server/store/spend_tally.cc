@@ -30,10 +30,10 @@ absl::StatusOr<SpendTally::NewSpend> SpendTally::ReadNewSpend() {
     // One snapshot for the names and the new rows.
     pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> tx(
         c);
-    for (const auto& row : tx.exec("SELECT id, name FROM datasets")) {
+    for (const auto& row : tx.exec("SELECT id, name FROM populations")) {
       fresh.names[row[0].as<int64_t>()] = row[1].as<std::string>();
     }
-    // Per dataset, a range scan of the (dataset_id, seq) index past the last seq seen. OFFSET 0
+    // Per population, a range scan of the (population_id, seq) index past the last seq seen. OFFSET 0
     // keeps the planner from flattening the lateral subquery: flattened, the seq bound became a
     // filter above a join and every audit row was read (measured: 40 ms at 100k rows, against
     // 0.2 ms for the index range scan).
@@ -45,13 +45,13 @@ absl::StatusOr<SpendTally::NewSpend> SpendTally::ReadNewSpend() {
     for (const auto& row : tx.exec_params(
              "SELECT d.id, a.analyst, sum(a.epsilon_units)::bigint, sum(a.delta_units)::bigint, "
              "max(a.seq), count(*), a.minute "
-             "FROM (SELECT d.id, coalesce(w.seq, 0) AS after FROM datasets d "
-             "      LEFT JOIN unnest($1::bigint[], $2::bigint[]) AS w(dataset_id, seq) "
-             "      ON w.dataset_id = d.id) d "
+             "FROM (SELECT d.id, coalesce(w.seq, 0) AS after FROM populations d "
+             "      LEFT JOIN unnest($1::bigint[], $2::bigint[]) AS w(population_id, seq) "
+             "      ON w.population_id = d.id) d "
              "CROSS JOIN LATERAL (SELECT analyst, epsilon_units, delta_units, seq, "
              "  CASE WHEN created_at > now() - make_interval(secs => $3) "
              "    THEN floor(extract(epoch FROM created_at) / 60)::bigint END AS minute FROM audit "
-             "  WHERE audit.dataset_id = d.id AND audit.seq > d.after OFFSET 0) a "
+             "  WHERE audit.population_id = d.id AND audit.seq > d.after OFFSET 0) a "
              "GROUP BY d.id, a.analyst, a.minute",
              ids.str(), seqs.str(), kMaxWindowSeconds + 60)) {
       const int64_t id = row[0].as<int64_t>();
@@ -89,11 +89,11 @@ void SpendTally::Fold(const NewSpend& fresh) {
 }
 
 std::vector<AnalystSpend> SpendTally::ByName() const {
-  // Report by (name, analyst): datasets sharing a name (a dropped one and its successor) add up.
+  // Report by (name, analyst): populations sharing a name (a dropped one and its successor) add up.
   std::map<std::pair<std::string, std::string>, Units> by_name;
   for (const auto& [key, u] : units_) {
     auto it = names_.find(key.first);
-    if (it == names_.end()) continue;  // cannot happen while audit rows reference the dataset
+    if (it == names_.end()) continue;  // cannot happen while audit rows reference the population
     Units& total = by_name[{it->second, key.second}];
     total.epsilon += u.epsilon;
     total.delta += u.delta;
@@ -107,12 +107,13 @@ std::vector<AnalystSpend> SpendTally::ByName() const {
   return out;
 }
 
-std::vector<DatasetHistory> SpendTally::History(const std::vector<int64_t>& windows_seconds) const {
+std::vector<PopulationHistory> SpendTally::History(
+    const std::vector<int64_t>& windows_seconds) const {
   absl::MutexLock lock(&mu_);
-  std::map<std::string, DatasetHistory> by_name;
+  std::map<std::string, PopulationHistory> by_name;
   for (const auto& [id, name] : names_) {
-    DatasetHistory& h = by_name[name];
-    h.dataset = name;
+    PopulationHistory& h = by_name[name];
+    h.population = name;
     h.epsilon_recent.resize(windows_seconds.size());
     if (auto it = audit_rows_.find(id); it != audit_rows_.end()) h.audit_rows += it->second;
     auto minutes = minutes_.find(id);
@@ -127,7 +128,7 @@ std::vector<DatasetHistory> SpendTally::History(const std::vector<int64_t>& wind
       h.epsilon_recent[w] += query::EpsilonFromUnits(units);
     }
   }
-  std::vector<DatasetHistory> out;
+  std::vector<PopulationHistory> out;
   for (auto& [name, h] : by_name) out.push_back(std::move(h));
   return out;
 }

@@ -121,7 +121,8 @@ absl::StatusOr<TrainingProgress> TrainingStore::Progress(const TrainingRunRecord
     // Rows of this run only: the name filter uses the index, the fingerprint pins the run id (a
     // dataset's run names are unique, but the id is what the report was charged for).
     const pqxx::result r = tx.exec_params(
-        "SELECT fingerprint, epsilon_units, delta_units FROM audit WHERE dataset_id = $1 "
+        "SELECT fingerprint, epsilon_units, delta_units FROM audit WHERE population_id = "
+        "(SELECT population_id FROM datasets WHERE id = $1) "
         "AND aggregate = 'training' AND column_name = $2 AND starts_with(fingerprint, $3)",
         run.dataset_id, run.name, absl::StrCat(kFingerprintPrefix, run.id, "|"));
     for (const pqxx::row& row : r) {
@@ -141,7 +142,7 @@ absl::StatusOr<TrainingProgress> TrainingStore::Progress(const TrainingRunRecord
   return p;
 }
 
-absl::StatusOr<ChargeContext> TrainingStore::ReadChargeContext(int64_t dataset_id,
+absl::StatusOr<ChargeContext> TrainingStore::ReadChargeContext(int64_t population_id,
                                                                int64_t principal_id) {
   absl::optional<ChargeContext> out;
   RETURN_IF_ERROR(db_->Run("read ledger for training", [&](pqxx::connection& c) {
@@ -150,10 +151,10 @@ absl::StatusOr<ChargeContext> TrainingStore::ReadChargeContext(int64_t dataset_i
         absl::StrCat("SELECT ", kBudgetColumns,
                      ", g.epsilon_cap_units - g.epsilon_spent_units, "
                      "g.delta_cap_units - g.delta_spent_units "
-                     "FROM ledgers l JOIN datasets d ON d.id = l.dataset_id "
-                     "LEFT JOIN grants g ON g.dataset_id = l.dataset_id AND g.principal_id = $2 "
-                     "WHERE l.dataset_id = $1"),
-        dataset_id, principal_id);
+                     "FROM ledgers l JOIN populations p ON p.id = l.population_id "
+                     "LEFT JOIN population_caps g ON g.population_id = l.population_id "
+                     "AND g.principal_id = $2 WHERE l.population_id = $1"),
+        population_id, principal_id);
     if (r.empty()) return absl::OkStatus();
     LedgerState ledger = LedgerFromRow(r[0]);
     ChargeContext ctx;
@@ -169,7 +170,7 @@ absl::StatusOr<ChargeContext> TrainingStore::ReadChargeContext(int64_t dataset_i
     return absl::OkStatus();
   }));
   if (!out.has_value())
-    return absl::NotFoundError(absl::StrCat("no ledger for dataset id ", dataset_id));
+    return absl::NotFoundError(absl::StrCat("no ledger for population id ", population_id));
   return *out;
 }
 

@@ -62,8 +62,8 @@ class TrainingStore {
   absl::StatusOr<std::vector<TrainingRunRecord>> List(int64_t dataset_id,
                                                       absl::optional<int64_t> principal_id);
   absl::StatusOr<TrainingProgress> Progress(const TrainingRunRecord& run);
-  // The ledger of `dataset_id` and `principal_id`'s cap on it (read only, no lock).
-  absl::StatusOr<ChargeContext> ReadChargeContext(int64_t dataset_id, int64_t principal_id);
+  // The ledger of `population_id` and `principal_id`'s cap on it (read only, no lock).
+  absl::StatusOr<ChargeContext> ReadChargeContext(int64_t population_id, int64_t principal_id);
 
  private:
   Database* db_;

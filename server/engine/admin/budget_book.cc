@@ -97,9 +97,9 @@ absl::StatusOr<ServerOverview> BudgetBook::Overview() {
   // datasets, which it also lists, are left out.
   ASSIGN_OR_RETURN(std::vector<store::BudgetState> budgets, stores_.ledger->ListBudgets());
   std::map<int64_t, const store::BudgetState*> by_id;
-  for (const store::BudgetState& b : budgets) by_id[b.dataset_id] = &b;
+  for (const store::BudgetState& b : budgets) by_id[b.population_id] = &b;
   for (const query::DatasetSchema& d : *datasets) {
-    auto it = by_id.find(d.id);
+    auto it = by_id.find(d.population_id);
     if (it == by_id.end()) continue;  // created between the two reads
     overview.budgets.push_back({*it->second, d.epsilon_preset, {}});
   }
