@@ -21,7 +21,8 @@ INSERT INTO populations (id, name, unit_type, created_at, dropped_at)
 SELECT d.id, d.name, c.type, d.created_at, d.dropped_at
 FROM datasets d JOIN dataset_columns c ON c.dataset_id = d.id AND c.name = d.privacy_unit;
 SELECT setval(pg_get_serial_sequence('populations', 'id'),
-              greatest((SELECT max(id) FROM populations), (SELECT max(id) FROM datasets), 1));
+              coalesce(greatest((SELECT max(id) FROM populations), (SELECT max(id) FROM datasets)), 1),
+              EXISTS (SELECT FROM datasets));
 
 -- A public table (is_public) states that its contents are not personal: no privacy unit
 -- (privacy_unit = ''), no population, no ledger.

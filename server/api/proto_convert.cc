@@ -107,7 +107,7 @@ absl::StatusOr<query::DatasetSchema> DatasetSchemaFromProto(const v1::DatasetHea
 }
 
 void ToProto(const store::BudgetState& b, v1::Budget* out) {
-  out->set_dataset(b.dataset);
+  out->set_dataset(b.population);
   out->set_epsilon_total(b.epsilon_total());
   out->set_delta_total(b.delta_total());
   out->set_epsilon_spent(b.epsilon_spent());

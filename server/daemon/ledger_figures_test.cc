@@ -7,7 +7,7 @@ namespace {
 
 TEST(LedgerFiguresTest, ABudgetIsReportedInEpsilonAndDeltaWithWhatRemains) {
   store::BudgetState state;
-  state.dataset = "visits";
+  state.population = "visits";
   state.accountant = dp::accounting::AccountantKind::kRdp;
   state.epsilon_total_units = 3'000'000'000'000;  // 3.0
   state.epsilon_spent_units = 500'000'000'000;    // 0.5
@@ -24,7 +24,7 @@ TEST(LedgerFiguresTest, ABudgetIsReportedInEpsilonAndDeltaWithWhatRemains) {
 
 TEST(LedgerFiguresTest, ACapAndItsSpendAreConvertedFromPrivacyUnits) {
   store::AnalystCap cap;
-  cap.dataset = "visits";
+  cap.population = "visits";
   cap.analyst = "alice";
   cap.has_epsilon_cap = true;
   cap.epsilon_cap_units = 1'000'000'000'000;  // 1.0
@@ -55,7 +55,7 @@ TEST(LedgerFiguresTest, RecentEpsilonKeepsTheOrderOfTheWindows) {
   for (int i = 0; i < metrics::kRecentWindowCount; ++i) {
     EXPECT_EQ(windows[i], metrics::kRecentWindows[i].seconds);
   }
-  store::DatasetHistory history{"visits", 42, {}};
+  store::PopulationHistory history{"visits", 42, {}};
   for (int i = 0; i < metrics::kRecentWindowCount; ++i) history.epsilon_recent.push_back(0.5 * i);
   const metrics::LedgerFigures::History figure = HistoryFigure(history);
   EXPECT_EQ(figure.dataset, "visits");

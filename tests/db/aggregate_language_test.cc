@@ -202,7 +202,7 @@ class AggregateLanguageTest : public ::dpq::testing::EngineTest {
 
   int64_t AuditRows() {
     const std::string n =
-        Sql(absl::StrCat("SELECT count(*) FROM audit WHERE dataset_id = ", schema_.id));
+        Sql(absl::StrCat("SELECT count(*) FROM audit WHERE population_id = ", schema_.id));
     return n.empty() ? -1 : std::stoll(n);
   }
   int64_t SpentUnits() {

@@ -123,14 +123,14 @@ class AuditVerifyTest : public ::dpq::testing::LedgerTest {
       }
     }
     Sql(absl::StrCat(
-        "\\copy audit (dataset_id, seq, request_id, principal_id, analyst, fingerprint, aggregate, "
+        "\\copy audit (population_id, seq, request_id, principal_id, analyst, fingerprint, aggregate, "
         "column_name, mechanism, epsilon_units, delta_units, sensitivity, noise_scale, "
         "count_noise_scale, value, confidence, ci_lower, ci_upper, clamp_lower, clamp_upper, "
         "max_contributions, prev_hash, hash, events, dataset_version, result, release_deferred) FROM '",
         path, "'"));
     std::remove(path.c_str());
     Sql(absl::StrCat("UPDATE ledgers SET epsilon_spent_units = ", spent, ", audit_head_seq = ", n,
-                     ", audit_head_hash = '\\x", ToHex(prev), "' WHERE dataset_id = ", ds));
+                     ", audit_head_hash = '\\x", ToHex(prev), "' WHERE population_id = ", ds));
   }
 };
 
@@ -143,7 +143,7 @@ TEST_F(AuditVerifyTest, ASecondRunReadsOnlyTheRowsAppendedSinceTheCheckpoint) {
   EXPECT_TRUE(v.full);
   EXPECT_EQ(v.rows_read, 10);
   EXPECT_EQ(v.checkpoint_seq, 0);
-  EXPECT_EQ(Sql(absl::StrCat("SELECT seq FROM audit_verified WHERE dataset_id = ", ds)), "10");
+  EXPECT_EQ(Sql(absl::StrCat("SELECT seq FROM audit_verified WHERE population_id = ", ds)), "10");
 
   Debit(ds, 5, "b");
   v = Verify(ds, /*full=*/false);
@@ -171,7 +171,7 @@ TEST_F(AuditVerifyTest, ARewrittenRowBeforeTheCheckpointIsCaughtByTheFullRun) {
   Debit(ds, 10, "a");
   ASSERT_TRUE(Verify(ds, /*full=*/false).ok);
   AsOwner(
-      absl::StrCat("UPDATE audit SET epsilon_units = 1 WHERE dataset_id = ", ds, " AND seq = 3"));
+      absl::StrCat("UPDATE audit SET epsilon_units = 1 WHERE population_id = ", ds, " AND seq = 3"));
   Debit(ds, 2, "b");
   // The incremental run reads the checkpoint row and the 2 new rows only: it cannot see row 3.
   BudgetLedger::Verification v = Verify(ds, /*full=*/false);
@@ -184,7 +184,7 @@ TEST_F(AuditVerifyTest, ARewrittenRowBeforeTheCheckpointIsCaughtByTheFullRun) {
   EXPECT_THAT(v.reason, HasSubstr("altered"));
   EXPECT_EQ(v.rows_read, 12);
   // A failed run leaves the checkpoint where the last good one put it.
-  EXPECT_EQ(Sql(absl::StrCat("SELECT seq FROM audit_verified WHERE dataset_id = ", ds)), "12");
+  EXPECT_EQ(Sql(absl::StrCat("SELECT seq FROM audit_verified WHERE population_id = ", ds)), "12");
 }
 
 TEST_F(AuditVerifyTest, ARewrittenRowAfterTheCheckpointIsCaughtByTheIncrementalRun) {
@@ -192,7 +192,7 @@ TEST_F(AuditVerifyTest, ARewrittenRowAfterTheCheckpointIsCaughtByTheIncrementalR
   Debit(ds, 10, "a");
   ASSERT_TRUE(Verify(ds, /*full=*/false).ok);
   Debit(ds, 5, "b");
-  AsOwner(absl::StrCat("UPDATE audit SET analyst = 'mallory' WHERE dataset_id = ", ds,
+  AsOwner(absl::StrCat("UPDATE audit SET analyst = 'mallory' WHERE population_id = ", ds,
                        " AND seq = 12"));
   BudgetLedger::Verification v = Verify(ds, /*full=*/false);
   EXPECT_FALSE(v.ok);
@@ -213,9 +213,9 @@ TEST_F(AuditVerifyTest, TheCheckpointRowItselfMustStillHoldItsHash) {
   forged.analyst = "mallory";
   forged.hash = ChainHash(forged.prev_hash, ds, forged);
   AsOwner(absl::StrCat("UPDATE audit SET analyst = 'mallory', hash = '\\x", ToHex(forged.hash),
-                       "' WHERE dataset_id = ", ds,
+                       "' WHERE population_id = ", ds,
                        " AND seq = 6; UPDATE ledgers SET audit_head_hash = '\\x",
-                       ToHex(forged.hash), "' WHERE dataset_id = ", ds));
+                       ToHex(forged.hash), "' WHERE population_id = ", ds));
   for (bool full : {false, true}) {
     BudgetLedger::Verification v = Verify(ds, full);
     EXPECT_FALSE(v.ok) << "full=" << full;
@@ -231,7 +231,7 @@ TEST_F(AuditVerifyTest, ADeletedTailIsCaughtWithAndWithoutTheLedgerHead) {
   ASSERT_TRUE(Verify(ds, /*full=*/false).ok);
   Debit(ds, 2, "b");
   // Rows 9 and 10 (after the checkpoint) removed: the ledger head still names row 10.
-  AsOwner(absl::StrCat("DELETE FROM audit WHERE dataset_id = ", ds, " AND seq > 8"));
+  AsOwner(absl::StrCat("DELETE FROM audit WHERE population_id = ", ds, " AND seq > 8"));
   BudgetLedger::Verification v = Verify(ds, /*full=*/false);
   EXPECT_FALSE(v.ok);
   EXPECT_EQ(v.first_broken_seq, 9);
@@ -240,11 +240,11 @@ TEST_F(AuditVerifyTest, ADeletedTailIsCaughtWithAndWithoutTheLedgerHead) {
   // Rows 7 and 8 too (the checkpoint row among them), and the head and spent rewound to row 6:
   // only the checkpoint still knows the chain was longer.
   ASSERT_OK_AND_ASSIGN(std::vector<Allocation> rows, ledger_->ListAllocations(ds));
-  AsOwner(absl::StrCat("DELETE FROM audit WHERE dataset_id = ", ds,
+  AsOwner(absl::StrCat("DELETE FROM audit WHERE population_id = ", ds,
                        " AND seq > 6; "
                        "UPDATE ledgers SET audit_head_seq = 6, audit_head_hash = '\\x",
                        ToHex(rows[5].hash), "', epsilon_spent_units = ",
-                       6 * dpq::testing::EpsU(0.01), " WHERE dataset_id = ", ds));
+                       6 * dpq::testing::EpsU(0.01), " WHERE population_id = ", ds));
   for (bool full : {false, true}) {
     v = Verify(ds, full);
     EXPECT_FALSE(v.ok) << "full=" << full;
@@ -273,8 +273,8 @@ TEST_F(AuditVerifyTest, AnRdpLedgerContinuesFromTheStoredAccountantState) {
   Debit(ds, 1, "c", events);
   Sql(absl::StrCat(
       "UPDATE ledgers SET accountant_state = (SELECT accountant_state FROM audit_verified "
-      "WHERE dataset_id = ",
-      ds, ") WHERE dataset_id = ", ds));
+      "WHERE population_id = ",
+      ds, ") WHERE population_id = ", ds));
   v = Verify(ds, /*full=*/false);
   EXPECT_FALSE(v.ok);
   EXPECT_EQ(v.rows_read, 2);
@@ -292,7 +292,7 @@ TEST_F(AuditVerifyTest, APeriodicRunGoesBackToGenesisWhenTheLastFullRunIsOld) {
   EXPECT_FALSE(v.full);
   Sql(
       absl::StrCat("UPDATE audit_verified SET full_verified_at = now() - interval '2 days' "
-                   "WHERE dataset_id = ",
+                   "WHERE population_id = ",
                    ds));
   ASSERT_OK_AND_ASSIGN(v, ledger_->Verify(ds, periodic));
   EXPECT_TRUE(v.full);

@@ -64,7 +64,7 @@ class BudgetLedgerTest : public ::dpq::testing::LedgerTest {
   }
 
   int64_t AuditRows(int64_t dataset_id) {
-    std::string n = Sql(absl::StrCat("SELECT count(*) FROM audit WHERE dataset_id = ", dataset_id));
+    std::string n = Sql(absl::StrCat("SELECT count(*) FROM audit WHERE population_id = ", dataset_id));
     return n.empty() ? -1 : std::stoll(n);
   }
 };
@@ -114,12 +114,12 @@ TEST_F(BudgetLedgerTest, DebitWithinBudgetAppendsHashChainedAuditRows) {
   EXPECT_EQ(b.delta_spent_units, delta_sum);
   EXPECT_EQ(b.epsilon_total(), 10);
   EXPECT_EQ(b.delta_total(), 1e-5);
-  EXPECT_EQ(b.dataset, "chain");
+  EXPECT_EQ(b.population, "chain");
   EXPECT_EQ(results.back().budget.epsilon_spent_units, eps_sum);
   EXPECT_EQ(results.back().budget.delta_spent_units, delta_sum);
   // The ledger's head points at the last row, so the next debit extends the chain in O(1).
   EXPECT_EQ(Sql(absl::StrCat("SELECT audit_head_seq, encode(audit_head_hash, 'hex') FROM ledgers "
-                             "WHERE dataset_id = ",
+                             "WHERE population_id = ",
                              ds)),
             absl::StrCat(rows.size(), "|", ToHex(rows.back().hash)));
 }
@@ -158,7 +158,7 @@ TEST_F(BudgetLedgerTest, DebitOverBudgetIsResourceExhaustedAndChangesNothing) {
   ASSERT_THAT(ledger_->Debit(ds, Alloc("ok", 0.6)), IsOk());
   const std::string before = Sql(absl::StrCat(
       "SELECT epsilon_spent_units, delta_spent_units, audit_head_seq, encode(audit_head_hash, 'hex'), updated_at "
-      "FROM ledgers WHERE dataset_id = ",
+      "FROM ledgers WHERE population_id = ",
       ds));
 
   EXPECT_THAT(ledger_->Debit(ds, Alloc("too-much", 0.5)),
@@ -166,7 +166,7 @@ TEST_F(BudgetLedgerTest, DebitOverBudgetIsResourceExhaustedAndChangesNothing) {
   EXPECT_EQ(
       Sql(absl::StrCat(
           "SELECT epsilon_spent_units, delta_spent_units, audit_head_seq, encode(audit_head_hash, 'hex'), "
-          "updated_at FROM ledgers WHERE dataset_id = ",
+          "updated_at FROM ledgers WHERE population_id = ",
           ds)),
       before);
   EXPECT_EQ(AuditRows(ds), 1);
@@ -422,7 +422,7 @@ TEST_F(BudgetLedgerTest, TamperingWithTriggerDisabledBreaksTheHashChain) {
   // The table owner hides part of a charge: content changes, the stored hash does not.
   Sql(
       absl::StrCat("ALTER TABLE audit DISABLE TRIGGER audit_append_only; "
-                   "UPDATE audit SET epsilon_units = 500000000000 WHERE dataset_id = ",
+                   "UPDATE audit SET epsilon_units = 500000000000 WHERE population_id = ",
                    ds,
                    " AND seq = 2; "
                    "ALTER TABLE audit ENABLE TRIGGER audit_append_only"));
@@ -437,7 +437,7 @@ TEST_F(BudgetLedgerTest, TamperingWithTriggerDisabledBreaksTheHashChain) {
   Sql(absl::StrCat(
       "ALTER TABLE audit DISABLE TRIGGER audit_append_only; "
       "UPDATE audit SET hash = '\\x",
-      ToHex(ChainHash(tampered[1].prev_hash, ds, tampered[1])), "' WHERE dataset_id = ", ds,
+      ToHex(ChainHash(tampered[1].prev_hash, ds, tampered[1])), "' WHERE population_id = ", ds,
       " AND seq = 2; "
       "ALTER TABLE audit ENABLE TRIGGER audit_append_only"));
   ASSERT_OK_AND_ASSIGN(auto rehashed, ledger_->ListAllocations(ds));
@@ -612,7 +612,7 @@ TEST_F(BudgetLedgerTest, KilledIdleConnectionsAreReplacedBeforeTheNextRequest) {
 using SpendRow = std::tuple<std::string, std::string, double, double>;
 std::vector<SpendRow> Rows(const std::vector<AnalystSpend>& spend) {
   std::vector<SpendRow> out;
-  for (const AnalystSpend& s : spend) out.emplace_back(s.dataset, s.analyst, s.epsilon, s.delta);
+  for (const AnalystSpend& s : spend) out.emplace_back(s.population, s.analyst, s.epsilon, s.delta);
   return out;
 }
 
@@ -660,11 +660,11 @@ TEST_F(BudgetLedgerTest, SpendTallyAndListBudgetsSummariseEveryDataset) {
 
   ASSERT_OK_AND_ASSIGN(auto budgets, ledger_->ListBudgets());
   ASSERT_EQ(budgets.size(), 2u);
-  EXPECT_EQ(budgets[0].dataset, "alpha");
+  EXPECT_EQ(budgets[0].population, "alpha");
   EXPECT_EQ(budgets[0].epsilon_total(), 5);
   EXPECT_EQ(budgets[0].delta_total(), 1e-6);
   EXPECT_EQ(budgets[0].epsilon_spent(), 2.625);
-  EXPECT_EQ(budgets[1].dataset, "beta");
+  EXPECT_EQ(budgets[1].population, "beta");
   EXPECT_EQ(budgets[1].epsilon_spent(), 3.75);
   EXPECT_EQ(budgets[1].delta_spent(), 1e-7);
 }
@@ -677,19 +677,19 @@ TEST_F(BudgetLedgerTest, SpendTallyHistoryCountsRowsAndEpsilonPerWindow) {
   // Backdate the first two rows by 2 hours and 3 days; only a test may (append-only trigger off).
   Sql(
       absl::StrCat("ALTER TABLE audit DISABLE TRIGGER audit_append_only; "
-                   "UPDATE audit SET created_at = now() - interval '2 hours' WHERE dataset_id = ",
+                   "UPDATE audit SET created_at = now() - interval '2 hours' WHERE population_id = ",
                    ds,
                    " AND seq = 1; UPDATE audit SET created_at = now() - interval '3 days' "
-                   "WHERE dataset_id = ",
+                   "WHERE population_id = ",
                    ds,
                    " AND seq = 2; "
                    "ALTER TABLE audit ENABLE TRIGGER audit_append_only"));
   const std::vector<int64_t> windows = {3600, 86400, 7 * 86400};
   SpendTally tally(db());
   ASSERT_THAT(tally.Refresh().status(), IsOk());
-  std::vector<DatasetHistory> h = tally.History(windows);
+  std::vector<PopulationHistory> h = tally.History(windows);
   ASSERT_EQ(h.size(), 1u);
-  EXPECT_EQ(h[0].dataset, "hist");
+  EXPECT_EQ(h[0].population, "hist");
   EXPECT_EQ(h[0].audit_rows, 3);
   EXPECT_EQ(h[0].epsilon_recent, (std::vector<double>{0.25, 1.25, 1.75}));
 

@@ -99,12 +99,14 @@ TEST_F(DatasetStoreTest, CreateLoadsRowsAndGetReturnsTheSchema) {
                 got.id, "'")),
             "patient:bigint,age:bigint,weight:double precision,_dpq_rank:integer,ward:text");
 
-  // A zero budget ledger comes with it.
+  // A population of its own, named after it, with a zero budget ledger, comes with it.
+  EXPECT_EQ(got.population, "patients");
+  EXPECT_FALSE(got.is_public);
   BudgetLedger ledger(db());
-  ASSERT_OK_AND_ASSIGN(BudgetState b, ledger.Get(got.id));
+  ASSERT_OK_AND_ASSIGN(BudgetState b, ledger.Get(got.population_id));
   EXPECT_EQ(b.epsilon_total(), 0);
   EXPECT_EQ(b.epsilon_spent(), 0);
-  EXPECT_EQ(b.dataset, "patients");
+  EXPECT_EQ(b.population, "patients");
 }
 
 TEST_F(DatasetStoreTest, LoadsLargeInputStreamedInSmallChunks) {

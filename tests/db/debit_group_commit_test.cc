@@ -238,20 +238,20 @@ class DebitGroupCommitTest : public ::dpq::testing::StoreTest {
     return n.empty() ? -1 : std::stoll(n);
   }
   int64_t AuditRows(int64_t ds) {
-    return Count(absl::StrCat("SELECT count(*) FROM audit WHERE dataset_id = ", ds));
+    return Count(absl::StrCat("SELECT count(*) FROM audit WHERE population_id = ", ds));
   }
   // Audit rows written by the same transaction share its xid (xmin): the number of distinct
   // transactions that wrote the dataset's audit rows.
   int64_t AuditTransactions(int64_t ds) {
     return Count(
-        absl::StrCat("SELECT count(DISTINCT xmin::text) FROM audit WHERE dataset_id = ", ds));
+        absl::StrCat("SELECT count(DISTINCT xmin::text) FROM audit WHERE population_id = ", ds));
   }
 
   // Holds the dataset's ledger row lock from another session for `seconds`. Returns once the holder
   // is asleep with the lock; join the thread before the test ends.
   std::thread HoldLedgerLock(int64_t ds, double seconds) {
     std::thread holder([this, ds, seconds] {
-      (void)TrySql(absl::StrCat("SELECT 1 FROM ledgers WHERE dataset_id = ", ds,
+      (void)TrySql(absl::StrCat("SELECT 1 FROM ledgers WHERE population_id = ", ds,
                                 " FOR UPDATE; SELECT pg_sleep(", seconds, ")"));
     });
     EXPECT_TRUE(WaitFor([&] {
@@ -604,12 +604,12 @@ TEST_F(DebitGroupCommitTest, CapsHoldUnderConcurrencyAlongsideTheDatasetBudget) 
   ExpectConsistent(ds, outcomes);
 
   auto grant_spent = [&](const Principal& p) {
-    return Count(absl::StrCat("SELECT epsilon_spent_units FROM grants WHERE dataset_id = ", ds,
+    return Count(absl::StrCat("SELECT epsilon_spent_units FROM population_caps WHERE population_id = ", ds,
                               " AND principal_id = ", p.id));
   };
   auto rows_sum = [&](const Principal& p) {
     return Count(
-        absl::StrCat("SELECT coalesce(sum(epsilon_units), 0) FROM audit WHERE dataset_id = ", ds,
+        absl::StrCat("SELECT coalesce(sum(epsilon_units), 0) FROM audit WHERE population_id = ", ds,
                      " AND principal_id = ", p.id));
   };
   const int64_t alice_spent = grant_spent(alice_), bob_spent = grant_spent(bob_);
@@ -674,8 +674,8 @@ TEST_F(DebitGroupCommitTest, RdpAndPldLedgersComposeExactlyUnderConcurrency) {
     EXPECT_EQ(bb.epsilon_spent_units, sb.epsilon_spent_units);
     EXPECT_EQ(bb.delta_spent_units, sb.delta_spent_units);
     EXPECT_EQ(
-        Sql(absl::StrCat("SELECT accountant_state FROM ledgers WHERE dataset_id = ", burst)),
-        Sql(absl::StrCat("SELECT accountant_state FROM ledgers WHERE dataset_id = ", serial)));
+        Sql(absl::StrCat("SELECT accountant_state FROM ledgers WHERE population_id = ", burst)),
+        Sql(absl::StrCat("SELECT accountant_state FROM ledgers WHERE population_id = ", serial)));
     EXPECT_LT(after.groups - before.groups, after.debits - before.debits);
   }
 }
@@ -715,7 +715,7 @@ TEST_F(DebitGroupCommitTest, AFailedGroupTransactionFailsEveryMemberAndWritesNot
   ASSERT_OK_AND_ASSIGN(DebitResult before, ledger_->Debit(ds, Alloc(alice_, "before", 1)));
   // Another session holds alice's grant row: a group gets the ledger lock, is formed, then waits.
   std::thread holder([&] {
-    (void)TrySql(absl::StrCat("SELECT 1 FROM grants WHERE dataset_id = ", ds,
+    (void)TrySql(absl::StrCat("SELECT 1 FROM population_caps WHERE population_id = ", ds,
                               " AND principal_id = ", alice_.id,
                               " FOR UPDATE; SELECT pg_sleep(5)"));
   });
@@ -747,7 +747,7 @@ TEST_F(DebitGroupCommitTest, AFailedGroupTransactionFailsEveryMemberAndWritesNot
   EXPECT_EQ(AuditRows(ds), 1);
   ASSERT_OK_AND_ASSIGN(BudgetState b, ledger_->Get(ds));
   EXPECT_EQ(b.epsilon_spent_units, EpsU(1));
-  EXPECT_EQ(Count(absl::StrCat("SELECT epsilon_spent_units FROM grants WHERE dataset_id = ", ds)),
+  EXPECT_EQ(Count(absl::StrCat("SELECT epsilon_spent_units FROM population_caps WHERE population_id = ", ds)),
             EpsU(1));
 
   // Retries charge each id exactly once.
@@ -763,9 +763,9 @@ TEST_F(DebitGroupCommitTest, AFailedGroupTransactionFailsEveryMemberAndWritesNot
   ExpectConsistent(ds, outcomes);
 }
 
-// The request-id lookups probe the unique (dataset_id, request_id) index instead of scanning the
-// dataset's history through another index that leads with dataset_id (audit_cache_lookup,
-// (dataset_id, seq)), which PostgreSQL's plans pick whenever they think the dataset is tiny: on a
+// The request-id lookups probe the unique (population_id, request_id) index instead of scanning the
+// dataset's history through another index that leads with population_id (audit_cache_lookup,
+// (population_id, seq)), which PostgreSQL's plans pick whenever they think the dataset is tiny: on a
 // young table, or a dataset grown since the last ANALYZE. Measured through the index statistics of
 // a fresh database: with `request_id = ANY($2)` planned per call, 3000 debits read ~n^2/2 = 4.5M
 // index tuples; generic plans re-made as the history doubles read a few per debit.

@@ -29,7 +29,7 @@ class GrantCapsTest : public dpq::testing::StoreTest {
     ASSERT_OK_AND_ASSIGN(bob_, CreatePrincipal("bob"));
     auto created = CreateTinyDataset("capped");
     ASSERT_THAT(created, IsOk());
-    ds_ = created->schema.id;
+    ds_ = created->schema.population_id;
     ledger_ = std::make_unique<BudgetLedger>(db());
     principals_ = std::make_unique<PrincipalStore>(db());
     ASSERT_THAT(ledger_->Set(ds_, EpsU(10), DelU(1e-5)), IsOk());
@@ -51,9 +51,9 @@ class GrantCapsTest : public dpq::testing::StoreTest {
 
   std::string GrantRow(const Principal& who) {
     return Sql(
-        absl::StrCat("SELECT epsilon_cap_units, epsilon_spent_units, delta_spent_units FROM grants "
+        absl::StrCat("SELECT epsilon_cap_units, epsilon_spent_units, delta_spent_units FROM population_caps "
                      "WHERE principal_id = ",
-                     who.id, " AND dataset_id = ", ds_));
+                     who.id, " AND population_id = ", ds_));
   }
 
   Principal alice_, bob_;

@@ -26,11 +26,12 @@ class LedgerTest : public StoreTest {
     ledger_ = std::make_unique<store::BudgetLedger>(db());
   }
 
-  // A new tiny dataset with the budget a new dataset gets; returns its id (-1 on failure).
+  // A new tiny dataset (a population of its own) with the budget a new one gets; returns its
+  // population's id, the ledger's key (-1 on failure).
   int64_t NewDataset(const std::string& name) {
     auto created = CreateTinyDataset(name);
     EXPECT_THAT(created, IsOk());
-    return created.ok() ? created->schema.id : -1;
+    return created.ok() ? created->schema.population_id : -1;
   }
 
   // A new tiny dataset with budget (epsilon_total, delta_total) on `accountant` (empty: the
