@@ -285,7 +285,9 @@ absl::StatusOr<std::vector<query::DatasetSchema>> QueryEngine::JoinedTables(
   std::vector<query::DatasetSchema> out;
   for (const query::JoinRequest::Table& t : join.tables) {
     ASSIGN_OR_RETURN(query::DatasetSchema schema, stores_.datasets->Get(t.dataset));
-    if (!schema.is_public) ASSIGN_OR_RETURN(schema, AuthorizedDataset(principal, t.dataset));
+    if (!schema.is_public) {
+      ASSIGN_OR_RETURN(schema, AuthorizedDataset(principal, t.dataset));
+    }
     out.push_back(std::move(schema));
   }
   return out;
