@@ -54,7 +54,7 @@ absl::StatusOr<Accuracy> AccuracyOf(const query::QueryPlan& plan,
 absl::StatusOr<AccuracyPlan> QueryEngine::PlanAccuracy(const store::Principal& principal,
                                                        const query::QuerySpec& spec_in,
                                                        double target_error, double expected_count) {
-  ASSIGN_OR_RETURN(query::DatasetSchema schema, AuthorizedDataset(principal, spec_in.dataset));
+  ASSIGN_OR_RETURN(query::DatasetSchema schema, SchemaFor(principal, spec_in));
   if (!(expected_count >= 0) || !std::isfinite(expected_count)) {
     return absl::InvalidArgumentError("expected_count must be finite and >= 0");
   }

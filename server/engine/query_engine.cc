@@ -280,6 +280,31 @@ absl::StatusOr<query::DatasetSchema> QueryEngine::AuthorizedDataset(
   return std::move(found.schema);
 }
 
+absl::StatusOr<std::vector<query::DatasetSchema>> QueryEngine::JoinedTables(
+    const store::Principal& principal, const query::JoinRequest& join) {
+  std::vector<query::DatasetSchema> out;
+  for (const query::JoinRequest::Table& t : join.tables) {
+    ASSIGN_OR_RETURN(query::DatasetSchema schema, stores_.datasets->Get(t.dataset));
+    if (!schema.is_public) {
+      ASSIGN_OR_RETURN(schema, AuthorizedDataset(principal, t.dataset));
+    }
+    out.push_back(std::move(schema));
+  }
+  return out;
+}
+
+absl::StatusOr<query::DatasetSchema> QueryEngine::SchemaFor(const store::Principal& principal,
+                                                            const query::QuerySpec& spec) {
+  if (spec.join == nullptr) return AuthorizedDataset(principal, spec.dataset);
+  ASSIGN_OR_RETURN(std::vector<query::DatasetSchema> tables, JoinedTables(principal, *spec.join));
+  ASSIGN_OR_RETURN(query::DatasetSchema joined, query::ResolveJoin(*spec.join, tables));
+  if (joined.name != spec.dataset) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("dataset must be ", joined.name, ", the first private table of the join"));
+  }
+  return joined;
+}
+
 absl::StatusOr<QueryEngine::Prepared> QueryEngine::Prepare(const query::QuerySpec& spec,
                                                            const query::DatasetSchema& schema,
                                                            bool with_release) {
@@ -392,7 +417,7 @@ absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
                                               absl::Time deadline) {
   // 1. Everything that can refuse the query, before any data is read: authorisation, the plan
   //    (bounds, grids, limits), the calibrated mechanisms and the events to charge.
-  ASSIGN_OR_RETURN(query::DatasetSchema schema, AuthorizedDataset(principal, spec.dataset));
+  ASSIGN_OR_RETURN(query::DatasetSchema schema, SchemaFor(principal, spec));
   ASSIGN_OR_RETURN(Prepared q, Prepare(spec, schema));
   ASSIGN_OR_RETURN(const bool callers_id, ResolveRequestId(request_id));
   absl::StatusOr<QueryOutcome> out =
@@ -434,7 +459,13 @@ absl::StatusOr<QueryEngine::PreparedBatch> QueryEngine::PrepareBatch(
                                                    " queries, got ", specs.size()));
   }
   PreparedBatch b;
-  ASSIGN_OR_RETURN(b.schema, AuthorizedDataset(principal, dataset));
+  // A batch of joined queries (a SQL script over a join) reads one join: its first query's.
+  const std::string join_text = specs[0].join != nullptr ? specs[0].join->CanonicalText() : "";
+  if (specs[0].join != nullptr) {
+    ASSIGN_OR_RETURN(b.schema, SchemaFor(principal, specs[0]));
+  } else {
+    ASSIGN_OR_RETURN(b.schema, AuthorizedDataset(principal, dataset));
+  }
   ASSIGN_OR_RETURN(b.delta_units, query::DeltaToUnits(delta, "delta"));
   std::string fingerprints;
   for (size_t i = 0; i < specs.size(); ++i) {
@@ -448,6 +479,10 @@ absl::StatusOr<QueryEngine::PreparedBatch> QueryEngine::PrepareBatch(
     if (!specs[i].dataset.empty() && specs[i].dataset != b.schema.name) {
       return absl::InvalidArgumentError(absl::StrCat("queries[", i, "]: dataset must be empty or ",
                                                      b.schema.name, " (one dataset per batch)"));
+    }
+    if ((specs[i].join != nullptr ? specs[i].join->CanonicalText() : "") != join_text) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("queries[", i, "]: every query of a batch reads the same tables"));
     }
     specs[i].dataset = b.schema.name;
     absl::StatusOr<Prepared> q = Prepare(specs[i], b.schema);

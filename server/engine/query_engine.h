@@ -106,6 +106,18 @@ class QueryEngine {
   absl::StatusOr<query::DatasetSchema> AuthorizedDataset(const store::Principal& principal,
                                                          const std::string& dataset);
 
+  // The schemas of a join's tables (query/join_source.h), in FROM order: private tables as
+  // AuthorizedDataset gives them; a public table needs no grant (it is public) but must exist.
+  absl::StatusOr<std::vector<query::DatasetSchema>> JoinedTables(const store::Principal& principal,
+                                                                 const query::JoinRequest& join);
+
+  // The schema `spec` is planned against: its dataset's (AuthorizedDataset), or with spec.join the
+  // joined schema of its tables (query::ResolveJoin, which checks the join's rules again: the
+  // request may come from any caller). The joined schema carries the first private table's id,
+  // name and version and the shared population (the ledger charged is the population's).
+  absl::StatusOr<query::DatasetSchema> SchemaFor(const store::Principal& principal,
+                                                 const query::QuerySpec& spec);
+
   // request_id: empty means "assign one". The scan is cancelled at `deadline`. Errors: see the
   // proto's AnalystService.Query. Every failure a retry with the same request id resolves
   // (UNAVAILABLE, DEADLINE_EXCEEDED) carries that id, drawn or given (RequestIdOf,

@@ -4,9 +4,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "server/base/status_macros.h"
+#include "server/sql/join_resolution.h"
 #include "server/sql/parser.h"
 
 namespace dpq::engine {
@@ -14,24 +16,62 @@ namespace {
 
 struct CompiledScript {
   std::string dataset;
+  std::string population;                          // a join's (ExplainSql reports it)
+  std::shared_ptr<const query::JoinRequest> join;  // null: one dataset
   std::vector<sql::CompiledStatement> statements;
   std::vector<query::QuerySpec> specs;  // every statement's parts, in order
   double epsilon = 0;
   double delta = 0;
 };
 
+// The tables every statement reads (null: one dataset, no join); a script reads one set of tables
+// (one batch, one ledger).
+absl::StatusOr<std::shared_ptr<query::JoinRequest>> ScriptTables(const sql::Script& script) {
+  std::shared_ptr<query::JoinRequest> first = sql::JoinTablesOf(script.statements[0]);
+  const std::string text = first != nullptr ? first->CanonicalText() : "";
+  for (const sql::Statement& s : script.statements) {
+    std::shared_ptr<query::JoinRequest> tables = sql::JoinTablesOf(s);
+    if ((tables != nullptr ? tables->CanonicalText() : "") != text) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sql: ", sql::FormatPosition(s.table_pos),
+          ": every statement of a script reads the same tables (a batch is one question)"));
+    }
+  }
+  return first;
+}
+
 // Parse errors come first (they depend on the text alone), then the dataset's authorisation
-// (NOT_FOUND / PERMISSION_DENIED as for flag queries), then the analysis against its schema.
+// (NOT_FOUND / PERMISSION_DENIED as for flag queries; every private table of a join), then the
+// analysis against its schema (a join's rules first, sql/join_resolution.h).
 absl::StatusOr<CompiledScript> Compile(QueryEngine& engine, const store::Principal& principal,
                                        const std::string& text, double confidence) {
   ASSIGN_OR_RETURN(sql::Script script, sql::Parse(text));
   CompiledScript out;
   ASSIGN_OR_RETURN(out.dataset, sql::DatasetOf(script));
-  ASSIGN_OR_RETURN(query::DatasetSchema schema, engine.AuthorizedDataset(principal, out.dataset));
+  ASSIGN_OR_RETURN(std::shared_ptr<query::JoinRequest> tables, ScriptTables(script));
+  query::DatasetSchema schema;
+  std::vector<query::DatasetSchema> joined_tables;
+  if (tables == nullptr) {
+    ASSIGN_OR_RETURN(schema, engine.AuthorizedDataset(principal, out.dataset));
+  } else {
+    ASSIGN_OR_RETURN(joined_tables, engine.JoinedTables(principal, *tables));
+  }
   for (const sql::Statement& s : script.statements) {
-    ASSIGN_OR_RETURN(sql::CompiledStatement c, sql::Analyze(s, schema));
+    sql::CompiledStatement c;
+    std::shared_ptr<const query::JoinRequest> join;
+    if (tables == nullptr) {
+      ASSIGN_OR_RETURN(c, sql::Analyze(s, schema));
+    } else {
+      ASSIGN_OR_RETURN(sql::ResolvedJoin resolved, sql::ResolveJoin(s, joined_tables));
+      ASSIGN_OR_RETURN(c, sql::Analyze(resolved.statement, resolved.schema));
+      join = resolved.request;
+      out.dataset = resolved.schema.name;  // the first private table: the batch's dataset
+      out.population = resolved.schema.population;
+      out.join = resolved.request;
+    }
     for (query::QuerySpec spec : c.parts) {
       spec.confidence = confidence;
+      spec.join = join;
       out.specs.push_back(std::move(spec));
     }
     out.epsilon += c.epsilon;

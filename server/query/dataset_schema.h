@@ -3,12 +3,14 @@
 #define DPQ_SERVER_QUERY_DATASET_SCHEMA_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/optional.h"
+#include "server/query/join_source.h"
 
 namespace dpq::query {
 
@@ -54,6 +56,9 @@ struct DatasetSchema {
   // `_dpq_rank` (store/row_ranker.h; every dataset created since). A fact of the table's creation,
   // never of its rows: every plan choice must be a function of declared facts only (threat model).
   bool has_row_rank = false;
+  // A joined schema (join_source.h ResolveJoin; never stored): the tables the scan reads instead of
+  // this dataset's table. Null for a stored dataset.
+  std::shared_ptr<const JoinSource> join;
 
   // nullptr when absent.
   const ColumnSchema* FindColumn(absl::string_view column) const;

@@ -439,6 +439,7 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
   plan.scan.dataset_id = schema.id;
   plan.scan.dataset_version = schema.version;
   plan.scan.unit_column = schema.privacy_unit;
+  plan.scan.join = schema.join;
   ASSIGN_OR_RETURN(bool select_keys, PlanGroups(schema, spec, plan));
   if (spec.row_condition != nullptr) {
     ASSIGN_OR_RETURN(plan.scan.row_condition, CheckRowCondition(*spec.row_condition, schema));
@@ -473,6 +474,9 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
   }
   plan.fingerprint = Fingerprint(spec, plan.epsilon_units, plan.delta_units, plan.grouped()) +
                      ExpressionFingerprint(plan.scan) + (spec.keys_only ? "|keys_only=1" : "");
+  // Every joined table's id and version: a reload of either side changes the answer.
+  if (schema.join != nullptr)
+    absl::StrAppend(&plan.fingerprint, "|join=", schema.join->CanonicalText());
   return plan;
 }
 

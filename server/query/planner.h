@@ -85,6 +85,9 @@ struct ScanPlan {
   std::shared_ptr<const expression::CheckedExpression> value_expression;
   std::shared_ptr<const expression::CheckedExpression> row_condition;
   std::vector<std::shared_ptr<const expression::CheckedExpression>> group_expressions;
+  // A joined schema's tables (DatasetSchema::join): the scan reads their join instead of the
+  // dataset's table, never by stored row rank, and waits for every table's version. Null: one table.
+  std::shared_ptr<const JoinSource> join;
 };
 
 // One released noisy statistic (per group, for grouped queries).

@@ -9,6 +9,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/optional.h"
 #include "server/query/expression/expression.h"
+#include "server/query/join_source.h"
 
 namespace dpq::query {
 
@@ -65,6 +66,9 @@ struct QuerySpec {
   // Release only the group keys (a SQL SELECT of keys without aggregates): the whole (epsilon,
   // delta) goes to partition selection, nothing else is released. Needs group_by.
   bool keys_only = false;
+  // DP SQL's FROM a JOIN b ...: the tables read as one (join_source.h); `dataset` is then the first
+  // private table's name, and the engine plans against ResolveJoin's joined schema. Null: one table.
+  std::shared_ptr<const JoinRequest> join;
 };
 
 }  // namespace dpq::query

@@ -67,6 +67,18 @@ struct DpOption {
   Position pos;
 };
 
+// One `[INNER] JOIN table [[AS] alias] (USING (column) | ON condition)` after FROM's table.
+struct JoinClause {
+  Position pos;  // of JOIN (or INNER)
+  std::string table;
+  std::string table_alias;
+  Position table_pos;
+  std::vector<std::string> using_columns;  // USING (c, ...): the analyser takes exactly one
+  Position using_pos;
+  bool has_on = false;
+  Expr on;
+};
+
 // One `SELECT WITH DIFFERENTIAL_PRIVACY ...` statement.
 struct Statement {
   Position pos;  // of SELECT
@@ -76,6 +88,7 @@ struct Statement {
   std::string table;  // FROM
   std::string table_alias;
   Position table_pos;
+  std::vector<JoinClause> joins;  // in order: joins[i] joins the (i + 1)-th table
   bool has_where = false;
   Expr where;
   std::vector<Expr> group_by;

@@ -134,11 +134,13 @@ class Parser {
       }
       if (t.upper == "JOIN" || t.upper == "INNER" || t.upper == "LEFT" || t.upper == "RIGHT" ||
           t.upper == "FULL" || t.upper == "CROSS") {
-        return Unsupported(t.pos, "JOINs are not supported: FROM names exactly one dataset");
+        return Unsupported(t.pos, "a JOIN must follow FROM's tables, before WHERE");
       }
     }
     if (t.kind == Token::Kind::kSymbol && t.text == ",") {
-      return Unsupported(t.pos, "several tables are not supported: FROM names exactly one dataset");
+      return Unsupported(t.pos,
+                         "a comma join is not supported: write [INNER] JOIN ... USING (...) "
+                         "or ON a.x = b.y");
     }
     return Error(t, absl::StrCat("unexpected ", Describe(t),
                                  ": expected WHERE, GROUP BY, ORDER BY, LIMIT, ';' or the end"));
@@ -257,13 +259,81 @@ class Parser {
       return Unsupported(Peek().pos,
                          "subqueries are not supported: FROM names exactly one dataset");
     }
-    ASSIGN_OR_RETURN(s.table, ParseName("a dataset name after FROM"));
+    RETURN_IF_ERROR(ParseTable(s.table, s.table_alias));
+    while (true) {
+      RETURN_IF_ERROR(RefuseOtherJoins());
+      if (!IsKeyword("JOIN") && !IsKeyword("INNER")) return absl::OkStatus();
+      JoinClause j;
+      j.pos = Peek().pos;
+      if (IsKeyword("INNER")) Next();
+      RETURN_IF_ERROR(ExpectKeyword("JOIN"));
+      j.table_pos = Peek().pos;
+      if (IsSymbol("(")) {
+        return Unsupported(Peek().pos, "subqueries are not supported: JOIN names a dataset");
+      }
+      RETURN_IF_ERROR(ParseTable(j.table, j.table_alias));
+      RETURN_IF_ERROR(ParseJoinCondition(j));
+      s.joins.push_back(std::move(j));
+    }
+  }
+
+  // A dataset name and its optional alias (FROM's, or a JOIN's).
+  absl::Status ParseTable(std::string& table, std::string& alias) {
+    ASSIGN_OR_RETURN(table, ParseName("a dataset name"));
     if (IsSymbol(".")) {
       return Unsupported(Peek().pos,
                          "qualified dataset names are not supported: FROM names a dpq "
                          "dataset");
     }
-    return ParseOptionalAlias(s.table_alias);
+    if (Peek().kind == Token::Kind::kIdent && Peek().upper == "NATURAL") return RefuseOtherJoins();
+    return ParseOptionalAlias(alias);
+  }
+
+  // Only inner joins with a stated equality: an outer join would add rows no person owns (NULL
+  // padded), a cross or natural join pairs rows on no or on unstated keys.
+  absl::Status RefuseOtherJoins() const {
+    const Token& t = Peek();
+    if (t.kind != Token::Kind::kIdent) return absl::OkStatus();
+    if (t.upper == "LEFT" || t.upper == "RIGHT" || t.upper == "FULL" || t.upper == "OUTER") {
+      return Unsupported(t.pos,
+                         "outer joins are not supported: write [INNER] JOIN ... USING (...) "
+                         "or ON a.x = b.y");
+    }
+    if (t.upper == "CROSS" || t.upper == "NATURAL") {
+      return Unsupported(t.pos, absl::StrCat(t.upper,
+                                             " JOIN is not supported: write [INNER] "
+                                             "JOIN ... USING (...) or ON a.x = b.y"));
+    }
+    return absl::OkStatus();
+  }
+
+  // USING (c, ...) or ON condition, after a JOIN's table.
+  absl::Status ParseJoinCondition(JoinClause& j) {
+    if (IsKeyword("USING")) {
+      j.using_pos = Peek().pos;
+      Next();
+      RETURN_IF_ERROR(ExpectSymbol("("));
+      while (true) {
+        ASSIGN_OR_RETURN(std::string c, ParseName("a column name in USING"));
+        j.using_columns.push_back(std::move(c));
+        if (!IsSymbol(",")) break;
+        Next();
+      }
+      return ExpectSymbol(")");
+    }
+    if (IsKeyword("ON")) {
+      Next();
+      j.has_on = true;
+      ASSIGN_OR_RETURN(j.on, ParseExpr(0));
+      return absl::OkStatus();
+    }
+    if (IsSymbol(",") || IsKeyword("WHERE") || IsKeyword("GROUP") ||
+        Peek().kind == Token::Kind::kEnd) {
+      return Unsupported(Peek().pos,
+                         "a JOIN needs USING (column) or ON a.x = b.y (a cross join "
+                         "is not supported)");
+    }
+    return Expected("USING or ON after the joined table");
   }
 
   // GROUP BY expr, ..., at GROUP.

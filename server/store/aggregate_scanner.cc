@@ -85,7 +85,14 @@ absl::Status AggregateScanner::RunOnce(const query::ScanPlan& plan, absl::Time d
     for (auto& [key, stats] : by_key) out->groups.push_back(std::move(stats));
     return absl::OkStatus();
   };
-  return router_->Run("aggregate scan", plan.dataset_id, plan.dataset_version, deadline, scan);
+  // A joined scan waits for every joined table's planned version.
+  std::vector<std::pair<int64_t, int64_t>> versions = {{plan.dataset_id, plan.dataset_version}};
+  if (plan.join != nullptr) {
+    versions.clear();
+    for (const query::JoinedTable& t : plan.join->tables)
+      versions.push_back({t.dataset_id, t.version});
+  }
+  return router_->Run("aggregate scan", versions, deadline, scan);
 }
 
 absl::StatusOr<ScanResult> AggregateScanner::Scan(const query::ScanPlan& plan, absl::Time deadline,

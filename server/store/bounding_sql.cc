@@ -9,8 +9,9 @@ bool UsesStoredRank(const query::ScanPlan& plan, bool has_filter) {
   // count_units only comes with grouped plans today (partition selection); it is excluded anyway
   // so that a future ungrouped use is reviewed before it gets the stored rank.
   // A row condition is a filter (dropped before the choice, see bounding_sql.h).
-  return plan.bound_by_row_rank && plan.group_columns.empty() && !has_filter &&
-         plan.row_condition == nullptr && !plan.count_units;
+  // A joined scan never: the rank orders one table's rows, not the joined rows.
+  return plan.bound_by_row_rank && plan.join == nullptr && plan.group_columns.empty() &&
+         !has_filter && plan.row_condition == nullptr && !plan.count_units;
 }
 
 std::string RowRankSelect(const query::ScanPlan& plan, bool has_filter,

@@ -4,9 +4,10 @@
 
 #include <pqxx/pqxx>
 
-#include "absl/strings/str_cat.h"
+#include "absl//strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "server/base/database_failure.h"
+#include "server/base/status_macros.h"
 
 namespace dpq::store {
 namespace {
@@ -55,8 +56,23 @@ absl::Status ScanRouter::AwaitStandby(int64_t dataset_id, int64_t min_version,
 absl::Status ScanRouter::Run(absl::string_view context, int64_t dataset_id, int64_t min_version,
                              absl::Time deadline,
                              const std::function<absl::Status(pqxx::connection&)>& scan) {
+  return Run(context, {{dataset_id, min_version}}, deadline, scan);
+}
+
+absl::Status ScanRouter::AwaitStandby(const std::vector<std::pair<int64_t, int64_t>>& versions,
+                                      absl::Time deadline) {
+  for (const auto& [dataset_id, min_version] : versions) {
+    RETURN_IF_ERROR(AwaitStandby(dataset_id, min_version, deadline));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ScanRouter::Run(absl::string_view context,
+                             const std::vector<std::pair<int64_t, int64_t>>& versions,
+                             absl::Time deadline,
+                             const std::function<absl::Status(pqxx::connection&)>& scan) {
   if (standby_ != nullptr && StandbyWorthTrying()) {
-    const absl::Status fresh = AwaitStandby(dataset_id, min_version, deadline);
+    const absl::Status fresh = AwaitStandby(versions, deadline);
     if (fresh.ok()) {
       const absl::Status s = standby_->Run(context, scan);
       // Retryable failures are all UNAVAILABLE (pqxx_status.h): the standby broke, or recovery

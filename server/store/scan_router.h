@@ -22,6 +22,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -62,11 +64,19 @@ class ScanRouter {
   absl::Status Run(absl::string_view context, int64_t dataset_id, int64_t min_version,
                    absl::Time deadline, const std::function<absl::Status(pqxx::connection&)>& scan);
 
+  // The same for a scan of several tables (a join): the standby only when it has replayed every
+  // (dataset id, version) of `versions`.
+  absl::Status Run(absl::string_view context,
+                   const std::vector<std::pair<int64_t, int64_t>>& versions, absl::Time deadline,
+                   const std::function<absl::Status(pqxx::connection&)>& scan);
+
   ScanRouteStats Stats() const;
 
  private:
   // OK: the standby serves this scan. NOT_FOUND: lagging past the wait. UNAVAILABLE: unusable.
   absl::Status AwaitStandby(int64_t dataset_id, int64_t min_version, absl::Time deadline);
+  absl::Status AwaitStandby(const std::vector<std::pair<int64_t, int64_t>>& versions,
+                            absl::Time deadline);
   bool StandbyWorthTrying();
   void NoteStandby(bool up);
 

@@ -9,6 +9,7 @@
 #include "server/store/dataset_store.h"
 #include "server/store/expression_sql.h"
 #include "server/store/filter/filter_sql.h"
+#include "server/store/join_sql.h"
 
 namespace dpq::store {
 namespace {
@@ -66,7 +67,7 @@ class ScanBuilder {
       params_.insert(params_.end(), fragment.params.begin(), fragment.params.end());
     }
     std::string ranked = absl::StrCat(
-        "SELECT ", absl::StrJoin(inner_, ", "), " FROM ", DataTableName(plan_.dataset_id),
+        "SELECT ", absl::StrJoin(inner_, ", "), " FROM ", Source(),
         conditions_.empty() ? "" : absl::StrCat(" WHERE ", absl::StrJoin(conditions_, " AND ")));
     if (pre_) {
       std::vector<std::string> by = {"u"};
@@ -90,6 +91,11 @@ class ScanBuilder {
   std::string Param(std::string value, absl::string_view cast) {
     params_.push_back(std::move(value));
     return absl::StrCat("$", params_.size(), "::", cast);
+  }
+  // The dataset's table, or a joined scan's tables as one subquery (join_sql.h).
+  std::string Source() const {
+    return plan_.join != nullptr ? JoinedSourceSql(*plan_.join, quote_)
+                                 : DataTableName(plan_.dataset_id);
   }
   int next_param() const { return static_cast<int>(params_.size()) + 1; }
 
