@@ -79,6 +79,7 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   RegisterServerInfoCommands(app, command_line);
   RegisterHealthCommand(app, command_line);
   RegisterGrantCommands(app, command_line);
+  RegisterPopulationCommands(app, command_line);
   RegisterBudgetCommands(app, command_line);
   RegisterQueryCommands(app, command_line);
   RegisterSqlCommand(app, command_line);

@@ -76,6 +76,8 @@ void RegisterServerInfoCommands(CLI::App& app, CommandLine& command_line);
 void RegisterHealthCommand(CLI::App& app, CommandLine& command_line);
 // grant [revoke | list] (commands_access.cc)
 void RegisterGrantCommands(CLI::App& app, CommandLine& command_line);
+// population create | list | show | drop (commands_population.cc)
+void RegisterPopulationCommands(CLI::App& app, CommandLine& command_line);
 // budget set | show (commands_budget.cc)
 void RegisterBudgetCommands(CLI::App& app, CommandLine& command_line);
 // query, query-batch (commands_query.cc)

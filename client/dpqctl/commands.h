@@ -21,7 +21,9 @@ namespace dpqctl {
 struct DatasetCreateArgs {
   std::string name;
   std::string csv_path;
-  std::string privacy_unit;
+  std::string privacy_unit;             // empty only with is_public
+  std::string population;               // empty: a population of its own
+  bool is_public = false;               // --public: a lookup table, not personal
   std::vector<std::string> bounds;      // "COL=LO:HI"
   std::vector<std::string> types;       // "COL=integer|double|text"
   std::vector<std::string> categories;  // "COL=a|b|c" (text columns)

@@ -86,7 +86,7 @@ CLI::App* AddAuditVerify(CLI::App* audit, CommandLine& command_line) {
   CLI::App* audit_verify = audit->add_subcommand(
       "verify",
       "recompute the audit hash chain and the ledger from the audit rows (exit 4 if broken)");
-  audit_verify->add_option("dataset", verify_flags.dataset, "dataset name");
+  audit_verify->add_option("name", verify_flags.dataset, "population, or a dataset of it");
   audit_verify->add_flag("--admin-log", verify_flags.admin_log,
                          "check the admin log's hash chain instead");
   audit_verify->add_flag("--full", verify_flags.full,
@@ -118,7 +118,7 @@ void RegisterAuditCommands(CLI::App& app, CommandLine& command_line) {
       "a dataset's budget allocations, oldest first (`audit verify DATASET` checks them); "
       "--admin-log: every admin action");
   audit->require_subcommand(0, 1);
-  audit->add_option("dataset", audit_flags.dataset, "dataset name");
+  audit->add_option("name", audit_flags.dataset, "population, or a dataset of it");
   audit->add_flag("--admin-log", audit_flags.admin_log,
                   "list the admin log (dataset, analyst, grant, token and budget changes) instead");
   CLI::App* audit_verify = AddAuditVerify(audit, command_line);

@@ -59,7 +59,10 @@ void AddBudgetSet(CLI::App* budget, CommandLine& command_line) {
   SetFlags& set_flags = command_line.Keep<SetFlags>();
   CLI::App* budget_set =
       budget->add_subcommand("set", "set the total (epsilon, delta) budget of a dataset");
-  budget_set->add_option("dataset", set_flags.dataset, "dataset name")->required();
+  budget_set
+      ->add_option("name", set_flags.dataset,
+                   "population, or a dataset of it (the budget is the population's)")
+      ->required();
   CLI::Option* epsilon_option =
       budget_set
           ->add_option("--epsilon", set_flags.epsilon,
@@ -98,12 +101,16 @@ void AddBudgetSet(CLI::App* budget, CommandLine& command_line) {
 }  // namespace
 
 void RegisterBudgetCommands(CLI::App& app, CommandLine& command_line) {
-  CLI::App* budget = app.add_subcommand("budget", "a dataset's privacy budget");
+  CLI::App* budget =
+      app.add_subcommand("budget", "a population's privacy budget (one for all its datasets)");
   budget->require_subcommand(1);
   AddBudgetSet(budget, command_line);
   std::string& show_dataset = command_line.Keep<std::string>();
   CLI::App* budget_show = budget->add_subcommand("show", "total, spent and remaining budget");
-  budget_show->add_option("dataset", show_dataset, "dataset name")->required();
+  budget_show
+      ->add_option("name", show_dataset,
+                   "population, or a dataset of it (an analyst names a granted dataset)")
+      ->required();
   command_line.RunWhenParsed(budget_show,
                              [&show_dataset](const GlobalOptions& options, const Output& output) {
                                return RunBudgetShow(options, output, show_dataset);

@@ -25,6 +25,15 @@ namespace {
 constexpr size_t kChunkBytes = 1 << 20;  // 1 MiB, well under gRPC's 4 MiB message limit
 
 absl::StatusOr<dpq::v1::DatasetHeader> PrepareHeader(const DatasetCreateArgs& args) {
+  if (args.is_public && (!args.privacy_unit.empty() || !args.population.empty())) {
+    return absl::InvalidArgumentError(
+        "--public: a public table has no --privacy-unit and no --population");
+  }
+  if (!args.is_public && args.privacy_unit.empty()) {
+    return absl::InvalidArgumentError(
+        "--privacy-unit is required (the column that identifies a person), or --public for a "
+        "lookup table whose contents are not personal");
+  }
   std::vector<TypeSpec> types;
   for (const std::string& spec : args.types) {
     absl::StatusOr<TypeSpec> parsed = ParseTypeSpec(spec);
@@ -59,6 +68,10 @@ absl::StatusOr<dpq::v1::DatasetHeader> PrepareHeader(const DatasetCreateArgs& ar
   if (header.ok() && !args.infer_types) {
     absl::Status declared = RequireDeclaredTypes(*schema, types);
     if (!declared.ok()) return declared;
+  }
+  if (header.ok()) {
+    header->set_population(args.population);
+    header->set_is_public(args.is_public);
   }
   return header;
 }
@@ -196,10 +209,16 @@ void AddDatasetCreate(CLI::App* dataset, CommandLine& command_line) {
   CLI::App* create = dataset->add_subcommand("create", "load a CSV file into a new dataset");
   create->add_option("name", create_args.name, "dataset name")->required();
   create->add_option("--csv", create_args.csv_path, "CSV file with a header row")->required();
-  create
-      ->add_option("--privacy-unit", create_args.privacy_unit,
-                   "column identifying one protected person or entity")
-      ->required();
+  create->add_option(
+      "--privacy-unit", create_args.privacy_unit,
+      "column identifying one protected person or entity (required unless --public)");
+  create->add_option("--population", create_args.population,
+                     "the population the dataset is about (one budget for all its datasets; "
+                     "`dpqctl population create`); default: a population of its own, named after "
+                     "the dataset");
+  create->add_flag("--public", create_args.is_public,
+                   "a lookup table whose contents are not personal (no privacy unit, no budget): "
+                   "only ever joined by private datasets; the statement is kept in the admin log");
   create
       ->add_option("--bounds", create_args.bounds,
                    "declared public bounds of a numeric column, COL=LO:HI (repeatable)")

@@ -136,7 +136,7 @@ absl::StatusOr<dpq::v1::DatasetHeader> BuildDatasetHeader(
 
   dpq::v1::DatasetHeader header;
   header.set_name(std::string(name));
-  if (index.count(std::string(privacy_unit)) == 0) {
+  if (!privacy_unit.empty() && index.count(std::string(privacy_unit)) == 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("--privacy-unit: '", privacy_unit, "' is not a column of the CSV file"));
   }

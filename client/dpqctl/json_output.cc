@@ -54,6 +54,8 @@ nlohmann::json DatasetToJson(const dpq::v1::Dataset& dataset) {
 nlohmann::json BudgetToJson(const dpq::v1::Budget& budget) {
   return {
       {"dataset", budget.dataset()},
+      {"population", budget.population()},
+      {"via_dataset", budget.via_dataset()},
       {"epsilon_total", budget.epsilon_total()},
       {"delta_total", budget.delta_total()},
       {"epsilon_spent", budget.epsilon_spent()},
@@ -205,6 +207,7 @@ nlohmann::json AuditEntryToJson(const dpq::v1::AuditEntry& entry) {
       {"analyst", entry.analyst()},
       {"created_at", entry.created_at()},
       {"kind", entry.kind()},
+      {"datasets", entry.datasets()},
       {"aggregate", AggregateWord(entry.aggregate())},
       {"mechanism", MechanismWord(entry.mechanism())},
       {"column", entry.column()},
@@ -221,12 +224,16 @@ nlohmann::json ListAuditResponseToJson(const dpq::v1::ListAuditResponse& respons
   for (const dpq::v1::AuditEntry& entry : response.entries()) {
     entries.push_back(AuditEntryToJson(entry));
   }
-  return {{"entries", std::move(entries)}};
+  return {{"entries", std::move(entries)},
+          {"population", response.population()},
+          {"via_dataset", response.via_dataset()}};
 }
 
 nlohmann::json VerifyAuditResponseToJson(const dpq::v1::VerifyAuditResponse& r) {
   return {{"ok", r.ok()},
           {"entries", r.entries()},
+          {"population", r.population()},
+          {"via_dataset", r.via_dataset()},
           {"first_broken_seq", r.first_broken_seq()},
           {"reason", r.reason()},
           {"epsilon_spent_recomputed", r.epsilon_spent_recomputed()},

@@ -317,7 +317,11 @@ void WriteGrantText(std::ostream& out, const dpq::v1::GrantRequest& request) {
 }
 
 void WriteBudgetText(std::ostream& out, const dpq::v1::Budget& budget) {
-  out << "budget of dataset '" << budget.dataset() << "' (" << budget.accountant()
+  if (!budget.via_dataset().empty()) {
+    out << "dataset '" << budget.via_dataset() << "' belongs to population '" << budget.population()
+        << "': its budget is the population's\n";
+  }
+  out << "budget of population '" << budget.dataset() << "' (" << budget.accountant()
       << " composition";
   if (!budget.preset().empty()) out << ", preset " << budget.preset();
   if (budget.has_max_query_epsilon()) {
@@ -411,6 +415,10 @@ std::string AuditValueCell(const dpq::v1::AuditEntry& entry) {
 }  // namespace
 
 void WriteListAuditText(std::ostream& out, const dpq::v1::ListAuditResponse& response) {
+  if (!response.via_dataset().empty() && response.via_dataset() != response.population()) {
+    out << "dataset '" << response.via_dataset() << "' belongs to population '"
+        << response.population() << "': its audit is the population's\n";
+  }
   if (response.entries().empty()) {
     out << "no allocations\n";
     return;
@@ -445,6 +453,10 @@ std::string VerifyScope(const Response& r) {
 }  // namespace
 
 void WriteVerifyAuditText(std::ostream& out, const dpq::v1::VerifyAuditResponse& r) {
+  if (!r.via_dataset().empty() && r.via_dataset() != r.population()) {
+    out << "dataset '" << r.via_dataset() << "' belongs to population '" << r.population()
+        << "': its audit is the population's\n";
+  }
   if (r.ok()) {
     out << "audit chain intact: " << r.entries() << " entries; ledger matches (epsilon spent "
         << FormatNumber(r.epsilon_spent_ledger()) << ", delta spent "

@@ -152,13 +152,13 @@ TEST(WriteBudgetTextTest, NamesPresetWhenSet) {
   budget.set_accountant("rdp");
   std::ostringstream plain;
   WriteBudgetText(plain, budget);
-  EXPECT_THAT(plain.str(), HasSubstr("budget of dataset 'people' (rdp composition)\n"));
+  EXPECT_THAT(plain.str(), HasSubstr("budget of population 'people' (rdp composition)\n"));
   budget.set_preset("census");
   budget.add_warnings("not in the text");
   std::ostringstream with_preset;
   WriteBudgetText(with_preset, budget);
   EXPECT_THAT(with_preset.str(),
-              HasSubstr("budget of dataset 'people' (rdp composition, preset census)\n"));
+              HasSubstr("budget of population 'people' (rdp composition, preset census)\n"));
   EXPECT_THAT(with_preset.str(), ::testing::Not(HasSubstr("not in the text")));
 }
 

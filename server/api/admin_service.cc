@@ -206,8 +206,10 @@ grpc::Status AdminService::ListAudit(grpc::ServerContext* context,
                                      v1::ListAuditResponse* response) {
   return ToGrpcStatus(*context, [&]() -> absl::Status {
     RETURN_IF_ERROR(AuthenticateAdmin(*options_.auth, *context).status());
-    ASSIGN_OR_RETURN(auto entries, options_.audit->ListAudit(request->dataset()));
-    for (const auto& e : entries) ToProto(e, response->add_entries());
+    ASSIGN_OR_RETURN(engine::AuditListing listing, options_.audit->ListAudit(request->dataset()));
+    for (const auto& e : listing.entries) ToProto(e, response->add_entries());
+    response->set_population(listing.population);
+    response->set_via_dataset(listing.via_dataset);
     return absl::OkStatus();
   }());
 }
@@ -221,10 +223,12 @@ grpc::Status AdminService::VerifyAudit(grpc::ServerContext* context,
                      options_.audit->VerifyAudit(request->dataset(), request->full()));
     const store::BudgetLedger::Verification& v = verified.result;
     if (options_.metrics != nullptr) {  // dpq_audit_verify_ok / _timestamp_seconds (alerts.yml)
-      options_.metrics->RecordAuditVerify(verified.dataset, v.ok,
+      options_.metrics->RecordAuditVerify(verified.population, v.ok,
                                           absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
-      options_.metrics->RecordAuditVerifyRows(verified.dataset, v.rows_read);
+      options_.metrics->RecordAuditVerifyRows(verified.population, v.rows_read);
     }
+    response->set_population(verified.population);
+    response->set_via_dataset(verified.via_dataset);
     response->set_ok(v.ok);
     response->set_entries(v.entries);
     response->set_first_broken_seq(v.first_broken_seq);

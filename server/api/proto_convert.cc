@@ -87,6 +87,8 @@ absl::StatusOr<query::DatasetSchema> DatasetSchemaFromProto(const v1::DatasetHea
   query::DatasetSchema s;
   s.name = h.name();
   s.privacy_unit = h.privacy_unit();
+  s.population = h.population();
+  s.is_public = h.is_public();
   for (const v1::Column& c : h.columns()) {
     query::ColumnSchema col;
     col.name = c.name();
@@ -108,6 +110,7 @@ absl::StatusOr<query::DatasetSchema> DatasetSchemaFromProto(const v1::DatasetHea
 
 void ToProto(const store::BudgetState& b, v1::Budget* out) {
   out->set_dataset(b.population);
+  out->set_population(b.population);
   out->set_epsilon_total(b.epsilon_total());
   out->set_delta_total(b.delta_total());
   out->set_epsilon_spent(b.epsilon_spent());
@@ -123,6 +126,7 @@ void ToProto(const store::BudgetState& b, v1::Budget* out) {
 void ToProto(const engine::DatasetBudget& b, v1::Budget* out) {
   ToProto(b.budget, out);
   out->set_preset(b.preset);
+  out->set_via_dataset(b.via_dataset);
   for (const std::string& w : b.warnings) out->add_warnings(w);
 }
 
@@ -209,6 +213,8 @@ void ToProto(const query::DatasetSchema& s, v1::Dataset* out) {
   out->set_privacy_unit(s.privacy_unit);
   out->set_version(s.version);
   out->set_created_at(s.created_at);
+  out->set_population(s.population);
+  out->set_is_public(s.is_public);
   for (const query::ColumnSchema& c : s.columns) {
     v1::Column* col = out->add_columns();
     col->set_name(c.name);
@@ -251,6 +257,7 @@ void ToProto(const store::Allocation& a, v1::AuditEntry* out) {
   out->set_noise_scale(a.noise_scale);
   out->set_value(a.release.has_value() ? a.release->value : a.value);
   out->set_column(a.column);
+  out->set_datasets(a.datasets);
   out->set_rows(ReleasedCount(a));
   // The engine stores these two words as the aggregate of a batch and of a training report.
   out->set_kind(a.aggregate == "batch" || a.aggregate == "training" ? a.aggregate : "query");

@@ -12,6 +12,7 @@
 #include "server/engine/admin/audit_trails.h"
 #include "server/engine/admin/budget_book.h"
 #include "server/engine/admin/dataset_admin.h"
+#include "server/engine/admin/population_admin.h"
 #include "server/engine/authenticator.h"
 #include "server/engine/query_engine.h"
 #include "server/metrics/metrics.h"
@@ -35,6 +36,7 @@ struct ServiceOptions {
   metrics::Metrics* metrics;
   QueryAdmission* admission;  // per-analyst concurrency and rate of Query and QueryBatch
   UploadLimits upload;
+  engine::PopulationAdmin* populations = nullptr;
 };
 
 class AnalystService final : public v1::AnalystService::Service {
@@ -105,6 +107,18 @@ class AdminService final : public v1::AdminService::Service {
                          v1::ListAuditResponse* response) override;
   grpc::Status VerifyAudit(grpc::ServerContext* context, const v1::VerifyAuditRequest* request,
                            v1::VerifyAuditResponse* response) override;
+  // Populations (population_admin_service.cc).
+  grpc::Status CreatePopulation(grpc::ServerContext* context,
+                                const v1::CreatePopulationRequest* request,
+                                v1::Population* response) override;
+  grpc::Status ListPopulations(grpc::ServerContext* context,
+                               const v1::ListPopulationsRequest* request,
+                               v1::ListPopulationsResponse* response) override;
+  grpc::Status GetPopulation(grpc::ServerContext* context, const v1::GetPopulationRequest* request,
+                             v1::Population* response) override;
+  grpc::Status DropPopulation(grpc::ServerContext* context,
+                              const v1::DropPopulationRequest* request,
+                              v1::DropPopulationResponse* response) override;
 
  private:
   ServiceOptions options_;

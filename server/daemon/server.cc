@@ -126,18 +126,21 @@ void Server::BuildAdministration() {
   admin_log_ = std::make_unique<store::AdminLog>(db_.get());
   dataset_admin_ = std::make_unique<engine::DatasetAdmin>(datasets_.get());
   access_admin_ = std::make_unique<engine::AccessAdmin>(principals_.get());
+  populations_ = std::make_unique<store::PopulationStore>(db_.get());
+  population_admin_ = std::make_unique<engine::PopulationAdmin>(populations_.get(), ledger_.get());
   budget_book_ = std::make_unique<engine::BudgetBook>(
-      engine_.get(), engine::BudgetBook::Stores{datasets_.get(), principals_.get(), ledger_.get()});
+      engine_.get(), engine::BudgetBook::Stores{datasets_.get(), principals_.get(), ledger_.get(),
+                                                populations_.get()});
   audit_trails_ =
-      std::make_unique<engine::AuditTrails>(datasets_.get(), ledger_.get(), admin_log_.get());
+      std::make_unique<engine::AuditTrails>(populations_.get(), ledger_.get(), admin_log_.get());
 }
 
 void Server::BuildServices() {
   admission_ = std::make_unique<api::QueryAdmission>(options_.admission);
-  api::ServiceOptions options{auth_.get(),         engine_.get(),      dataset_admin_.get(),
-                              access_admin_.get(), budget_book_.get(), audit_trails_.get(),
-                              &accounting_,        metrics_.get(),     admission_.get(),
-                              options_.upload};
+  api::ServiceOptions options{auth_.get(),         engine_.get(),          dataset_admin_.get(),
+                              access_admin_.get(), budget_book_.get(),     audit_trails_.get(),
+                              &accounting_,        metrics_.get(),         admission_.get(),
+                              options_.upload,     population_admin_.get()};
   analyst_service_ = std::make_unique<api::AnalystService>(options);
   admin_service_ = std::make_unique<api::AdminService>(options);
   accounting_service_ = std::make_unique<api::AccountingService>(options);

@@ -29,6 +29,7 @@
 #include "server/engine/admin/audit_trails.h"
 #include "server/engine/admin/budget_book.h"
 #include "server/engine/admin/dataset_admin.h"
+#include "server/engine/admin/population_admin.h"
 #include "server/engine/authenticator.h"
 #include "server/engine/query_engine.h"
 #include "server/engine/training_engine.h"
@@ -39,6 +40,7 @@
 #include "server/store/collection_store.h"
 #include "server/store/database.h"
 #include "server/store/dataset_store.h"
+#include "server/store/population_store.h"
 #include "server/store/postgres/embedded_postgres.h"
 #include "server/store/postgres/migrator.h"
 #include "server/store/principal_store.h"
@@ -129,6 +131,8 @@ class Server {
 
   std::unique_ptr<engine::Authenticator> auth_;
   std::unique_ptr<store::AdminLog> admin_log_;
+  std::unique_ptr<store::PopulationStore> populations_;
+  std::unique_ptr<engine::PopulationAdmin> population_admin_;
   std::unique_ptr<engine::DatasetAdmin> dataset_admin_;
   std::unique_ptr<engine::AccessAdmin> access_admin_;
   std::unique_ptr<engine::BudgetBook> budget_book_;

@@ -127,6 +127,7 @@ store::Allocation AllocationFor(const store::Principal& principal,
   a.max_contributions = plan.spec.max_contributions;
   a.events = absl::StrJoin(release.events, ";");
   a.dataset_version = schema.version;
+  a.datasets = schema.ReadDatasets();
   a.release_deferred = true;
   return a;
 }
@@ -568,6 +569,7 @@ absl::StatusOr<BatchOutcome> QueryEngine::RunPreparedBatch(const store::Principa
     a.confidence = batch.prepared[0].plan.spec.confidence;
     a.events = charge.events;
     a.dataset_version = batch.schema.version;
+    a.datasets = batch.schema.ReadDatasets();
     a.release_deferred = true;
     return a;
   };

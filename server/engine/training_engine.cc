@@ -155,6 +155,7 @@ absl::StatusOr<StepReportOutcome> TrainingEngine::ReportSteps(const store::Princ
   a.noise_scale = run.noise_multiplier;
   a.events = charge.events;
   a.dataset_version = schema.version;
+  a.datasets = schema.name;
   if (absl::Now() >= deadline) {
     return absl::DeadlineExceededError(
         "the call's deadline passed while pricing the report; nothing was charged: retry (with the "

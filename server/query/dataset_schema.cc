@@ -5,6 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "server/base/status_macros.h"
 #include "server/base/validation.h"
 #include "server/query/query_spec.h"
@@ -74,6 +75,13 @@ absl::Status ValidateCategories(const ColumnSchema& c) {
   return absl::OkStatus();
 }
 
+std::string DatasetSchema::ReadDatasets() const {
+  if (join == nullptr) return name;
+  std::vector<std::string> names;
+  for (const JoinedTable& t : join->tables) names.push_back(t.name);
+  return absl::StrJoin(names, ",");
+}
+
 absl::Status ValidateNewDataset(const DatasetSchema& schema) {
   RETURN_IF_ERROR(ValidateIdentifier(schema.name, "dataset name"));
   if (schema.columns.empty()) return absl::InvalidArgumentError("columns must not be empty");
@@ -104,6 +112,18 @@ absl::Status ValidateNewDataset(const DatasetSchema& schema) {
       return absl::InvalidArgumentError(
           absl::StrCat("column ", c.name, ": lower bound must be < upper bound"));
     }
+  }
+  if (schema.is_public) {
+    // Not personal: nothing identifies a person in it, and no budget protects anyone.
+    if (!schema.privacy_unit.empty() || !schema.population.empty()) {
+      return absl::InvalidArgumentError(
+          "a public table has no privacy_unit and no population: drop --privacy-unit and "
+          "--population, or drop --public if its rows are about people");
+    }
+    return absl::OkStatus();
+  }
+  if (!schema.population.empty()) {
+    RETURN_IF_ERROR(ValidateIdentifier(schema.population, "population"));
   }
   RETURN_IF_ERROR(ValidateIdentifier(schema.privacy_unit, "privacy_unit"));
   if (seen.count(schema.privacy_unit) == 0) {

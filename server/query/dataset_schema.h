@@ -62,6 +62,9 @@ struct DatasetSchema {
 
   // nullptr when absent.
   const ColumnSchema* FindColumn(absl::string_view column) const;
+  // The stored datasets a scan of this schema reads, comma-separated in the order the query named
+  // them ("patients,visits,regions" for a join; the name otherwise): what an audit row records.
+  std::string ReadDatasets() const;
   // True when the stored row rank may bound contributions (ungrouped, unfiltered plans; see
   // store/bounding_sql.h): whenever the table has ranks. NULL values are dropped inside the kept
   // set (a unit keeps its non-NULL rows among its first K), so the choice never depends on whether

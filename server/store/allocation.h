@@ -24,6 +24,7 @@ struct BudgetState {
   int64_t epsilon_spent_units = 0;
   int64_t delta_spent_units = 0;
   int64_t max_query_epsilon_units = 0;  // the largest epsilon of one query; 0: no such limit
+  std::string epsilon_preset;  // domain preset of the budget (epsilon_guidance.h); empty: none
 
   int64_t epsilon_remaining_units() const {
     return std::max<int64_t>(0, epsilon_total_units - epsilon_spent_units);

@@ -22,6 +22,7 @@ LedgerState LedgerFromRow(const pqxx::row& r) {
   b.epsilon_spent_units = r[kLedgerEpsilonSpent].as<int64_t>();
   b.delta_spent_units = r[kLedgerDeltaSpent].as<int64_t>();
   b.max_query_epsilon_units = r[kLedgerMaxQueryEpsilon].as<int64_t>();
+  b.epsilon_preset = r[kLedgerEpsilonPreset].as<std::string>();
   ledger.head_seq = r[kLedgerAuditHeadSeq].as<int64_t>();
   ledger.head_hash = Bytes(r[kLedgerAuditHeadHash]);
   ledger.accountant_state = r[kLedgerAccountantState].as<std::string>();

@@ -19,7 +19,7 @@ namespace dpq::store {
 inline constexpr char kBudgetColumns[] =
     "l.population_id, p.name, l.accountant, l.epsilon_total_units, l.delta_total_units, "
     "l.epsilon_spent_units, l.delta_spent_units, l.audit_head_seq, l.audit_head_hash, "
-    "l.accountant_state, coalesce(l.max_query_epsilon_units, 0)";
+    "l.accountant_state, coalesce(l.max_query_epsilon_units, 0), coalesce(l.epsilon_preset, '')";
 enum LedgerColumn : pqxx::row::size_type {
   kLedgerPopulationId,
   kLedgerPopulationName,
@@ -32,6 +32,7 @@ enum LedgerColumn : pqxx::row::size_type {
   kLedgerAuditHeadHash,
   kLedgerAccountantState,
   kLedgerMaxQueryEpsilon,
+  kLedgerEpsilonPreset,
   kLedgerColumnCount,  // columns a query selects after kBudgetColumns start here
 };
 

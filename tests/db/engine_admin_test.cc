@@ -8,6 +8,7 @@
 #include "server/engine/admin/audit_trails.h"
 #include "server/engine/admin/budget_book.h"
 #include "server/engine/admin/dataset_admin.h"
+#include "server/engine/admin/population_admin.h"
 #include "server/engine/authenticator.h"
 #include "server/store/admin_log.h"
 #include "tests/db/engine_test_env.h"
@@ -30,9 +31,12 @@ class EngineAdminTest : public ::dpq::testing::EngineTest {
     admin_log_ = std::make_unique<store::AdminLog>(db());
     dataset_admin_ = std::make_unique<DatasetAdmin>(datasets_.get());
     access_ = std::make_unique<AccessAdmin>(principals_.get());
+    populations_ = std::make_unique<store::PopulationStore>(db());
+    population_admin_ = std::make_unique<PopulationAdmin>(populations_.get(), ledger_.get());
     budgets_ = std::make_unique<BudgetBook>(
-        engine_.get(), BudgetBook::Stores{datasets_.get(), principals_.get(), ledger_.get()});
-    audit_ = std::make_unique<AuditTrails>(datasets_.get(), ledger_.get(), admin_log_.get());
+        engine_.get(),
+        BudgetBook::Stores{datasets_.get(), principals_.get(), ledger_.get(), populations_.get()});
+    audit_ = std::make_unique<AuditTrails>(populations_.get(), ledger_.get(), admin_log_.get());
     auth_ = std::make_unique<Authenticator>(principals_.get());
   }
 
@@ -69,6 +73,8 @@ class EngineAdminTest : public ::dpq::testing::EngineTest {
   std::unique_ptr<store::AdminLog> admin_log_;
   std::unique_ptr<DatasetAdmin> dataset_admin_;
   std::unique_ptr<AccessAdmin> access_;
+  std::unique_ptr<store::PopulationStore> populations_;
+  std::unique_ptr<PopulationAdmin> population_admin_;
   std::unique_ptr<BudgetBook> budgets_;
   std::unique_ptr<AuditTrails> audit_;
   std::unique_ptr<Authenticator> auth_;
@@ -198,12 +204,116 @@ TEST_F(EngineAdminTest, AnUngrantedAnalystCannotReadTheBudget) {
 
 TEST_F(EngineAdminTest, AnEmptyBudgetAuditVerifies) {
   ASSERT_THAT(CreateTinyDataset("d"), IsOk());
-  ASSERT_OK_AND_ASSIGN(std::vector<store::Allocation> entries, audit_->ListAudit("d"));
-  EXPECT_TRUE(entries.empty());
+  ASSERT_OK_AND_ASSIGN(AuditListing listing, audit_->ListAudit("d"));
+  EXPECT_TRUE(listing.entries.empty());
   ASSERT_OK_AND_ASSIGN(AuditVerification v, audit_->VerifyAudit("d", /*full=*/true));
-  EXPECT_EQ(v.dataset, "d");
+  EXPECT_EQ(v.population, "d");
   EXPECT_TRUE(v.result.ok) << v.result.reason;
   EXPECT_THAT(audit_->VerifyAudit("nope", true), StatusIs(absl::StatusCode::kNotFound));
+}
+
+// --- populations ---------------------------------------------------------------------------
+
+query::QuerySpec CountOf(const std::string& dataset) {
+  query::QuerySpec spec;
+  spec.dataset = dataset;
+  spec.aggregate = query::AggregateKind::kCount;
+  spec.epsilon = 0.75;
+  return spec;
+}
+
+TEST_F(EngineAdminTest, DatasetsOfOnePopulationShareItsBudgetAndAuditNamedThroughEither) {
+  ASSERT_OK_AND_ASSIGN(PopulationView clinic,
+                       population_admin_->Create(root_, "clinic", query::ColumnType::kInteger));
+  EXPECT_TRUE(clinic.population.datasets.empty());
+  EXPECT_EQ(clinic.budget.epsilon_total_units, 0);
+  for (const char* name : {"patients", "visits"}) {
+    query::DatasetSchema schema = TinySchema(name);
+    schema.population = "clinic";
+    ASSERT_OK_AND_ASSIGN(store::CreatedDataset created,
+                         dataset_admin_->Create(root_, schema, Csv("uid,x\n1,2\n")));
+    EXPECT_EQ(created.schema.population, "clinic");
+    EXPECT_EQ(created.schema.population_id, clinic.population.id);
+  }
+  BudgetChange change;
+  change.dataset = "visits";  // a dataset names its population
+  change.epsilon = 2;         // two queries of 0.75 fit, a third does not
+  ASSERT_OK_AND_ASSIGN(DatasetBudget set, budgets_->Set(root_, change));
+  EXPECT_EQ(set.budget.population, "clinic");
+  EXPECT_EQ(set.via_dataset, "visits");
+  ASSERT_OK_AND_ASSIGN(DatasetBudget read, budgets_->Get(root_, "clinic"));
+  EXPECT_DOUBLE_EQ(read.budget.epsilon_total(), 2);
+  EXPECT_EQ(read.via_dataset, "");
+  ASSERT_OK_AND_ASSIGN(PopulationView shown, population_admin_->Get("clinic"));
+  EXPECT_THAT(shown.population.datasets, ElementsAre("patients", "visits"));
+  EXPECT_DOUBLE_EQ(shown.budget.epsilon_total(), 2);
+
+  // One query on each dataset: both debit the one ledger, one audit chain.
+  ASSERT_THAT(engine_->Run(root_, CountOf("patients"), "p1"), IsOk());
+  ASSERT_THAT(engine_->Run(root_, CountOf("visits"), "v1"), IsOk());
+  ASSERT_OK_AND_ASSIGN(read, budgets_->Get(root_, "patients"));
+  EXPECT_DOUBLE_EQ(read.budget.epsilon_spent(), 1.5);
+  ASSERT_OK_AND_ASSIGN(AuditListing listing, audit_->ListAudit("patients"));
+  EXPECT_EQ(listing.population, "clinic");
+  EXPECT_EQ(listing.via_dataset, "patients");
+  ASSERT_EQ(listing.entries.size(), 2u);
+  EXPECT_EQ(listing.entries[0].datasets, "patients");
+  EXPECT_EQ(listing.entries[1].datasets, "visits");
+  ASSERT_OK_AND_ASSIGN(AuditVerification v, audit_->VerifyAudit("clinic", /*full=*/true));
+  EXPECT_TRUE(v.result.ok) << v.result.reason;
+  EXPECT_EQ(v.result.entries, 2);
+
+  // The budget is spent for both: a third query of either dataset no longer fits.
+  EXPECT_THAT(engine_->Run(root_, CountOf("patients"), "p2"),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("population clinic")));
+}
+
+TEST_F(EngineAdminTest, APopulationRefusesAForeignUnitTypeAndIsDroppedOnlyWhenEmpty) {
+  ASSERT_THAT(population_admin_->Create(root_, "people", query::ColumnType::kText), IsOk());
+  EXPECT_THAT(population_admin_->Create(root_, "people", query::ColumnType::kText),
+              StatusIs(absl::StatusCode::kAlreadyExists));
+  EXPECT_THAT(population_admin_->Create(root_, "dbl", query::ColumnType::kDouble),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("integer or text")));
+  query::DatasetSchema schema = TinySchema("ints");
+  schema.population = "people";  // uid is an integer column
+  EXPECT_THAT(dataset_admin_->Create(root_, schema, Csv("uid,x\n1,2\n")),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("identifies people by text")));
+  schema.population = "nobody";
+  EXPECT_THAT(dataset_admin_->Create(root_, schema, Csv("uid,x\n1,2\n")),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("population create nobody")));
+  // A dataset without a population gets one of its own; its name is then taken for populations.
+  ASSERT_THAT(dataset_admin_->Create(root_, TinySchema("solo"), Csv("uid,x\n1,2\n")), IsOk());
+  EXPECT_THAT(population_admin_->Create(root_, "solo", query::ColumnType::kInteger),
+              StatusIs(absl::StatusCode::kAlreadyExists));
+  EXPECT_THAT(population_admin_->Drop(root_, "solo"),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("solo")));
+  EXPECT_THAT(population_admin_->Drop(root_, "people"), IsOk());
+  ASSERT_OK_AND_ASSIGN(std::vector<PopulationView> all, population_admin_->List());
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].population.name, "solo");
+  EXPECT_TRUE(all[1].population.dropped);
+}
+
+TEST_F(EngineAdminTest, APublicTableHasNoPopulationNoBudgetAndNeedsNoGrant) {
+  query::DatasetSchema schema;
+  schema.name = "regions";
+  schema.is_public = true;
+  schema.columns = {{"code", query::ColumnType::kText, absl::nullopt, absl::nullopt, {}},
+                    {"label", query::ColumnType::kText, absl::nullopt, absl::nullopt, {}}};
+  ASSERT_OK_AND_ASSIGN(store::CreatedDataset created,
+                       dataset_admin_->Create(root_, schema, Csv("code,label\nn,North\n")));
+  EXPECT_TRUE(created.schema.is_public);
+  EXPECT_EQ(created.schema.population, "");
+  EXPECT_EQ(created.rows_loaded, 1);
+  EXPECT_THAT(LoggedActions().back(), HasSubstr("public=true (stated not personal)"));
+  EXPECT_THAT(populations_->Resolve("regions"), StatusIs(absl::StatusCode::kNotFound));
+  ASSERT_THAT(CreatePrincipal("bob"), IsOk());
+  EXPECT_THAT(access_->Grant(root_, "bob", "regions", {}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("public table")));
+  schema.privacy_unit = "code";
+  schema.name = "regions2";
+  EXPECT_THAT(dataset_admin_->Create(root_, schema, Csv("code,label\nn,North\n")),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("no privacy_unit")));
 }
 
 }  // namespace

@@ -4,18 +4,21 @@
 
 namespace dpq::engine {
 
-absl::StatusOr<std::vector<store::Allocation>> AuditTrails::ListAudit(const std::string& dataset) {
-  ASSIGN_OR_RETURN(query::DatasetSchema schema, datasets_->Get(dataset, /*include_dropped=*/true));
-  return ledger_->ListAllocations(schema.id);
+absl::StatusOr<AuditListing> AuditTrails::ListAudit(const std::string& name) {
+  ASSIGN_OR_RETURN(store::ResolvedPopulation target, populations_->Resolve(name));
+  AuditListing listing{target.population.name, target.via_dataset, {}};
+  ASSIGN_OR_RETURN(listing.entries, ledger_->ListAllocations(target.population.id));
+  return listing;
 }
 
-absl::StatusOr<AuditVerification> AuditTrails::VerifyAudit(const std::string& dataset, bool full) {
-  ASSIGN_OR_RETURN(query::DatasetSchema schema, datasets_->Get(dataset, /*include_dropped=*/true));
+absl::StatusOr<AuditVerification> AuditTrails::VerifyAudit(const std::string& name, bool full) {
+  ASSIGN_OR_RETURN(store::ResolvedPopulation target, populations_->Resolve(name));
   store::BudgetLedger::VerifyOptions options;
   options.full = full;
   AuditVerification verified;
-  verified.dataset = schema.name;
-  ASSIGN_OR_RETURN(verified.result, ledger_->Verify(schema.id, options));
+  verified.population = target.population.name;
+  verified.via_dataset = target.via_dataset;
+  ASSIGN_OR_RETURN(verified.result, ledger_->Verify(target.population.id, options));
   return verified;
 }
 

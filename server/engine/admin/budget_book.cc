@@ -1,6 +1,6 @@
 #include "server/engine/admin/budget_book.h"
 
-#include <map>
+#include <set>
 
 #include "absl/strings/str_format.h"
 #include "server/base/status_macros.h"
@@ -56,27 +56,43 @@ std::string BudgetSetDetails(const BudgetChange& change, const BudgetUnits& unit
 
 absl::StatusOr<DatasetBudget> BudgetBook::Get(const store::Principal& principal,
                                               const std::string& dataset) {
+  if (principal.role == store::Role::kAdmin) {
+    // An admin names a population, or a dataset of it (dropped ones too: budgets outlive rows).
+    ASSIGN_OR_RETURN(store::ResolvedPopulation target, stores_.populations->Resolve(dataset));
+    DatasetBudget read;
+    ASSIGN_OR_RETURN(read.budget, stores_.ledger->Get(target.population.id));
+    read.preset = read.budget.epsilon_preset;
+    read.via_dataset = target.via_dataset;
+    return read;
+  }
   ASSIGN_OR_RETURN(query::DatasetSchema schema, engine_->AuthorizedDataset(principal, dataset));
   DatasetBudget read;
-  ASSIGN_OR_RETURN(read.budget, stores_.ledger->Get(schema.id));
-  read.preset = schema.epsilon_preset;
+  ASSIGN_OR_RETURN(read.budget, stores_.ledger->Get(schema.population_id));
+  read.preset = read.budget.epsilon_preset;
+  if (read.budget.population != schema.name) read.via_dataset = schema.name;
   return read;
 }
 
 absl::StatusOr<DatasetBudget> BudgetBook::Set(const store::Principal& admin,
                                               const BudgetChange& change) {
   ASSIGN_OR_RETURN(BudgetUnits units, UnitsOf(change));
-  ASSIGN_OR_RETURN(query::DatasetSchema schema, stores_.datasets->Get(change.dataset));
+  ASSIGN_OR_RETURN(store::ResolvedPopulation target, stores_.populations->Resolve(change.dataset));
+  const store::Population& population = target.population;
+  if (population.dropped) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("population ", population.name, " is dropped: its budget can only be read"));
+  }
   const store::AdminAction log =
-      Logged(admin, "budget.set", schema.name, BudgetSetDetails(change, units));
+      Logged(admin, "budget.set", population.name, BudgetSetDetails(change, units));
   DatasetBudget set;
+  set.via_dataset = target.via_dataset;
   ASSIGN_OR_RETURN(set.budget,
-                   stores_.ledger->Set(schema.id, units.epsilon, units.delta, change.accountant,
+                   stores_.ledger->Set(population.id, units.epsilon, units.delta, change.accountant,
                                        units.max_query_epsilon, &log));
-  set.preset = schema.epsilon_preset;
+  set.preset = set.budget.epsilon_preset;
   if (!change.preset.empty()) {
     set.preset = change.preset;
-    RETURN_IF_ERROR(stores_.datasets->SetEpsilonPreset(schema.id, set.preset));
+    RETURN_IF_ERROR(stores_.datasets->SetEpsilonPreset(population.id, set.preset));
   }
   set.warnings = query::BudgetWarnings(set.budget.epsilon_total(), set.preset);
   return set;
@@ -93,15 +109,13 @@ absl::StatusOr<ServerOverview> BudgetBook::Overview() {
   }
   overview.database_reachable = true;
   overview.schema_version = *version;
-  // One query for every ledger (the one the metrics read), not one per dataset; dropped
-  // datasets, which it also lists, are left out.
+  // One query for every ledger (the one the metrics read), not one per population; the ledgers
+  // of populations without a live dataset (dropped, or not yet given one) are left out.
   ASSIGN_OR_RETURN(std::vector<store::BudgetState> budgets, stores_.ledger->ListBudgets());
-  std::map<int64_t, const store::BudgetState*> by_id;
-  for (const store::BudgetState& b : budgets) by_id[b.population_id] = &b;
-  for (const query::DatasetSchema& d : *datasets) {
-    auto it = by_id.find(d.population_id);
-    if (it == by_id.end()) continue;  // created between the two reads
-    overview.budgets.push_back({*it->second, d.epsilon_preset, {}});
+  std::set<int64_t> live;
+  for (const query::DatasetSchema& d : *datasets) live.insert(d.population_id);
+  for (const store::BudgetState& b : budgets) {
+    if (live.count(b.population_id) != 0) overview.budgets.push_back({b, b.epsilon_preset, "", {}});
   }
   return overview;
 }

@@ -12,14 +12,16 @@
 #include "server/engine/query_engine.h"
 #include "server/store/budget_ledger.h"
 #include "server/store/dataset_store.h"
+#include "server/store/population_store.h"
 #include "server/store/principal_store.h"
 
 namespace dpq::engine {
 
 // A dataset's budget with its epsilon preset (query/epsilon_guidance.h; empty: none).
 struct DatasetBudget {
-  store::BudgetState budget;
+  store::BudgetState budget;  // the population's (budget.population)
   std::string preset;
+  std::string via_dataset;  // the dataset the caller named, when it did not name the population
   std::vector<std::string> warnings;  // of the total against the preset (SetBudget only)
 };
 
@@ -39,7 +41,7 @@ struct ServerOverview {
   bool database_reachable = false;
   std::string database_error;
   int64_t schema_version = 0;
-  std::vector<DatasetBudget> budgets;  // one per live dataset
+  std::vector<DatasetBudget> budgets;  // one per population with a live dataset
 };
 
 class BudgetBook {
@@ -48,14 +50,18 @@ class BudgetBook {
     store::DatasetStore* datasets;
     store::PrincipalStore* principals;
     store::BudgetLedger* ledger;
+    store::PopulationStore* populations;
   };
   // `engine` authorises analysts' reads (QueryEngine::AuthorizedDataset).
   BudgetBook(QueryEngine* engine, Stores stores) : engine_(engine), stores_(stores) {}
 
-  // The budget of `dataset` if `principal` may query it.
+  // An analyst: the budget of the population of `dataset` if the analyst may query the dataset.
+  // An admin: the budget of the population `dataset` names, directly or through a dataset of it.
   absl::StatusOr<DatasetBudget> Get(const store::Principal& principal, const std::string& dataset);
-  // Sets the budget, logged as "budget.set". INVALID_ARGUMENT names "preset", "epsilon", "delta"
-  // or "max_query_epsilon" for a value it refuses; NOT_FOUND for an unknown dataset.
+  // Sets the budget of the population change.dataset names (a population, or a dataset of it),
+  // logged as "budget.set" on the population. INVALID_ARGUMENT names "preset", "epsilon", "delta"
+  // or "max_query_epsilon" for a value it refuses; NOT_FOUND when no population or dataset has
+  // that name.
   absl::StatusOr<DatasetBudget> Set(const store::Principal& admin, const BudgetChange& change);
   // Schema version and every live dataset's budget; an unreachable database is reported in it.
   absl::StatusOr<ServerOverview> Overview();

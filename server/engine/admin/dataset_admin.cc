@@ -12,9 +12,14 @@ absl::StatusOr<store::CreatedDataset> DatasetAdmin::Create(const store::Principa
                                                            const UploadRowsFor& rows_for) {
   RETURN_IF_ERROR(query::ValidateNewDataset(schema));
   const store::CopyLineSource rows = rows_for(schema.columns);
-  const store::AdminAction log = Logged(
-      admin, "dataset.create", schema.name,
-      absl::StrCat("privacy_unit=", schema.privacy_unit, " columns=", schema.columns.size()));
+  const store::AdminAction log =
+      Logged(admin, "dataset.create", schema.name,
+             schema.is_public
+                 // The admin's statement that the rows are not personal is what the log must keep.
+                 ? absl::StrCat("public=true (stated not personal) columns=", schema.columns.size())
+                 : absl::StrCat("privacy_unit=", schema.privacy_unit, " population=",
+                                schema.population.empty() ? schema.name : schema.population,
+                                " columns=", schema.columns.size()));
   return datasets_->Create(schema, rows, &log);
 }
 
