@@ -17,7 +17,6 @@
 // store::BoundingMode and every grouping was reached, and that the numeric fallback is total too.
 // Planner or analyzer refusals are fine: they happen before the charge and depend on the request
 // and the schema only.
-#include <cctype>
 #include <cfloat>
 #include <cmath>
 #include <functional>
@@ -37,11 +36,11 @@
 #include "server/query/filter/type_checker.h"
 #include "server/query/planner.h"
 #include "server/sql/analyzer.h"
-#include "server/sql/join_resolution.h"
 #include "server/sql/parser.h"
 #include "server/store/aggregate_scanner.h"
 #include "server/store/scan_sql.h"
 #include "tests/db/adversarial_dataset.h"
+#include "tests/db/scan_totality.h"
 #include "tests/db/store_test_env.h"
 #include "tests/support/expression_trees.h"
 #include "tests/support/status_matchers.h"
@@ -55,6 +54,10 @@ using query::AggregateKind;
 using query::ColumnSchema;
 using query::ColumnType;
 using query::QuerySpec;
+using totality::Compile;
+using totality::ScanTotalityTest;
+using totality::SqlExpressionForms;
+using totality::SqlFormsFor;
 
 enum class Grouping { kNone, kDeclaredKeys, kKeyList, kSelectedKeys, kNumericBins, kTextHistogram };
 constexpr Grouping kAllGroupings[] = {Grouping::kNone,        Grouping::kDeclaredKeys,
@@ -175,130 +178,6 @@ std::vector<Shape> FlagShapes(const std::vector<Bounds>& bounds = AdversarialBou
   return shapes;
 }
 
-// SQL forms of one aggregate function: the call with its bounds arguments, in every grouping the
-// analyzer accepts for it. A function this switch does not know fails the test.
-std::vector<std::string> SqlFormsFor(const std::string& function, Bounds b) {
-  const std::string bounds = absl::StrFormat("(%.17g, %.17g)", b.lower, b.upper);
-  std::vector<std::string> calls;
-  if (function == "COUNT") {
-    calls = {"COUNT(*)", "COUNT(x)", "COUNT(*, contribution_bounds_per_group => (1, 3))",
-             "COUNT(x, contribution_bounds_per_group => (0, 2))"};
-  } else if (function == "SUM" || function == "AVG") {
-    calls = {absl::StrCat(function, "(x, contribution_bounds_per_group => ", bounds, ")"),
-             absl::StrCat(function, "(x, contribution_bounds_per_row => ", bounds, ")")};
-  } else if (function == "VAR_POP" || function == "STDDEV_POP") {
-    calls = {absl::StrCat(function, "(x, contribution_bounds_per_row => ", bounds, ")")};
-  } else if (function == "PERCENTILE_CONT") {
-    calls = {absl::StrCat("PERCENTILE_CONT(x, 0.5, contribution_bounds_per_row => ", bounds, ")")};
-  } else if (function == "APPROX_QUANTILES") {
-    calls = {absl::StrCat("APPROX_QUANTILES(x, 4, contribution_bounds_per_row => ", bounds, ")")};
-  } else {
-    ADD_FAILURE() << "the scan-totality test has no SQL forms for " << function
-                  << ": add them to SqlFormsFor";
-    return {};
-  }
-  const std::string head =
-      "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, "
-      "max_groups_contributed = 2";
-  std::vector<std::string> out;
-  for (const std::string& call : calls) {
-    for (const std::string& where : {std::string(""), std::string(" WHERE x > 0 OR n IS NULL")}) {
-      out.push_back(absl::StrCat(head, ") ", call, " FROM adversarial", where));
-      out.push_back(
-          absl::StrCat(head, ") cat, ", call, " FROM adversarial", where, " GROUP BY cat"));
-      out.push_back(
-          absl::StrCat(head, ") grp, ", call, " FROM adversarial", where, " GROUP BY grp"));
-      out.push_back(
-          absl::StrCat(head, ") grp, ", call, " FROM adversarial WHERE grp IN ('g0', '', 'zz')",
-                       where.empty() ? "" : " AND (x > 0 OR n IS NULL)", " GROUP BY grp"));
-    }
-  }
-  if (function == "COUNT") {
-    out.push_back(absl::StrCat(head, ") WIDTH_BUCKET(x, ", b.lower, ", ", b.upper,
-                               ", 4) AS bucket, COUNT(*) FROM adversarial GROUP BY bucket"));
-    out.push_back(absl::StrFormat(
-        "%s) WIDTH_BUCKET(x, (%.17g, %.17g)) AS bucket, COUNT(*) FROM adversarial GROUP BY bucket",
-        head, b.lower, b.upper));
-    out.push_back(
-        "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, max_rows_contributed "
-        "= 3) grp, COUNT(*) FROM adversarial GROUP BY grp");
-    out.push_back(
-        "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, max_rows_contributed = 3) cat, "
-        "COUNT(*) FROM adversarial GROUP BY cat");
-  }
-  return out;
-}
-
-// `text` compiled by the real parser and analyzer against `schema`; nullopt when the analyzer
-// refuses it (which must be INVALID_ARGUMENT or UNIMPLEMENTED: before the charge, from the text).
-absl::optional<sql::CompiledStatement> Compile(const std::string& text,
-                                               const query::DatasetSchema& schema) {
-  absl::StatusOr<sql::Script> script = sql::Parse(text);
-  EXPECT_TRUE(script.ok()) << text << ": " << script.status();
-  if (!script.ok()) return absl::nullopt;
-  absl::StatusOr<sql::CompiledStatement> compiled = sql::Analyze(script->statements[0], schema);
-  if (!compiled.ok()) {
-    EXPECT_THAT(compiled.status().code(), ::testing::AnyOf(absl::StatusCode::kInvalidArgument,
-                                                           absl::StatusCode::kUnimplemented))
-        << text << ": " << compiled.status();
-    return absl::nullopt;
-  }
-  return *std::move(compiled);
-}
-
-class ScanTotalityTest : public ::dpq::testing::StoreTest {
- protected:
-  void SetUp() override {
-    StoreTest::SetUp();
-    if (HasFatalFailure()) return;
-    ASSERT_OK_AND_ASSIGN(schema_, ::dpq::testing::CreateAdversarialDataset(db(), url()));
-  }
-
-  // Plans and scans `spec`; records what was reached. Returns false when the planner refused.
-  bool PlanAndScan(const QuerySpec& spec, const std::string& label, AggregateScanner& scanner,
-                   bool expect_fallback = false,
-                   const std::function<void(query::ScanPlan*)>& rewrite = nullptr) {
-    const query::DatasetSchema& schema = declared_ != nullptr ? *declared_ : schema_;
-    absl::StatusOr<query::QueryPlan> plan = query::PlanQuery(spec, schema);
-    if (plan.ok() && rewrite) rewrite(&plan->scan);
-    if (!plan.ok()) {
-      EXPECT_THAT(plan.status().code(), ::testing::AnyOf(absl::StatusCode::kInvalidArgument,
-                                                         absl::StatusCode::kUnimplemented))
-          << label << ": " << plan.status();
-      return false;
-    }
-    absl::optional<query::filter::TypedFilter> filter;
-    if (!spec.where.empty()) {
-      absl::StatusOr<query::filter::TypedFilter> f =
-          query::filter::ParseAndCheckFilter(spec.where, schema);
-      EXPECT_TRUE(f.ok()) << label << ": " << f.status();
-      if (!f.ok()) return false;
-      filter = *std::move(f);
-    }
-    absl::StatusOr<ScanResult> r =
-        scanner.Scan(plan->scan, absl::InfiniteFuture(), filter ? &*filter : nullptr, "seed");
-    EXPECT_TRUE(r.ok()) << label << ": " << r.status();
-    if (!r.ok()) return false;
-    if (expect_fallback) {
-      EXPECT_EQ(r->recovered_data_error, "22012") << label;
-    } else {
-      EXPECT_EQ(r->recovered_data_error, "") << label << ": the float8 statement failed";
-    }
-    for (const GroupStats& g : r->groups.empty() ? std::vector<GroupStats>{*r} : r->groups) {
-      EXPECT_TRUE(std::isfinite(g.sum) && std::isfinite(g.sum_sq)) << label;
-    }
-    modes_.insert(BoundingModeOf(plan->scan, filter.has_value()));
-    ++scanned_;
-    return true;
-  }
-
-  query::DatasetSchema schema_;
-  // When set, the schema queries are planned against: the same table with declared bounds.
-  const query::DatasetSchema* declared_ = nullptr;
-  std::set<BoundingMode> modes_;
-  int scanned_ = 0;
-};
-
 TEST_F(ScanTotalityTest, EveryFlagShapeScansWithoutErrorOnAdversarialValues) {
   AggregateScanner scanner(db());
   std::map<AggregateKind, int> per_kind;
@@ -348,44 +227,6 @@ TEST_F(ScanTotalityTest, EverySqlFormScansWithoutErrorOnAdversarialValues) {
   for (query::AggregateKind kind : lowered)
     EXPECT_EQ(all.count(kind), 1u) << query::AggregateName(kind);
   std::printf("scan_totality: %d SQL statements, %d parts scanned\n", statements, scanned_);
-}
-
-// Per-row expression statements, compiled by the real parser, analyzer and planner: every
-// construct (arithmetic, division, CASE, IF, COALESCE, ABS, LEAST/GREATEST, CASTs, COUNT of an
-// expression, COUNT(DISTINCT unit), WHERE conditions over columns, computed and public group keys,
-// key-only selects, WIDTH_BUCKET over an expression, per-unit and row-clamped bounds). x and n get
-// declared bounds (x each adversarial pair, n [-3, 7]) so that bounds can be derived; the stored
-// values stay the adversarial ones, far outside them.
-std::vector<std::string> SqlExpressionForms() {
-  const std::string head =
-      "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, "
-      "max_groups_contributed = 2) ";
-  const std::vector<std::string> bodies = {
-      "SUM(x + n) AS a, AVG(x * 2 - n) AS b FROM adversarial",
-      "SUM(x / (n + 4)) AS a, SUM(-x) AS b FROM adversarial",
-      "COUNT(CASE WHEN x > 0 THEN 1 END) AS a, COUNT(x + n) AS b FROM adversarial",
-      "COUNT(DISTINCT pid) AS a, SUM(IF(cat = 'a', x, 0)) AS b FROM adversarial",
-      "SUM(ABS(x)) AS a, SUM(LEAST(x, n)) AS b, SUM(GREATEST(x, n)) AS c FROM adversarial",
-      "SUM(COALESCE(x, n, 0)) AS a, SUM(IFNULL(n, 1)) AS b FROM adversarial",
-      "SUM(CAST(x AS INT64)) AS a, AVG(CAST(n AS FLOAT64) / 3) AS b FROM adversarial",
-      "VAR_POP(x * n) AS a, STDDEV_POP(x - n) AS b FROM adversarial",
-      "PERCENTILE_CONT(x + 1, 0.5) AS a FROM adversarial",
-      "SUM(x + n, contribution_bounds_per_group => (-5, 5)) AS a, "
-      "AVG(x * n, contribution_bounds_per_group => (0, 2)) AS b FROM adversarial",
-      "SUM(x + n, contribution_bounds_per_row => (-1, 1)) AS a FROM adversarial",
-      "COUNT(*) AS a FROM adversarial WHERE x * 2 > n OR ABS(n) < x",
-      "SUM(x) AS a FROM adversarial WHERE x > n AND CASE WHEN cat = 'a' THEN n > 0 ELSE x < 1 END",
-      "CASE WHEN x < 0 THEN 'neg' WHEN x > 0 THEN 'pos' END AS k, COUNT(*) AS a, SUM(x + n) AS b "
-      "FROM adversarial GROUP BY k",
-      "CAST(n AS STRING) AS k, COUNT(*) AS a, AVG(x / 2) AS b FROM adversarial GROUP BY k",
-      "cat, CAST(x * 2 AS INT64) AS k, COUNT(*) AS a FROM adversarial GROUP BY cat, k",
-      "grp FROM adversarial WHERE x * n > 0 GROUP BY grp",
-      "CASE WHEN n > 0 THEN 1 ELSE 2 END AS k FROM adversarial GROUP BY k",
-      "WIDTH_BUCKET(x + n, -10, 10, 4) AS b, COUNT(*) AS a FROM adversarial GROUP BY b",
-  };
-  std::vector<std::string> out;
-  for (const std::string& body : bodies) out.push_back(head + body);
-  return out;
 }
 
 TEST_F(ScanTotalityTest, EverySqlExpressionFormScansWithoutErrorOnAdversarialValues) {
@@ -499,191 +340,6 @@ TEST_F(ScanTotalityTest, EveryFlagShapeWithExpressionsScansWithoutError) {
     for (AggregateKind kind : query::kAllAggregateKinds) EXPECT_GT(per_kind[kind], 0);
     for (BoundingMode mode : kAllBoundingModes) {
       EXPECT_EQ(modes_.count(mode), 1u) << BoundingModeName(mode) << " fallback=" << fallback;
-    }
-  }
-}
-
-// Joined scans (docs/decisions.md "Joins in DP SQL"): a second private table of the adversarial
-// population (adversarial_b: pid, y, m, bcat: every unit's first two adversarial rows, so the
-// unit of thousands of rows joins 2 of its own) and a public table (adversarial_public: code, z, pk:
-// every adversarial double and integer, NULL and text keys included). Each SQL form above is
-// rewritten to read FROM the three-way join with its value and integer columns taken from each
-// table in turn, compiled by the real parser, join resolution and analyzer, and scanned, on one
-// bounds pair per kind of magnitude (tiny, huge, ordinary: the join adds no arithmetic, only rows).
-class JoinedScanTotalityTest : public ScanTotalityTest {
- protected:
-  void SetUp() override {
-    ScanTotalityTest::SetUp();
-    if (HasFatalFailure()) return;
-    query::DatasetSchema b;
-    b.name = "adversarial_b";
-    b.population = schema_.population;
-    b.privacy_unit = "pid";
-    b.columns = {{"pid", ColumnType::kInteger, absl::nullopt, absl::nullopt, {}},
-                 {"y", ColumnType::kDouble, absl::nullopt, absl::nullopt, {}},
-                 {"m", ColumnType::kInteger, absl::nullopt, absl::nullopt, {}},
-                 {"bcat", ColumnType::kText, absl::nullopt, absl::nullopt, {"a", "b", "c"}}};
-    ASSERT_OK_AND_ASSIGN(CreatedDataset created_b, CreateFromCsv(b, "pid,y,m,bcat\n1,1,1,a\n"));
-    ASSERT_EQ(created_b.schema.population_id, schema_.population_id);
-    query::DatasetSchema pub;
-    pub.name = "adversarial_public";
-    pub.is_public = true;
-    pub.columns = {{"code", ColumnType::kText, absl::nullopt, absl::nullopt, {}},
-                   {"z", ColumnType::kDouble, absl::nullopt, absl::nullopt, {}},
-                   {"pk", ColumnType::kInteger, absl::nullopt, absl::nullopt, {}}};
-    ASSERT_OK_AND_ASSIGN(CreatedDataset created_pub, CreateFromCsv(pub, "code,z,pk\ng0,1,1\n"));
-    Sql(absl::StrCat("INSERT INTO ", DataTableName(created_b.schema.id),
-                     " (pid, y, m, bcat, _dpq_rank) SELECT pid, x, n, cat, _dpq_rank FROM ",
-                     DataTableName(schema_.id), " WHERE _dpq_rank <= 2"));
-    const auto& xs = ::dpq::testing::AdversarialDoubles();
-    const auto& ns = ::dpq::testing::AdversarialIntegers();
-    const std::vector<std::string> codes = {"'g0'", "'g1'", "''", "NULL", "'zz'", "'g2'"};
-    std::vector<std::string> rows;
-    for (size_t i = 0; i < xs.size(); ++i) {
-      const std::string z = xs[i] == "NULL" ? "NULL" : absl::StrCat("'", xs[i], "'::float8");
-      rows.push_back(
-          absl::StrCat("(", codes[i % codes.size()], ", ", z, ", ", ns[i % ns.size()], ")"));
-    }
-    Sql(absl::StrCat("INSERT INTO ", DataTableName(created_pub.schema.id), " (code, z, pk) VALUES ",
-                     absl::StrJoin(rows, ", ")));
-    DatasetStore datasets(db());
-    for (const char* name : {"adversarial", "adversarial_b", "adversarial_public"}) {
-      ASSERT_OK_AND_ASSIGN(tables_[name], datasets.Get(name));
-    }
-  }
-
-  // `text` (a form over `adversarial`) over the three-way join, with x and n renamed to `x_as`
-  // and `n_as` (whole words only).
-  static std::string Joined(const std::string& text, const std::string& x_as,
-                            const std::string& n_as) {
-    std::string out = absl::StrReplaceAll(
-        text, {{" FROM adversarial",
-                " FROM adversarial JOIN adversarial_b USING (pid) JOIN adversarial_public "
-                "ON adversarial.grp = adversarial_public.code"}});
-    std::string renamed;
-    size_t i = 0;
-    const auto word = [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-    };
-    while (i < out.size()) {
-      size_t end = i;
-      while (end < out.size() && word(out[end])) ++end;
-      if (end == i) {
-        renamed.push_back(out[i++]);
-        continue;
-      }
-      const std::string w = out.substr(i, end - i);
-      renamed += w == "x" ? x_as : w == "n" ? n_as : w;
-      i = end;
-    }
-    return renamed;
-  }
-
-  // Compiles a joined `text` against `tables_` as the engine does (query bounds: `declare` may
-  // set declared bounds on the stored schemas first); the joined schema goes to `joined`.
-  absl::optional<sql::CompiledStatement> CompileJoined(
-      const std::string& text, query::DatasetSchema* joined,
-      const std::function<void(std::map<std::string, query::DatasetSchema>&)>& declare = nullptr) {
-    absl::StatusOr<sql::Script> script = sql::Parse(text);
-    EXPECT_TRUE(script.ok()) << text << ": " << script.status();
-    if (!script.ok()) return absl::nullopt;
-    const sql::Statement& statement = script->statements[0];
-    std::shared_ptr<query::JoinRequest> request = sql::JoinTablesOf(statement);
-    EXPECT_NE(request, nullptr) << text;
-    if (request == nullptr) return absl::nullopt;
-    std::map<std::string, query::DatasetSchema> stored = tables_;
-    if (declare) declare(stored);
-    std::vector<query::DatasetSchema> tables;
-    for (const query::JoinRequest::Table& t : request->tables) tables.push_back(stored[t.dataset]);
-    absl::StatusOr<sql::ResolvedJoin> resolved = sql::ResolveJoin(statement, tables);
-    EXPECT_TRUE(resolved.ok()) << text << ": " << resolved.status();
-    if (!resolved.ok()) return absl::nullopt;
-    absl::StatusOr<sql::CompiledStatement> compiled = sql::AnalyzeJoin(*resolved);
-    if (!compiled.ok()) {
-      EXPECT_THAT(compiled.status().code(), ::testing::AnyOf(absl::StatusCode::kInvalidArgument,
-                                                             absl::StatusCode::kUnimplemented))
-          << text << ": " << compiled.status();
-      return absl::nullopt;
-    }
-    for (QuerySpec& part : compiled->parts) part.join = resolved->request;
-    *joined = resolved->schema;
-    return *std::move(compiled);
-  }
-
-  static const std::vector<Bounds>& SomeBounds() {
-    static const auto* const kSome =
-        new std::vector<Bounds>{{-1e-147, 1.0000000000000001e-147}, {-1e15, 1e15}, {1, 2.5}};
-    return *kSome;
-  }
-
-  // Which table the value column is read from, by form.
-  static const std::vector<std::pair<std::string, std::string>>& Renamings() {
-    static const auto* const kRenamings =
-        new std::vector<std::pair<std::string, std::string>>{{"x", "n"}, {"y", "m"}, {"z", "pk"}};
-    return *kRenamings;
-  }
-
-  std::map<std::string, query::DatasetSchema> tables_;
-};
-
-TEST_F(JoinedScanTotalityTest, EveryJoinedSqlFormScansWithoutErrorOnAdversarialValues) {
-  AggregateScanner scanner(db());
-  for (const auto& [function, kind] : sql::SqlAggregateFunctions()) {
-    const int scanned_before = scanned_;
-    for (const Bounds& b : SomeBounds()) {
-      for (const std::string& form : SqlFormsFor(function, b)) {
-        for (const auto& [x_as, n_as] : Renamings()) {
-          const std::string text = Joined(form, x_as, n_as);
-          query::DatasetSchema joined;
-          absl::optional<sql::CompiledStatement> compiled = CompileJoined(text, &joined);
-          if (!compiled) continue;
-          declared_ = &joined;
-          for (const QuerySpec& part : compiled->parts) PlanAndScan(part, text, scanner);
-          declared_ = nullptr;
-        }
-      }
-    }
-    EXPECT_GT(scanned_, scanned_before) << "no joined SQL form of " << function << " was scanned";
-  }
-  EXPECT_EQ(modes_.count(BoundingMode::kStoredRank), 0u) << "a joined scan used the stored rank";
-  std::printf("scan_totality: %d joined SQL parts scanned\n", scanned_);
-}
-
-TEST_F(JoinedScanTotalityTest, EveryJoinedSqlExpressionFormScansWithoutError) {
-  std::map<std::string, int> scanned_per_form;
-  for (bool fallback : {false, true}) {
-    AggregateScanner scanner(db());
-    scanner.FailFloat8ScansForTesting(fallback);
-    for (const Bounds& b : SomeBounds()) {
-      const auto declare = [&b](std::map<std::string, query::DatasetSchema>& stored) {
-        for (auto& [name, schema] : stored) {
-          for (ColumnSchema& c : schema.columns) {
-            if (c.type == ColumnType::kDouble) c.lower = b.lower, c.upper = b.upper;
-            if (c.type == ColumnType::kInteger && c.name != "pid") c.lower = -3, c.upper = 7;
-          }
-        }
-      };
-      for (const std::string& form : SqlExpressionForms()) {
-        for (const auto& [x_as, n_as] : Renamings()) {
-          const std::string text = Joined(form, x_as, n_as);
-          query::DatasetSchema joined;
-          absl::optional<sql::CompiledStatement> compiled = CompileJoined(text, &joined, declare);
-          if (!compiled) continue;
-          declared_ = &joined;
-          for (const QuerySpec& part : compiled->parts) {
-            const std::string label = absl::StrFormat("%s [in %.17g, %.17g] fallback=%d", text,
-                                                      b.lower, b.upper, fallback);
-            if (PlanAndScan(part, label, scanner, fallback)) ++scanned_per_form[text];
-          }
-          declared_ = nullptr;
-        }
-      }
-    }
-  }
-  for (const std::string& form : SqlExpressionForms()) {
-    for (const auto& [x_as, n_as] : Renamings()) {
-      EXPECT_GT(scanned_per_form[Joined(form, x_as, n_as)], 0)
-          << "never scanned: " << Joined(form, x_as, n_as);
     }
   }
 }
