@@ -201,13 +201,12 @@ nlohmann::json ExplainToJson(const dpq::v1::ExplainSqlResponse& r) {
     AddPlanReportJson(ReportOf(p), part);
     parts.push_back(std::move(part));
   }
-  return {{"dataset", r.dataset()},
-          {"epsilon", r.epsilon()},
-          {"delta", r.delta()},
-          {"epsilon_sum", r.epsilon_sum()},
-          {"delta_sum", r.delta_sum()},
-          {"confidence", r.confidence()},
-          {"parts", parts}};
+  nlohmann::json out = {{"dataset", r.dataset()},         {"population", r.population()},
+                        {"epsilon", r.epsilon()},         {"delta", r.delta()},
+                        {"epsilon_sum", r.epsilon_sum()}, {"delta_sum", r.delta_sum()},
+                        {"confidence", r.confidence()},   {"parts", parts}};
+  if (r.has_join()) out["join"] = JoinPlanToJson(r.join());
+  return out;
 }
 
 // What a part reads: its column, its per-row expression (cut to a table cell's width; the part's
@@ -222,6 +221,11 @@ std::string ValueCell(const dpq::v1::SqlPlanPart& p) {
 }
 
 void WriteExplainText(std::ostream& out, const dpq::v1::ExplainSqlResponse& r) {
+  // Who pays, and what the rows are, before the table of what is released.
+  if (!r.population().empty()) {
+    out << "population: " << r.population() << " (its one budget pays for every dataset in it)\n";
+  }
+  if (r.has_join()) WriteJoinPlanText(out, r.join(), "");
   std::vector<std::vector<std::string>> rows;
   for (const dpq::v1::SqlPlanPart& p : r.parts()) {
     const dpq::v1::QueryRequest& q = p.query();

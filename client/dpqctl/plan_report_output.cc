@@ -149,4 +149,32 @@ void WritePlanReportText(std::ostream& out, const PlanReportView& report,
   }
 }
 
+nlohmann::json JoinPlanToJson(const dpq::v1::JoinPlan& join) {
+  nlohmann::json tables = nlohmann::json::array();
+  for (const dpq::v1::JoinPlan::Table& t : join.tables()) {
+    tables.push_back({{"dataset", t.dataset()}, {"alias", t.alias()}, {"public", t.is_public()}});
+  }
+  return {
+      {"tables", tables},
+      {"conditions", std::vector<std::string>(join.conditions().begin(), join.conditions().end())},
+      {"privacy_unit", join.privacy_unit()},
+      {"bounding", join.bounding()}};
+}
+
+void WriteJoinPlanText(std::ostream& out, const dpq::v1::JoinPlan& join,
+                       const std::string& indent) {
+  out << indent << "join:";
+  for (int i = 0; i < join.tables_size(); ++i) {
+    const dpq::v1::JoinPlan::Table& t = join.tables(i);
+    if (i > 0) out << " JOIN";
+    out << ' ' << t.dataset();
+    if (t.alias() != t.dataset()) out << ' ' << t.alias();
+    if (t.is_public()) out << " (public)";
+    if (i > 0 && i - 1 < join.conditions_size()) out << " ON " << join.conditions(i - 1);
+  }
+  out << '\n';
+  out << indent << "  privacy unit: " << join.privacy_unit() << '\n';
+  if (!join.bounding().empty()) out << indent << "  bounding: " << join.bounding() << '\n';
+}
+
 }  // namespace dpqctl

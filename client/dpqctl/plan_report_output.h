@@ -40,6 +40,14 @@ void AddPlanReportJson(const PlanReportView& report, nlohmann::json& out);
 void WritePlanReportText(std::ostream& out, const PlanReportView& report,
                          const std::string& indent);
 
+// A joined script's source (ExplainSqlResponse.join): {"tables": [{"dataset", "alias",
+// "public"}], "conditions", "privacy_unit", "bounding"}.
+nlohmann::json JoinPlanToJson(const dpq::v1::JoinPlan& join);
+
+// "join: patients p JOIN regions r (public) ON r.code = p.region", then the privacy unit and the
+// bounding on their own lines below it (indented by two spaces); each line prefixed by `indent`.
+void WriteJoinPlanText(std::ostream& out, const dpq::v1::JoinPlan& join, const std::string& indent);
+
 }  // namespace dpqctl
 
 #endif  // DPQ_CLIENT_DPQCTL_PLAN_REPORT_OUTPUT_H_

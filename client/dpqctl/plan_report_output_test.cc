@@ -96,5 +96,45 @@ TEST(PlanReportOutputTest, JsonHoldsEveryPart) {
   EXPECT_EQ(json["value_expression"]["derivation"].size(), 2u);
 }
 
+dpq::v1::JoinPlan PatientsVisitsRegions() {
+  dpq::v1::JoinPlan j;
+  const struct {
+    const char *dataset, *alias;
+    bool is_public;
+  } tables[] = {{"patients", "p", false}, {"visits", "visits", false}, {"regions", "r", true}};
+  for (const auto& t : tables) {
+    dpq::v1::JoinPlan::Table* out = j.add_tables();
+    out->set_dataset(t.dataset);
+    out->set_alias(t.alias);
+    out->set_is_public(t.is_public);
+  }
+  j.add_conditions("visits.pid = p.pid");
+  j.add_conditions("r.code = p.region");
+  j.set_privacy_unit("p.pid");
+  j.set_bounding("after the join, per p.pid");
+  return j;
+}
+
+TEST(PlanReportOutputTest, JoinTextNamesTablesKeysUnitAndBounding) {
+  std::ostringstream out;
+  WriteJoinPlanText(out, PatientsVisitsRegions(), "> ");
+  EXPECT_EQ(out.str(),
+            "> join: patients p JOIN visits ON visits.pid = p.pid JOIN regions r (public) ON "
+            "r.code = p.region\n"
+            ">   privacy unit: p.pid\n"
+            ">   bounding: after the join, per p.pid\n");
+}
+
+TEST(PlanReportOutputTest, JoinJsonHasEveryField) {
+  const nlohmann::json j = JoinPlanToJson(PatientsVisitsRegions());
+  ASSERT_EQ(j["tables"].size(), 3u);
+  EXPECT_EQ(j["tables"][2]["dataset"], "regions");
+  EXPECT_EQ(j["tables"][2]["public"], true);
+  EXPECT_EQ(j["tables"][0]["public"], false);
+  EXPECT_EQ(j["conditions"][1], "r.code = p.region");
+  EXPECT_EQ(j["privacy_unit"], "p.pid");
+  EXPECT_EQ(j["bounding"], "after the join, per p.pid");
+}
+
 }  // namespace
 }  // namespace dpqctl

@@ -45,6 +45,18 @@ void ToProto(const engine::ExpressionReport& e, v1::ValueExpression* out) {
   out->set_counted_only(e.counted_only);
 }
 
+void ToProto(const engine::JoinReport& j, v1::JoinPlan* out) {
+  for (const engine::JoinReport::Table& t : j.tables) {
+    v1::JoinPlan::Table* table = out->add_tables();
+    table->set_dataset(t.dataset);
+    table->set_alias(t.alias);
+    table->set_is_public(t.is_public);
+  }
+  for (const std::string& c : j.conditions) out->add_conditions(c);
+  out->set_privacy_unit(j.privacy_unit);
+  out->set_bounding(j.bounding);
+}
+
 v1::Mechanism MechanismOf(const engine::AccuracyPlan& plan) {
   if (plan.report.quantile.exponential) return v1::MECHANISM_EXPONENTIAL;
   return AdditiveMechanism(plan.mechanism);

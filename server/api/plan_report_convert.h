@@ -18,6 +18,7 @@ void ToProto(const std::vector<engine::ComponentReport>& components,
              google::protobuf::RepeatedPtrField<v1::NoiseComponent>* out);
 void ToProto(const engine::KeysReport& keys, v1::ReleasedKeys* out);
 void ToProto(const engine::ExpressionReport& expression, v1::ValueExpression* out);
+void ToProto(const engine::JoinReport& join, v1::JoinPlan* out);
 
 // The mechanism an explained query reports: EXPONENTIAL when the exponential mechanism chooses a
 // quantile's values, else the additive noise's (a quantile read off its noisy histogram included).

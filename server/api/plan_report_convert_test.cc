@@ -74,6 +74,32 @@ TEST(PlanReportConvertTest, ExplainSqlPartCarriesTheWholeReport) {
   ExpectVarianceReport(out.parts(0));
 }
 
+TEST(PlanReportConvertTest, ExplainSqlCarriesThePopulationAndTheJoin) {
+  engine::SqlExplanation e;
+  e.population = "patients";
+  v1::ExplainSqlResponse alone;
+  ToProto(e, &alone);
+  EXPECT_EQ(alone.population(), "patients");
+  EXPECT_FALSE(alone.has_join());
+  e.join.present = true;
+  e.join.tables = {{"patients", "p", false}, {"regions", "r", true}};
+  e.join.conditions = {"r.code = p.region"};
+  e.join.privacy_unit = "p.pid";
+  e.join.bounding = "after the join";
+  v1::ExplainSqlResponse out;
+  ToProto(e, &out);
+  ASSERT_TRUE(out.has_join());
+  ASSERT_EQ(out.join().tables_size(), 2);
+  EXPECT_EQ(out.join().tables(1).dataset(), "regions");
+  EXPECT_EQ(out.join().tables(1).alias(), "r");
+  EXPECT_TRUE(out.join().tables(1).is_public());
+  EXPECT_FALSE(out.join().tables(0).is_public());
+  ASSERT_EQ(out.join().conditions_size(), 1);
+  EXPECT_EQ(out.join().conditions(0), "r.code = p.region");
+  EXPECT_EQ(out.join().privacy_unit(), "p.pid");
+  EXPECT_EQ(out.join().bounding(), "after the join");
+}
+
 TEST(PlanReportConvertTest, QuantileMechanismIsWhatTheRunUses) {
   engine::AccuracyPlan plan;
   plan.rank_error = true;

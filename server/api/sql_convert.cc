@@ -90,6 +90,8 @@ void ToProto(const engine::SqlExplanation& e, v1::ExplainSqlResponse* out) {
   out->set_epsilon_sum(e.epsilon_sum);
   out->set_delta_sum(e.delta_sum);
   out->set_confidence(e.confidence);
+  out->set_population(e.population);
+  if (e.join.present) ToProto(e.join, out->mutable_join());
   for (const engine::SqlPlanPart& p : e.parts) {
     v1::SqlPlanPart* pp = out->add_parts();
     pp->set_statement(p.statement);

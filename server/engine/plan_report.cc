@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "server/base/status_macros.h"
 #include "server/query/expression/expression.h"
 
@@ -103,6 +104,30 @@ PlanReport ReportOf(const query::QueryPlan& plan, const std::vector<Calibrated>&
   }
   out.keys = KeysOf(plan);
   out.value_expression = ExpressionOf(plan, asked);
+  return out;
+}
+
+JoinReport JoinReportOf(const query::DatasetSchema& joined) {
+  JoinReport out;
+  if (joined.join == nullptr) return out;
+  const query::JoinSource& join = *joined.join;
+  out.present = true;
+  for (const query::JoinedTable& t : join.tables)
+    out.tables.push_back({t.name, t.alias, t.is_public});
+  const auto written = [&join](int table, const std::string& column) {
+    return absl::StrCat(join.tables[table].alias, ".", column);
+  };
+  for (const query::JoinEquality& e : join.on) {
+    out.conditions.push_back(absl::StrCat(written(e.right_table, e.right_column), " = ",
+                                          written(e.left_table, e.left_column)));
+  }
+  out.privacy_unit = join.WrittenNames(joined.privacy_unit);
+  // Bounding reads the joined rows (store/bounding_sql.h): a unit's rows multiplied by the join
+  // are still one unit's, so K (or the per-unit pre-aggregation) caps them after the join; the
+  // stored row rank orders one table's rows and is never used.
+  out.bounding = absl::StrCat("after the join, per ", out.privacy_unit,
+                              ": at most K joined rows chosen at random, or one clamped "
+                              "per-unit value (per part: column K)");
   return out;
 }
 

@@ -66,6 +66,24 @@ struct PlanReport {
   ExpressionReport value_expression;
 };
 
+// A joined script's source (DatasetSchema::join), as explain states it with the names the
+// statement writes: the tables in FROM order, the condition joining each to an earlier one, the
+// privacy unit every joined row belongs to, and where contribution bounding happens.
+struct JoinReport {
+  struct Table {
+    std::string dataset;
+    std::string alias;
+    bool is_public = false;
+  };
+  bool present = false;
+  std::vector<Table> tables;
+  std::vector<std::string> conditions;  // conditions[i] joins tables[i + 1]: "v.pid = p.pid"
+  std::string privacy_unit;             // "p.pid"
+  std::string bounding;
+};
+// Empty (present false) for a schema without a join.
+JoinReport JoinReportOf(const query::DatasetSchema& joined);
+
 // `calibrated` holds one mechanism per plan.components (as ReleasePlan::components); `asked` is
 // the query as given (before the planner resolved its bounds): its bounds, when both are set,
 // were given rather than derived.

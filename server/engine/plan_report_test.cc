@@ -178,5 +178,34 @@ TEST(PlanReportTest, ValueExpressionWithGivenBoundsSaysSo) {
   EXPECT_EQ(report.value_expression.clamp_upper, 50);
 }
 
+TEST(JoinReportTest, StatesTablesConditionsUnitAndBoundingAsWritten) {
+  EXPECT_FALSE(JoinReportOf(Schema()).present);
+  query::DatasetSchema patients = Schema();
+  patients.name = "patients";
+  query::DatasetSchema regions;
+  regions.id = 9;
+  regions.name = "regions";
+  regions.is_public = true;
+  regions.columns = {{"code", query::ColumnType::kText, absl::nullopt, absl::nullopt, {}}};
+  query::JoinRequest request;
+  request.tables = {{"patients", "p"}, {"regions", "r"}};
+  request.on = {{0, "g", 1, "code"}};
+  patients.columns[2].type = query::ColumnType::kText;
+  absl::StatusOr<query::DatasetSchema> joined = query::ResolveJoin(request, {patients, regions});
+  ASSERT_TRUE(joined.ok()) << joined.status();
+  const JoinReport report = JoinReportOf(*joined);
+  ASSERT_TRUE(report.present);
+  ASSERT_EQ(report.tables.size(), 2u);
+  EXPECT_EQ(report.tables[0].dataset, "patients");
+  EXPECT_FALSE(report.tables[0].is_public);
+  EXPECT_EQ(report.tables[1].alias, "r");
+  EXPECT_TRUE(report.tables[1].is_public);
+  ASSERT_EQ(report.conditions.size(), 1u);
+  EXPECT_EQ(report.conditions[0], "r.code = p.g");
+  EXPECT_EQ(report.privacy_unit, "p.user_id");
+  EXPECT_NE(report.bounding.find("after the join, per p.user_id"), std::string::npos)
+      << report.bounding;
+}
+
 }  // namespace
 }  // namespace dpq::engine

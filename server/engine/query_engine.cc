@@ -269,10 +269,36 @@ absl::StatusOr<QueryEngine::Earlier> QueryEngine::FindEarlier(const store::Princ
 
 absl::StatusOr<query::DatasetSchema> QueryEngine::AuthorizedDataset(
     const store::Principal& principal, const std::string& dataset) {
-  if (principal.role == store::Role::kAdmin) return stores_.datasets->Get(dataset);
+  return GrantedDataset(principal, dataset, /*refuse_public=*/false);
+}
+
+absl::StatusOr<query::DatasetSchema> QueryEngine::QueriedDataset(const store::Principal& principal,
+                                                                 const std::string& dataset) {
+  return GrantedDataset(principal, dataset, /*refuse_public=*/true);
+}
+
+absl::StatusOr<query::DatasetSchema> QueryEngine::GrantedDataset(const store::Principal& principal,
+                                                                 const std::string& dataset,
+                                                                 bool refuse_public) {
+  // A public table has no privacy unit and no ledger: a query of it alone would release nothing
+  // private and charge no one, so it is refused (before the grant: a public table is public, and
+  // the answer must not depend on who asks), whatever the caller's role.
+  const auto public_alone = [](const std::string& name) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("dataset ", name,
+                     " is a public table: it is only ever joined to a private dataset (FROM d "
+                     "JOIN ",
+                     name, " ON ...), never queried alone"));
+  };
+  if (principal.role == store::Role::kAdmin) {
+    ASSIGN_OR_RETURN(query::DatasetSchema schema, stores_.datasets->Get(dataset));
+    if (refuse_public && schema.is_public) return public_alone(schema.name);
+    return schema;
+  }
   // The schema and the grant in one statement (a round trip less on every query).
   ASSIGN_OR_RETURN(store::DatasetStore::Granted found,
                    stores_.datasets->GetWithGrant(dataset, principal.id));
+  if (refuse_public && found.schema.is_public) return public_alone(found.schema.name);
   if (!found.granted) {
     return absl::PermissionDeniedError(absl::StrCat(
         "analyst ", principal.name, " has no grant on dataset ", found.schema.name,
@@ -296,7 +322,7 @@ absl::StatusOr<std::vector<query::DatasetSchema>> QueryEngine::JoinedTables(
 
 absl::StatusOr<query::DatasetSchema> QueryEngine::SchemaFor(const store::Principal& principal,
                                                             const query::QuerySpec& spec) {
-  if (spec.join == nullptr) return AuthorizedDataset(principal, spec.dataset);
+  if (spec.join == nullptr) return QueriedDataset(principal, spec.dataset);
   ASSIGN_OR_RETURN(std::vector<query::DatasetSchema> tables, JoinedTables(principal, *spec.join));
   ASSIGN_OR_RETURN(query::DatasetSchema joined, query::ResolveJoin(*spec.join, tables));
   if (joined.name != spec.dataset) {
@@ -309,6 +335,14 @@ absl::StatusOr<query::DatasetSchema> QueryEngine::SchemaFor(const store::Princip
 absl::StatusOr<QueryEngine::Prepared> QueryEngine::Prepare(const query::QuerySpec& spec,
                                                            const query::DatasetSchema& schema,
                                                            bool with_release) {
+  absl::StatusOr<Prepared> q = PrepareOnSchema(spec, schema, with_release);
+  // A joined schema's refusals name columns as the statement writes them (p.age, not p__age).
+  if (!q.ok() && schema.join != nullptr) return schema.join->WithWrittenNames(q.status());
+  return q;
+}
+
+absl::StatusOr<QueryEngine::Prepared> QueryEngine::PrepareOnSchema(
+    const query::QuerySpec& spec, const query::DatasetSchema& schema, bool with_release) {
   Prepared q;
   ASSIGN_OR_RETURN(q.plan, query::PlanQuery(spec, schema));
   RETURN_IF_ERROR(CheckQueryEpsilonLimit(q.plan, schema));
@@ -465,7 +499,7 @@ absl::StatusOr<QueryEngine::PreparedBatch> QueryEngine::PrepareBatch(
   if (specs[0].join != nullptr) {
     ASSIGN_OR_RETURN(b.schema, SchemaFor(principal, specs[0]));
   } else {
-    ASSIGN_OR_RETURN(b.schema, AuthorizedDataset(principal, dataset));
+    ASSIGN_OR_RETURN(b.schema, QueriedDataset(principal, dataset));
   }
   ASSIGN_OR_RETURN(b.delta_units, query::DeltaToUnits(delta, "delta"));
   std::string fingerprints;

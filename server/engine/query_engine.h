@@ -106,12 +106,18 @@ class QueryEngine {
   absl::StatusOr<query::DatasetSchema> AuthorizedDataset(const store::Principal& principal,
                                                          const std::string& dataset);
 
+  // AuthorizedDataset for a query of the dataset alone (a flag query, a batch, a SQL statement
+  // without a join): a public table is INVALID_ARGUMENT before anything is planned or charged (it
+  // is only ever joined to a private dataset), for admins and analysts alike.
+  absl::StatusOr<query::DatasetSchema> QueriedDataset(const store::Principal& principal,
+                                                      const std::string& dataset);
+
   // The schemas of a join's tables (query/join_source.h), in FROM order: private tables as
   // AuthorizedDataset gives them; a public table needs no grant (it is public) but must exist.
   absl::StatusOr<std::vector<query::DatasetSchema>> JoinedTables(const store::Principal& principal,
                                                                  const query::JoinRequest& join);
 
-  // The schema `spec` is planned against: its dataset's (AuthorizedDataset), or with spec.join the
+  // The schema `spec` is planned against: its dataset's (QueriedDataset), or with spec.join the
   // joined schema of its tables (query::ResolveJoin, which checks the join's rules again: the
   // request may come from any caller). The joined schema carries the first private table's id,
   // name and version and the shared population (the ledger charged is the population's).
@@ -171,10 +177,17 @@ class QueryEngine {
     absl::optional<query::filter::TypedFilter> filter;
     ReleasePlan release;  // the calibrated mechanisms and events (empty without with_release)
   };
+
+  // AuthorizedDataset (refuse_public: QueriedDataset).
+  absl::StatusOr<query::DatasetSchema> GrantedDataset(const store::Principal& principal,
+                                                      const std::string& dataset,
+                                                      bool refuse_public);
   // Plans `spec` on `schema` (the fingerprint includes the canonical filter) and, with_release,
   // calibrates its mechanisms: every check that can refuse the query, before any data is read.
   absl::StatusOr<Prepared> Prepare(const query::QuerySpec& spec, const query::DatasetSchema& schema,
                                    bool with_release = true);
+  absl::StatusOr<Prepared> PrepareOnSchema(const query::QuerySpec& spec,
+                                           const query::DatasetSchema& schema, bool with_release);
   struct PreparedBatch {
     query::DatasetSchema schema;
     std::vector<Prepared> prepared;

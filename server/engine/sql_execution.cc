@@ -16,8 +16,10 @@ namespace {
 
 struct CompiledScript {
   std::string dataset;
-  std::string population;                          // a join's (ExplainSql reports it)
-  std::shared_ptr<const query::JoinRequest> join;  // null: one dataset
+  std::string population;                           // the population charged (ExplainSql says it)
+  std::shared_ptr<const query::JoinRequest> join;   // null: one dataset
+  std::shared_ptr<const query::JoinSource> source;  // the resolved join; null: one dataset
+  JoinReport join_report;                           // what ExplainSql states of the join
   std::vector<sql::CompiledStatement> statements;
   std::vector<query::QuerySpec> specs;  // every statement's parts, in order
   double epsilon = 0;
@@ -52,7 +54,8 @@ absl::StatusOr<CompiledScript> Compile(QueryEngine& engine, const store::Princip
   query::DatasetSchema schema;
   std::vector<query::DatasetSchema> joined_tables;
   if (tables == nullptr) {
-    ASSIGN_OR_RETURN(schema, engine.AuthorizedDataset(principal, out.dataset));
+    ASSIGN_OR_RETURN(schema, engine.QueriedDataset(principal, out.dataset));
+    out.population = schema.population;
   } else {
     ASSIGN_OR_RETURN(joined_tables, engine.JoinedTables(principal, *tables));
   }
@@ -63,15 +66,19 @@ absl::StatusOr<CompiledScript> Compile(QueryEngine& engine, const store::Princip
       ASSIGN_OR_RETURN(c, sql::Analyze(s, schema));
     } else {
       ASSIGN_OR_RETURN(sql::ResolvedJoin resolved, sql::ResolveJoin(s, joined_tables));
-      ASSIGN_OR_RETURN(c, sql::Analyze(resolved.statement, resolved.schema));
+      ASSIGN_OR_RETURN(c, sql::AnalyzeJoin(resolved));
       join = resolved.request;
       out.dataset = resolved.schema.name;  // the first private table: the batch's dataset
       out.population = resolved.schema.population;
       out.join = resolved.request;
+      out.source = resolved.schema.join;
+      out.join_report = JoinReportOf(resolved.schema);
     }
+    // Every part reads the join, both where the script runs (specs) and where ExplainSql plans
+    // each statement's parts one by one (statements).
+    for (query::QuerySpec& part : c.parts) part.join = join;
     for (query::QuerySpec spec : c.parts) {
       spec.confidence = confidence;
-      spec.join = join;
       out.specs.push_back(std::move(spec));
     }
     out.epsilon += c.epsilon;
@@ -343,6 +350,21 @@ absl::StatusOr<SqlOutcome> ExecuteSql(QueryEngine& engine, const store::Principa
   return out;
 }
 
+namespace {
+
+// A joined part's columns as the statement writes them (`v.cost`, not the joined schema's
+// `v__cost`): what explain shows, after everything was planned on the joined schema.
+void WriteNamesAsWritten(const query::JoinSource& join, SqlPlanPart& part) {
+  part.spec.column = join.WrittenNames(part.spec.column);
+  part.spec.where = join.WrittenNames(part.spec.where);
+  for (std::string& key : part.spec.group_by) key = join.WrittenNames(key);
+  ExpressionReport& e = part.accuracy.report.value_expression;
+  e.canonical = join.WrittenNames(e.canonical);
+  for (std::string& line : e.derivation) line = join.WrittenNames(line);
+}
+
+}  // namespace
+
 absl::StatusOr<SqlExplanation> ExplainSql(QueryEngine& engine, const store::Principal& principal,
                                           const std::string& statement, const SqlOptions& options) {
   ASSIGN_OR_RETURN(const double confidence, ConfidenceOrDefault(options.confidence));
@@ -350,6 +372,8 @@ absl::StatusOr<SqlExplanation> ExplainSql(QueryEngine& engine, const store::Prin
   ASSIGN_OR_RETURN(CompiledScript script, Compile(engine, principal, statement, confidence));
   SqlExplanation out;
   out.dataset = script.dataset;
+  out.population = script.population;
+  out.join = script.join_report;
   out.epsilon = out.epsilon_sum = script.epsilon;
   out.delta = out.delta_sum = script.delta;
   out.confidence = confidence;
@@ -365,6 +389,7 @@ absl::StatusOr<SqlExplanation> ExplainSql(QueryEngine& engine, const store::Prin
       ASSIGN_OR_RETURN(part.accuracy, engine.PlanAccuracy(principal, part.spec, 0, 0));
       part.error_basis = ErrorBasisOf(part.spec);
       if (part.error_basis == ErrorBasis::kNotStated) part.accuracy.error = 0;
+      if (script.source != nullptr) WriteNamesAsWritten(*script.source, part);
       out.parts.push_back(std::move(part));
     }
   }

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "server/engine/plan_report.h"
 #include "server/engine/query_engine.h"
 #include "server/sql/analyzer.h"
 
@@ -77,6 +78,8 @@ struct SqlPlanPart {
 
 struct SqlExplanation {
   std::string dataset;
+  std::string population;  // whose one ledger a run charges (every dataset of it shares it)
+  JoinReport join;         // present for a join
   std::vector<SqlPlanPart> parts;
   double epsilon = 0;  // what running the script would charge (the joint price when it is lower)
   double delta = 0;

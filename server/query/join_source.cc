@@ -1,8 +1,10 @@
 #include "server/query/join_source.h"
 
+#include <map>
 #include <memory>
 #include <set>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/base/status_macros.h"
@@ -160,6 +162,38 @@ absl::StatusOr<DatasetSchema> ResolveJoin(const JoinRequest& request,
   }
   out.privacy_unit = JoinedColumnName(request.tables[anchor].alias, schemas[anchor].privacy_unit);
   out.join = std::move(source);
+  return out;
+}
+
+std::string JoinSource::WrittenNames(absl::string_view text) const {
+  std::map<std::string, std::string, std::less<>> written;
+  for (const JoinedColumn& c : columns) {
+    written[c.name] = absl::StrCat(tables[c.table].alias, ".", c.column);
+  }
+  // Identifiers are replaced whole: `p__age2` is not `p__age` followed by "2".
+  const auto in_identifier = [](char c) { return absl::ascii_isalnum(c) || c == '_'; };
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    if (!in_identifier(text[i])) {
+      out.push_back(text[i++]);
+      continue;
+    }
+    size_t end = i;
+    while (end < text.size() && in_identifier(text[end])) ++end;
+    const absl::string_view word = text.substr(i, end - i);
+    const auto found = written.find(word);
+    absl::StrAppend(&out, found != written.end() ? absl::string_view(found->second) : word);
+    i = end;
+  }
+  return out;
+}
+
+absl::Status JoinSource::WithWrittenNames(const absl::Status& status) const {
+  if (status.ok()) return status;
+  absl::Status out(status.code(), WrittenNames(status.message()));
+  status.ForEachPayload(
+      [&out](absl::string_view url, const absl::Cord& payload) { out.SetPayload(url, payload); });
   return out;
 }
 

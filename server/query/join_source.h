@@ -16,7 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace dpq::query {
 
@@ -68,6 +70,13 @@ struct JoinSource {
   // Every table's id and version and every condition: the fingerprint's join part, so that a
   // reload of any joined table changes the question's identity (and so the result cache's key).
   std::string CanonicalText() const;
+
+  // `text` with every joined column name (`p__age`, a whole identifier) written as the analyst
+  // writes it (`p.age`): refusals of the analyzer and planner, which only know the joined schema,
+  // then name what the statement names.
+  std::string WrittenNames(absl::string_view text) const;
+  // `status` with its message passed through WrittenNames (the code and payloads kept).
+  absl::Status WithWrittenNames(const absl::Status& status) const;
 };
 
 // The joined schema's name of `column` of the table called `alias`: "alias__column".

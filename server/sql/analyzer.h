@@ -57,6 +57,11 @@
 //    COUNT only, compiled onto the flag histogram over those bins (kHistogram, bins; K = COUNT's
 //    upper bound); the buckets are public, released without partition selection.
 //  - Arithmetic over aggregates and group keys in the select list is post-processing.
+//  - FROM a JOIN b (USING / ON one equality): the engine first resolves the join
+//    (join_resolution.h) onto one joined schema (query/join_source.h: private tables of one
+//    population joined on their privacy units, public tables on any key) and rewrites the statement
+//    onto it (`p.age` becomes the column `p__age`); this analyzer then compiles it as a statement
+//    on one dataset. Its refusals are mapped back to the written names (AnalyzeJoin).
 // Refusals are INVALID_ARGUMENT or UNIMPLEMENTED, "sql: line L, column C: ..." at the offending
 // clause, before anything is planned or charged.
 #ifndef DPQ_SERVER_SQL_ANALYZER_H_

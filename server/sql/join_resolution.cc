@@ -225,4 +225,12 @@ absl::StatusOr<ResolvedJoin> ResolveJoin(const Statement& statement,
   return JoinResolver(statement, tables).Resolve();
 }
 
+absl::StatusOr<CompiledStatement> AnalyzeJoin(const ResolvedJoin& resolved) {
+  absl::StatusOr<CompiledStatement> compiled = Analyze(resolved.statement, resolved.schema);
+  if (!compiled.ok() && resolved.schema.join != nullptr) {
+    return resolved.schema.join->WithWrittenNames(compiled.status());
+  }
+  return compiled;
+}
+
 }  // namespace dpq::sql

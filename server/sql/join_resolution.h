@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "server/query/dataset_schema.h"
 #include "server/query/join_source.h"
+#include "server/sql/analyzer.h"
 #include "server/sql/ast.h"
 
 namespace dpq::sql {
@@ -34,6 +35,10 @@ struct ResolvedJoin {
 // `tables` are the schemas of JoinTablesOf(statement)'s tables, in order.
 absl::StatusOr<ResolvedJoin> ResolveJoin(const Statement& statement,
                                          const std::vector<query::DatasetSchema>& tables);
+
+// Analyze(resolved.statement, resolved.schema) (analyzer.h), its refusals naming columns as the
+// statement writes them (`p.age`, never the joined schema's `p__age`: JoinSource::WrittenNames).
+absl::StatusOr<CompiledStatement> AnalyzeJoin(const ResolvedJoin& resolved);
 
 }  // namespace dpq::sql
 

@@ -80,13 +80,13 @@ absl::StatusOr<CompiledStatement> Compile(const std::string& sql,
   std::vector<DatasetSchema> tables = *SchemasOf(s, catalog);
   absl::StatusOr<ResolvedJoin> r = ResolveJoin(s, tables);
   if (!r.ok()) return r.status();
-  absl::StatusOr<CompiledStatement> c = Analyze(r->statement, r->schema);
+  absl::StatusOr<CompiledStatement> c = AnalyzeJoin(*r);
   if (!c.ok()) return c.status();
   for (query::QuerySpec& spec : c->parts) {
     spec.join = r->request;
     // Every part plans against the joined schema as the engine will plan it.
     absl::StatusOr<query::QueryPlan> plan = query::PlanQuery(spec, r->schema);
-    if (!plan.ok()) return plan.status();
+    if (!plan.ok()) return r->schema.join->WithWrittenNames(plan.status());
   }
   return c;
 }
@@ -159,6 +159,36 @@ TEST(SqlJoinTest, AmbiguousAndUnknownReferencesNameTheChoices) {
   EXPECT_THAT(
       Refusal(DP "COUNT(*) FROM patients p JOIN visits v USING (patient_id) GROUP BY region"),
       HasSubstr("sql: line 1, column"));
+}
+
+TEST(SqlJoinTest, RefusalsNameColumnsAsTheStatementWritesThem) {
+  const std::vector<std::string> refused = {
+      DP "SUM(p.region) FROM patients p JOIN visits v USING (patient_id)",
+      DP "p.region, COUNT(*) FROM patients p JOIN visits v USING (patient_id) GROUP BY v.region",
+      DP "SUM(p.age) FROM patients p JOIN visits v USING (patient_id) WHERE v.nope > 1",
+  };
+  for (const std::string& sql : refused) {
+    const std::string message = Refusal(sql);
+    EXPECT_THAT(message, ::testing::Not(HasSubstr("__"))) << sql << ": " << message;
+  }
+  EXPECT_THAT(Refusal(refused[0]), HasSubstr("p.region"));
+}
+
+TEST(SqlJoinTest, WrittenNamesReplaceWholeJoinedIdentifiersOnly) {
+  absl::StatusOr<Script> script =
+      Parse(DP "COUNT(*) FROM patients p JOIN regions r ON p.region = r.code");
+  ASSERT_TRUE(script.ok()) << script.status();
+  std::vector<DatasetSchema> tables = {Patients(), Regions()};
+  absl::StatusOr<ResolvedJoin> r = ResolveJoin(script->statements[0], tables);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const query::JoinSource& join = *r->schema.join;
+  EXPECT_EQ(join.WrittenNames("GROUP BY r__code: (p__age, p__age2) p__age"),
+            "GROUP BY r.code: (p.age, p__age2) p.age");
+  const absl::Status mapped =
+      join.WithWrittenNames(absl::UnimplementedError("column r__income has no keys"));
+  EXPECT_EQ(mapped.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(mapped.message(), "column r.income has no keys");
+  EXPECT_TRUE(join.WithWrittenNames(absl::OkStatus()).ok());
 }
 
 TEST(SqlJoinTest, PrivateTablesJoinOnlyOnTheirUnits) {

@@ -40,6 +40,7 @@
 #include "server/store/aggregate_scanner.h"
 #include "server/store/scan_sql.h"
 #include "tests/db/adversarial_dataset.h"
+#include "tests/db/scan_totality.h"
 #include "tests/db/store_test_env.h"
 #include "tests/support/expression_trees.h"
 #include "tests/support/status_matchers.h"
@@ -53,6 +54,10 @@ using query::AggregateKind;
 using query::ColumnSchema;
 using query::ColumnType;
 using query::QuerySpec;
+using totality::Compile;
+using totality::ScanTotalityTest;
+using totality::SqlExpressionForms;
+using totality::SqlFormsFor;
 
 enum class Grouping { kNone, kDeclaredKeys, kKeyList, kSelectedKeys, kNumericBins, kTextHistogram };
 constexpr Grouping kAllGroupings[] = {Grouping::kNone,        Grouping::kDeclaredKeys,
@@ -173,130 +178,6 @@ std::vector<Shape> FlagShapes(const std::vector<Bounds>& bounds = AdversarialBou
   return shapes;
 }
 
-// SQL forms of one aggregate function: the call with its bounds arguments, in every grouping the
-// analyzer accepts for it. A function this switch does not know fails the test.
-std::vector<std::string> SqlFormsFor(const std::string& function, Bounds b) {
-  const std::string bounds = absl::StrFormat("(%.17g, %.17g)", b.lower, b.upper);
-  std::vector<std::string> calls;
-  if (function == "COUNT") {
-    calls = {"COUNT(*)", "COUNT(x)", "COUNT(*, contribution_bounds_per_group => (1, 3))",
-             "COUNT(x, contribution_bounds_per_group => (0, 2))"};
-  } else if (function == "SUM" || function == "AVG") {
-    calls = {absl::StrCat(function, "(x, contribution_bounds_per_group => ", bounds, ")"),
-             absl::StrCat(function, "(x, contribution_bounds_per_row => ", bounds, ")")};
-  } else if (function == "VAR_POP" || function == "STDDEV_POP") {
-    calls = {absl::StrCat(function, "(x, contribution_bounds_per_row => ", bounds, ")")};
-  } else if (function == "PERCENTILE_CONT") {
-    calls = {absl::StrCat("PERCENTILE_CONT(x, 0.5, contribution_bounds_per_row => ", bounds, ")")};
-  } else if (function == "APPROX_QUANTILES") {
-    calls = {absl::StrCat("APPROX_QUANTILES(x, 4, contribution_bounds_per_row => ", bounds, ")")};
-  } else {
-    ADD_FAILURE() << "the scan-totality test has no SQL forms for " << function
-                  << ": add them to SqlFormsFor";
-    return {};
-  }
-  const std::string head =
-      "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, "
-      "max_groups_contributed = 2";
-  std::vector<std::string> out;
-  for (const std::string& call : calls) {
-    for (const std::string& where : {std::string(""), std::string(" WHERE x > 0 OR n IS NULL")}) {
-      out.push_back(absl::StrCat(head, ") ", call, " FROM adversarial", where));
-      out.push_back(
-          absl::StrCat(head, ") cat, ", call, " FROM adversarial", where, " GROUP BY cat"));
-      out.push_back(
-          absl::StrCat(head, ") grp, ", call, " FROM adversarial", where, " GROUP BY grp"));
-      out.push_back(
-          absl::StrCat(head, ") grp, ", call, " FROM adversarial WHERE grp IN ('g0', '', 'zz')",
-                       where.empty() ? "" : " AND (x > 0 OR n IS NULL)", " GROUP BY grp"));
-    }
-  }
-  if (function == "COUNT") {
-    out.push_back(absl::StrCat(head, ") WIDTH_BUCKET(x, ", b.lower, ", ", b.upper,
-                               ", 4) AS bucket, COUNT(*) FROM adversarial GROUP BY bucket"));
-    out.push_back(absl::StrFormat(
-        "%s) WIDTH_BUCKET(x, (%.17g, %.17g)) AS bucket, COUNT(*) FROM adversarial GROUP BY bucket",
-        head, b.lower, b.upper));
-    out.push_back(
-        "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, max_rows_contributed "
-        "= 3) grp, COUNT(*) FROM adversarial GROUP BY grp");
-    out.push_back(
-        "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, max_rows_contributed = 3) cat, "
-        "COUNT(*) FROM adversarial GROUP BY cat");
-  }
-  return out;
-}
-
-// `text` compiled by the real parser and analyzer against `schema`; nullopt when the analyzer
-// refuses it (which must be INVALID_ARGUMENT or UNIMPLEMENTED: before the charge, from the text).
-absl::optional<sql::CompiledStatement> Compile(const std::string& text,
-                                               const query::DatasetSchema& schema) {
-  absl::StatusOr<sql::Script> script = sql::Parse(text);
-  EXPECT_TRUE(script.ok()) << text << ": " << script.status();
-  if (!script.ok()) return absl::nullopt;
-  absl::StatusOr<sql::CompiledStatement> compiled = sql::Analyze(script->statements[0], schema);
-  if (!compiled.ok()) {
-    EXPECT_THAT(compiled.status().code(), ::testing::AnyOf(absl::StatusCode::kInvalidArgument,
-                                                           absl::StatusCode::kUnimplemented))
-        << text << ": " << compiled.status();
-    return absl::nullopt;
-  }
-  return *std::move(compiled);
-}
-
-class ScanTotalityTest : public ::dpq::testing::StoreTest {
- protected:
-  void SetUp() override {
-    StoreTest::SetUp();
-    if (HasFatalFailure()) return;
-    ASSERT_OK_AND_ASSIGN(schema_, ::dpq::testing::CreateAdversarialDataset(db(), url()));
-  }
-
-  // Plans and scans `spec`; records what was reached. Returns false when the planner refused.
-  bool PlanAndScan(const QuerySpec& spec, const std::string& label, AggregateScanner& scanner,
-                   bool expect_fallback = false,
-                   const std::function<void(query::ScanPlan*)>& rewrite = nullptr) {
-    const query::DatasetSchema& schema = declared_ != nullptr ? *declared_ : schema_;
-    absl::StatusOr<query::QueryPlan> plan = query::PlanQuery(spec, schema);
-    if (plan.ok() && rewrite) rewrite(&plan->scan);
-    if (!plan.ok()) {
-      EXPECT_THAT(plan.status().code(), ::testing::AnyOf(absl::StatusCode::kInvalidArgument,
-                                                         absl::StatusCode::kUnimplemented))
-          << label << ": " << plan.status();
-      return false;
-    }
-    absl::optional<query::filter::TypedFilter> filter;
-    if (!spec.where.empty()) {
-      absl::StatusOr<query::filter::TypedFilter> f =
-          query::filter::ParseAndCheckFilter(spec.where, schema);
-      EXPECT_TRUE(f.ok()) << label << ": " << f.status();
-      if (!f.ok()) return false;
-      filter = *std::move(f);
-    }
-    absl::StatusOr<ScanResult> r =
-        scanner.Scan(plan->scan, absl::InfiniteFuture(), filter ? &*filter : nullptr, "seed");
-    EXPECT_TRUE(r.ok()) << label << ": " << r.status();
-    if (!r.ok()) return false;
-    if (expect_fallback) {
-      EXPECT_EQ(r->recovered_data_error, "22012") << label;
-    } else {
-      EXPECT_EQ(r->recovered_data_error, "") << label << ": the float8 statement failed";
-    }
-    for (const GroupStats& g : r->groups.empty() ? std::vector<GroupStats>{*r} : r->groups) {
-      EXPECT_TRUE(std::isfinite(g.sum) && std::isfinite(g.sum_sq)) << label;
-    }
-    modes_.insert(BoundingModeOf(plan->scan, filter.has_value()));
-    ++scanned_;
-    return true;
-  }
-
-  query::DatasetSchema schema_;
-  // When set, the schema queries are planned against: the same table with declared bounds.
-  const query::DatasetSchema* declared_ = nullptr;
-  std::set<BoundingMode> modes_;
-  int scanned_ = 0;
-};
-
 TEST_F(ScanTotalityTest, EveryFlagShapeScansWithoutErrorOnAdversarialValues) {
   AggregateScanner scanner(db());
   std::map<AggregateKind, int> per_kind;
@@ -346,44 +227,6 @@ TEST_F(ScanTotalityTest, EverySqlFormScansWithoutErrorOnAdversarialValues) {
   for (query::AggregateKind kind : lowered)
     EXPECT_EQ(all.count(kind), 1u) << query::AggregateName(kind);
   std::printf("scan_totality: %d SQL statements, %d parts scanned\n", statements, scanned_);
-}
-
-// Per-row expression statements, compiled by the real parser, analyzer and planner: every
-// construct (arithmetic, division, CASE, IF, COALESCE, ABS, LEAST/GREATEST, CASTs, COUNT of an
-// expression, COUNT(DISTINCT unit), WHERE conditions over columns, computed and public group keys,
-// key-only selects, WIDTH_BUCKET over an expression, per-unit and row-clamped bounds). x and n get
-// declared bounds (x each adversarial pair, n [-3, 7]) so that bounds can be derived; the stored
-// values stay the adversarial ones, far outside them.
-std::vector<std::string> SqlExpressionForms() {
-  const std::string head =
-      "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, "
-      "max_groups_contributed = 2) ";
-  const std::vector<std::string> bodies = {
-      "SUM(x + n) AS a, AVG(x * 2 - n) AS b FROM adversarial",
-      "SUM(x / (n + 4)) AS a, SUM(-x) AS b FROM adversarial",
-      "COUNT(CASE WHEN x > 0 THEN 1 END) AS a, COUNT(x + n) AS b FROM adversarial",
-      "COUNT(DISTINCT pid) AS a, SUM(IF(cat = 'a', x, 0)) AS b FROM adversarial",
-      "SUM(ABS(x)) AS a, SUM(LEAST(x, n)) AS b, SUM(GREATEST(x, n)) AS c FROM adversarial",
-      "SUM(COALESCE(x, n, 0)) AS a, SUM(IFNULL(n, 1)) AS b FROM adversarial",
-      "SUM(CAST(x AS INT64)) AS a, AVG(CAST(n AS FLOAT64) / 3) AS b FROM adversarial",
-      "VAR_POP(x * n) AS a, STDDEV_POP(x - n) AS b FROM adversarial",
-      "PERCENTILE_CONT(x + 1, 0.5) AS a FROM adversarial",
-      "SUM(x + n, contribution_bounds_per_group => (-5, 5)) AS a, "
-      "AVG(x * n, contribution_bounds_per_group => (0, 2)) AS b FROM adversarial",
-      "SUM(x + n, contribution_bounds_per_row => (-1, 1)) AS a FROM adversarial",
-      "COUNT(*) AS a FROM adversarial WHERE x * 2 > n OR ABS(n) < x",
-      "SUM(x) AS a FROM adversarial WHERE x > n AND CASE WHEN cat = 'a' THEN n > 0 ELSE x < 1 END",
-      "CASE WHEN x < 0 THEN 'neg' WHEN x > 0 THEN 'pos' END AS k, COUNT(*) AS a, SUM(x + n) AS b "
-      "FROM adversarial GROUP BY k",
-      "CAST(n AS STRING) AS k, COUNT(*) AS a, AVG(x / 2) AS b FROM adversarial GROUP BY k",
-      "cat, CAST(x * 2 AS INT64) AS k, COUNT(*) AS a FROM adversarial GROUP BY cat, k",
-      "grp FROM adversarial WHERE x * n > 0 GROUP BY grp",
-      "CASE WHEN n > 0 THEN 1 ELSE 2 END AS k FROM adversarial GROUP BY k",
-      "WIDTH_BUCKET(x + n, -10, 10, 4) AS b, COUNT(*) AS a FROM adversarial GROUP BY b",
-  };
-  std::vector<std::string> out;
-  for (const std::string& body : bodies) out.push_back(head + body);
-  return out;
 }
 
 TEST_F(ScanTotalityTest, EverySqlExpressionFormScansWithoutErrorOnAdversarialValues) {
