@@ -160,8 +160,8 @@ std::vector<prometheus::MetricFamily> HistoryFamilies(
                                 {}};
   prometheus::MetricFamily recent{
       "dpq_epsilon_spent_recent",
-      "Nominal epsilon charged to a population's ledger during the last `window` (audit created_at, "
-      "minute resolution)",
+      "Nominal epsilon charged to a population's ledger during the last `window` (audit "
+      "created_at, minute resolution)",
       kGauge,
       {}};
   for (const auto& h : history) {
