@@ -73,13 +73,13 @@ ABSL_FLAG(bool, check_config, false,
           "check the flags, the TLS files and the database, print what was checked, and exit "
           "(0: all good) without serving");
 ABSL_FLAG(double, audit_verify_seconds, 3600,
-          "how often dpqd verifies every dataset's audit chain (first at start-up; 0: only when "
-          "`dpqctl audit verify` asks); results in dpq_audit_verify_ok. Each pass reads only the "
-          "rows appended since the last verified row (its checkpoint, kept in the database)");
+          "how often dpqd verifies every population's audit chain (first at start-up; 0: only "
+          "when `dpqctl audit verify` asks); results in dpq_audit_verify_ok. Each pass reads only "
+          "the rows appended since the last verified row (its checkpoint, kept in the database)");
 ABSL_FLAG(double, audit_full_verify_seconds, 7 * 86400,
-          "a pass of --audit-verify-seconds reads a dataset's audit chain from its first row again "
-          "when the last such full verification of it (by any dpqd on the database) is older than "
-          "this (0: only when `dpqctl audit verify --full` asks, or without a checkpoint)");
+          "a pass of --audit-verify-seconds reads a population's audit chain from its first row "
+          "again when the last such full verification of it (by any dpqd on the database) is older "
+          "than this (0: only when `dpqctl audit verify --full` asks, or without a checkpoint)");
 
 namespace dpq {
 namespace {

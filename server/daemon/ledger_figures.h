@@ -19,7 +19,7 @@
 namespace dpq::daemon {
 
 // One scrape's ledger figures: every budget, the per-analyst spend (`spend` reads only the audit
-// rows appended since its last refresh), each dataset's recent epsilon over
+// rows appended since its last refresh), each population's recent epsilon over
 // metrics::kRecentWindows, and every capped grant. The first read that fails fails the scrape.
 absl::StatusOr<metrics::LedgerFigures> ReadLedgerFigures(store::BudgetLedger& ledger,
                                                          store::SpendTally& spend,

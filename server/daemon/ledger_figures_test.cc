@@ -14,7 +14,7 @@ TEST(LedgerFiguresTest, ABudgetIsReportedInEpsilonAndDeltaWithWhatRemains) {
   state.delta_total_units = 1'000'000'000'000;    // 1e-6
   state.delta_spent_units = 2'000'000'000'000;    // overspent: nothing remains, never less
   const metrics::LedgerFigures::Budget budget = BudgetFigure(state);
-  EXPECT_EQ(budget.dataset, "visits");
+  EXPECT_EQ(budget.population, "visits");
   EXPECT_EQ(budget.accountant, "rdp");
   EXPECT_DOUBLE_EQ(budget.epsilon_total, 3.0);
   EXPECT_DOUBLE_EQ(budget.epsilon_remaining, 2.5);
@@ -31,7 +31,7 @@ TEST(LedgerFiguresTest, ACapAndItsSpendAreConvertedFromPrivacyUnits) {
   cap.epsilon_spent_units = 250'000'000'000;  // 0.25
   cap.delta_spent_units = 1'000;              // 1e-15, spent without a delta cap
   const metrics::LedgerFigures::Cap figure = CapFigure(cap);
-  EXPECT_EQ(figure.dataset, "visits");
+  EXPECT_EQ(figure.population, "visits");
   EXPECT_EQ(figure.analyst, "alice");
   EXPECT_TRUE(figure.has_epsilon_cap);
   EXPECT_DOUBLE_EQ(figure.epsilon_cap, 1.0);
@@ -43,7 +43,7 @@ TEST(LedgerFiguresTest, ACapAndItsSpendAreConvertedFromPrivacyUnits) {
 
 TEST(LedgerFiguresTest, SpendIsCopiedAsIs) {
   const metrics::LedgerFigures::Spent spent = SpentFigure({"visits", "bob", 0.75, 1e-9});
-  EXPECT_EQ(spent.dataset, "visits");
+  EXPECT_EQ(spent.population, "visits");
   EXPECT_EQ(spent.analyst, "bob");
   EXPECT_DOUBLE_EQ(spent.epsilon, 0.75);
   EXPECT_DOUBLE_EQ(spent.delta, 1e-9);
@@ -58,7 +58,7 @@ TEST(LedgerFiguresTest, RecentEpsilonKeepsTheOrderOfTheWindows) {
   store::PopulationHistory history{"visits", 42, {}};
   for (int i = 0; i < metrics::kRecentWindowCount; ++i) history.epsilon_recent.push_back(0.5 * i);
   const metrics::LedgerFigures::History figure = HistoryFigure(history);
-  EXPECT_EQ(figure.dataset, "visits");
+  EXPECT_EQ(figure.population, "visits");
   EXPECT_EQ(figure.audit_rows, 42);
   for (int i = 0; i < metrics::kRecentWindowCount; ++i) {
     EXPECT_DOUBLE_EQ(figure.epsilon_recent[i], 0.5 * i) << metrics::kRecentWindows[i].label;

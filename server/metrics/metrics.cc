@@ -103,27 +103,29 @@ namespace {
 std::vector<prometheus::MetricFamily> BudgetFamilies(
     const std::vector<LedgerFigures::Budget>& budgets) {
   prometheus::MetricFamily remaining{"dpq_budget_remaining",
-                                     "Privacy budget left per dataset (param: epsilon or delta)",
+                                     "Privacy budget left per population (param: epsilon or delta)",
                                      kGauge,
                                      {}};
-  prometheus::MetricFamily total{
-      "dpq_budget_limit", "Privacy budget set per dataset (param: epsilon or delta)", kGauge, {}};
+  prometheus::MetricFamily total{"dpq_budget_limit",
+                                 "Privacy budget set per population (param: epsilon or delta)",
+                                 kGauge,
+                                 {}};
   prometheus::MetricFamily accountant{
       "dpq_budget_accountant_info",
-      "Always 1: the accountant composing the charges of each dataset's ledger",
+      "Always 1: the accountant composing the charges of each population's ledger",
       kGauge,
       {}};
   for (const auto& b : budgets) {
     remaining.metric.push_back(
-        Sample({{"dataset", b.dataset}, {"param", "epsilon"}}, b.epsilon_remaining, kGauge));
+        Sample({{"population", b.population}, {"param", "epsilon"}}, b.epsilon_remaining, kGauge));
     remaining.metric.push_back(
-        Sample({{"dataset", b.dataset}, {"param", "delta"}}, b.delta_remaining, kGauge));
+        Sample({{"population", b.population}, {"param", "delta"}}, b.delta_remaining, kGauge));
     total.metric.push_back(
-        Sample({{"dataset", b.dataset}, {"param", "epsilon"}}, b.epsilon_total, kGauge));
+        Sample({{"population", b.population}, {"param", "epsilon"}}, b.epsilon_total, kGauge));
     total.metric.push_back(
-        Sample({{"dataset", b.dataset}, {"param", "delta"}}, b.delta_total, kGauge));
+        Sample({{"population", b.population}, {"param", "delta"}}, b.delta_total, kGauge));
     accountant.metric.push_back(
-        Sample({{"accountant", b.accountant}, {"dataset", b.dataset}}, 1, kGauge));
+        Sample({{"accountant", b.accountant}, {"population", b.population}}, 1, kGauge));
   }
   return {remaining, total, accountant};
 }
@@ -133,19 +135,19 @@ std::vector<prometheus::MetricFamily> SpentFamilies(
   // A counter: the audit table is append-only, so these sums never decrease.
   prometheus::MetricFamily eps{
       "dpq_epsilon_spent_total",
-      "Epsilon charged to a dataset's ledger, per analyst (from the audit table)",
+      "Epsilon charged to a population's ledger, per analyst (from the audit table)",
       kCounter,
       {}};
   prometheus::MetricFamily delta{
       "dpq_delta_spent_total",
-      "Delta charged to a dataset's ledger, per analyst (from the audit table)",
+      "Delta charged to a population's ledger, per analyst (from the audit table)",
       kCounter,
       {}};
   for (const auto& s : spent) {
     eps.metric.push_back(
-        Sample({{"analyst", s.analyst}, {"dataset", s.dataset}}, s.epsilon, kCounter));
+        Sample({{"analyst", s.analyst}, {"population", s.population}}, s.epsilon, kCounter));
     delta.metric.push_back(
-        Sample({{"analyst", s.analyst}, {"dataset", s.dataset}}, s.delta, kCounter));
+        Sample({{"analyst", s.analyst}, {"population", s.population}}, s.delta, kCounter));
   }
   return {eps, delta};
 }
@@ -153,21 +155,22 @@ std::vector<prometheus::MetricFamily> SpentFamilies(
 std::vector<prometheus::MetricFamily> HistoryFamilies(
     const std::vector<LedgerFigures::History>& history) {
   prometheus::MetricFamily rows{"dpq_audit_rows_total",
-                                "Allocations in each dataset's audit chain (append-only)",
+                                "Allocations in each population's audit chain (append-only)",
                                 kCounter,
                                 {}};
   prometheus::MetricFamily recent{
       "dpq_epsilon_spent_recent",
-      "Nominal epsilon charged to a dataset's ledger during the last `window` (audit created_at, "
-      "minute resolution)",
+      "Nominal epsilon charged to a population's ledger during the last `window` (audit "
+      "created_at, minute resolution)",
       kGauge,
       {}};
   for (const auto& h : history) {
     rows.metric.push_back(
-        Sample({{"dataset", h.dataset}}, static_cast<double>(h.audit_rows), kCounter));
+        Sample({{"population", h.population}}, static_cast<double>(h.audit_rows), kCounter));
     for (int i = 0; i < kRecentWindowCount; ++i) {
-      recent.metric.push_back(Sample({{"dataset", h.dataset}, {"window", kRecentWindows[i].label}},
-                                     h.epsilon_recent[i], kGauge));
+      recent.metric.push_back(
+          Sample({{"population", h.population}, {"window", kRecentWindows[i].label}},
+                 h.epsilon_recent[i], kGauge));
     }
   }
   return {rows, recent};
@@ -176,7 +179,7 @@ std::vector<prometheus::MetricFamily> HistoryFamilies(
 std::vector<prometheus::MetricFamily> CapFamilies(const std::vector<LedgerFigures::Cap>& caps) {
   prometheus::MetricFamily eps_cap{
       "dpq_analyst_epsilon_cap",
-      "Epsilon cap of an analyst's grant on a dataset (grants with a cap)",
+      "Epsilon cap of an analyst's grant on a population (grants with a cap)",
       kGauge,
       {}};
   prometheus::MetricFamily eps_cap_left{"dpq_analyst_epsilon_cap_remaining",
@@ -185,7 +188,7 @@ std::vector<prometheus::MetricFamily> CapFamilies(const std::vector<LedgerFigure
                                         {}};
   prometheus::MetricFamily delta_cap{
       "dpq_analyst_delta_cap",
-      "Delta cap of an analyst's grant on a dataset (grants with one)",
+      "Delta cap of an analyst's grant on a population (grants with one)",
       kGauge,
       {}};
   prometheus::MetricFamily delta_cap_left{"dpq_analyst_delta_cap_remaining",
@@ -194,7 +197,7 @@ std::vector<prometheus::MetricFamily> CapFamilies(const std::vector<LedgerFigure
                                           {}};
   for (const auto& c : caps) {
     std::vector<prometheus::ClientMetric::Label> labels = {{"analyst", c.analyst},
-                                                           {"dataset", c.dataset}};
+                                                           {"population", c.population}};
     if (c.has_epsilon_cap) {
       eps_cap.metric.push_back(Sample(labels, c.epsilon_cap, kGauge));
       eps_cap_left.metric.push_back(
@@ -211,31 +214,26 @@ std::vector<prometheus::MetricFamily> CapFamilies(const std::vector<LedgerFigure
 
 }  // namespace
 
-class Metrics::LedgerCollector : public prometheus::Collectable {
- public:
-  explicit LedgerCollector(LedgerSnapshot snapshot) : snapshot_(std::move(snapshot)) {}
+namespace {
 
-  std::vector<prometheus::MetricFamily> Collect() const override {
-    absl::StatusOr<LedgerFigures> figures = snapshot_();
-    prometheus::MetricFamily up{
-        "dpq_ledger_scrape_ok", "1 if the ledger figures were read from the database", kGauge, {}};
-    up.metric.push_back(Sample({}, figures.ok() ? 1 : 0, kGauge));
-    if (!figures.ok()) {
-      LogWarning(
-          absl::StrCat("metrics: cannot read ledger figures: ", figures.status().ToString()));
-      return {up};
-    }
-    std::vector<prometheus::MetricFamily> families = {up};
-    for (auto part : {BudgetFamilies(figures->budgets), SpentFamilies(figures->spent),
-                      HistoryFamilies(figures->history), CapFamilies(figures->caps)}) {
-      for (auto& family : part) families.push_back(std::move(family));
-    }
-    return families;
+// dpq_ledger_scrape_ok, then the ledger's families when the snapshot was read.
+std::vector<prometheus::MetricFamily> LedgerFamilies(const absl::StatusOr<LedgerFigures>& figures) {
+  prometheus::MetricFamily up{
+      "dpq_ledger_scrape_ok", "1 if the ledger figures were read from the database", kGauge, {}};
+  up.metric.push_back(Sample({}, figures.ok() ? 1 : 0, kGauge));
+  if (!figures.ok()) {
+    LogWarning(absl::StrCat("metrics: cannot read ledger figures: ", figures.status().ToString()));
+    return {up};
   }
+  std::vector<prometheus::MetricFamily> families = {up};
+  for (auto part : {BudgetFamilies(figures->budgets), SpentFamilies(figures->spent),
+                    HistoryFamilies(figures->history), CapFamilies(figures->caps)}) {
+    for (auto& family : part) families.push_back(std::move(family));
+  }
+  return families;
+}
 
- private:
-  LedgerSnapshot snapshot_;
-};
+}  // namespace
 
 class Metrics::PoolCollector : public prometheus::Collectable {
  public:
@@ -363,7 +361,7 @@ class Metrics::HttpServer : public CivetHandler {
 
 Metrics::Metrics(LedgerSnapshot snapshot, PoolSnapshot pool, BuildInfo build)
     : registry_(std::make_shared<prometheus::Registry>()),
-      ledger_(std::make_shared<LedgerCollector>(std::move(snapshot))),
+      ledger_(std::move(snapshot)),
       pool_(pool ? std::make_shared<PoolCollector>(std::move(pool)) : nullptr),
       queries_(&prometheus::BuildCounter()
                     .Name("dpq_queries_total")
@@ -389,12 +387,14 @@ Metrics::Metrics(LedgerSnapshot snapshot, PoolSnapshot pool, BuildInfo build)
       verify_ok_(
           &prometheus::BuildGauge()
                .Name("dpq_audit_verify_ok")
-               .Help("1 if the last audit verification of the dataset by this process passed, "
-                     "0 if it found the chain or the ledger broken")
+               .Help("1 if the last audit verification of the population's ledger by this process "
+                     "passed, 0 if it found the chain or the ledger broken or if this process has "
+                     "not verified it yet (then the timestamp is 0)")
                .Register(*registry_)),
       verify_time_(&prometheus::BuildGauge()
                         .Name("dpq_audit_verify_timestamp_seconds")
-                        .Help("Unix time at which that verification finished")
+                        .Help("Unix time at which that verification finished; 0 until this "
+                              "process has verified the population")
                         .Register(*registry_)) {
   prometheus::BuildGauge()
       .Name("dpq_build_info")
@@ -413,7 +413,7 @@ Metrics::Metrics(LedgerSnapshot snapshot, PoolSnapshot pool, BuildInfo build)
                       .Name("dpq_audit_verify_rows_total")
                       .Help(
                           "Audit rows read by the audit verifications of this process, by "
-                          "dataset; dataset=\"\" counts the admin log's rows")
+                          "population; population=\"\" counts the admin log's rows")
                       .Register(*registry_);
   scan_data_errors_ = &prometheus::BuildCounter()
                            .Name("dpq_scan_data_errors_total")
@@ -426,8 +426,8 @@ Metrics::Metrics(LedgerSnapshot snapshot, PoolSnapshot pool, BuildInfo build)
 
 Metrics::~Metrics() = default;
 
-void Metrics::RecordAuditVerifyRows(absl::string_view dataset, int64_t rows) {
-  verify_rows_->Add({{"dataset", std::string(dataset)}}).Increment(static_cast<double>(rows));
+void Metrics::RecordAuditVerifyRows(absl::string_view population, int64_t rows) {
+  verify_rows_->Add({{"population", std::string(population)}}).Increment(static_cast<double>(rows));
 }
 
 void Metrics::RecordScanDataError(absl::string_view dataset) {
@@ -467,15 +467,26 @@ void Metrics::RecordDebit(double seconds) {
   debit_duration_->Add({}, kBuckets).Observe(seconds);
 }
 
-void Metrics::RecordAuditVerify(absl::string_view dataset, bool ok, double unix_seconds) {
-  const std::string ds(dataset);
-  verify_ok_->Add({{"dataset", ds}}).Set(ok ? 1 : 0);
-  verify_time_->Add({{"dataset", ds}}).Set(unix_seconds);
+void Metrics::RecordAuditVerify(absl::string_view population, bool ok, double unix_seconds) {
+  const std::string name(population);
+  verify_ok_->Add({{"population", name}}).Set(ok ? 1 : 0);
+  verify_time_->Add({{"population", name}}).Set(unix_seconds);
+}
+
+void Metrics::ExpectAuditVerifications(const LedgerFigures& figures) const {
+  // Family::Add returns the existing gauge when the labels match, so a verification recorded
+  // before (or concurrently) keeps its values; a new gauge starts at 0.
+  for (const LedgerFigures::Budget& b : figures.budgets) {
+    verify_ok_->Add({{"population", b.population}});
+    verify_time_->Add({{"population", b.population}});
+  }
 }
 
 std::vector<prometheus::MetricFamily> Metrics::Collect() const {
+  const absl::StatusOr<LedgerFigures> figures = ledger_();
+  if (figures.ok()) ExpectAuditVerifications(*figures);  // before the registry is read
   std::vector<prometheus::MetricFamily> out = registry_->Collect();
-  for (auto& f : ledger_->Collect()) out.push_back(std::move(f));
+  for (auto& f : LedgerFamilies(figures)) out.push_back(std::move(f));
   if (pool_ != nullptr) {
     for (auto& f : pool_->Collect()) out.push_back(std::move(f));
   }

@@ -6,11 +6,15 @@
 //    prometheus-cpp registry, and dpq_build_info;
 //  * ledger figures (dpq_budget_remaining, dpq_budget_limit, dpq_budget_accountant_info,
 //    dpq_epsilon_spent_total, dpq_delta_spent_total, dpq_epsilon_spent_recent{window},
-//    dpq_audit_rows_total, dpq_analyst_{epsilon,delta}_cap and their _remaining), read from the
-//    database at scrape time through a snapshot function, so every replica reports the same truth;
-//  * the last audit verification this process ran per dataset (dpq_audit_verify_ok,
+//    dpq_audit_rows_total, dpq_analyst_{epsilon,delta}_cap and their _remaining), labelled by
+//    population (one ledger per population), read from the database at scrape time through a
+//    snapshot function, so every replica reports the same truth;
+//  * the last audit verification this process ran per population (dpq_audit_verify_ok,
 //    dpq_audit_verify_timestamp_seconds), from the VerifyAudit RPC and dpqd's periodic check,
-//    and the rows those verifications read (dpq_audit_verify_rows_total);
+//    and the rows those verifications read (dpq_audit_verify_rows_total). Every population the
+//    ledger snapshot lists has both series from the first scrape on: one this process has not
+//    verified yet reads timestamp 0 and ok 0, so an alert on the age of the last verification
+//    fires rather than staying silent on an absent series (alerts.yml: DpqAuditVerifyStale);
 //  * this process's database connection pool (dpq_db_connections_opened_total,
 //    dpq_db_connections_closed_total{reason}, dpq_db_connect_failures_total,
 //    dpq_db_connections{state}), read from memory at scrape time, so they are there even when the
@@ -54,23 +58,23 @@ inline constexpr int kRecentWindowCount = sizeof(kRecentWindows) / sizeof(kRecen
 
 struct LedgerFigures {
   struct Budget {
-    std::string dataset;
+    std::string population;
     std::string accountant = "basic";
     double epsilon_total = 0, epsilon_remaining = 0, delta_total = 0, delta_remaining = 0;
   };
   struct Spent {
-    std::string dataset, analyst;
+    std::string population, analyst;
     double epsilon = 0, delta = 0;
   };
-  // Per dataset: audit rows so far, and the nominal epsilon charged in each of kRecentWindows.
+  // Per population: audit rows so far, and the nominal epsilon charged in each of kRecentWindows.
   struct History {
-    std::string dataset;
+    std::string population;
     int64_t audit_rows = 0;
     double epsilon_recent[kRecentWindowCount] = {};
   };
   // A grant with a cap on epsilon, delta or both (grants.*_cap_units) and the grant's spend.
   struct Cap {
-    std::string dataset, analyst;
+    std::string population, analyst;
     bool has_epsilon_cap = false;
     double epsilon_cap = 0, epsilon_spent = 0;
     bool has_delta_cap = false;
@@ -117,12 +121,12 @@ class Metrics {
   // Wall time of one ledger debit as its caller saw it (group-commit wait included).
   void RecordDebit(double seconds);
 
-  // The result of an audit verification of `dataset` finished at `unix_seconds`.
-  void RecordAuditVerify(absl::string_view dataset, bool ok, double unix_seconds);
+  // The result of an audit verification of `population`'s ledger finished at `unix_seconds`.
+  void RecordAuditVerify(absl::string_view population, bool ok, double unix_seconds);
 
-  // `rows` audit rows read by one verification of `dataset`'s chain; dataset "" for the admin
-  // log's chain (no dataset is named "": names match ^[a-z_][a-z0-9_]{0,62}$).
-  void RecordAuditVerifyRows(absl::string_view dataset, int64_t rows);
+  // `rows` audit rows read by one verification of `population`'s chain; population "" for the
+  // admin log's chain (no population is named "": names match ^[a-z_][a-z0-9_]{0,62}$).
+  void RecordAuditVerifyRows(absl::string_view population, int64_t rows);
 
   // One local-DP report submission (dpq_ldp_reports_total): outcome "accepted" or the lower-case
   // code of the refusal. Callers pass collection "" unless the collection exists (bounded labels).
@@ -132,7 +136,9 @@ class Metrics {
   // fallback answered (dpq_scan_data_errors_total; an alert fires on any increase).
   void RecordScanDataError(absl::string_view dataset);
 
-  // Everything one scrape shows, in exposition order (registry, ledger, pool).
+  // Everything one scrape shows, in exposition order (registry, ledger, pool). Reads the ledger
+  // snapshot once; a population it lists that this process has not verified gets its
+  // verification series at 0 first.
   std::vector<prometheus::MetricFamily> Collect() const;
 
   // Serves /metrics and the status page (/ and /status) on `listen` ("host:port").
@@ -143,11 +149,13 @@ class Metrics {
   void StopServing();
 
  private:
-  class LedgerCollector;
   class PoolCollector;
+  // Creates dpq_audit_verify_ok and _timestamp_seconds at 0 for each population of `figures`
+  // without them; a recorded verification keeps its values.
+  void ExpectAuditVerifications(const LedgerFigures& figures) const;
   class HttpServer;
   std::shared_ptr<prometheus::Registry> registry_;
-  std::shared_ptr<LedgerCollector> ledger_;
+  LedgerSnapshot ledger_;
   std::shared_ptr<PoolCollector> pool_;  // null without a pool snapshot
   prometheus::Family<prometheus::Counter>* queries_;
   prometheus::Family<prometheus::Counter>* rejections_;

@@ -105,15 +105,16 @@ std::string BudgetBar(double spent, double total) {
 }
 
 // Cumulative nominal epsilon at now - window for each window (longest first), then now.
-std::string SpentOverTime(const Scrape& scrape, const std::string& dataset, double nominal_now) {
+std::string SpentOverTime(const Scrape& scrape, const std::string& population, double nominal_now) {
   struct Point {
     std::string label;
     double value;
   };
   std::vector<Point> points;
   for (int i = kRecentWindowCount - 1; i >= 0; --i) {
-    const double recent = scrape.Value("dpq_epsilon_spent_recent",
-                                       {{"dataset", dataset}, {"window", kRecentWindows[i].label}});
+    const double recent =
+        scrape.Value("dpq_epsilon_spent_recent",
+                     {{"population", population}, {"window", kRecentWindows[i].label}});
     if (std::isnan(recent)) return "<p class=\"muted\">no history exported</p>";
     points.push_back(
         {absl::StrCat("−", kRecentWindows[i].label), std::max(0.0, nominal_now - recent)});
@@ -218,30 +219,31 @@ std::string RenderDatabase(const Scrape& scrape, double ledger_ok) {
   return html;
 }
 
-// The accountant the dataset's ledger composes with ("basic" unless exported otherwise).
+// The accountant the population's ledger composes with ("basic" unless exported otherwise).
 std::string AccountantOf(const Scrape& scrape, const std::string& d) {
   std::string accountant = "basic";
   for (const auto& s : scrape.Of("dpq_budget_accountant_info")) {
-    if (s.labels.count("dataset") && s.labels.at("dataset") == d && s.labels.count("accountant")) {
+    if (s.labels.count("population") && s.labels.at("population") == d &&
+        s.labels.count("accountant")) {
       accountant = s.labels.at("accountant");
     }
   }
   return accountant;
 }
 
-// The dataset's heading and its epsilon and delta budget: spent, remaining, total.
+// The population's heading and its epsilon and delta budget: spent, remaining, total.
 std::string RenderBudget(const Scrape& scrape, const std::string& d,
                          const std::string& accountant) {
   std::string html;
-  absl::StrAppend(&html, "<section class=\"dataset\" data-dataset=\"", Escape(d),
+  absl::StrAppend(&html, "<section class=\"population\" data-population=\"", Escape(d),
                   "\" data-accountant=\"", Escape(accountant), "\"><h2>", Escape(d),
                   " <span class=\"accountant\">", Escape(accountant),
                   " accountant</span></h2>\n<table class=\"budget\"><tr><th></th><th>spent</th>"
                   "<th>remaining</th><th>total</th><th></th></tr>");
   for (const char* param : {"epsilon", "delta"}) {
-    const double total = scrape.Value("dpq_budget_limit", {{"dataset", d}, {"param", param}}, 0);
+    const double total = scrape.Value("dpq_budget_limit", {{"population", d}, {"param", param}}, 0);
     const double remaining =
-        scrape.Value("dpq_budget_remaining", {{"dataset", d}, {"param", param}}, 0);
+        scrape.Value("dpq_budget_remaining", {{"population", d}, {"param", param}}, 0);
     const double spent = std::max(0.0, total - remaining);
     const std::string p(param);
     absl::StrAppend(&html, "<tr data-param=\"", p, "\"><th>", p == "epsilon" ? "ε" : "δ", "</th>",
@@ -252,15 +254,17 @@ std::string RenderBudget(const Scrape& scrape, const std::string& d,
   return html;
 }
 
-// The audit row count and this dpqd's last verification of the dataset's audit chain.
+// The audit row count and this dpqd's last verification of the population's audit chain (none
+// while its timestamp is 0: Metrics exports every population before verifying it).
 std::string RenderAudit(const Scrape& scrape, const std::string& d) {
   std::string html;
-  const double rows = scrape.Value("dpq_audit_rows_total", {{"dataset", d}});
-  const double verified = scrape.Value("dpq_audit_verify_ok", {{"dataset", d}});
-  const double verified_at = scrape.Value("dpq_audit_verify_timestamp_seconds", {{"dataset", d}});
+  const double rows = scrape.Value("dpq_audit_rows_total", {{"population", d}});
+  const double verified = scrape.Value("dpq_audit_verify_ok", {{"population", d}});
+  const double verified_at =
+      scrape.Value("dpq_audit_verify_timestamp_seconds", {{"population", d}});
   absl::StrAppend(&html, "<p>Audit rows: <span data-field=\"audit-rows\" data-value=\"",
                   Exact(rows), "\">", Human(rows), "</span>. Last verification by this dpqd: ");
-  if (std::isnan(verified)) {
+  if (std::isnan(verified) || !(verified_at > 0)) {
     html += "<span data-field=\"audit-verify\" data-value=\"none\">none yet</span>.</p>\n";
   } else {
     absl::StrAppend(&html, "<span data-field=\"audit-verify\" data-value=\"",
@@ -271,7 +275,7 @@ std::string RenderAudit(const Scrape& scrape, const std::string& d) {
   return html;
 }
 
-// One row per analyst who spent on the dataset (`analysts`, the dataset's
+// One row per analyst who spent on the population (`analysts`, the population's
 // dpq_epsilon_spent_total samples), then one per capped analyst who has spent nothing yet.
 std::string RenderAnalysts(const Scrape& scrape, const std::string& d,
                            std::vector<const Sample*> analysts) {
@@ -283,9 +287,9 @@ std::string RenderAnalysts(const Scrape& scrape, const std::string& d,
   std::set<std::string> listed;
   std::string rows_html;
   auto analyst_row = [&](const std::string& a, double spent) {
-    const double cap = scrape.Value("dpq_analyst_epsilon_cap", {{"dataset", d}, {"analyst", a}});
+    const double cap = scrape.Value("dpq_analyst_epsilon_cap", {{"population", d}, {"analyst", a}});
     const double left =
-        scrape.Value("dpq_analyst_epsilon_cap_remaining", {{"dataset", d}, {"analyst", a}});
+        scrape.Value("dpq_analyst_epsilon_cap_remaining", {{"population", d}, {"analyst", a}});
     absl::StrAppend(&rows_html, "<tr class=\"analyst\" data-analyst=\"", Escape(a), "\"><td>",
                     Escape(a), "</td>", Cell("analyst-epsilon-spent", spent));
     if (std::isnan(cap)) {
@@ -303,14 +307,15 @@ std::string RenderAnalysts(const Scrape& scrape, const std::string& d,
     analyst_row(s->labels.at("analyst"), s->value);
   }
   for (const auto& s : scrape.Of("dpq_analyst_epsilon_cap")) {  // capped, nothing spent yet
-    if (s.labels.count("dataset") && s.labels.at("dataset") == d &&
+    if (s.labels.count("population") && s.labels.at("population") == d &&
         !listed.count(s.labels.at("analyst"))) {
       listed.insert(s.labels.at("analyst"));
       analyst_row(s.labels.at("analyst"), 0);
     }
   }
   if (listed.empty()) {
-    html += "<p class=\"muted\">No analyst has spent on this dataset and no grant has a cap.</p>";
+    html +=
+        "<p class=\"muted\">No analyst has spent on this population and no grant has a cap.</p>";
   } else {
     absl::StrAppend(&html,
                     "<table class=\"analysts\"><tr><th>analyst</th><th>ε spent</th><th>ε cap</th>"
@@ -320,8 +325,8 @@ std::string RenderAnalysts(const Scrape& scrape, const std::string& d,
   return html;
 }
 
-// One dataset's section: budget, nominal spend over time, audit, analysts.
-std::string RenderDataset(const Scrape& scrape, const std::string& d) {
+// One population's section: budget, nominal spend over time, audit, analysts.
+std::string RenderPopulation(const Scrape& scrape, const std::string& d) {
   const std::string accountant = AccountantOf(scrape, d);
   std::string html = RenderBudget(scrape, d, accountant);
 
@@ -330,7 +335,7 @@ std::string RenderDataset(const Scrape& scrape, const std::string& d) {
   double nominal = 0;
   std::vector<const Sample*> analysts;
   for (const auto& s : scrape.Of("dpq_epsilon_spent_total")) {
-    if (s.labels.count("dataset") && s.labels.at("dataset") == d) {
+    if (s.labels.count("population") && s.labels.at("population") == d) {
       nominal += s.value;
       analysts.push_back(&s);
     }
@@ -359,15 +364,15 @@ std::string RenderStatusPage(const std::vector<prometheus::MetricFamily>& famili
   const double ledger_ok = scrape.Value("dpq_ledger_scrape_ok", {}, 0);
   html += RenderDatabase(scrape, ledger_ok);
 
-  std::set<std::string> datasets;
+  std::set<std::string> populations;
   for (const auto& s : scrape.Of("dpq_budget_limit"))
-    datasets.insert(s.labels.count("dataset") ? s.labels.at("dataset") : "");
+    populations.insert(s.labels.count("population") ? s.labels.at("population") : "");
   if (ledger_ok != 1) {
     html += "<p class=\"bad\">The ledger could not be read: no budget figures.</p>\n";
-  } else if (datasets.empty()) {
-    html += "<p class=\"muted\">No datasets yet.</p>\n";
+  } else if (populations.empty()) {
+    html += "<p class=\"muted\">No populations yet.</p>\n";
   }
-  for (const std::string& d : datasets) html += RenderDataset(scrape, d);
+  for (const std::string& p : populations) html += RenderPopulation(scrape, p);
   html += "</body></html>\n";
   return html;
 }

@@ -27,7 +27,7 @@ std::string Render(const LedgerFigures& figures, bool ledger_ok = true) {
   return RenderStatusPage(m.Collect(), absl::FromUnixSeconds(1700000000));
 }
 
-LedgerFigures TwoDatasets() {
+LedgerFigures TwoPopulations() {
   LedgerFigures f;
   f.budgets.push_back({"salaries", "basic", 3, 2.5, 1e-6, 1e-6});
   f.budgets.push_back({"slid", "rdp", 1, 0.05, 1e-6, 9e-7});
@@ -42,10 +42,10 @@ LedgerFigures TwoDatasets() {
   return f;
 }
 
-TEST(StatusPageTest, ShowsEveryDatasetsBudgetFromTheScrape) {
-  const std::string html = Render(TwoDatasets());
-  EXPECT_THAT(html, HasSubstr("data-dataset=\"slid\" data-accountant=\"rdp\""));
-  EXPECT_THAT(html, HasSubstr("data-dataset=\"salaries\" data-accountant=\"basic\""));
+TEST(StatusPageTest, ShowsEveryPopulationsBudgetFromTheScrape) {
+  const std::string html = Render(TwoPopulations());
+  EXPECT_THAT(html, HasSubstr("data-population=\"slid\" data-accountant=\"rdp\""));
+  EXPECT_THAT(html, HasSubstr("data-population=\"salaries\" data-accountant=\"basic\""));
   // spent = limit - remaining, exact in data-value, 6 digits in the text.
   EXPECT_THAT(html, HasSubstr("data-field=\"epsilon-spent\" data-value=\"0.5\">0.5<"));
   EXPECT_THAT(
@@ -58,7 +58,7 @@ TEST(StatusPageTest, ShowsEveryDatasetsBudgetFromTheScrape) {
 }
 
 TEST(StatusPageTest, SpentOverTimeIsTheTotalMinusEachWindow) {
-  const std::string html = Render(TwoDatasets());
+  const std::string html = Render(TwoPopulations());
   // salaries: nominal 0.5 now; 0.25 spent in the last 6 h, none in the last hour.
   EXPECT_THAT(html, HasSubstr("data-at=\"−30d\" data-value=\"0\">0<"));
   EXPECT_THAT(html, HasSubstr("data-at=\"−6h\" data-value=\"0.25\">0.25<"));
@@ -67,7 +67,7 @@ TEST(StatusPageTest, SpentOverTimeIsTheTotalMinusEachWindow) {
 }
 
 TEST(StatusPageTest, AnalystsWithCapsAndWithout) {
-  const std::string html = Render(TwoDatasets());
+  const std::string html = Render(TwoPopulations());
   EXPECT_THAT(html, HasSubstr("data-analyst=\"bob\""));
   EXPECT_THAT(html,
               HasSubstr("data-field=\"analyst-epsilon-cap-remaining\" data-value=\"0.75\">0.75<"));
@@ -76,11 +76,11 @@ TEST(StatusPageTest, AnalystsWithCapsAndWithout) {
 }
 
 TEST(StatusPageTest, DatabaseHealthAndAnUnreadableLedger) {
-  EXPECT_THAT(Render(TwoDatasets()), HasSubstr("data-ledger-ok=\"1\""));
-  const std::string down = Render(TwoDatasets(), /*ledger_ok=*/false);
+  EXPECT_THAT(Render(TwoPopulations()), HasSubstr("data-ledger-ok=\"1\""));
+  const std::string down = Render(TwoPopulations(), /*ledger_ok=*/false);
   EXPECT_THAT(down, HasSubstr("data-ledger-ok=\"0\""));
   EXPECT_THAT(down, HasSubstr("UNREADABLE"));
-  EXPECT_THAT(down, Not(HasSubstr("class=\"dataset\"")));
+  EXPECT_THAT(down, Not(HasSubstr("class=\"population\"")));
   EXPECT_THAT(down, HasSubstr("data-field=\"db-closed-server\" data-value=\"2\""));
 }
 
@@ -94,7 +94,7 @@ TEST(StatusPageTest, NoScriptAndEscapedNames) {
 }
 
 TEST(StatusPageTest, AuditVerificationShown) {
-  LedgerFigures f = TwoDatasets();
+  LedgerFigures f = TwoPopulations();
   Metrics m([&]() -> absl::StatusOr<LedgerFigures> { return f; });
   m.RecordAuditVerify("slid", false, 1700000000);
   m.RecordAuditVerify("salaries", true, 1700000000);
@@ -103,6 +103,18 @@ TEST(StatusPageTest, AuditVerificationShown) {
   EXPECT_THAT(html, HasSubstr("data-field=\"audit-verify\" data-value=\"ok\""));
   EXPECT_THAT(html, HasSubstr("2023-11-14 22:13:20 UTC"));
   EXPECT_THAT(html, HasSubstr("data-field=\"audit-rows\" data-value=\"3\""));
+}
+
+// Metrics exports ok 0 and timestamp 0 for a population it has not verified: that is "none
+// yet", not a broken chain.
+TEST(StatusPageTest, APopulationNotVerifiedYetIsNotShownBroken) {
+  LedgerFigures f = TwoPopulations();
+  Metrics m([&]() -> absl::StatusOr<LedgerFigures> { return f; });
+  m.RecordAuditVerify("slid", true, 1700000000);
+  const std::string html = RenderStatusPage(m.Collect(), absl::FromUnixSeconds(1700000100));
+  EXPECT_THAT(html, HasSubstr("data-field=\"audit-verify\" data-value=\"ok\""));
+  EXPECT_THAT(html, HasSubstr("data-field=\"audit-verify\" data-value=\"none\">none yet<"));
+  EXPECT_THAT(html, Not(HasSubstr("BROKEN")));
 }
 
 }  // namespace

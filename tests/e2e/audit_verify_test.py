@@ -8,7 +8,7 @@
   /proc/<pid>/clear_refs just before) grows by less than 30 MB; a second full run does not grow it
   further.
 - After 5 more queries, the default (incremental) run reads the checkpoint row and the 5 new rows,
-  `--full` all of them, and dpq_audit_verify_rows_total{dataset} adds up what each run read.
+  `--full` all of them, and dpq_audit_verify_rows_total{population} adds up what each run read.
 """
 
 import hashlib
@@ -142,12 +142,12 @@ class AuditVerifyMemoryTest(harness.DpqdTestCase):
         self.assertEqual(last["rows_read"], ROWS + 5)
 
         counted = harness.metric_values(dpqd.metrics(), "dpq_audit_verify_rows_total",
-                                        dataset="slid")
+                                        population="slid")
         self.assertEqual(counted, [float(ROWS + ROWS + 6 + 1 + ROWS + 5)])
         admin = dpqd.ctl("audit", "verify", "--admin-log")
         self.assertTrue(admin["ok"], dict(admin))
         self.assertEqual(harness.metric_values(dpqd.metrics(), "dpq_audit_verify_rows_total",
-                                               dataset=""), [float(admin["rows_read"])])
+                                               population=""), [float(admin["rows_read"])])
 
 
 if __name__ == "__main__":

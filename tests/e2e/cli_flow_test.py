@@ -207,17 +207,17 @@ class CliFlowTest(harness.DpqdTestCase):
             self.assertIn(name, names)
 
         budget = self.budget()
-        spent = harness.metric_values(samples, "dpq_epsilon_spent_total", dataset="slid")
-        self.assertTrue(spent, "no dpq_epsilon_spent_total{dataset=\"slid\"} sample")
+        spent = harness.metric_values(samples, "dpq_epsilon_spent_total", population="slid")
+        self.assertTrue(spent, "no dpq_epsilon_spent_total{population=\"slid\"} sample")
         # The exposition prints doubles with limited digits: compare to 1e-9 relative.
         self.assertAlmostEqual(math.fsum(spent), budget["epsilon_spent"],
                                delta=1e-9 * max(1, budget["epsilon_spent"]))
-        remaining = harness.metric_values(samples, "dpq_budget_remaining", dataset="slid",
+        remaining = harness.metric_values(samples, "dpq_budget_remaining", population="slid",
                                           param="epsilon")
         self.assertEqual(len(remaining), 1, remaining)
         self.assertAlmostEqual(remaining[0], budget["epsilon_remaining"], delta=1e-9)
-        remaining_delta = harness.metric_values(samples, "dpq_budget_remaining", dataset="slid",
-                                                param="delta")
+        remaining_delta = harness.metric_values(samples, "dpq_budget_remaining",
+                                                population="slid", param="delta")
         self.assertEqual(len(remaining_delta), 1, remaining_delta)
         self.assertAlmostEqual(remaining_delta[0], budget["delta_remaining"], delta=1e-15)
 

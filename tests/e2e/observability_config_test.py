@@ -11,8 +11,9 @@ what dpqd really exports.
   PENDING_SERVER_METRICS (empty now that dpqd exports the audit-verification metrics): the test
   asserts that they are exactly the missing ones, so a rule naming a metric dpqd lacks fails.
 - A real Prometheus loads alerts.yml, scrapes that dpqd, evaluates every rule without error, raises
-  the budget and rejection alerts for the dataset that deserves them and for no other, answers every
-  dashboard query with data, and raises DpqdDown once dpqd stops.
+  the budget and rejection alerts for the population and the dataset that deserve them and for no
+  other, answers every dashboard query with data, and raises DpqdDown once dpqd stops.
+- A dpqd exports the audit-verification metrics of a population it has not verified yet, at 0.
 - docker-compose.yml provisions Grafana with the datasource and the dashboard, Prometheus with its
   configuration and the rules, and every host file it names exists.
 
@@ -29,6 +30,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 import urllib.error
 import urllib.parse
@@ -62,7 +64,8 @@ PROMETHEUS_WAIT_S = 60
 # Series that Prometheus itself creates: the scrape health of each target and the alert states.
 PROMETHEUS_SERIES = {"up", "ALERTS"}
 # Metrics the alerts use that dpqd does not export yet (none: dpq_audit_verify_ok and
-# dpq_audit_verify_timestamp_seconds come from the VerifyAudit RPC and dpqd's periodic check).
+# dpq_audit_verify_timestamp_seconds exist for every population from dpqd's first scrape, 0 until
+# the VerifyAudit RPC or dpqd's periodic check has verified it).
 PENDING_SERVER_METRICS = set()
 # Counters of events that a healthy dpqd never sees, so a live dpqd exports no series of them:
 # dpq_scan_data_errors_total counts scans answered by the numeric fallback (a bug; scans are total
@@ -72,7 +75,7 @@ EVENT_ONLY_METRICS = {"dpq_scan_data_errors_total"}
 METRICS_SOURCE = os.path.join(harness.REPO_ROOT, "server", "metrics", "metrics.cc")
 # What the dashboard must show: a metric of each.
 DASHBOARD_MUST_USE = {
-    "budget remaining per dataset": {"dpq_budget_remaining"},
+    "budget remaining per population": {"dpq_budget_remaining"},
     "epsilon spent per analyst": {"dpq_epsilon_spent_total"},
     "queries per second by outcome": {"dpq_queries_total"},
     "rejections per second": {"dpq_budget_rejections_total"},
@@ -81,7 +84,7 @@ DASHBOARD_MUST_USE = {
                       "dpq_db_connections_closed_total", "dpq_db_connect_failures_total"},
 }
 # The alerts that must exist, by name in alerts.yml.
-REQUIRED_ALERTS = {"DpqDatasetBudgetLow", "DpqBudgetRejectionBurst", "DpqdDown",
+REQUIRED_ALERTS = {"DpqPopulationBudgetLow", "DpqBudgetRejectionBurst", "DpqdDown",
                    "DpqLedgerUnreadable", "DpqAuditVerifyFailing", "DpqSlowQueries"}
 
 
@@ -405,6 +408,7 @@ def expand_grafana(expr, rate_interval="1m"):
     """A dashboard expression as Prometheus sees it: Grafana's variables replaced."""
     return (expr.replace("$__rate_interval", rate_interval)
             .replace("$__interval", rate_interval)
+            .replace("$population", ".*")
             .replace("$dataset", ".*"))
 
 
@@ -453,10 +457,11 @@ class HelpersTest(unittest.TestCase):
                 {"dpq_queries_total"},
             'histogram_quantile(0.99, sum by (le) (rate(dpq_query_duration_seconds_bucket[5m]))) '
             '> 2.5': {"dpq_query_duration_seconds_bucket"},
-            'max by (dataset, param) (dpq_budget_remaining) / max by (dataset, param) '
+            'max by (population, param) (dpq_budget_remaining) / max by (population, param) '
             '(dpq_budget_limit) < 0.10': {"dpq_budget_remaining", "dpq_budget_limit"},
             'up{job="dpq"} == 0 or absent(up{job="dpq"})': {"up"},
-            'time() - max by (dataset) (dpq_audit_verify_timestamp_seconds) > 2 * 86400':
+            'time() - max by (population) (max_over_time(dpq_audit_verify_timestamp_seconds[2d])) '
+            '> 2 * 86400':
                 {"dpq_audit_verify_timestamp_seconds"},
             'a_metric offset 5m + on (x) group_left (y) b:recorded:rate5m * 1e-3':
                 {"a_metric", "b:recorded:rate5m"},
@@ -465,8 +470,9 @@ class HelpersTest(unittest.TestCase):
         }
         for expr, want in cases.items():
             self.assertEqual(promql_metric_names(expr), want, expr)
-        self.assertEqual(grafana_variable_metric_names("label_values(dpq_budget_limit, dataset)"),
-                         {"dpq_budget_limit"})
+        self.assertEqual(
+            grafana_variable_metric_names("label_values(dpq_budget_limit, population)"),
+            {"dpq_budget_limit"})
         self.assertEqual(grafana_variable_metric_names("label_values(dataset)"), set())
 
     def test_mini_yaml_on_known_input(self):
@@ -543,6 +549,9 @@ class AlertRulesTest(unittest.TestCase):
         self.assertRegex(exprs["DpqdDown"], r'up\{job="dpq"\}\s*==\s*0')
         self.assertRegex(exprs["DpqLedgerUnreadable"], r"dpq_ledger_scrape_ok\s*==\s*0")
         self.assertRegex(exprs["DpqAuditVerifyFailing"], r"dpq_audit_verify_ok\s*==\s*0")
+        # ok is 0 before the first verification too: the rule must require one (timestamp > 0).
+        self.assertRegex(exprs["DpqAuditVerifyFailing"],
+                         r"and\s+dpq_audit_verify_timestamp_seconds\s*>\s*0")
 
     def test_the_prometheus_job_is_the_one_the_rules_match(self):
         jobs = [c["job_name"] for c in load_yaml(PROM_CONFIG)["scrape_configs"]]
@@ -790,7 +799,7 @@ class LiveMetricsTest(harness.DpqdTestCase):
         self.assertEqual(missing, PENDING_SERVER_METRICS,
                          "alert metrics not exported: %s" % sorted(missing))
         samples = harness.parse_metrics(self.text)
-        self.assertEqual(harness.metric_values(samples, "dpq_audit_verify_ok", dataset="slid"),
+        self.assertEqual(harness.metric_values(samples, "dpq_audit_verify_ok", population="slid"),
                          [1.0])
 
     def test_labelled_series_the_panels_group_by_exist(self):
@@ -801,12 +810,39 @@ class LiveMetricsTest(harness.DpqdTestCase):
         self.assertEqual(analysts, {"alice", "bob"})
         self.assertEqual(harness.metric_values(samples, "dpq_budget_rejections_total",
                                                dataset="slid"), [1.0])
-        params = {(l.get("dataset"), l.get("param")) for (n, l, _v) in samples
+        params = {(l.get("population"), l.get("param")) for (n, l, _v) in samples
                   if n == "dpq_budget_limit"}
         self.assertEqual(params, {(d, p) for d in ("slid", "salaries")
                                   for p in ("epsilon", "delta")})
         states = {l.get("state") for (n, l, _v) in samples if n == "dpq_db_connections"}
         self.assertEqual(states, {"in_use", "idle"})
+
+
+class FreshDpqdVerificationMetricsTest(harness.DpqdTestCase):
+    """A population dpqd has not verified yet is exported with dpq_audit_verify_timestamp_seconds
+    0 and dpq_audit_verify_ok 0 (alerts.yml: DpqAuditVerifyStale fires on it; DpqAuditVerifyFailing
+    does not), and a verification sets both."""
+
+    def test_a_population_not_verified_yet_is_exported_at_zero(self):
+        dpqd = self.new_dpqd(start=False)
+        # No periodic pass: only `dpqctl audit verify` verifies, so nothing has before it.
+        dpqd.extra_args = ["--audit-verify-seconds=0"]
+        dpqd.start()
+        self.create_slid(dpqd)
+        samples = dpqd.metrics()
+        self.assertEqual(harness.metric_values(samples, "dpq_audit_verify_timestamp_seconds",
+                                               population="slid"), [0.0])
+        self.assertEqual(harness.metric_values(samples, "dpq_audit_verify_ok", population="slid"),
+                         [0.0])
+        before = time.time()
+        dpqd.ctl("audit", "verify", "slid")
+        samples = dpqd.metrics()
+        self.assertEqual(harness.metric_values(samples, "dpq_audit_verify_ok", population="slid"),
+                         [1.0])
+        at = harness.metric_values(samples, "dpq_audit_verify_timestamp_seconds",
+                                   population="slid")
+        self.assertEqual(len(at), 1, at)
+        self.assertGreater(at[0], before - 1)  # the exposition may round to the second
 
 
 def _get_json(url):
@@ -867,7 +903,7 @@ class LivePrometheusTest(harness.DpqdTestCase):
 
         def expected_alerts():
             found = alerts_by_name()
-            if "DpqBudgetRejectionBurst" in found and "DpqDatasetBudgetLow" in found:
+            if "DpqBudgetRejectionBurst" in found and "DpqPopulationBudgetLow" in found:
                 return found
             return None
 
@@ -875,10 +911,11 @@ class LivePrometheusTest(harness.DpqdTestCase):
                                    "the budget alerts of slid", 0.5)
         # Only slid's epsilon is low (5 % left); its delta (1e-7 of 1e-6 spent) and salaries
         # (5/6 left) are not. The burst alert has no `for`, so it fires at once.
-        low = [(a["labels"]["dataset"], a["labels"]["param"], a["state"])
-               for a in found["DpqDatasetBudgetLow"]]
+        low = [(a["labels"]["population"], a["labels"]["param"], a["state"])
+               for a in found["DpqPopulationBudgetLow"]]
         self.assertEqual(low, [("slid", "epsilon", "pending")], low)
-        self.assertAlmostEqual(float(found["DpqDatasetBudgetLow"][0]["value"]), 0.05, delta=1e-9)
+        self.assertAlmostEqual(float(found["DpqPopulationBudgetLow"][0]["value"]), 0.05,
+                               delta=1e-9)
         burst = [(a["labels"]["dataset"], a["state"]) for a in found["DpqBudgetRejectionBurst"]]
         self.assertEqual(burst, [("slid", "firing")], burst)
         for name in ("DpqdDown", "DpqLedgerUnreadable", "DpqSlowQueries",

@@ -107,7 +107,7 @@ class PrometheusScrapeTest(harness.DpqdTestCase):
             raise AssertionError("%s\ntargets: %s\nprometheus log:\n%s" %
                                  (e, _get_json(base + "/api/v1/targets"), prometheus_log()))
 
-        query = 'dpq_budget_remaining{dataset="slid",param="epsilon"}'
+        query = 'dpq_budget_remaining{population="slid",param="epsilon"}'
 
         def scraped_value():
             return _instant(base, query) or None

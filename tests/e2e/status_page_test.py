@@ -7,9 +7,10 @@ an epsilon cap), answered, refused and capped queries and an audit verification.
 - the page is plain HTML: no <script>, a Content-Security-Policy that forbids loading anything,
   served without a token; `/` is the same page;
 - Chromium (Debian's `chromium`, --headless --dump-dom) renders it, and the DOM has one section
-  per dataset whose figures (epsilon and delta spent / remaining / total, accountant, nominal
-  epsilon spent over time, audit rows, verification, the capped analyst's spend and cap) equal
-  the ledger as `dpqctl --json` reports it; a screenshot is saved (--screenshot) and must be a PNG;
+  per population (each dataset here is a population of its own) whose figures (epsilon and delta
+  spent / remaining / total, accountant, nominal epsilon spent over time, audit rows,
+  verification, the capped analyst's spend and cap) equal the ledger as `dpqctl --json` reports
+  it; a screenshot is saved (--screenshot) and must be a PNG;
 - every figure on the page is in the /metrics scrape taken right after (nothing more is shown);
 - `promtool check metrics` accepts that scrape, with every new series populated;
 - dpqd's periodic audit verification (--audit-verify-seconds) turns dpq_audit_verify_ok to 0 when
@@ -37,11 +38,11 @@ CHROMIUM_TIMEOUT_S = 120
 
 
 class _Dom(html.parser.HTMLParser):
-    """Collects every element's attributes and text, and the dataset section each lies in."""
+    """Collects every element's attributes and text, and the population section each lies in."""
 
     def __init__(self):
         super().__init__()
-        self.elements = []  # (tag, attrs, dataset section or None, analyst row or None, [text])
+        self.elements = []  # (tag, attrs, population section or None, analyst row or None, [text])
         self._stack = []
         self.scripts = 0
 
@@ -49,7 +50,7 @@ class _Dom(html.parser.HTMLParser):
         attrs = dict(attrs)
         if tag == "script":
             self.scripts += 1
-        dataset = attrs.get("data-dataset") if attrs.get("class") == "dataset" else None
+        dataset = attrs.get("data-population") if attrs.get("class") == "population" else None
         analyst = attrs.get("data-analyst")
         if self._stack:
             dataset = dataset or self._stack[-1][2]
@@ -70,8 +71,8 @@ class _Dom(html.parser.HTMLParser):
             self._stack[-1][4].append(data)
 
     def sections(self):
-        return [(e[1]["data-dataset"], e[1].get("data-accountant")) for e in self.elements
-                if e[0] == "section" and e[1].get("class") == "dataset"]
+        return [(e[1]["data-population"], e[1].get("data-accountant")) for e in self.elements
+                if e[0] == "section" and e[1].get("class") == "population"]
 
     def field(self, dataset, name, analyst=None, at=None):
         """(data-value, visible text) of the one element with data-field=name in the section."""
@@ -141,7 +142,7 @@ class StatusPageTest(harness.DpqdTestCase):
         self.assertNotIn("https://", body)
         self.assertIn("<svg", body)
         root = _get("http://127.0.0.1:%d/" % self.dpqd.metrics_port)[2]
-        self.assertEqual(root.count('class="dataset"'), body.count('class="dataset"'))
+        self.assertEqual(root.count('class="population"'), body.count('class="population"'))
         with self.assertRaises(urllib.error.HTTPError) as e:
             _get("http://127.0.0.1:%d/nothing-here" % self.dpqd.metrics_port)
         self.assertEqual(e.exception.code, 404)
@@ -236,17 +237,17 @@ class StatusPageTest(harness.DpqdTestCase):
         text = self.dpqd.scrape()
         samples = harness.parse_metrics(text)
         self.assertEqual(harness.metric_values(samples, "dpq_analyst_epsilon_cap",
-                                               dataset="salaries", analyst="bob"), [0.6])
+                                               population="salaries", analyst="bob"), [0.6])
         self.assertAlmostEqual(harness.metric_values(
-            samples, "dpq_analyst_epsilon_cap_remaining", dataset="salaries", analyst="bob")[0],
+            samples, "dpq_analyst_epsilon_cap_remaining", population="salaries", analyst="bob")[0],
             0.1, delta=1e-12)
-        self.assertEqual(harness.metric_values(samples, "dpq_audit_rows_total", dataset="slid"),
+        self.assertEqual(harness.metric_values(samples, "dpq_audit_rows_total", population="slid"),
                          [float(len(self.audit["slid"]))])
-        self.assertEqual(harness.metric_values(samples, "dpq_audit_verify_ok", dataset="slid"),
+        self.assertEqual(harness.metric_values(samples, "dpq_audit_verify_ok", population="slid"),
                          [1.0])
         self.assertEqual(len(harness.metric_values(samples, "dpq_build_info")), 1)
         self.assertEqual(harness.metric_values(samples, "dpq_budget_accountant_info",
-                                               dataset="salaries", accountant="rdp"), [1.0])
+                                               population="salaries", accountant="rdp"), [1.0])
         # Per method and code: alice's refused query and bob's capped one.
         self.assertEqual(harness.metric_values(
             samples, "dpq_grpc_server_handled_total", grpc_service="dpq.v1.AnalystService",
@@ -296,10 +297,11 @@ class PeriodicAuditVerifyTest(harness.DpqdTestCase):
 
         def verify_ok():
             samples = dpqd.metrics()
-            ok = harness.metric_values(samples, "dpq_audit_verify_ok", dataset="slid")
+            ok = harness.metric_values(samples, "dpq_audit_verify_ok", population="slid")
             at = harness.metric_values(samples, "dpq_audit_verify_timestamp_seconds",
-                                       dataset="slid")
-            return (ok[0], at[0]) if ok and at else None
+                                       population="slid")
+            # Timestamp 0: exported, but not verified by this dpqd yet.
+            return (ok[0], at[0]) if ok and at and at[0] > 0 else None
 
         ok, first_at = harness.wait_until(verify_ok, 30, "a periodic verification of slid", 0.2)
         self.assertEqual(ok, 1.0)
