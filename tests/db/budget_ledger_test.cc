@@ -145,7 +145,7 @@ TEST_F(BudgetLedgerTest, RefusalsNameTheCommandThatHelps) {
   ASSERT_THAT(unset, IsOk());
   EXPECT_THAT(ledger_->Debit(unset->schema.id, Alloc("a", 0.1)),
               StatusIs(absl::StatusCode::kResourceExhausted,
-                       HasSubstr("dataset unset has no privacy budget yet: ask an admin to run "
+                       HasSubstr("population unset has no privacy budget yet: ask an admin to run "
                                  "`dpqctl budget set unset --epsilon E [--delta D]`")));
   const int64_t ds = NewDataset("small", 1.0, 0);
   EXPECT_THAT(ledger_->Debit(ds, Alloc("b", 2)),

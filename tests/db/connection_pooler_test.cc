@@ -187,7 +187,7 @@ TEST_F(ConnectionPoolerTest, TransactionModeBreaksPerSessionPreparedStatements) 
   const int64_t committed = (first.ok() ? 1 : 0) + (second.ok() ? 1 : 0);
   EXPECT_EQ(
       Sql(absl::StrCat("SELECT epsilon_spent_units = ", committed, " * ", ::dpq::testing::EpsU(1),
-                       " FROM ledgers WHERE dataset_id = ", dataset.schema.id)),
+                       " FROM ledgers WHERE population_id = ", dataset.schema.population_id)),
       "t");
 }
 

@@ -78,14 +78,14 @@ TEST_F(LedgerAccountantTest, RdpLedgerRefusesTheChargeThatWouldExceedTheBudgetAn
   EXPECT_THAT(last, StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("rdp")));
   EXPECT_GT(accepted, 2);
   const std::string state_before =
-      Sql(absl::StrCat("SELECT md5(accountant_state) FROM ledgers WHERE dataset_id = ", ds));
+      Sql(absl::StrCat("SELECT md5(accountant_state) FROM ledgers WHERE population_id = ", ds));
   ASSERT_OK_AND_ASSIGN(BudgetState b, ledger_->Get(ds));
   EXPECT_LE(b.epsilon_spent(), 1.0);
   EXPECT_THAT(ledger_->Debit(ds, Gaussian("again")),
               StatusIs(absl::StatusCode::kResourceExhausted));
-  EXPECT_EQ(Sql(absl::StrCat("SELECT md5(accountant_state) FROM ledgers WHERE dataset_id = ", ds)),
+  EXPECT_EQ(Sql(absl::StrCat("SELECT md5(accountant_state) FROM ledgers WHERE population_id = ", ds)),
             state_before);
-  EXPECT_EQ(Sql(absl::StrCat("SELECT count(*) FROM audit WHERE dataset_id = ", ds)),
+  EXPECT_EQ(Sql(absl::StrCat("SELECT count(*) FROM audit WHERE population_id = ", ds)),
             std::to_string(accepted));
   // Every audit row keeps its events, so the state can be recomputed from the chain.
   ASSERT_OK_AND_ASSIGN(auto rows, ledger_->ListAllocations(ds));

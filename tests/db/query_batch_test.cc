@@ -62,7 +62,7 @@ class QueryBatchTest : public ::dpq::testing::EngineTest {
 
   int64_t AuditRows() {
     const std::string n =
-        Sql(absl::StrCat("SELECT count(*) FROM audit WHERE dataset_id = ", ds_id_));
+        Sql(absl::StrCat("SELECT count(*) FROM audit WHERE population_id = ", ds_id_));
     return n.empty() ? -1 : std::stoll(n);
   }
   store::BudgetState Budget() {

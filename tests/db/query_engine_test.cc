@@ -67,7 +67,7 @@ class QueryEngineTest : public ::dpq::testing::EngineTest {
   }
 
   int64_t AuditRows() {
-    std::string n = Sql(absl::StrCat("SELECT count(*) FROM audit WHERE dataset_id = ", ds_id_));
+    std::string n = Sql(absl::StrCat("SELECT count(*) FROM audit WHERE population_id = ", ds_id_));
     return n.empty() ? -1 : std::stoll(n);
   }
   store::BudgetState Budget() {

@@ -198,7 +198,7 @@ TEST_F(ReadStandbyTest, StandbyDownFallsBackToThePrimaryAndChargesOnce) {
   EXPECT_FALSE(answered.cached);
   ASSERT_OK_AND_ASSIGN(BudgetState after, ledger.Get(schema_.id));
   EXPECT_EQ(after.epsilon_spent_units, ::dpq::testing::EpsU(1)) << "charged once";
-  EXPECT_EQ(Sql(absl::StrCat("SELECT count(*) FROM audit WHERE dataset_id = ", schema_.id,
+  EXPECT_EQ(Sql(absl::StrCat("SELECT count(*) FROM audit WHERE population_id = ", schema_.id,
                              " AND request_id = 'down-1' AND result IS NOT NULL")),
             "1")
       << "the audit row holds the released answer";

@@ -139,7 +139,7 @@ class StoreTest : public ::testing::Test {
   // backend was found and terminated; `debit` has returned when this does.
   bool KillDebitWaitingForLedgerLock(int64_t dataset_id, const std::function<void()>& debit) {
     std::thread holder([&] {
-      (void)TrySql(absl::StrCat("SELECT 1 FROM ledgers WHERE dataset_id = ", dataset_id,
+      (void)TrySql(absl::StrCat("SELECT 1 FROM ledgers WHERE population_id = ", dataset_id,
                                 " FOR UPDATE; SELECT pg_sleep(2)"));
     });
     std::string sleeping;

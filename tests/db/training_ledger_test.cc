@@ -44,7 +44,7 @@ class TrainingLedgerTest : public dpq::testing::EngineTest {
     ASSERT_OK_AND_ASSIGN(alice_, CreatePrincipal("alice"));
     ASSERT_OK_AND_ASSIGN(bob_, CreatePrincipal("bob"));
     ASSERT_OK_AND_ASSIGN(auto created, CreateTinyDataset("digits"));
-    ds_ = created.schema.id;
+    ds_ = created.schema.population_id;
     ASSERT_OK(principals_->Grant("alice", "digits"));
     ASSERT_OK(principals_->Grant("bob", "digits"));
     runs_ = std::make_unique<store::TrainingStore>(db());
@@ -65,7 +65,7 @@ class TrainingLedgerTest : public dpq::testing::EngineTest {
   std::string LedgerRow() {
     return Sql(
         absl::StrCat("SELECT epsilon_spent_units, delta_spent_units, audit_head_seq, "
-                     "md5(accountant_state) FROM ledgers WHERE dataset_id = ",
+                     "md5(accountant_state) FROM ledgers WHERE population_id = ",
                      ds_));
   }
   std::string AuditRows() { return Sql("SELECT count(*) FROM audit"); }

@@ -87,20 +87,20 @@ class AuditVerifyMemoryTest(harness.DpqdTestCase):
                  "-U", "postgres", "-d", "dpq", "-v", "ON_ERROR_STOP=1", "-c", sql],
                 input=stdin, check=True, capture_output=True, timeout=240).stdout.decode().strip()
 
-        dataset_id = int(psql("SELECT id FROM datasets WHERE name = 'slid'"))
+        dataset_id = int(psql("SELECT population_id FROM datasets WHERE name = 'slid'"))
         principal_id = int(psql("SELECT id FROM principals WHERE name = 'alice'"))
         started = time.monotonic()
         lines, head = [], None
         for line, head in chain_rows(dataset_id, principal_id):
             lines.append(line)
-        psql("\\copy audit (dataset_id, seq, request_id, principal_id, analyst, fingerprint, "
+        psql("\\copy audit (population_id, seq, request_id, principal_id, analyst, fingerprint, "
              "aggregate, column_name, mechanism, epsilon_units, delta_units, sensitivity, "
              "noise_scale, count_noise_scale, value, confidence, ci_lower, ci_upper, clamp_lower, "
              "clamp_upper, max_contributions, prev_hash, hash, events, dataset_version, result, "
              "release_deferred) FROM PSTDIN", stdin=("\n".join(lines) + "\n").encode())
         del lines
         psql("UPDATE ledgers SET epsilon_spent_units = %d, audit_head_seq = %d, "
-             "audit_head_hash = '\\x%s' WHERE dataset_id = %d"
+             "audit_head_hash = '\\x%s' WHERE population_id = %d"
              % (ROWS * EPSILON_UNITS, ROWS, head.hex(), dataset_id))
         loaded = time.monotonic()
 
