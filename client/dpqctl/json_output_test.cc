@@ -115,10 +115,10 @@ TEST(BudgetToJsonTest, HasEveryFieldOfTheBudgetMessage) {
   const nlohmann::json json = BudgetToJson(SampleBudget());
   for (const char* key : {"dataset", "epsilon_total", "delta_total", "epsilon_spent", "delta_spent",
                           "epsilon_remaining", "delta_remaining", "accountant", "preset",
-                          "max_query_epsilon", "warnings"}) {
+                          "max_query_epsilon", "warnings", "population", "via_dataset"}) {
     EXPECT_TRUE(json.contains(key)) << key;
   }
-  EXPECT_EQ(json.size(), 11u);
+  EXPECT_EQ(json.size(), 13u);
   EXPECT_TRUE(json.at("max_query_epsilon").is_null()) << "absent: no limit";
   EXPECT_EQ(json.at("epsilon_remaining"), 0.75);
   EXPECT_EQ(json.at("delta_spent"), 0.0);
@@ -316,8 +316,10 @@ TEST(AuditEntryToJsonTest, HasEveryFieldWithEnumWords) {
   entry.set_column("income");
   entry.set_rows(3);
   entry.set_kind("query");
+  entry.set_datasets("patients,visits");
   const nlohmann::json json = AuditEntryToJson(entry);
-  EXPECT_EQ(json.size(), 13u);
+  EXPECT_EQ(json.size(), 14u);
+  EXPECT_EQ(json.at("datasets"), "patients,visits");
   EXPECT_EQ(json.at("kind"), "query");
   EXPECT_EQ(json.at("rows"), 3);
   EXPECT_EQ(json.at("seq"), 7);
