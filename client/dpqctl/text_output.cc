@@ -267,9 +267,14 @@ void WriteTable(std::ostream& out, const std::vector<std::string>& header,
 }
 
 void WriteDatasetText(std::ostream& out, const dpq::v1::Dataset& dataset) {
-  out << "dataset:       " << dataset.name() << '\n'
-      << "privacy unit:  " << dataset.privacy_unit() << '\n'
-      << "version:       " << dataset.version() << '\n'
+  out << "dataset:       " << dataset.name() << '\n';
+  if (dataset.is_public()) {
+    out << "public table:  not personal; no privacy unit, no budget; only ever joined\n";
+  } else {
+    out << "privacy unit:  " << dataset.privacy_unit() << '\n';
+    if (!dataset.population().empty()) out << "population:    " << dataset.population() << '\n';
+  }
+  out << "version:       " << dataset.version() << '\n'
       << "created at:    " << dataset.created_at() << '\n'
       << '\n';
   bool any_categories = false;

@@ -110,6 +110,23 @@ TEST(WriteDatasetTextTest, ShowsDashForAbsentBounds) {
   EXPECT_THAT(out.str(), HasSubstr("city    text     -      -\n"));
 }
 
+TEST(WriteDatasetTextTest, NamesThePopulationOrSaysThatATableIsPublic) {
+  dpq::v1::Dataset dataset;
+  dataset.set_name("visits");
+  dataset.set_privacy_unit("patient_id");
+  dataset.set_population("clinic");
+  std::ostringstream out;
+  WriteDatasetText(out, dataset);
+  EXPECT_THAT(out.str(), HasSubstr("privacy unit:  patient_id\npopulation:    clinic\n"));
+  dpq::v1::Dataset regions;
+  regions.set_name("regions");
+  regions.set_is_public(true);
+  std::ostringstream public_out;
+  WriteDatasetText(public_out, regions);
+  EXPECT_THAT(public_out.str(), HasSubstr("public table:  not personal"));
+  EXPECT_THAT(public_out.str(), Not(HasSubstr("privacy unit:")));
+}
+
 TEST(WriteDatasetTextTest, NoCategoriesColumnWithoutCategories) {
   dpq::v1::Dataset dataset;
   dataset.add_columns()->set_name("city");
