@@ -170,8 +170,8 @@ TEST_F(AuditVerifyTest, ARewrittenRowBeforeTheCheckpointIsCaughtByTheFullRun) {
   const int64_t ds = NewDataset("before", 10);
   Debit(ds, 10, "a");
   ASSERT_TRUE(Verify(ds, /*full=*/false).ok);
-  AsOwner(
-      absl::StrCat("UPDATE audit SET epsilon_units = 1 WHERE population_id = ", ds, " AND seq = 3"));
+  AsOwner(absl::StrCat("UPDATE audit SET epsilon_units = 1 WHERE population_id = ", ds,
+                       " AND seq = 3"));
   Debit(ds, 2, "b");
   // The incremental run reads the checkpoint row and the 2 new rows only: it cannot see row 3.
   BudgetLedger::Verification v = Verify(ds, /*full=*/false);

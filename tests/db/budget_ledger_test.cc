@@ -64,7 +64,8 @@ class BudgetLedgerTest : public ::dpq::testing::LedgerTest {
   }
 
   int64_t AuditRows(int64_t dataset_id) {
-    std::string n = Sql(absl::StrCat("SELECT count(*) FROM audit WHERE population_id = ", dataset_id));
+    std::string n =
+        Sql(absl::StrCat("SELECT count(*) FROM audit WHERE population_id = ", dataset_id));
     return n.empty() ? -1 : std::stoll(n);
   }
 };
@@ -675,15 +676,15 @@ TEST_F(BudgetLedgerTest, SpendTallyHistoryCountsRowsAndEpsilonPerWindow) {
   ASSERT_THAT(ledger_->Debit(ds, Alloc("2", 0.5)), IsOk());
   ASSERT_THAT(ledger_->Debit(ds, Alloc("3", 0.25)), IsOk());
   // Backdate the first two rows by 2 hours and 3 days; only a test may (append-only trigger off).
-  Sql(
-      absl::StrCat("ALTER TABLE audit DISABLE TRIGGER audit_append_only; "
-                   "UPDATE audit SET created_at = now() - interval '2 hours' WHERE population_id = ",
-                   ds,
-                   " AND seq = 1; UPDATE audit SET created_at = now() - interval '3 days' "
-                   "WHERE population_id = ",
-                   ds,
-                   " AND seq = 2; "
-                   "ALTER TABLE audit ENABLE TRIGGER audit_append_only"));
+  Sql(absl::StrCat(
+      "ALTER TABLE audit DISABLE TRIGGER audit_append_only; "
+      "UPDATE audit SET created_at = now() - interval '2 hours' WHERE population_id = ",
+      ds,
+      " AND seq = 1; UPDATE audit SET created_at = now() - interval '3 days' "
+      "WHERE population_id = ",
+      ds,
+      " AND seq = 2; "
+      "ALTER TABLE audit ENABLE TRIGGER audit_append_only"));
   const std::vector<int64_t> windows = {3600, 86400, 7 * 86400};
   SpendTally tally(db());
   ASSERT_THAT(tally.Refresh().status(), IsOk());

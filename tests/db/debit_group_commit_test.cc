@@ -604,8 +604,9 @@ TEST_F(DebitGroupCommitTest, CapsHoldUnderConcurrencyAlongsideTheDatasetBudget) 
   ExpectConsistent(ds, outcomes);
 
   auto grant_spent = [&](const Principal& p) {
-    return Count(absl::StrCat("SELECT epsilon_spent_units FROM population_caps WHERE population_id = ", ds,
-                              " AND principal_id = ", p.id));
+    return Count(
+        absl::StrCat("SELECT epsilon_spent_units FROM population_caps WHERE population_id = ", ds,
+                     " AND principal_id = ", p.id));
   };
   auto rows_sum = [&](const Principal& p) {
     return Count(
@@ -747,7 +748,8 @@ TEST_F(DebitGroupCommitTest, AFailedGroupTransactionFailsEveryMemberAndWritesNot
   EXPECT_EQ(AuditRows(ds), 1);
   ASSERT_OK_AND_ASSIGN(BudgetState b, ledger_->Get(ds));
   EXPECT_EQ(b.epsilon_spent_units, EpsU(1));
-  EXPECT_EQ(Count(absl::StrCat("SELECT epsilon_spent_units FROM population_caps WHERE population_id = ", ds)),
+  EXPECT_EQ(Count(absl::StrCat(
+                "SELECT epsilon_spent_units FROM population_caps WHERE population_id = ", ds)),
             EpsU(1));
 
   // Retries charge each id exactly once.

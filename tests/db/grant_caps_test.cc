@@ -50,10 +50,10 @@ class GrantCapsTest : public dpq::testing::StoreTest {
   }
 
   std::string GrantRow(const Principal& who) {
-    return Sql(
-        absl::StrCat("SELECT epsilon_cap_units, epsilon_spent_units, delta_spent_units FROM population_caps "
-                     "WHERE principal_id = ",
-                     who.id, " AND population_id = ", ds_));
+    return Sql(absl::StrCat(
+        "SELECT epsilon_cap_units, epsilon_spent_units, delta_spent_units FROM population_caps "
+        "WHERE principal_id = ",
+        who.id, " AND population_id = ", ds_));
   }
 
   Principal alice_, bob_;

@@ -83,8 +83,9 @@ TEST_F(LedgerAccountantTest, RdpLedgerRefusesTheChargeThatWouldExceedTheBudgetAn
   EXPECT_LE(b.epsilon_spent(), 1.0);
   EXPECT_THAT(ledger_->Debit(ds, Gaussian("again")),
               StatusIs(absl::StatusCode::kResourceExhausted));
-  EXPECT_EQ(Sql(absl::StrCat("SELECT md5(accountant_state) FROM ledgers WHERE population_id = ", ds)),
-            state_before);
+  EXPECT_EQ(
+      Sql(absl::StrCat("SELECT md5(accountant_state) FROM ledgers WHERE population_id = ", ds)),
+      state_before);
   EXPECT_EQ(Sql(absl::StrCat("SELECT count(*) FROM audit WHERE population_id = ", ds)),
             std::to_string(accepted));
   // Every audit row keeps its events, so the state can be recomputed from the chain.
