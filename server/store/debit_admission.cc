@@ -13,6 +13,13 @@ namespace {
 
 using dp::accounting::AccountantKind;
 
+// A dataset the charge read, to name in the `dpqctl grant` that raises the cap (a cap is the
+// population's, set through any of its datasets).
+std::string GrantTarget(const Allocation& a) {
+  const std::string first = a.datasets.substr(0, a.datasets.find(','));
+  return first.empty() ? std::string("DATASET") : first;
+}
+
 // RESOURCE_EXHAUSTED when `a`'s nominal charge does not fit the analyst's cap (caps compose
 // basically; decisions.md). Compared as "charge <= cap - spent", which cannot overflow.
 absl::Status CheckCap(const GrantCap& g, const std::string& population, const Allocation& a) {
@@ -24,7 +31,7 @@ absl::Status CheckCap(const GrantCap& g, const std::string& population, const Al
   return absl::ResourceExhaustedError(absl::StrFormat(
       "analyst %s's cap on population %s exhausted: requested epsilon=%.12g delta=%.12g, cap "
       "remaining epsilon=%s delta=%s; ask for less, or ask an admin to raise the cap "
-      "(`dpqctl grant %s DATASET --epsilon-cap E`, DATASET any dataset of population %s)",
+      "(`dpqctl grant %s %s --epsilon-cap E`; the cap covers every dataset of population %s)",
       a.analyst, population, query::EpsilonFromUnits(a.epsilon_units),
       query::DeltaFromUnits(a.delta_units),
       g.epsilon_cap_units ? absl::StrFormat("%.12g", query::EpsilonFromUnits(*g.epsilon_cap_units -
@@ -33,7 +40,7 @@ absl::Status CheckCap(const GrantCap& g, const std::string& population, const Al
       g.delta_cap_units ? absl::StrFormat("%.12g", query::DeltaFromUnits(*g.delta_cap_units -
                                                                          g.delta_spent_units))
                         : std::string("unlimited"),
-      a.analyst, population));
+      a.analyst, GrantTarget(a), population));
 }
 
 absl::Status RequestIdTaken(const std::string& request_id) {

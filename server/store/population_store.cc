@@ -101,7 +101,8 @@ absl::StatusOr<Population> PopulationStore::Get(const std::string& name) {
 }
 
 absl::StatusOr<ResolvedPopulation> PopulationStore::Resolve(const std::string& name) {
-  RETURN_IF_ERROR(ValidateIdentifier(name, "population or dataset"));
+  // Named for the request field that carries it (`dataset`: a population or a dataset of it).
+  RETURN_IF_ERROR(ValidateIdentifier(name, "dataset"));
   absl::optional<ResolvedPopulation> found;
   RETURN_IF_ERROR(db_->Run("resolve population", [&](pqxx::connection& c) {
     pqxx::read_transaction tx(c);

@@ -58,7 +58,7 @@ TEST_F(PrincipalLifecycleTest, RevokedGrantGivesNoAccessAndGrantingAgainKeepsThe
   ASSERT_OK_AND_ASSIGN(Principal cat, CreatePrincipal("cat"));
   ASSERT_OK_AND_ASSIGN(CreatedDataset d, CreateTinyDataset("d"));
   ASSERT_THAT(principals.Grant("cat", "d", dpq::testing::EpsU(1.0)), IsOk());
-  Sql(absl::StrCat("UPDATE grants SET epsilon_spent_units = ", dpq::testing::EpsU(0.25),
+  Sql(absl::StrCat("UPDATE population_caps SET epsilon_spent_units = ", dpq::testing::EpsU(0.25),
                    " WHERE principal_id = ", cat.id));
   ASSERT_THAT(principals.RevokeGrant("cat", "d"), IsOk());
   EXPECT_THAT(principals.HasGrant(cat.id, d.schema.id), ::dpq::testing::IsOkAndHolds(false));

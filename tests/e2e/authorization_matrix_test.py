@@ -155,6 +155,11 @@ class AuthorizationMatrixTest(harness.DpqdTestCase):
                 dataset=DATASET, epsilon=1000, delta=1e-3),
             ("AdminService", "ListAudit"): lambda: dpq_pb2.ListAuditRequest(dataset=DATASET),
             ("AdminService", "VerifyAudit"): lambda: dpq_pb2.VerifyAuditRequest(dataset=DATASET),
+            ("AdminService", "CreatePopulation"): lambda: dpq_pb2.CreatePopulationRequest(
+                name="people_%d" % self.next_id(), unit_type=dpq_pb2.COLUMN_TYPE_INTEGER),
+            ("AdminService", "ListPopulations"): dpq_pb2.ListPopulationsRequest,
+            ("AdminService", "GetPopulation"): lambda: dpq_pb2.GetPopulationRequest(name=DATASET),
+            ("AdminService", "DropPopulation"): lambda: self.drop_population_request(admin),
             ("CollectionService", "CreateCollection"): lambda: collection_pb2.CreateCollectionRequest(
                 name="made_%d" % self.next_id(), domain=["a", "b"], epsilon=1,
                 mechanism=collection_pb2.LDP_MECHANISM_RR),
@@ -176,6 +181,14 @@ class AuthorizationMatrixTest(harness.DpqdTestCase):
     def next_id(self):
         type(self).victims += 1
         return self.victims
+
+    def drop_population_request(self, admin):
+        # For the admin an empty population of its own to drop; refused callers name slid's.
+        if not admin:
+            return dpq_pb2.DropPopulationRequest(name=DATASET)
+        name = "emptied_%d" % self.next_id()
+        self.dpqd.ctl("population", "create", name, "--unit-type", "integer")
+        return dpq_pb2.DropPopulationRequest(name=name)
 
     def revoke_grant_request(self, admin):
         if not admin:
