@@ -507,10 +507,15 @@ class SelectedRows:
                                                               self.labels, self.half_width)
 
 
+# The names D and D' are created under (the dataset, the population it gets of its own): declared
+# by the admin, not data, and different between the two runs by construction.
+NAME_KEYS = ("dataset", "population", "via_dataset")
+
+
 def _budget_view(budget, prefix, view):
     if isinstance(budget, dict):
         for k in sorted(budget):
-            if k != "dataset":
+            if k not in NAME_KEYS:
                 view[prefix + "budget." + k] = budget[k]
     else:
         view[prefix + "budget"] = budget if budget is not None else ABSENT
@@ -720,7 +725,8 @@ def explain_step(s, index):
     is data-blind, so all of it is compared but the dataset's name."""
     def run(ctx, dataset):
         result = ctx.ctl("alice", "sql", s["sql"].replace("{d}", dataset), "--explain")
-        return ctl_view(result, lambda doc: {k: v for k, v in flat(doc).items() if k != "dataset"})
+        return ctl_view(result,
+                        lambda doc: {k: v for k, v in flat(doc).items() if k not in NAME_KEYS})
 
     def describe(dataset):
         return "[alice] dpqctl sql %r --explain" % s["sql"].replace("{d}", dataset)
@@ -746,7 +752,7 @@ def show_step():
     def run(ctx, dataset):
         result = ctx.ctl("alice", "dataset", "show", dataset)
         return ctl_view(result, lambda doc: {k: v for k, v in flat(doc).items()
-                                             if k not in ("name", "created_at")})
+                                             if k not in ("name", "created_at", "population")})
     return Step("dataset show", run, lambda dataset: "[alice] dpqctl dataset show %s" % dataset)
 
 
@@ -827,7 +833,8 @@ def run_grid(ctx, dataset, steps, deadline):
         views.append(step.run(ctx, dataset))
     audit = ctx.dpqd.ctl("audit", dataset)
     entries = [{k: e.get(k) for k in AUDIT_FIELDS} for e in audit["entries"]]
-    budget = {k: v for k, v in ctx.dpqd.ctl("budget", "show", dataset).items() if k != "dataset"}
+    budget = {k: v for k, v in ctx.dpqd.ctl("budget", "show", dataset).items()
+              if k not in NAME_KEYS}
     return views, entries, budget
 
 
