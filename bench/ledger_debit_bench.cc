@@ -230,10 +230,10 @@ absl::StatusOr<int64_t> CreateHotDataset(store::Database* db, const std::string&
   store::BudgetLedger ledger(db);
   ASSIGN_OR_RETURN(int64_t total,
                    query::EpsilonToUnits(kBudgetEpsilon, "epsilon", query::kMaxEpsilonBudget));
-  RETURN_IF_ERROR(ledger.Set(created.schema.id, total, 0).status());
+  RETURN_IF_ERROR(ledger.Set(created.schema.population_id, total, 0).status());
   store::PrincipalStore principals(db);
   RETURN_IF_ERROR(principals.Grant(analyst.name, name));
-  return created.schema.id;
+  return created.schema.population_id;  // the ledger's key
 }
 
 // Appends `n` allocations to dataset `ds` as one COPY (a valid hash chain from genesis, so
@@ -274,7 +274,7 @@ absl::Status PrefillHistory(const std::string& url, const std::string& tmp_dir, 
   RETURN_IF_ERROR(Psql(
       url,
       absl::StrCat(
-          "\\copy audit (dataset_id, seq, request_id, principal_id, analyst, fingerprint, aggregate, "
+          "\\copy audit (population_id, seq, request_id, principal_id, analyst, fingerprint, aggregate, "
           "column_name, mechanism, epsilon_units, delta_units, sensitivity, noise_scale, count_noise_scale, "
           "\"value\", confidence, ci_lower, ci_upper, clamp_lower, clamp_upper, max_contributions, prev_hash, "
           "hash, events) FROM '",
@@ -282,7 +282,7 @@ absl::Status PrefillHistory(const std::string& url, const std::string& tmp_dir, 
   RETURN_IF_ERROR(Psql(
       url,
       absl::StrCat("UPDATE ledgers SET audit_head_seq = ", n, ", audit_head_hash = '\\x",
-                   ToHex(prev), "', epsilon_spent_units = ", spent, " WHERE dataset_id = ", ds)));
+                   ToHex(prev), "', epsilon_spent_units = ", spent, " WHERE population_id = ", ds)));
   unlink(path.c_str());
   return Psql(url, "ANALYZE audit; ANALYZE ledgers; CHECKPOINT");
 }

@@ -84,6 +84,7 @@ class Scenarios(q10.Bench):
         self.series = {}  # plot data
         self.token = None
         self.ids = {}
+        self.ledger_ids = {}
         self.runs = 0
         self.only = args.only
 
@@ -155,6 +156,9 @@ class Scenarios(q10.Bench):
                  "--accountant", accountant)
         self.ctl("grant", ANALYST, name)
         self.ids[name] = int(self.psql("SELECT id FROM datasets WHERE name = '%s'" % name)[1])
+        # The ledger's key: the population the dataset got of its own.
+        self.ledger_ids[name] = int(self.psql(
+            "SELECT population_id FROM datasets WHERE name = '%s'" % name)[1])
 
     def csv(self, rows):
         path = os.path.join(self.tmp, "data_%d.csv" % rows)
@@ -163,8 +167,8 @@ class Scenarios(q10.Bench):
         return path
 
     def audit_entries(self, name):
-        return int(self.psql("SELECT audit_head_seq FROM ledgers WHERE dataset_id = %d"
-                             % self.ids[name])[1])
+        return int(self.psql("SELECT audit_head_seq FROM ledgers WHERE population_id = %d"
+                             % self.ledger_ids[name])[1])
 
     def memory_mb(self):
         kb = self.dpqd_memory_kb()
@@ -224,7 +228,8 @@ class Scenarios(q10.Bench):
                 sampler.join()
                 hwm_after = self.memory_mb()[1]
             self.psql("CHECKPOINT")
-            tps, pg_p50 = self.pgbench(single, clients, s["p2_seconds"], self.ids["pgbench_hot"])
+            tps, pg_p50 = self.pgbench(single, clients, s["p2_seconds"],
+                                        self.ledger_ids["pgbench_hot"])
             rows.append((clients, doc["throughput"], tps, doc["p50"], doc["p99"], pg_p50))
             goal = (">=", 2.0) if clients == 32 else None
             self.scenario("p2_debits_%d_clients" % clients, doc["throughput"], tps, "debits/s",
@@ -238,10 +243,10 @@ class Scenarios(q10.Bench):
 
         if randoms:  # --random-datasets 0 leaves this pass out
             # Many datasets at random: dpq-bench picks one per request; pgbench a random ledger row of
-            # the same datasets (their ids are consecutive, checked).
-            ids = sorted(self.ids[n] for n in randoms)
+            # the same datasets' populations (their ids are consecutive, checked).
+            ids = sorted(self.ledger_ids[n] for n in randoms)
             if ids != list(range(ids[0], ids[0] + len(ids))):
-                raise RuntimeError("random datasets' ids are not consecutive: %s" % ids)
+                raise RuntimeError("random datasets' ledger ids are not consecutive: %s" % ids)
             script = os.path.join(self.tmp, "debit_single_random.sql")
             with open(single) as src, open(script, "w") as dst:
                 dst.write("\\set ds random(%d, %d)\n" % (ids[0], ids[-1]) + src.read())
@@ -278,7 +283,8 @@ class Scenarios(q10.Bench):
         dpq_p50, raw_p50 = [], []
         for _ in range(s["p3_pairs"]):
             dpq_p50.append(self.dpq_bench(["small"], 1, s["p3_seconds"])["p50"])
-            raw_p50.append(self.pgbench(script, 1, s["p3_seconds"], self.ids["pgbench_small"])[1])
+            raw_p50.append(self.pgbench(script, 1, s["p3_seconds"],
+                                       self.ledger_ids["pgbench_small"])[1])
         dpq, raw = statistics.median(dpq_p50), statistics.median(raw_p50)
         self.scenario("p3_small_query_p50", dpq, raw, "ms", ("<=", 1.3),
                       rows=s["p3_rows"], dpq_p50s=dpq_p50, raw_p50s=[round(x, 3) for x in raw_p50],

@@ -8,8 +8,8 @@
 \set eps 1000000000
 BEGIN;
 SELECT audit_head_seq + 1 AS seq, audit_head_hash AS prev, epsilon_total_units - epsilon_spent_units AS remaining
-  FROM ledgers WHERE dataset_id = :ds FOR UPDATE \gset
-INSERT INTO audit (dataset_id, seq, request_id, principal_id, analyst, fingerprint, aggregate, column_name,
+  FROM ledgers WHERE population_id = :ds FOR UPDATE \gset
+INSERT INTO audit (population_id, seq, request_id, principal_id, analyst, fingerprint, aggregate, column_name,
                    mechanism, epsilon_units, delta_units, sensitivity, noise_scale, count_noise_scale, value,
                    confidence, ci_lower, ci_upper, clamp_lower, clamp_upper, max_contributions, prev_hash,
                    hash, events)
@@ -19,5 +19,5 @@ INSERT INTO audit (dataset_id, seq, request_id, principal_id, analyst, fingerpri
   RETURNING hash AS h \gset
 UPDATE ledgers SET epsilon_spent_units = epsilon_spent_units + :eps, audit_head_seq = :seq,
                    audit_head_hash = :h, updated_at = now()
-  WHERE dataset_id = :ds;
+  WHERE population_id = :ds;
 COMMIT;

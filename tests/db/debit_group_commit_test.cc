@@ -726,7 +726,7 @@ TEST_F(DebitGroupCommitTest, AFailedGroupTransactionFailsEveryMemberAndWritesNot
   }));
   auto blocked_on_grant = [&] {
     return Sql("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND "
-               "wait_event_type = 'Lock' AND query LIKE '%FROM grants%FOR UPDATE'") == "1";
+               "wait_event_type = 'Lock' AND query LIKE '%FROM population_caps%FOR UPDATE'") == "1";
   };
   absl::StatusOr<DebitResult> first = absl::UnknownError("not run");
   std::thread leader([&] { first = ledger_->Debit(ds, Alloc(alice_, "first", 1)); });
@@ -736,12 +736,12 @@ TEST_F(DebitGroupCommitTest, AFailedGroupTransactionFailsEveryMemberAndWritesNot
   ASSERT_TRUE(WaitFor([&] { return DebitBatcher::Shared().Pending(db(), ds) == kQueued; }));
   // Kill the first group (the leader alone); the next leader forms a group of all kQueued, which
   // then waits for the grant row as well, and is killed too.
-  EXPECT_EQ(KillBlocked("FROM grants%FOR UPDATE"), "t");
+  EXPECT_EQ(KillBlocked("FROM population_caps%FOR UPDATE"), "t");
   leader.join();
   EXPECT_THAT(first, StatusIs(absl::StatusCode::kUnavailable));
   ASSERT_TRUE(
       WaitFor([&] { return DebitBatcher::Shared().Pending(db(), ds) == 0 && blocked_on_grant(); }));
-  EXPECT_EQ(KillBlocked("FROM grants%FOR UPDATE"), "t");
+  EXPECT_EQ(KillBlocked("FROM population_caps%FOR UPDATE"), "t");
   for (auto& t : threads) t.join();
   holder.join();
   for (const auto& r : queued) EXPECT_THAT(r, StatusIs(absl::StatusCode::kUnavailable));
