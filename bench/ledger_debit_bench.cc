@@ -279,10 +279,10 @@ absl::Status PrefillHistory(const std::string& url, const std::string& tmp_dir, 
           "\"value\", confidence, ci_lower, ci_upper, clamp_lower, clamp_upper, max_contributions, prev_hash, "
           "hash, events) FROM '",
           path, "'")));
-  RETURN_IF_ERROR(Psql(
-      url,
-      absl::StrCat("UPDATE ledgers SET audit_head_seq = ", n, ", audit_head_hash = '\\x",
-                   ToHex(prev), "', epsilon_spent_units = ", spent, " WHERE population_id = ", ds)));
+  RETURN_IF_ERROR(
+      Psql(url, absl::StrCat("UPDATE ledgers SET audit_head_seq = ", n, ", audit_head_hash = '\\x",
+                             ToHex(prev), "', epsilon_spent_units = ", spent,
+                             " WHERE population_id = ", ds)));
   unlink(path.c_str());
   return Psql(url, "ANALYZE audit; ANALYZE ledgers; CHECKPOINT");
 }
