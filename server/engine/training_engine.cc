@@ -56,8 +56,9 @@ training::RunSpec SpecOf(const store::TrainingRunRecord& run) {
 absl::StatusOr<TrainingRunStatus> TrainingEngine::StartRun(const store::Principal& principal,
                                                            const TrainingRunRequest& request,
                                                            absl::Time deadline) {
+  // A public table has no people and no ledger: a run on it is refused as a query of it is.
   ASSIGN_OR_RETURN(query::DatasetSchema schema,
-                   queries_->AuthorizedDataset(principal, request.dataset));
+                   queries_->QueriedDataset(principal, request.dataset));
   RETURN_IF_ERROR(training::ValidateRunName(request.name));
   ASSIGN_OR_RETURN(store::BudgetState budget, ledger_->Get(schema.population_id));
   store::TrainingRunRecord run;

@@ -34,8 +34,9 @@ TEST_F(AdminLogTest, EachActionAppendsOneLinkedRowAndVerifies) {
   ASSERT_THAT(principals.Grant("ann", "d", absl::nullopt, absl::nullopt, &grant), IsOk());
   BudgetLedger ledger(db());
   const AdminAction budget = Act("budget.set", "d");
-  ASSERT_THAT(ledger.Set(d.schema.id, dpq::testing::EpsU(1), 0, "", absl::nullopt, &budget),
-              IsOk());
+  ASSERT_THAT(
+      ledger.Set(d.schema.population_id, dpq::testing::EpsU(1), 0, "", absl::nullopt, &budget),
+      IsOk());
 
   ASSERT_OK_AND_ASSIGN(std::vector<AdminLogEntry> entries, log.List());
   ASSERT_EQ(entries.size(), 3u);

@@ -134,7 +134,7 @@ class AggregateLanguageTest : public ::dpq::testing::EngineTest {
     schema_ = created.schema;
     table_ = store::DataTableName(schema_.id);
     // The largest budget a ledger holds: nine queries at epsilon 1e6.
-    ASSERT_THAT(ledger_->Set(schema_.id, ::dpq::testing::EpsU(query::kMaxEpsilonBudget),
+    ASSERT_THAT(ledger_->Set(schema_.population_id, ::dpq::testing::EpsU(query::kMaxEpsilonBudget),
                              ::dpq::testing::DelU(0.5)),
                 IsOk());
   }
@@ -201,12 +201,12 @@ class AggregateLanguageTest : public ::dpq::testing::EngineTest {
   }
 
   int64_t AuditRows() {
-    const std::string n =
-        Sql(absl::StrCat("SELECT count(*) FROM audit WHERE population_id = ", schema_.id));
+    const std::string n = Sql(
+        absl::StrCat("SELECT count(*) FROM audit WHERE population_id = ", schema_.population_id));
     return n.empty() ? -1 : std::stoll(n);
   }
   int64_t SpentUnits() {
-    auto b = ledger_->Get(schema_.id);
+    auto b = ledger_->Get(schema_.population_id);
     EXPECT_THAT(b, IsOk());
     return b.ok() ? b->epsilon_spent_units : -1;
   }

@@ -35,12 +35,12 @@ using ::testing::HasSubstr;
 // Walks a dataset's audit chain as a future `dpqctl audit verify` will: seqs 1, 2, ... without
 // gaps, each prev_hash equal to the previous row's hash (genesis for the first), each hash equal to
 // ChainHash recomputed from the row's content. Returns the seq of the first broken row, or 0.
-int64_t FirstBrokenLink(int64_t dataset_id, const std::vector<Allocation>& rows) {
+int64_t FirstBrokenLink(int64_t population_id, const std::vector<Allocation>& rows) {
   std::string prev = GenesisHash();
   for (size_t i = 0; i < rows.size(); ++i) {
     const Allocation& a = rows[i];
     if (a.seq != static_cast<int64_t>(i) + 1 || a.prev_hash != prev ||
-        a.hash != ChainHash(a.prev_hash, dataset_id, a)) {
+        a.hash != ChainHash(a.prev_hash, population_id, a)) {
       return static_cast<int64_t>(i) + 1;
     }
     prev = a.hash;
@@ -63,9 +63,9 @@ class BudgetLedgerTest : public ::dpq::testing::LedgerTest {
     return SumAllocation(analyst_, request_id, epsilon, delta, fingerprint);
   }
 
-  int64_t AuditRows(int64_t dataset_id) {
+  int64_t AuditRows(int64_t population_id) {
     std::string n =
-        Sql(absl::StrCat("SELECT count(*) FROM audit WHERE population_id = ", dataset_id));
+        Sql(absl::StrCat("SELECT count(*) FROM audit WHERE population_id = ", population_id));
     return n.empty() ? -1 : std::stoll(n);
   }
 };
@@ -144,7 +144,7 @@ TEST_F(BudgetLedgerTest, ChainsOfDifferentDatasetsAreIndependent) {
 TEST_F(BudgetLedgerTest, RefusalsNameTheCommandThatHelps) {
   auto unset = CreateTinyDataset("unset");
   ASSERT_THAT(unset, IsOk());
-  EXPECT_THAT(ledger_->Debit(unset->schema.id, Alloc("a", 0.1)),
+  EXPECT_THAT(ledger_->Debit(unset->schema.population_id, Alloc("a", 0.1)),
               StatusIs(absl::StatusCode::kResourceExhausted,
                        HasSubstr("population unset has no privacy budget yet: ask an admin to run "
                                  "`dpqctl budget set unset --epsilon E [--delta D]`")));

@@ -141,7 +141,7 @@ TEST_F(ConnectionPoolerTest, SessionModeCarriesTheWholeQueryPath) {
   std::string csv = "uid,x\n";
   for (int i = 1; i <= 30; ++i) absl::StrAppend(&csv, i, ",", i % 10, ".5\n");
   ASSERT_OK_AND_ASSIGN(CreatedDataset ds, datasets.Create(schema, CsvSource(schema, csv, 64)));
-  ASSERT_THAT(ledger.Set(ds.schema.id, ::dpq::testing::EpsU(2e6), 0), IsOk());
+  ASSERT_THAT(ledger.Set(ds.schema.population_id, ::dpq::testing::EpsU(2e6), 0), IsOk());
   ASSERT_OK_AND_ASSIGN(Principal ann, principals.Create("ann", Role::kAnalyst, Sha256("t-ann")));
   ASSERT_OK(principals.Grant("ann", "people"));
 
@@ -157,9 +157,9 @@ TEST_F(ConnectionPoolerTest, SessionModeCarriesTheWholeQueryPath) {
   ASSERT_OK_AND_ASSIGN(engine::QueryOutcome again, engine.Run(ann, sum, "via-bouncer"));
   EXPECT_TRUE(again.replayed);
   EXPECT_EQ(again.rows[0].value, first.rows[0].value);
-  ASSERT_OK_AND_ASSIGN(BudgetState budget, ledger.Get(ds.schema.id));
+  ASSERT_OK_AND_ASSIGN(BudgetState budget, ledger.Get(ds.schema.population_id));
   EXPECT_EQ(budget.epsilon_spent_units, ::dpq::testing::EpsU(1e6)) << "charged once";
-  ASSERT_OK_AND_ASSIGN(BudgetLedger::Verification verified, ledger.Verify(ds.schema.id));
+  ASSERT_OK_AND_ASSIGN(BudgetLedger::Verification verified, ledger.Verify(ds.schema.population_id));
   EXPECT_TRUE(verified.ok) << verified.reason;
 }
 
@@ -170,14 +170,17 @@ TEST_F(ConnectionPoolerTest, SessionModeCarriesTheWholeQueryPath) {
 // settings. PgBouncer 1.18 (bookworm) has no prepared-statement tracking (1.21 added it).
 TEST_F(ConnectionPoolerTest, TransactionModeBreaksPerSessionPreparedStatements) {
   ASSERT_OK_AND_ASSIGN(auto dataset, CreateTinyDataset("tiny", 5));
-  ASSERT_THAT(BudgetLedger(db()).Set(dataset.schema.id, ::dpq::testing::EpsU(10), 0), IsOk());
+  ASSERT_THAT(BudgetLedger(db()).Set(dataset.schema.population_id, ::dpq::testing::EpsU(10), 0),
+              IsOk());
   ASSERT_OK_AND_ASSIGN(Principal ann, CreatePrincipal("ann"));
   ASSERT_OK_AND_ASSIGN(auto bouncer, PgBouncer::Start(pg_->server().socket_dir(), "transaction"));
   ASSERT_OK_AND_ASSIGN(auto client_a, Database::Open(bouncer->url(database()), 1));
   ASSERT_OK_AND_ASSIGN(auto client_b, Database::Open(bouncer->url(database()), 1));
   BudgetLedger ledger_a(client_a.get()), ledger_b(client_b.get());
-  auto first = ledger_a.Debit(dataset.schema.id, ::dpq::testing::SumAllocation(ann, "a-1", 1));
-  auto second = ledger_b.Debit(dataset.schema.id, ::dpq::testing::SumAllocation(ann, "b-1", 1));
+  auto first =
+      ledger_a.Debit(dataset.schema.population_id, ::dpq::testing::SumAllocation(ann, "a-1", 1));
+  auto second =
+      ledger_b.Debit(dataset.schema.population_id, ::dpq::testing::SumAllocation(ann, "b-1", 1));
   EXPECT_TRUE(!first.ok() || !second.ok())
       << "both debits succeeded through transaction pooling: update docs/scaling.md";
   const absl::Status failed = first.ok() ? second.status() : first.status();

@@ -209,8 +209,9 @@ class DebitGroupCommitTest : public ::dpq::testing::StoreTest {
     auto created = CreateTinyDataset(name);
     EXPECT_THAT(created, IsOk());
     if (!created.ok()) return -1;
-    EXPECT_THAT(ledger_->Set(created->schema.id, EpsU(epsilon), DelU(delta), accountant), IsOk());
-    return created->schema.id;
+    EXPECT_THAT(ledger_->Set(created->schema.population_id, EpsU(epsilon), DelU(delta), accountant),
+                IsOk());
+    return created->schema.population_id;
   }
 
   // SumAllocation plus what a group-commit row also carries (a result with characters that need

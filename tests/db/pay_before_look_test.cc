@@ -40,13 +40,13 @@ class PayBeforeLookTest : public ::dpq::testing::EngineTest {
 
   // A dataset of `rows` units (uid 1..rows, x = uid % 10 + 0.5 in [0, 10]) granted to ann, with a
   // budget large enough for anything below.
-  int64_t Dataset(const std::string& name, int rows) {
+  query::DatasetSchema Dataset(const std::string& name, int rows) {
     absl::StatusOr<store::CreatedDataset> ds = CreateTinyDataset(name, rows);
     EXPECT_THAT(ds, IsOk());
-    if (!ds.ok()) return 0;
-    EXPECT_THAT(ledger_->Set(ds->schema.id, Units(9e6), 500000000000000000), IsOk());
+    if (!ds.ok()) return {};
+    EXPECT_THAT(ledger_->Set(ds->schema.population_id, Units(9e6), 500000000000000000), IsOk());
     EXPECT_OK(principals_->Grant("ann", name));
-    return ds->schema.id;
+    return ds->schema;
   }
 
   store::BudgetState Budget(int64_t id) {
@@ -78,8 +78,8 @@ class PayBeforeLookTest : public ::dpq::testing::EngineTest {
 // both answer and are charged alike.
 TEST_F(PayBeforeLookTest, OverflowProbeAnswersAlikeOnNeighbours) {
   constexpr int n = 40;
-  const int64_t small = Dataset("small", n - 1);
-  const int64_t large = Dataset("large", n);
+  const query::DatasetSchema small = Dataset("small", n - 1);
+  const query::DatasetSchema large = Dataset("large", n);
   const double l = std::numeric_limits<double>::max() / (n - 0.5);
   std::string messages[2];
   int i = 0;
@@ -90,8 +90,8 @@ TEST_F(PayBeforeLookTest, OverflowProbeAnswersAlikeOnNeighbours) {
     messages[i++] = std::string(out.status().message());
   }
   EXPECT_EQ(messages[0], messages[1]);
-  EXPECT_EQ(Budget(small).epsilon_spent_units, 0);
-  EXPECT_EQ(Budget(large).epsilon_spent_units, 0);
+  EXPECT_EQ(Budget(small.population_id).epsilon_spent_units, 0);
+  EXPECT_EQ(Budget(large.population_id).epsilon_spent_units, 0);
   EXPECT_EQ(Count("SELECT count(*) FROM audit"), 0);
 
   // The largest public bound: both scans succeed, with identical charges and noise.
@@ -109,9 +109,9 @@ TEST_F(PayBeforeLookTest, OverflowProbeAnswersAlikeOnNeighbours) {
 // NaN, +-inf and +-1e308 in a double column (written by SQL, as an external database may hold
 // them) are clamped like any value: every aggregate answers, near-exactly at epsilon 1e6.
 TEST_F(PayBeforeLookTest, HostileDoublesAreClampedNeverAnError) {
-  const int64_t id = Dataset("hostile", 4);  // x = 1.5, 2.5, 3.5, 4.5
+  const query::DatasetSchema ds = Dataset("hostile", 4);  // x = 1.5, 2.5, 3.5, 4.5
   Sql(absl::StrCat(
-      "INSERT INTO ", store::DataTableName(id), " (uid, x, _dpq_rank) VALUES ",
+      "INSERT INTO ", store::DataTableName(ds.id), " (uid, x, _dpq_rank) VALUES ",
       "(101, 'NaN', 1), (102, 'Infinity', 1), (103, '-Infinity', 1), (104, 1e308, 1), ",
       "(105, -1e308, 1)"));
   // NaN sorts above every number in PostgreSQL, so it clamps to the upper bound like +inf.
@@ -140,49 +140,49 @@ TEST_F(PayBeforeLookTest, HostileDoublesAreClampedNeverAnError) {
 // then the table is unreadable) keeps the charge and says how to get the answer; the retry with
 // the same request id answers once, without a second charge, and the answer is then fixed.
 TEST_F(PayBeforeLookTest, AFailedScanKeepsItsChargeAndTheRetryAnswersOnce) {
-  const int64_t id = Dataset("people", 10);
+  const query::DatasetSchema ds = Dataset("people", 10);
   const QuerySpec s = Sum("people", "x", 0, 10, 0.5);
   absl::StatusOr<QueryOutcome> late =
       engine_->Run(ann_, s, "late-1", absl::Now() - absl::Seconds(1));
   EXPECT_THAT(late, StatusIs(absl::StatusCode::kDeadlineExceeded,
                              HasSubstr("late-1 was charged but not answered")));
   EXPECT_THAT(late.status().message(), HasSubstr("retry with the same request_id"));
-  const int64_t charged = Budget(id).epsilon_spent_units;
+  const int64_t charged = Budget(ds.population_id).epsilon_spent_units;
   EXPECT_EQ(charged, Units(0.5));
   EXPECT_EQ(Count("SELECT count(*) FROM audit"), 1);
   EXPECT_EQ(Count("SELECT count(*) FROM releases"), 0);
 
   // The database fails during the scan: UNAVAILABLE, the same fixed message shape, still charged.
-  const std::string table = store::DataTableName(id);
+  const std::string table = store::DataTableName(ds.id);
   Sql(absl::StrCat("ALTER TABLE ", table, " RENAME TO hidden"));
   EXPECT_THAT(engine_->Run(ann_, s, "late-1"),
               StatusIs(absl::StatusCode::kUnavailable, HasSubstr("the database failed")));
   Sql(absl::StrCat("ALTER TABLE dpq_data.hidden RENAME TO ", table.substr(table.find('.') + 1)));
-  EXPECT_EQ(Budget(id).epsilon_spent_units, charged);
+  EXPECT_EQ(Budget(ds.population_id).epsilon_spent_units, charged);
 
   ASSERT_OK_AND_ASSIGN(QueryOutcome answered, engine_->Run(ann_, s, "late-1"));
   EXPECT_TRUE(answered.replayed);
-  EXPECT_EQ(Budget(id).epsilon_spent_units, charged);
+  EXPECT_EQ(Budget(ds.population_id).epsilon_spent_units, charged);
   EXPECT_EQ(Count("SELECT count(*) FROM releases"), 1);
   ASSERT_OK_AND_ASSIGN(QueryOutcome again, engine_->Run(ann_, s, "late-1"));
   EXPECT_EQ(again.allocation.value, answered.allocation.value);  // no second release
   EXPECT_EQ(Count("SELECT count(*) FROM releases"), 1);
-  EXPECT_EQ(Budget(id).epsilon_spent_units, charged);
+  EXPECT_EQ(Budget(ds.population_id).epsilon_spent_units, charged);
 
   // The chain, the release's binding and the spent budget all verify.
-  ASSERT_OK_AND_ASSIGN(store::BudgetLedger::Verification v, ledger_->Verify(id));
+  ASSERT_OK_AND_ASSIGN(store::BudgetLedger::Verification v, ledger_->Verify(ds.population_id));
   EXPECT_TRUE(v.ok) << v.reason;
 }
 
 // An altered release breaks `audit verify`, like an altered audit row.
 TEST_F(PayBeforeLookTest, VerifyDetectsAnAlteredRelease) {
-  const int64_t id = Dataset("people", 10);
+  const query::DatasetSchema ds = Dataset("people", 10);
   ASSERT_THAT(engine_->Run(ann_, Sum("people", "x", 0, 10), "v-1"), IsOk());
-  ASSERT_OK_AND_ASSIGN(store::BudgetLedger::Verification ok, ledger_->Verify(id));
+  ASSERT_OK_AND_ASSIGN(store::BudgetLedger::Verification ok, ledger_->Verify(ds.population_id));
   EXPECT_TRUE(ok.ok) << ok.reason;
   Sql("ALTER TABLE releases DISABLE TRIGGER releases_append_only");
   Sql("UPDATE releases SET released_value = released_value + 1");
-  ASSERT_OK_AND_ASSIGN(store::BudgetLedger::Verification broken, ledger_->Verify(id));
+  ASSERT_OK_AND_ASSIGN(store::BudgetLedger::Verification broken, ledger_->Verify(ds.population_id));
   EXPECT_FALSE(broken.ok);
   EXPECT_THAT(broken.reason, HasSubstr("release does not match"));
 }
@@ -191,19 +191,19 @@ TEST_F(PayBeforeLookTest, VerifyDetectsAnAlteredRelease) {
 // (a shared answer would bypass their cap and tell them someone asked); the first analyst asking
 // again gets their own release for free.
 TEST_F(PayBeforeLookTest, TheResultCacheIsPerAnalyst) {
-  const int64_t id = Dataset("people", 10);
+  const query::DatasetSchema ds = Dataset("people", 10);
   ASSERT_OK_AND_ASSIGN(store::Principal bob, CreatePrincipal("bob"));
   ASSERT_OK(principals_->Grant("bob", "people"));
   const QuerySpec s = Sum("people", "x", 0, 10, 0.25);
   ASSERT_OK_AND_ASSIGN(QueryOutcome first, engine_->Run(ann_, s, "ann-1"));
   ASSERT_OK_AND_ASSIGN(QueryOutcome bobs, engine_->Run(bob, s, "bob-1"));
   EXPECT_FALSE(bobs.cached);
-  EXPECT_EQ(Budget(id).epsilon_spent_units, 2 * Units(0.25));
+  EXPECT_EQ(Budget(ds.population_id).epsilon_spent_units, 2 * Units(0.25));
   ASSERT_OK_AND_ASSIGN(QueryOutcome cached, engine_->Run(ann_, s, "ann-2"));
   EXPECT_TRUE(cached.cached);
   EXPECT_EQ(cached.allocation.value, first.allocation.value);
   EXPECT_EQ(cached.allocation.request_id, "ann-2");
-  EXPECT_EQ(Budget(id).epsilon_spent_units, 2 * Units(0.25));
+  EXPECT_EQ(Budget(ds.population_id).epsilon_spent_units, 2 * Units(0.25));
 }
 
 // Every check that can refuse runs before the scan: an epsilon too small for the Laplace grid is

@@ -42,7 +42,7 @@ class QueryBatchTest : public ::dpq::testing::EngineTest {
     EngineTest::SetUp();
     if (HasFatalFailure()) return;
     ASSERT_OK_AND_ASSIGN(store::CreatedDataset ds, CreateTinyDataset("people", kRows));
-    ds_id_ = ds.schema.id;
+    ds_id_ = ds.schema.population_id;
     ASSERT_OK_AND_ASSIGN(analyst_, CreatePrincipal("ann"));
     ASSERT_OK(principals_->Grant("ann", "people"));
   }

@@ -61,7 +61,7 @@ class QueryEngineRetryTest : public ::dpq::testing::EngineTest {
     EngineTest::SetUp();
     if (HasFatalFailure()) return;
     ASSERT_OK_AND_ASSIGN(store::CreatedDataset ds, CreateTinyDataset("people", 40));
-    ds_id_ = ds.schema.id;
+    ds_id_ = ds.schema.population_id;
     ASSERT_THAT(ledger_->Set(ds_id_, Units(1000), 0), IsOk());
     ASSERT_OK_AND_ASSIGN(ann_, CreatePrincipal("ann"));
     ASSERT_OK(principals_->Grant("ann", "people"));

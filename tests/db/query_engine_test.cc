@@ -47,10 +47,11 @@ class QueryEngineTest : public ::dpq::testing::EngineTest {
     if (HasFatalFailure()) return;
 
     ASSERT_OK_AND_ASSIGN(store::CreatedDataset ds, CreateTinyDataset("people", kRows));
-    ds_id_ = ds.schema.id;
+    ds_id_ = ds.schema.population_id;
+    table_id_ = ds.schema.id;
     ASSERT_OK_AND_ASSIGN(store::CreatedDataset other, CreateTinyDataset("other", 5));
     ASSERT_THAT(ledger_->Set(ds_id_, Units(5e6), 1000000000000000), IsOk());
-    ASSERT_THAT(ledger_->Set(other.schema.id, Units(5e6), 1000000000000000), IsOk());
+    ASSERT_THAT(ledger_->Set(other.schema.population_id, Units(5e6), 1000000000000000), IsOk());
     ASSERT_OK_AND_ASSIGN(admin_, CreatePrincipal("root", store::Role::kAdmin));
     ASSERT_OK_AND_ASSIGN(granted_, CreatePrincipal("ann"));
     ASSERT_OK_AND_ASSIGN(stranger_, CreatePrincipal("eve"));
@@ -76,7 +77,8 @@ class QueryEngineTest : public ::dpq::testing::EngineTest {
     return b.ok() ? *b : store::BudgetState{};
   }
 
-  int64_t ds_id_ = 0;
+  int64_t ds_id_ = 0;     // the population's (its ledger)
+  int64_t table_id_ = 0;  // the dataset's (its data table)
   Principal admin_, granted_, stranger_;
 };
 
@@ -114,11 +116,11 @@ TEST_F(QueryEngineTest, OverBudgetIsRefusedBeforeScanningAndChargesNothing) {
 
   // Hide the data table: a scan would now fail with an SQL error, so RESOURCE_EXHAUSTED proves
   // the query was refused before any scan.
-  const std::string table = store::DataTableName(ds_id_);
-  Sql(absl::StrCat("ALTER TABLE ", table, " RENAME TO hidden_", ds_id_));
+  const std::string table = store::DataTableName(table_id_);
+  Sql(absl::StrCat("ALTER TABLE ", table, " RENAME TO hidden_", table_id_));
   EXPECT_THAT(engine_->Run(granted_, Count(0.5), "second"),
               StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("people")));
-  Sql(absl::StrCat("ALTER TABLE dpq_data.hidden_", ds_id_, " RENAME TO ds_", ds_id_));
+  Sql(absl::StrCat("ALTER TABLE dpq_data.hidden_", table_id_, " RENAME TO ds_", table_id_));
 
   EXPECT_EQ(AuditRows(), 1);
   const store::BudgetState after = Budget();
@@ -224,9 +226,10 @@ TEST_F(QueryEngineTest, SameRequestIdReplaysTheStoredAnswerWithoutCharging) {
   const double spent = Budget().epsilon_spent();
 
   // The replay must not scan either: hide the table.
-  Sql(absl::StrCat("ALTER TABLE ", store::DataTableName(ds_id_), " RENAME TO hidden_", ds_id_));
+  Sql(absl::StrCat("ALTER TABLE ", store::DataTableName(table_id_), " RENAME TO hidden_",
+                   table_id_));
   ASSERT_OK_AND_ASSIGN(QueryOutcome again, engine_->Run(granted_, Count(0.5), "idem"));
-  Sql(absl::StrCat("ALTER TABLE dpq_data.hidden_", ds_id_, " RENAME TO ds_", ds_id_));
+  Sql(absl::StrCat("ALTER TABLE dpq_data.hidden_", table_id_, " RENAME TO ds_", table_id_));
   EXPECT_TRUE(again.replayed);
   EXPECT_EQ(again.allocation.value, first.allocation.value);  // not a fresh draw
   EXPECT_EQ(again.allocation.seq, first.allocation.seq);

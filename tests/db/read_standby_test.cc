@@ -181,7 +181,7 @@ TEST_F(ReadStandbyTest, StandbyDownFallsBackToThePrimaryAndChargesOnce) {
   PrincipalStore principals(db());
   BudgetLedger ledger(db());
   ResultCache cache(db());
-  ASSERT_THAT(ledger.Set(schema_.id, ::dpq::testing::EpsU(10), 0), IsOk());
+  ASSERT_THAT(ledger.Set(schema_.population_id, ::dpq::testing::EpsU(10), 0), IsOk());
   ASSERT_OK_AND_ASSIGN(Principal ann, CreatePrincipal("ann"));
   ASSERT_OK(principals.Grant("ann", "people"));
   auto router = NewRouter();
@@ -196,11 +196,12 @@ TEST_F(ReadStandbyTest, StandbyDownFallsBackToThePrimaryAndChargesOnce) {
   ASSERT_OK(standby_->server().Stop(PostgresStopMode::kFast));
   ASSERT_OK_AND_ASSIGN(engine::QueryOutcome answered, engine.Run(ann, count, "down-1"));
   EXPECT_FALSE(answered.cached);
-  ASSERT_OK_AND_ASSIGN(BudgetState after, ledger.Get(schema_.id));
+  ASSERT_OK_AND_ASSIGN(BudgetState after, ledger.Get(schema_.population_id));
   EXPECT_EQ(after.epsilon_spent_units, ::dpq::testing::EpsU(1)) << "charged once";
-  EXPECT_EQ(Sql(absl::StrCat("SELECT count(*) FROM audit WHERE population_id = ", schema_.id,
-                             " AND request_id = 'down-1' AND result IS NOT NULL")),
-            "1")
+  EXPECT_EQ(
+      Sql(absl::StrCat("SELECT count(*) FROM audit WHERE population_id = ", schema_.population_id,
+                       " AND request_id = 'down-1' AND result IS NOT NULL")),
+      "1")
       << "the audit row holds the released answer";
   ScanRouteStats stats = router->Stats();
   EXPECT_EQ(stats.fallbacks_unavailable, 1);

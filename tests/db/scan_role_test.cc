@@ -24,7 +24,7 @@ class ScanRoleTest : public ::dpq::testing::StoreTest {
     id_ = created.schema.id;
     table_ = DataTableName(id_);
     BudgetLedger ledger(db());
-    ASSERT_THAT(ledger.Set(id_, ::dpq::testing::EpsU(1), 0), IsOk());
+    ASSERT_THAT(ledger.Set(created.schema.population_id, ::dpq::testing::EpsU(1), 0), IsOk());
   }
 
   // Runs `sql` as dpq_scan; the error message when the database refuses it, else "".

@@ -114,6 +114,12 @@ class StoreTest : public ::testing::Test {
     auto report = store::ApplyMigrations(url_, DPQ_TEST_MIGRATIONS_DIR);
     ASSERT_TRUE(report.ok()) << report.status();
     ASSERT_GE(report->applied, 1);
+    // A dataset's own population would otherwise get the dataset's id (both sequences start at 1
+    // in a fresh database), and a test passing a dataset id where the population's is meant would
+    // pass by luck: population ids start at 1001 here.
+    ASSERT_OK(TestPostgres::RunPsql(
+                  url_, "SELECT setval(pg_get_serial_sequence('populations', 'id'), 1000)")
+                  .status());
     ASSERT_OK_AND_ASSIGN(db_, store::Database::Open(url_, kPoolSize));
   }
 

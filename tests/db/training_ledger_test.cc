@@ -148,7 +148,8 @@ TEST_F(TrainingLedgerTest, EveryAccountantChargesAndVerifies) {
     const std::string dataset = absl::StrCat("ds_", accountant);
     ASSERT_OK_AND_ASSIGN(auto created, CreateTinyDataset(dataset));
     // zcdp charges each step as the full Gaussian (no amplification): 40 steps cost ~45.
-    ASSERT_OK(ledger_->Set(created.schema.id, EpsU(200), DelU(1e-4), accountant).status());
+    ASSERT_OK(
+        ledger_->Set(created.schema.population_id, EpsU(200), DelU(1e-4), accountant).status());
     TrainingRunRequest r{dataset, absl::StrCat("run-", accountant), kQ, kZ, kRunDelta};
     ASSERT_OK(principals_->Grant("alice", dataset));
     ASSERT_OK(training_->StartRun(alice_, r).status());
@@ -156,9 +157,9 @@ TEST_F(TrainingLedgerTest, EveryAccountantChargesAndVerifies) {
     ASSERT_OK_AND_ASSIGN(StepReportOutcome out, training_->ReportSteps(alice_, "", r.name, 20, ""));
     EXPECT_EQ(out.status.progress.steps, 40);
     EXPECT_GT(out.status.epsilon, 0);
-    ASSERT_OK_AND_ASSIGN(store::BudgetState b, ledger_->Get(created.schema.id));
+    ASSERT_OK_AND_ASSIGN(store::BudgetState b, ledger_->Get(created.schema.population_id));
     EXPECT_GT(b.epsilon_spent_units, 0);
-    ASSERT_OK_AND_ASSIGN(auto v, ledger_->Verify(created.schema.id));
+    ASSERT_OK_AND_ASSIGN(auto v, ledger_->Verify(created.schema.population_id));
     EXPECT_TRUE(v.ok) << v.reason;
   }
 }
@@ -301,6 +302,26 @@ TEST_F(TrainingLedgerTest, BadDeclarationsAreRefusedNamingTheField) {
   r.target_epsilon = 1;
   EXPECT_THAT(training_->StartRun(alice_, r), StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_EQ(Sql("SELECT count(*) FROM training_runs"), Sql("SELECT 0"));
+}
+
+// A public lookup table has no privacy unit and no ledger: a run on it is refused like a query of
+// it alone, before anything is written.
+TEST_F(TrainingLedgerTest, ARunOnAPublicTableIsRefusedAndWritesNothing) {
+  query::DatasetSchema regions;
+  regions.name = "regions";
+  regions.is_public = true;
+  regions.columns = {{"code", query::ColumnType::kText, absl::nullopt, absl::nullopt, {}}};
+  ASSERT_OK(CreateFromCsv(regions, "code\nn\n").status());
+  TrainingRunRequest r;
+  r.dataset = "regions";
+  r.name = "lookup";
+  r.sampling_rate = kQ;
+  r.noise_multiplier = kZ;
+  r.delta = kRunDelta;
+  EXPECT_THAT(training_->StartRun(alice_, r),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("public table")));
+  EXPECT_EQ(Sql("SELECT count(*) FROM training_runs"), Sql("SELECT 0"));
+  EXPECT_EQ(AuditRows(), Sql("SELECT 0"));
 }
 
 // `--target-epsilon E --steps N`: z is calibrated so that one report of N steps costs at most E
