@@ -14,6 +14,9 @@ cluster and the same data:
   p4  p50 of a debit after H prior allocations against one on a fresh ledger, per accountant
   p7  the p50 debit on an rdp/zcdp/pld ledger with 10k prior events, and the time of a PLD price
       of 100 events (dpqctl price, process start included; a one-event basic price beside it)
+  p8  a DP SQL join sum (visits JOIN patients of one population) through dpqctl sql against the
+      exact scan dpqd ran (from the server log) and a plain join sum, both via psql
+      (bench/join_bench.py)
 
 and, through bench/query_10m_bench.py on its own cluster (one run per row count):
 
@@ -44,6 +47,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import query_10m_bench as q10  # noqa: E402  (reused: dpqd/psql plumbing, CSV generator)
+import join_bench  # noqa: E402
 
 PGBIN = "/usr/lib/postgresql/15/bin"
 ACCOUNTANTS = ("basic", "rdp", "zcdp", "pld")
@@ -56,12 +60,14 @@ SIZES = {
                  clients=[1, 8, 32, 64], p2_seconds=5, random_datasets=100, random_clients=32,
                  p3_rows=10_000, p3_seconds=4, p3_pairs=2,
                  history=[0, 10_000, 100_000], p7_history=10_000, p4_seconds=3, p4_pairs=2,
-                 prefill_clients=64, prefill_max_seconds=900, price_reps=5, hot_rows=1_000),
+                 prefill_clients=64, prefill_max_seconds=900, price_reps=5, hot_rows=1_000,
+                 p8_rows=1_000_000, p8_reps=8, p8_warmup=1),
     "quick": dict(p1_rows=[20_000], p1_ingest_reps=1, p1_reps=1, p1_warmup=0,
                   clients=[1, 4], p2_seconds=1, random_datasets=3, random_clients=4,
                   p3_rows=1_000, p3_seconds=1, p3_pairs=1,
                   history=[0, 200], p7_history=200, p4_seconds=0.5, p4_pairs=1,
-                  prefill_clients=4, prefill_max_seconds=60, price_reps=1, hot_rows=100),
+                  prefill_clients=4, prefill_max_seconds=60, price_reps=1, hot_rows=100,
+                  p8_rows=10_000, p8_reps=2, p8_warmup=1),
 }
 
 
@@ -195,6 +201,10 @@ class Scenarios(q10.Bench):
             self.p3_small_query()
         if "p4" in self.only:
             self.p4_p7_history_and_accountants()
+        if "p8" in self.only:
+            s = self.size
+            join_bench.p8_join_sum(self, s["p8_rows"], rows_label(s["p8_rows"]), s["p8_reps"],
+                                   s["p8_warmup"])
         self.conditions["end"] = q10.load_conditions()
 
     def p2_p6_debits_per_second(self):
@@ -476,22 +486,25 @@ def main():
     p.add_argument("--p1-rows", default=None,
                    help="comma-separated row counts for p1/p5 (default 1000000,10000000)")
     p.add_argument("--skip-p1", action="store_true", help="leave out p1/p5 (query_10m_bench)")
-    p.add_argument("--only", default="p1,p2,p3,p4",
+    p.add_argument("--only", default="p1,p2,p3,p4,p8",
                    help="comma-separated scenario groups to run: p1 (with p5), p2 (with p6), p3, "
-                        "p4 (with p7); default all")
+                        "p4 (with p7), p8; default all")
     p.add_argument("--clients", default=None,
                    help="comma-separated client counts for p2 (default 1,8,32,64; quick 1,4)")
     p.add_argument("--random-datasets", type=int, default=None,
                    help="datasets of p2's random-dataset pass (default 100; 0 leaves it out)")
     p.add_argument("--p3-pairs", type=int, default=None,
                    help="alternating dpqd/pgbench pairs of p3 runs (default 2), median reported")
+    p.add_argument("--p8-rows", type=int, default=None,
+                   help="visits rows of p8's join (default 1000000; quick 10000)")
     p.add_argument("--tmp-dir", default=None)
     p.add_argument("--keep", action="store_true")
     args = p.parse_args()
     args.only = set(x.strip() for x in args.only.split(",") if x.strip())
-    unknown = args.only - {"p1", "p2", "p3", "p4"}
+    unknown = args.only - {"p1", "p2", "p3", "p4", "p8"}
     if unknown:
-        p.error("--only: unknown scenario group(s) %s (known: p1, p2, p3, p4)" % ", ".join(sorted(unknown)))
+        p.error("--only: unknown scenario group(s) %s (known: p1, p2, p3, p4, p8)"
+                % ", ".join(sorted(unknown)))
     args.psql = os.path.join(PGBIN, "psql")
     args.dpqd_args = ["--max-queries-per-minute", "0"]  # the default 6000/min would cap p2
     size = dict(SIZES["quick" if args.quick else "full"])
@@ -503,6 +516,8 @@ def main():
         size["random_datasets"] = args.random_datasets
     if args.p3_pairs is not None:
         size["p3_pairs"] = args.p3_pairs
+    if args.p8_rows is not None:
+        size["p8_rows"] = args.p8_rows
     os.makedirs(args.out_dir, exist_ok=True)
     started = datetime.datetime.now(datetime.timezone.utc)
     stem = os.path.join(args.out_dir, "%s-%s" % (started.strftime("%Y-%m-%d"), socket.gethostname()))
