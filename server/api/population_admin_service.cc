@@ -12,9 +12,7 @@ namespace {
 void ToProto(const engine::PopulationView& view, v1::Population* out) {
   const store::Population& p = view.population;
   out->set_name(p.name);
-  out->set_unit_type(p.unit_type == query::ColumnType::kText     ? v1::COLUMN_TYPE_TEXT
-                     : p.unit_type == query::ColumnType::kDouble ? v1::COLUMN_TYPE_DOUBLE
-                                                                 : v1::COLUMN_TYPE_INTEGER);
+  out->set_unit_type(ColumnTypeToProto(p.unit_type));
   out->set_created_at(p.created_at);
   out->set_dropped(p.dropped);
   for (const std::string& d : p.datasets) out->add_datasets(d);
@@ -24,16 +22,15 @@ void ToProto(const engine::PopulationView& view, v1::Population* out) {
   api::ToProto(budget, out->mutable_budget());
 }
 
+// A double unit type is passed on: the engine refuses it with the reason.
 absl::StatusOr<query::ColumnType> UnitTypeFromProto(v1::ColumnType type) {
-  switch (type) {
-    case v1::COLUMN_TYPE_INTEGER: return query::ColumnType::kInteger;
-    case v1::COLUMN_TYPE_TEXT: return query::ColumnType::kText;
-    case v1::COLUMN_TYPE_DOUBLE: return query::ColumnType::kDouble;  // refused by the engine
-    default:
-      return absl::InvalidArgumentError(
-          "unit_type is required: integer or text (the type of the privacy-unit column of every "
-          "dataset of the population)");
+  const absl::optional<query::ColumnType> unit_type = ColumnTypeFromProto(type);
+  if (!unit_type.has_value()) {
+    return absl::InvalidArgumentError(
+        "unit_type is required: integer or text (the type of the privacy-unit column of every "
+        "dataset of the population)");
   }
+  return *unit_type;
 }
 
 }  // namespace

@@ -27,15 +27,6 @@ v1::Mechanism MechanismToProto(absl::string_view name) {
   return v1::MECHANISM_UNSPECIFIED;
 }
 
-v1::ColumnType ColumnTypeToProto(query::ColumnType type) {
-  switch (type) {
-    case query::ColumnType::kInteger: return v1::COLUMN_TYPE_INTEGER;
-    case query::ColumnType::kDouble: return v1::COLUMN_TYPE_DOUBLE;
-    case query::ColumnType::kText: return v1::COLUMN_TYPE_TEXT;
-  }
-  return v1::COLUMN_TYPE_UNSPECIFIED;
-}
-
 }  // namespace
 
 absl::StatusOr<query::QuerySpec> QuerySpecFromProto(const v1::QueryRequest& r) {
@@ -83,6 +74,24 @@ absl::StatusOr<query::QuerySpec> QuerySpecFromProto(const v1::QueryRequest& r) {
   return s;
 }
 
+v1::ColumnType ColumnTypeToProto(query::ColumnType type) {
+  switch (type) {
+    case query::ColumnType::kInteger: return v1::COLUMN_TYPE_INTEGER;
+    case query::ColumnType::kDouble: return v1::COLUMN_TYPE_DOUBLE;
+    case query::ColumnType::kText: return v1::COLUMN_TYPE_TEXT;
+  }
+  return v1::COLUMN_TYPE_UNSPECIFIED;
+}
+
+absl::optional<query::ColumnType> ColumnTypeFromProto(v1::ColumnType type) {
+  switch (type) {
+    case v1::COLUMN_TYPE_INTEGER: return query::ColumnType::kInteger;
+    case v1::COLUMN_TYPE_DOUBLE: return query::ColumnType::kDouble;
+    case v1::COLUMN_TYPE_TEXT: return query::ColumnType::kText;
+    default: return absl::nullopt;
+  }
+}
+
 absl::StatusOr<query::DatasetSchema> DatasetSchemaFromProto(const v1::DatasetHeader& h) {
   query::DatasetSchema s;
   s.name = h.name();
@@ -92,14 +101,12 @@ absl::StatusOr<query::DatasetSchema> DatasetSchemaFromProto(const v1::DatasetHea
   for (const v1::Column& c : h.columns()) {
     query::ColumnSchema col;
     col.name = c.name();
-    switch (c.type()) {
-      case v1::COLUMN_TYPE_INTEGER: col.type = query::ColumnType::kInteger; break;
-      case v1::COLUMN_TYPE_DOUBLE: col.type = query::ColumnType::kDouble; break;
-      case v1::COLUMN_TYPE_TEXT: col.type = query::ColumnType::kText; break;
-      default:
-        return absl::InvalidArgumentError(absl::StrCat(
-            "column ", QuoteForMessage(c.name()), ": type is required (integer, double or text)"));
+    const absl::optional<query::ColumnType> type = ColumnTypeFromProto(c.type());
+    if (!type.has_value()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "column ", QuoteForMessage(c.name()), ": type is required (integer, double or text)"));
     }
+    col.type = *type;
     if (c.has_lower()) col.lower = c.lower();
     if (c.has_upper()) col.upper = c.upper();
     col.categories.assign(c.categories().begin(), c.categories().end());

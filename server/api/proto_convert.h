@@ -3,6 +3,7 @@
 #define DPQ_SERVER_API_PROTO_CONVERT_H_
 
 #include "absl/status/statusor.h"
+#include "absl/types/optional.h"
 #include "dpq/v1/dpq.pb.h"
 #include "server/engine/admin/access_admin.h"
 #include "server/engine/admin/budget_book.h"
@@ -18,6 +19,9 @@ namespace dpq::api {
 absl::StatusOr<query::QuerySpec> QuerySpecFromProto(const v1::QueryRequest& request);
 // INVALID_ARGUMENT for a missing/unknown column type; ValidateNewDataset does the rest.
 absl::StatusOr<query::DatasetSchema> DatasetSchemaFromProto(const v1::DatasetHeader& header);
+v1::ColumnType ColumnTypeToProto(query::ColumnType type);
+// Empty for COLUMN_TYPE_UNSPECIFIED (and any value this server does not know).
+absl::optional<query::ColumnType> ColumnTypeFromProto(v1::ColumnType type);
 
 void ToProto(const engine::QueryOutcome& outcome, v1::QueryResponse* out);
 void ToProto(const engine::BatchOutcome& outcome, v1::QueryBatchResponse* out);

@@ -70,6 +70,18 @@ absl::StatusOr<Population> PopulationStore::Create(const std::string& name, Colu
   return created;
 }
 
+namespace {
+
+// The population of that name, live or dropped.
+absl::optional<Population> PopulationNamed(pqxx::transaction_base& tx, const std::string& name) {
+  const pqxx::result r = tx.exec_params(
+      absl::StrCat("SELECT ", kPopulationColumns, " FROM populations p WHERE p.name = $1"), name);
+  if (r.empty()) return absl::nullopt;
+  return PopulationFromRow(r[0]);
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<Population>> PopulationStore::List() {
   std::vector<Population> out;
   RETURN_IF_ERROR(db_->Run("list populations", [&](pqxx::connection& c) {
@@ -90,10 +102,7 @@ absl::StatusOr<Population> PopulationStore::Get(const std::string& name) {
   absl::optional<Population> found;
   RETURN_IF_ERROR(db_->Run("get population", [&](pqxx::connection& c) {
     pqxx::read_transaction tx(c);
-    const pqxx::result r = tx.exec_params(
-        absl::StrCat("SELECT ", kPopulationColumns, " FROM populations p WHERE p.name = $1"), name);
-    found.reset();
-    if (!r.empty()) found = PopulationFromRow(r[0]);
+    found = PopulationNamed(tx, name);
     return absl::OkStatus();
   }));
   if (!found.has_value()) return PopulationNotFound(name);
@@ -107,13 +116,12 @@ absl::StatusOr<ResolvedPopulation> PopulationStore::Resolve(const std::string& n
   RETURN_IF_ERROR(db_->Run("resolve population", [&](pqxx::connection& c) {
     pqxx::read_transaction tx(c);
     found.reset();
-    pqxx::result r = tx.exec_params(
-        absl::StrCat("SELECT ", kPopulationColumns, " FROM populations p WHERE p.name = $1"), name);
-    if (!r.empty()) {
-      found = ResolvedPopulation{PopulationFromRow(r[0]), ""};
+    if (absl::optional<Population> p = PopulationNamed(tx, name); p.has_value()) {
+      found = ResolvedPopulation{*std::move(p), ""};
       return absl::OkStatus();
     }
-    r = tx.exec_params(absl::StrCat("SELECT ", kPopulationColumns,
+    const pqxx::result r =
+        tx.exec_params(absl::StrCat("SELECT ", kPopulationColumns,
                                     " FROM datasets d JOIN populations p ON p.id = d.population_id "
                                     "WHERE d.name = $1"),
                        name);

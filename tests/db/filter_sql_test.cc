@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/query/filter/type_checker.h"
+#include "tests/support/cluster_suite.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/test_postgres.h"
 
@@ -67,26 +68,18 @@ struct Case {
 
 // One test over the whole table: ctest runs each discovered test in its own process, and each
 // process starts its own cluster (~1.5 s), so a parameterised test would cost a cluster per case.
-class FilterSqlDbTest : public ::testing::Test {
+class FilterSqlDbTest : public ::dpq::testing::ClusterSuite {
  protected:
   static void SetUpTestSuite() {
-    auto pg = TestPostgres::Start();
-    ASSERT_TRUE(pg.ok()) << pg.status();
-    pg_ = std::move(pg).value().release();
+    ClusterSuite::SetUpTestSuite();
+    if (pg_ == nullptr) return;
     auto created = pg_->Query(kCreateTable);
     ASSERT_TRUE(created.ok()) << created.status();
-  }
-  static void TearDownTestSuite() {
-    delete pg_;
-    pg_ = nullptr;
   }
 
   // Runs c.filter rendered and c.where hand-written; both must list the same person_ids.
   void CheckCase(const Case& c);
-
-  static TestPostgres* pg_;
 };
-TestPostgres* FilterSqlDbTest::pg_ = nullptr;
 
 const std::vector<Case>& Cases() {
   static const auto* cases = new std::vector<Case>{

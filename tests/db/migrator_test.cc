@@ -6,6 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/cluster_suite.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/test_postgres.h"
 
@@ -31,18 +32,8 @@ MATCHER_P3(ReportIs, applied, schema_version, binary_version, "") {
 }
 
 // One cluster for the whole suite; every test works in its own fresh database.
-class MigratorTest : public ::testing::Test {
+class MigratorTest : public ::dpq::testing::ClusterSuite {
  protected:
-  static void SetUpTestSuite() {
-    auto pg = TestPostgres::Start();
-    ASSERT_TRUE(pg.ok()) << pg.status();
-    pg_ = std::move(pg).value().release();
-  }
-  static void TearDownTestSuite() {
-    delete pg_;
-    pg_ = nullptr;
-  }
-
   void SetUp() override {
     ASSERT_NE(pg_, nullptr);
     static int counter = 0;
@@ -70,12 +61,9 @@ class MigratorTest : public ::testing::Test {
     return r.ok() ? *r : "";
   }
 
-  static TestPostgres* pg_;
   std::string url_;
   std::unique_ptr<TempDir> dir_;
 };
-
-TestPostgres* MigratorTest::pg_ = nullptr;
 
 TEST_F(MigratorTest, FreshDatabaseAppliesAllInOrder) {
   WriteThree();

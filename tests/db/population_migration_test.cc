@@ -15,6 +15,7 @@
 #include "server/store/database.h"
 #include "server/store/population_store.h"
 #include "server/store/postgres/migrator.h"
+#include "tests/support/cluster_suite.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/test_postgres.h"
 
@@ -27,28 +28,14 @@ using ::testing::ElementsAre;
 
 constexpr int64_t kEpsilonUnit = 1000000000000;  // epsilon 1 (privacy_units.h)
 
-class PopulationMigrationTest : public ::testing::Test {
+class PopulationMigrationTest : public ::dpq::testing::ClusterSuite {
  protected:
-  static void SetUpTestSuite() {
-    auto pg = TestPostgres::Start();
-    ASSERT_TRUE(pg.ok()) << pg.status();
-    pg_ = std::move(pg).value().release();
-  }
-  static void TearDownTestSuite() {
-    delete pg_;
-    pg_ = nullptr;
-  }
-
   std::string Sql(const std::string& url, const std::string& sql) {
     auto r = TestPostgres::RunPsql(url, sql);
     EXPECT_THAT(r, IsOk()) << sql;
     return r.ok() ? *r : "";
   }
-
-  static TestPostgres* pg_;
 };
-
-TestPostgres* PopulationMigrationTest::pg_ = nullptr;
 
 // `rows` debits of epsilon 0.25 on dataset `id`, hash-chained as dpqd wrote them before 0014.
 std::string AuditRowsBefore(int64_t id, int rows, std::string* head) {

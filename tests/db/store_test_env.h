@@ -30,6 +30,7 @@
 #include "server/store/dataset_store.h"
 #include "server/store/postgres/migrator.h"
 #include "server/store/principal_store.h"
+#include "tests/support/cluster_suite.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/test_postgres.h"
 
@@ -92,19 +93,9 @@ inline store::Allocation SumAllocation(const store::Principal& who, const std::s
   return a;
 }
 
-class StoreTest : public ::testing::Test {
+class StoreTest : public ::dpq::testing::ClusterSuite {
  protected:
   static constexpr int kPoolSize = 12;
-
-  static void SetUpTestSuite() {
-    auto pg = TestPostgres::Start();
-    ASSERT_TRUE(pg.ok()) << pg.status();
-    pg_ = std::move(pg).value().release();
-  }
-  static void TearDownTestSuite() {
-    delete pg_;
-    pg_ = nullptr;
-  }
 
   void SetUp() override {
     ASSERT_NE(pg_, nullptr) << "the test cluster did not start";
@@ -234,13 +225,10 @@ class StoreTest : public ::testing::Test {
     return principals.Create(name, role, Sha256(absl::StrCat("token-of-", name)));
   }
 
-  static TestPostgres* pg_;
   std::string database_;
   std::string url_;
   std::unique_ptr<store::Database> db_;
 };
-
-inline TestPostgres* StoreTest::pg_ = nullptr;
 
 // Reads a whole file; empty optional when it cannot be opened.
 inline absl::optional<std::string> ReadFileIfExists(const std::string& path) {

@@ -52,6 +52,16 @@ std::string BudgetSetDetails(const BudgetChange& change, const BudgetUnits& unit
           : absl::StrFormat("%.12g", query::EpsilonFromUnits(*units.max_query_epsilon)));
 }
 
+// A ledger as the admin surface shows it: with its preset and, when the request named a dataset
+// rather than its population, that dataset.
+DatasetBudget BudgetAsRead(store::BudgetState budget, std::string via_dataset) {
+  DatasetBudget read;
+  read.budget = std::move(budget);
+  read.preset = read.budget.epsilon_preset;
+  read.via_dataset = std::move(via_dataset);
+  return read;
+}
+
 }  // namespace
 
 absl::StatusOr<DatasetBudget> BudgetBook::Get(const store::Principal& principal,
@@ -59,18 +69,13 @@ absl::StatusOr<DatasetBudget> BudgetBook::Get(const store::Principal& principal,
   if (principal.role == store::Role::kAdmin) {
     // An admin names a population, or a dataset of it (dropped ones too: budgets outlive rows).
     ASSIGN_OR_RETURN(store::ResolvedPopulation target, stores_.populations->Resolve(dataset));
-    DatasetBudget read;
-    ASSIGN_OR_RETURN(read.budget, stores_.ledger->Get(target.population.id));
-    read.preset = read.budget.epsilon_preset;
-    read.via_dataset = target.via_dataset;
-    return read;
+    ASSIGN_OR_RETURN(store::BudgetState budget, stores_.ledger->Get(target.population.id));
+    return BudgetAsRead(std::move(budget), target.via_dataset);
   }
   ASSIGN_OR_RETURN(query::DatasetSchema schema, engine_->AuthorizedDataset(principal, dataset));
-  DatasetBudget read;
-  ASSIGN_OR_RETURN(read.budget, stores_.ledger->Get(schema.population_id));
-  read.preset = read.budget.epsilon_preset;
-  if (read.budget.population != schema.name) read.via_dataset = schema.name;
-  return read;
+  ASSIGN_OR_RETURN(store::BudgetState budget, stores_.ledger->Get(schema.population_id));
+  std::string via_dataset = budget.population != schema.name ? schema.name : "";
+  return BudgetAsRead(std::move(budget), std::move(via_dataset));
 }
 
 absl::StatusOr<DatasetBudget> BudgetBook::Set(const store::Principal& admin,
@@ -84,12 +89,10 @@ absl::StatusOr<DatasetBudget> BudgetBook::Set(const store::Principal& admin,
   }
   const store::AdminAction log =
       Logged(admin, "budget.set", population.name, BudgetSetDetails(change, units));
-  DatasetBudget set;
-  set.via_dataset = target.via_dataset;
-  ASSIGN_OR_RETURN(set.budget,
+  ASSIGN_OR_RETURN(store::BudgetState budget,
                    stores_.ledger->Set(population.id, units.epsilon, units.delta, change.accountant,
                                        units.max_query_epsilon, &log));
-  set.preset = set.budget.epsilon_preset;
+  DatasetBudget set = BudgetAsRead(std::move(budget), target.via_dataset);
   if (!change.preset.empty()) {
     set.preset = change.preset;
     RETURN_IF_ERROR(stores_.datasets->SetEpsilonPreset(population.id, set.preset));
