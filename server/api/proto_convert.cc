@@ -2,8 +2,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/api/plan_report_convert.h"
+#include "server/base/status_macros.h"
 #include "server/base/validation.h"
 #include "server/engine/release_codec.h"
+#include "server/query/calendar.h"
 #include "server/query/privacy_units.h"
 
 namespace dpq::api {
@@ -79,6 +81,8 @@ v1::ColumnType ColumnTypeToProto(query::ColumnType type) {
     case query::ColumnType::kInteger: return v1::COLUMN_TYPE_INTEGER;
     case query::ColumnType::kDouble: return v1::COLUMN_TYPE_DOUBLE;
     case query::ColumnType::kText: return v1::COLUMN_TYPE_TEXT;
+    case query::ColumnType::kDate: return v1::COLUMN_TYPE_DATE;
+    case query::ColumnType::kTimestamp: return v1::COLUMN_TYPE_TIMESTAMP;
   }
   return v1::COLUMN_TYPE_UNSPECIFIED;
 }
@@ -88,9 +92,39 @@ absl::optional<query::ColumnType> ColumnTypeFromProto(v1::ColumnType type) {
     case v1::COLUMN_TYPE_INTEGER: return query::ColumnType::kInteger;
     case v1::COLUMN_TYPE_DOUBLE: return query::ColumnType::kDouble;
     case v1::COLUMN_TYPE_TEXT: return query::ColumnType::kText;
+    case v1::COLUMN_TYPE_DATE: return query::ColumnType::kDate;
+    case v1::COLUMN_TYPE_TIMESTAMP: return query::ColumnType::kTimestamp;
     default: return absl::nullopt;
   }
 }
+
+namespace {
+
+// lower_text / upper_text: a date or timestamp column's bounds in its text form. A bound that
+// does not parse is INVALID_ARGUMENT naming it; missing ones are refused by ValidateNewDataset.
+absl::Status CalendarBoundsFromProto(const v1::Column& c, query::ColumnSchema& col) {
+  if (!c.has_lower_text() && !c.has_upper_text()) return absl::OkStatus();
+  if (!col.is_calendar()) {
+    return absl::InvalidArgumentError(absl::StrCat("column ", QuoteForMessage(c.name()),
+                                                   ": text bounds are only for date or timestamp "
+                                                   "columns"));
+  }
+  for (const bool lower : {true, false}) {
+    if (!(lower ? c.has_lower_text() : c.has_upper_text())) continue;
+    const std::string& text = lower ? c.lower_text() : c.upper_text();
+    absl::optional<int64_t> v = query::ParseCalendarValue(col.type, text);
+    if (!v.has_value()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          lower ? "lower" : "upper", " bound of ", QuoteForMessage(c.name()), " (",
+          query::ColumnTypeName(col.type), "): ", QuoteForMessage(text), " is not of the form ",
+          query::CalendarFormHint(col.type), " with a year in 0001..9999"));
+    }
+    (lower ? col.calendar_lower : col.calendar_upper) = *v;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::StatusOr<query::DatasetSchema> DatasetSchemaFromProto(const v1::DatasetHeader& h) {
   query::DatasetSchema s;
@@ -103,12 +137,14 @@ absl::StatusOr<query::DatasetSchema> DatasetSchemaFromProto(const v1::DatasetHea
     col.name = c.name();
     const absl::optional<query::ColumnType> type = ColumnTypeFromProto(c.type());
     if (!type.has_value()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "column ", QuoteForMessage(c.name()), ": type is required (integer, double or text)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("column ", QuoteForMessage(c.name()),
+                       ": type is required (integer, double, text, date or timestamp)"));
     }
     col.type = *type;
     if (c.has_lower()) col.lower = c.lower();
     if (c.has_upper()) col.upper = c.upper();
+    RETURN_IF_ERROR(CalendarBoundsFromProto(c, col));
     col.categories.assign(c.categories().begin(), c.categories().end());
     s.columns.push_back(std::move(col));
   }
@@ -229,6 +265,10 @@ void ToProto(const query::DatasetSchema& s, v1::Dataset* out) {
     if (c.lower) col->set_lower(*c.lower);
     if (c.upper) col->set_upper(*c.upper);
     for (const std::string& v : c.categories) col->add_categories(v);
+    if (c.calendar_lower)
+      col->set_lower_text(query::FormatCalendarValue(c.type, *c.calendar_lower));
+    if (c.calendar_upper)
+      col->set_upper_text(query::FormatCalendarValue(c.type, *c.calendar_upper));
   }
 }
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "server/base/status_macros.h"
+#include "server/query/calendar.h"
 
 namespace dpq::query {
 namespace {
@@ -157,6 +158,19 @@ absl::Status CsvToCopy::ProcessLine(absl::string_view line, std::string* out) {
       continue;
     }
     const ColumnSchema& col = columns_[i];
+    if (col.is_calendar()) {
+      // Parsed by dpq and written in one canonical form, so PostgreSQL's reading of it never
+      // depends on DateStyle or TimeZone (a timestamp's 'Z' is dpq's to check, not theirs).
+      const absl::optional<int64_t> v = ParseCalendarValue(col.type, f);
+      if (!v.has_value()) {
+        out->resize(start);
+        return absl::InvalidArgumentError(absl::StrCat(
+            "line ", line_no_, ", column ", col.name, ": value is not a valid ",
+            ColumnTypeName(col.type), " (", CalendarFormHint(col.type), ", years 0001..9999)"));
+      }
+      out->append(CalendarSqlText(col.type, *v));
+      continue;
+    }
     bool ok = (col.type == ColumnType::kText && IsValidUtf8Text(f)) ||
               (col.type == ColumnType::kInteger && ParsesAsInteger(f)) ||
               (col.type == ColumnType::kDouble && ParsesAsFiniteDouble(f));

@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "server/base/status_macros.h"
 #include "server/base/validation.h"
+#include "server/query/calendar.h"
 #include "server/query/query_spec.h"
 
 namespace dpq::query {
@@ -17,6 +18,8 @@ absl::string_view ColumnTypeName(ColumnType type) {
     case ColumnType::kInteger: return "integer";
     case ColumnType::kDouble: return "double";
     case ColumnType::kText: return "text";
+    case ColumnType::kDate: return "date";
+    case ColumnType::kTimestamp: return "timestamp";
   }
   return "text";
 }
@@ -25,6 +28,8 @@ absl::optional<ColumnType> ParseColumnType(absl::string_view name) {
   if (name == "integer") return ColumnType::kInteger;
   if (name == "double") return ColumnType::kDouble;
   if (name == "text") return ColumnType::kText;
+  if (name == "date") return ColumnType::kDate;
+  if (name == "timestamp") return ColumnType::kTimestamp;
   return absl::nullopt;
 }
 
@@ -75,6 +80,36 @@ absl::Status ValidateCategories(const ColumnSchema& c) {
   return absl::OkStatus();
 }
 
+// A date or timestamp column's bounds: required, since every read clamps into them and its
+// buckets come from them (docs/decisions.md, "Dates and timestamps"); other columns have none.
+absl::Status ValidateCalendarBounds(const ColumnSchema& c) {
+  const bool declared = c.calendar_lower.has_value() || c.calendar_upper.has_value();
+  if (!c.is_calendar()) {
+    if (!declared) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat(
+        "column ", c.name, ": calendar bounds can only be declared on date or timestamp columns"));
+  }
+  if (c.lower.has_value() || !c.calendar_lower.has_value() || !c.calendar_upper.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "column ", c.name, " is a ", ColumnTypeName(c.type), ": its bounds are required, as ",
+        c.name, "=LOWER:UPPER in the form ", CalendarFormHint(c.type),
+        " (every read is clamped into them, and its group-by "
+        "buckets are the ones they span)"));
+  }
+  const int64_t lo = *c.calendar_lower, hi = *c.calendar_upper;
+  // Within years 0001..9999: the canonical text must parse back to the same value.
+  if (ParseCalendarValue(c.type, FormatCalendarValue(c.type, lo)) != lo ||
+      ParseCalendarValue(c.type, FormatCalendarValue(c.type, hi)) != hi) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("column ", c.name, ": bounds must lie in years 0001..9999"));
+  }
+  if (lo > hi) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("column ", c.name, ": lower bound must be <= upper bound"));
+  }
+  return absl::OkStatus();
+}
+
 std::string DatasetSchema::ReadDatasets() const {
   if (join == nullptr) return name;
   std::vector<std::string> names;
@@ -101,6 +136,7 @@ absl::Status ValidateNewDataset(const DatasetSchema& schema) {
           absl::StrCat("column ", c.name, ": declare both lower and upper bounds or neither"));
     }
     RETURN_IF_ERROR(ValidateCategories(c));
+    RETURN_IF_ERROR(ValidateCalendarBounds(c));
     if (!c.lower.has_value()) continue;
     if (!c.is_numeric()) {
       return absl::InvalidArgumentError(
@@ -129,6 +165,10 @@ absl::Status ValidateNewDataset(const DatasetSchema& schema) {
   if (seen.count(schema.privacy_unit) == 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("privacy_unit ", schema.privacy_unit, " is not one of the columns"));
+  }
+  if (schema.FindColumn(schema.privacy_unit)->is_calendar()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "privacy_unit ", schema.privacy_unit, ": a date or timestamp cannot identify a person"));
   }
   return absl::OkStatus();
 }

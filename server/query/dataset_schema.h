@@ -14,9 +14,12 @@
 
 namespace dpq::query {
 
-enum class ColumnType { kInteger, kDouble, kText };
+// kDate and kTimestamp are calendar columns (calendar.h): filtered and grouped by calendar
+// buckets, never aggregated as numbers.
+enum class ColumnType { kInteger, kDouble, kText, kDate, kTimestamp };
 
-absl::string_view ColumnTypeName(ColumnType type);  // "integer", "double", "text"
+// "integer", "double", "text", "date", "timestamp"
+absl::string_view ColumnTypeName(ColumnType type);
 // Inverse of ColumnTypeName; nullopt for an unknown name.
 absl::optional<ColumnType> ParseColumnType(absl::string_view name);
 
@@ -28,8 +31,14 @@ struct ColumnSchema {
   // Public category values of a text column (declared at creation without looking at the data):
   // a group-by or histogram over the column releases exactly these keys.
   std::vector<std::string> categories;
+  // Declared public bounds of a date (days since 1970-01-01) or timestamp (microseconds since
+  // 1970-01-01T00:00:00Z) column: required at creation, lower <= upper. Every read of the column
+  // clamps it into them first (scans are total), and its group-by buckets are the ones they span.
+  absl::optional<int64_t> calendar_lower;
+  absl::optional<int64_t> calendar_upper;
 
-  bool is_numeric() const { return type != ColumnType::kText; }
+  bool is_numeric() const { return type == ColumnType::kInteger || type == ColumnType::kDouble; }
+  bool is_calendar() const { return type == ColumnType::kDate || type == ColumnType::kTimestamp; }
 };
 
 struct DatasetSchema {
@@ -91,10 +100,14 @@ inline constexpr size_t kMaxCategoryLength = 256;
 // Categories only on text columns, at most kMaxCategories, each 1..kMaxCategoryLength bytes without
 // NUL, no repeats. INVALID_ARGUMENT naming the column.
 absl::Status ValidateCategories(const ColumnSchema& column);
+// Calendar bounds only on date and timestamp columns, where they are required (lower <= upper,
+// years 0001..9999). INVALID_ARGUMENT naming the column and the form of a bound.
+absl::Status ValidateCalendarBounds(const ColumnSchema& column);
 
 // Checks a dataset about to be created: name and column names are identifiers (validation.h) not
 // starting with "_dpq" (reserved), column names are unique, the privacy unit names a column, bounds
-// are declared only on numeric columns, both or neither, finite, with lower < upper.
+// are declared only on numeric columns, both or neither, finite, with lower < upper; a date or
+// timestamp column has calendar bounds (required) with lower <= upper, and is not the privacy unit.
 // INVALID_ARGUMENT naming the field.
 absl::Status ValidateNewDataset(const DatasetSchema& schema);
 

@@ -83,6 +83,13 @@ absl::Status CheckEquality(const JoinRequest& request, const std::vector<Dataset
                                "joined through public table ",
                                left.name, " its rows would pair with other people's"));
   }
+  if (l->is_calendar() || r->is_calendar()) {
+    // A join would compare stored values unclamped; dates are read only through the flag
+    // interface's clamped --where and --group-by buckets for now.
+    return Refuse(refusal, table,
+                  absl::StrCat("join keys cannot be date or timestamp columns (",
+                               (l->is_calendar() ? l : r)->name, ")"));
+  }
   if (l->type != r->type) {
     return Refuse(refusal, table,
                   absl::StrCat("join keys ", left.name, ".", l->name, " (", ColumnTypeName(l->type),

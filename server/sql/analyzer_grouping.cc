@@ -32,6 +32,14 @@ absl::StatusOr<const ColumnSchema*> Analyzer::Column(const Expr& e) {
     return Invalid(e.pos,
                    absl::StrCat("column ", e.name, " does not exist in dataset ", schema_.name));
   }
+  if (c->is_calendar()) {
+    // Dates are read only clamped, through the flag interface (docs/decisions.md).
+    return Unsupported(e.pos,
+                       absl::StrCat("column ", c->name, " is a ", query::ColumnTypeName(c->type),
+                                    ": DP SQL does not read date or timestamp columns "
+                                    "yet; use dpqctl query --where and --group-by "
+                                    "COLUMN:BUCKET"));
+  }
   return c;
 }
 

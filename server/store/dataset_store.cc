@@ -18,6 +18,7 @@
 #include "server/base/logging.h"
 #include "server/base/status_macros.h"
 #include "server/base/validation.h"
+#include "server/query/calendar.h"
 #include "server/store/admin_log.h"
 #include "server/store/bounding_sql.h"
 #include "server/store/population_store.h"
@@ -36,6 +37,10 @@ const char* SqlType(ColumnType type) {
     case ColumnType::kInteger: return "bigint";
     case ColumnType::kDouble: return "double precision";
     case ColumnType::kText: return "text";
+    // Stored values are read only clamped into the declared bounds (scan_sql.h), so an
+    // 'infinity' or a far date written behind dpq's back never fails a scan.
+    case ColumnType::kDate: return "date";
+    case ColumnType::kTimestamp: return "timestamp";
   }
   return "text";
 }
@@ -64,7 +69,7 @@ std::string SchemaQuery(absl::string_view filter, absl::string_view per_dataset,
        (SELECT array_agg(k.value ORDER BY k.position) FROM dataset_categories k
          WHERE k.dataset_id = d.id AND k.column_name = c.name),
        d.has_row_rank, d.max_query_epsilon_units, coalesce(d.population_id, 0), d.population,
-       d.is_public)sql",
+       d.is_public, c.lower_text, c.upper_text)sql",
       per_dataset.empty() ? "" : ", d.granted",
       " FROM d JOIN dataset_columns c ON c.dataset_id = d.id ORDER BY ", order_by);
 }
@@ -94,6 +99,12 @@ std::vector<DatasetSchema> SchemasFromRows(const pqxx::result& rows) {
     if (!row[8].is_null()) c.lower = row[8].as<double>();
     if (!row[9].is_null()) c.upper = row[9].as<double>();
     if (!row[10].is_null()) c.categories = ParseTextArray(row[10]);
+    if (c.is_calendar() && !row[16].is_null() && !row[17].is_null()) {
+      // Written by Create from the canonical text, so they parse (and a date or timestamp column
+      // without them cannot be stored: migration 0015's check).
+      c.calendar_lower = query::ParseCalendarValue(c.type, row[16].as<std::string>());
+      c.calendar_upper = query::ParseCalendarValue(c.type, row[17].as<std::string>());
+    }
     out.back().columns.push_back(std::move(c));
   }
   return out;
@@ -317,11 +328,17 @@ absl::StatusOr<CreatedDataset> DatasetStore::Create(const DatasetSchema& schema,
       const ColumnSchema& col = schema.columns[i];
       std::string lower = col.lower ? ExactDouble(*col.lower) : "";
       std::string upper = col.upper ? ExactDouble(*col.upper) : "";
+      std::string lower_text, upper_text;
+      if (col.calendar_lower && col.calendar_upper) {
+        lower_text = query::FormatCalendarValue(col.type, *col.calendar_lower);
+        upper_text = query::FormatCalendarValue(col.type, *col.calendar_upper);
+      }
       tx.exec_params(
-          "INSERT INTO dataset_columns (dataset_id, position, name, type, lower_bound, upper_bound) "
-          "VALUES ($1, $2, $3, $4, nullif($5, '')::float8, nullif($6, '')::float8)",
+          "INSERT INTO dataset_columns (dataset_id, position, name, type, lower_bound, upper_bound, "
+          "lower_text, upper_text) VALUES ($1, $2, $3, $4, nullif($5, '')::float8, "
+          "nullif($6, '')::float8, nullif($7, ''), nullif($8, ''))",
           created.schema.id, static_cast<int>(i), col.name,
-          std::string(query::ColumnTypeName(col.type)), lower, upper);
+          std::string(query::ColumnTypeName(col.type)), lower, upper, lower_text, upper_text);
       for (size_t k = 0; k < col.categories.size(); ++k) {
         tx.exec_params0(
             "INSERT INTO dataset_categories (dataset_id, column_name, position, value) "

@@ -133,6 +133,8 @@ bool RowRanker::ParseKey(absl::string_view text, bool escaped, size_t slot, Unit
       key->kind = UnitKey::kText;
       key->text = text;
       return true;
+    case query::ColumnType::kDate:
+    case query::ColumnType::kTimestamp: return false;  // never a privacy unit (dataset_schema.h)
   }
   return false;
 }

@@ -18,9 +18,10 @@ absl::StatusOr<PopulationView> PopulationAdmin::WithBudget(store::Population pop
 absl::StatusOr<PopulationView> PopulationAdmin::Create(const store::Principal& admin,
                                                        const std::string& name,
                                                        query::ColumnType unit_type) {
-  if (unit_type == query::ColumnType::kDouble) {
+  if (unit_type != query::ColumnType::kInteger && unit_type != query::ColumnType::kText) {
     return absl::InvalidArgumentError(
-        "unit_type must be integer or text: people are identified by ids, not by doubles");
+        absl::StrCat("unit_type must be integer or text: people are identified by ids, not by ",
+                     query::ColumnTypeName(unit_type), "s"));
   }
   const store::AdminAction log =
       Logged(admin, "population.create", name,

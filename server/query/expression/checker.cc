@@ -195,6 +195,14 @@ absl::StatusOr<Checked> Checker::CheckColumn(const Expr& e) {
     return Refuse(e.pos, absl::StrCat("unknown column ", e.name, " in dataset ", schema_.name,
                                       "; `dpqctl dataset show` lists its columns"));
   }
+  if (column->is_calendar()) {
+    // Not yet in DP SQL: a date is read only clamped (docs/decisions.md, "Dates and timestamps"),
+    // through dpqctl query's --where and --group-by buckets.
+    return Refuse(e.pos,
+                  absl::StrCat("column ", column->name, " is a ", ColumnTypeName(column->type),
+                               ": DP SQL does not read date or timestamp columns yet; "
+                               "use dpqctl query --where and --group-by COLUMN:BUCKET"));
+  }
   Checked c{e, column->name};
   c.node.name = column->name;
   c.node.column_type = column->type;

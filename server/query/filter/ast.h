@@ -69,8 +69,11 @@ struct Expr {
 //             int64: compared exactly, never through a double)
 //   kDouble:  finite double, "%.17g" (round-trips), "-0" spelled "0"   (double column)
 //   kText:    the string value                              (text column)
+//   kDate:    'YYYY-MM-DD'                                  (date column, string literal)
+//   kTimestamp: 'YYYY-MM-DDTHH:MM:SS[.ffffff]', UTC         (timestamp column, string literal
+//             '...Z' without its Z: calendar.h CalendarSqlText)
 struct TypedValue {
-  enum class Kind { kInteger, kDecimal, kDouble, kText };
+  enum class Kind { kInteger, kDecimal, kDouble, kText, kDate, kTimestamp };
   Kind kind = Kind::kText;
   std::string text;
 };
@@ -83,11 +86,16 @@ struct TypedExpr {
   CompareOp op = CompareOp::kEq;
   bool negated = false;
   std::vector<TypedValue> values;  // same arity as Expr::literals
+  // A date or timestamp column's declared bounds (kDate / kTimestamp values) in comparisons, IN
+  // and BETWEEN: the column is clamped into them before it is compared, as every read of it is
+  // (scans are total: an 'infinity' stored behind dpq's back compares as the upper bound).
+  // Rendered as two more bound parameters; absent for other columns and IS [NOT] NULL.
+  std::vector<TypedValue> clamp;
 };
 
 struct TypedFilter {
   TypedExpr root;
-  int value_count = 0;  // total number of values (bound parameters when rendered)
+  int value_count = 0;  // total number of values and clamps (bound parameters when rendered)
 };
 
 }  // namespace dpq::query::filter

@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/types/optional.h"
 #include "server/base/status_macros.h"
+#include "server/query/calendar.h"
 #include "server/query/filter/lexer.h"
 #include "server/query/filter/parser.h"
 
@@ -78,8 +79,29 @@ absl::optional<int64_t> AsInt64(const Decimal& d) {
   return v;
 }
 
+// A date or timestamp column's value as dpq parsed it (calendar.h), in the SQL text of its type.
+TypedValue CalendarValue(ColumnType type, int64_t value) {
+  TypedValue v;
+  v.kind = type == ColumnType::kDate ? TypedValue::Kind::kDate : TypedValue::Kind::kTimestamp;
+  v.text = CalendarSqlText(type, value);
+  return v;
+}
+
 absl::StatusOr<TypedValue> ConvertLiteral(const Literal& literal, const ColumnSchema& column) {
   TypedValue v;
+  if (column.is_calendar()) {
+    absl::optional<int64_t> value;
+    if (literal.kind == Literal::Kind::kString) {
+      value = ParseCalendarValue(column.type, literal.text);
+    }
+    if (!value.has_value()) {
+      return FilterError(literal.position,
+                         absl::StrCat("column ", column.name, " is a ", ColumnTypeName(column.type),
+                                      ": compare it with ", CalendarFormHint(column.type),
+                                      " (years 0001..9999), found ", Excerpt(literal.text)));
+    }
+    return CalendarValue(column.type, *value);
+  }
   if (column.type == ColumnType::kText) {
     if (literal.kind != Literal::Kind::kString) {
       return FilterError(literal.position, absl::StrCat("column ", column.name,
@@ -168,13 +190,29 @@ absl::StatusOr<TypedExpr> Check(const Expr& e, const DatasetSchema& schema, int*
     t.values.push_back(std::move(v));
     ++*value_count;
   }
+  if (column->is_calendar() && !t.values.empty()) {
+    // Bounds are required at creation (ValidateCalendarBounds); a schema without them is refused
+    // rather than read unclamped.
+    if (!column->calendar_lower || !column->calendar_upper) {
+      return FilterError(e.position, absl::StrCat("column ", column->name, " has no bounds"));
+    }
+    t.clamp = {CalendarValue(column->type, *column->calendar_lower),
+               CalendarValue(column->type, *column->calendar_upper)};
+    *value_count += 2;
+  }
   return t;
 }
 
 std::string Quote(const TypedValue& v) {
-  if (v.kind != TypedValue::Kind::kText) return v.text;
+  const std::string& text = v.text;
+  switch (v.kind) {
+    case TypedValue::Kind::kText: break;
+    case TypedValue::Kind::kDate: return absl::StrCat("'", text, "'");
+    case TypedValue::Kind::kTimestamp: return absl::StrCat("'", text, "Z'");  // parses again
+    default: return text;
+  }
   std::string out = "'";
-  for (char c : v.text) {
+  for (char c : text) {
     if (c == '\'') out.push_back('\'');
     out.push_back(c);
   }

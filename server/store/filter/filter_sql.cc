@@ -22,6 +22,8 @@ absl::string_view CastFor(TypedValue::Kind kind) {
     case TypedValue::Kind::kDecimal: return "numeric";
     case TypedValue::Kind::kDouble: return "float8";
     case TypedValue::Kind::kText: return "text";
+    case TypedValue::Kind::kDate: return "date";
+    case TypedValue::Kind::kTimestamp: return "timestamp";
   }
   return "text";
 }
@@ -48,25 +50,28 @@ class Renderer {
         Render(e.children[0], sql);
         sql->push_back(')');
         return;
-      case Expr::Kind::kCompare:
-        absl::StrAppend(sql, "(", quote_ident_(e.column), " ", CompareOpText(e.op), " ",
-                        Param(e.values[0]), ")");
+      case Expr::Kind::kCompare: {
+        const std::string column = Column(e);
+        absl::StrAppend(sql, "(", column, " ", CompareOpText(e.op), " ", Param(e.values[0]), ")");
         return;
+      }
       case Expr::Kind::kIn:
-        absl::StrAppend(sql, "(", quote_ident_(e.column), e.negated ? " NOT IN (" : " IN (");
+        absl::StrAppend(sql, "(", Column(e), e.negated ? " NOT IN (" : " IN (");
         for (size_t i = 0; i < e.values.size(); ++i) {
           if (i > 0) sql->append(", ");
           sql->append(Param(e.values[i]));
         }
         sql->append("))");
         return;
-      case Expr::Kind::kBetween:
+      case Expr::Kind::kBetween: {
         // Two statements: the order of evaluation of function arguments is unspecified, and the
         // placeholders must be numbered left to right.
-        absl::StrAppend(sql, "(", quote_ident_(e.column), e.negated ? " NOT BETWEEN " : " BETWEEN ",
+        const std::string column = Column(e);
+        absl::StrAppend(sql, "(", column, e.negated ? " NOT BETWEEN " : " BETWEEN ",
                         Param(e.values[0]));
         absl::StrAppend(sql, " AND ", Param(e.values[1]), ")");
         return;
+      }
       case Expr::Kind::kIsNull:
         absl::StrAppend(sql, "(", quote_ident_(e.column),
                         e.negated ? " IS NOT NULL)" : " IS NULL)");
@@ -77,6 +82,15 @@ class Renderer {
   std::vector<std::string> TakeParams() { return std::move(params_); }
 
  private:
+  // The column as compared: a date or timestamp clamped into its declared bounds first (its
+  // placeholders numbered before the literals', which follow it in the text).
+  std::string Column(const TypedExpr& e) {
+    const std::string column = quote_ident_(e.column);
+    if (e.clamp.size() != 2) return column;
+    const std::string lower = Param(e.clamp[0]);
+    return ClampedCalendarSql(column, lower, Param(e.clamp[1]));
+  }
+
   std::string Param(const TypedValue& v) {
     params_.push_back(v.text);
     return absl::StrCat("$", next_++, "::", CastFor(v.kind));
@@ -88,6 +102,14 @@ class Renderer {
 };
 
 }  // namespace
+
+std::string ClampedCalendarSql(absl::string_view column, absl::string_view lower,
+                               absl::string_view upper) {
+  // least / greatest skip a NULL argument (least(greatest(NULL, lo), hi) is lo), so NULL is kept
+  // apart: it stays NULL, and compares or groups as every other NULL does.
+  return absl::StrCat("(CASE WHEN ", column, " IS NULL THEN NULL ELSE least(greatest(", column,
+                      ", ", lower, "), ", upper, ") END)");
+}
 
 absl::StatusOr<SqlFragment> RenderFilter(
     const TypedFilter& filter, int first_param,

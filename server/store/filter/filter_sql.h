@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "server/query/filter/ast.h"
 
 namespace dpq::store {
@@ -24,11 +25,19 @@ struct SqlFragment {
 };
 
 // Casts: integer values ::bigint, decimal values ::numeric (integer column against a non-int64
-// literal: exact comparison), double values ::float8, strings ::text (TypedValue in ast.h).
+// literal: exact comparison), double values ::float8, strings ::text, dates ::date and timestamps
+// ::timestamp (TypedValue in ast.h). A date or timestamp column is compared clamped into its
+// declared bounds (TypedExpr::clamp, ClampedCalendarSql), never raw.
 // `quote_ident` must quote an identifier for PostgreSQL (pqxx::transaction_base::quote_name);
 // it is applied to schema column names only.
 // INVALID_ARGUMENT when first_param < 1 or the last placeholder would exceed $65535 (PostgreSQL's
 // limit on parameters per statement).
+// `column` clamped into [lower, upper] (SQL expressions of the column's type), NULL kept NULL:
+// how every read of a date or timestamp column sees it, so no stored value ('infinity', a year
+// beyond the bounds) reaches a comparison, a bucket or a key unclamped.
+std::string ClampedCalendarSql(absl::string_view column, absl::string_view lower,
+                               absl::string_view upper);
+
 absl::StatusOr<SqlFragment> RenderFilter(
     const query::filter::TypedFilter& filter, int first_param,
     const std::function<std::string(const std::string&)>& quote_ident);
