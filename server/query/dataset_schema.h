@@ -34,8 +34,8 @@ struct ColumnSchema {
   // Declared public bounds of a date (days since 1970-01-01) or timestamp (microseconds since
   // 1970-01-01T00:00:00Z) column: required at creation, lower <= upper. Every read of the column
   // clamps it into them first (scans are total), and its group-by buckets are the ones they span.
-  absl::optional<int64_t> calendar_lower;
-  absl::optional<int64_t> calendar_upper;
+  absl::optional<int64_t> calendar_lower = absl::nullopt;
+  absl::optional<int64_t> calendar_upper = absl::nullopt;
 
   bool is_numeric() const { return type == ColumnType::kInteger || type == ColumnType::kDouble; }
   bool is_calendar() const { return type == ColumnType::kDate || type == ColumnType::kTimestamp; }

@@ -10,6 +10,7 @@
 #include "server/base/status_macros.h"
 #include "server/base/validation.h"
 #include "server/query/aggregate_plans.h"
+#include "server/query/calendar.h"
 #include "server/query/expression_planning.h"
 #include "server/query/privacy_units.h"
 #include "server/query/sensitivity.h"
@@ -122,6 +123,46 @@ absl::Status UnknownColumn(const DatasetSchema& schema, const std::string& name,
                                                  " does not exist in dataset ", schema.name));
 }
 
+// A group-by entry "column:bucket" (dpqctl --group-by day:week): a date or timestamp column read
+// by calendar bucket, whose domain is every bucket its declared bounds span: the groups depend on
+// the schema and the query text only. `bucket` is empty for a calendar column named alone.
+absl::StatusOr<CalendarGrouping> PlanCalendarGroup(const ColumnSchema& column,
+                                                   absl::string_view bucket) {
+  if (!column.is_calendar()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("group_by: ", column.name, " is ", ColumnTypeName(column.type),
+                     ": only a date or timestamp column is grouped by calendar bucket (COLUMN:day, "
+                     "COLUMN:week or COLUMN:month)"));
+  }
+  const absl::optional<CalendarBucket> parsed = ParseCalendarBucket(bucket);
+  if (!parsed.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("group_by: ", column.name, " is a ", ColumnTypeName(column.type),
+                     ": group it by calendar bucket, ", column.name, ":day, ", column.name,
+                     ":week (ISO, from "
+                     "Monday) or ",
+                     column.name, ":month",
+                     bucket.empty() ? "" : absl::StrCat("; got ", QuoteForMessage(bucket))));
+  }
+  if (!column.calendar_lower || !column.calendar_upper) {
+    return absl::InvalidArgumentError(absl::StrCat("group_by: ", column.name, " has no bounds"));
+  }
+  const int64_t count =
+      BucketCount(column.type, *parsed, *column.calendar_lower, *column.calendar_upper);
+  if (count > static_cast<int64_t>(kMaxKeys)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("group_by: ", column.name, ":", CalendarBucketName(*parsed), " spans ", count,
+                     " buckets between its declared bounds, more than the ", kMaxKeys,
+                     " groups a query may release; use a coarser bucket"));
+  }
+  CalendarGrouping g;
+  g.type = column.type;
+  g.bucket = *parsed;
+  g.lower = CalendarSqlText(column.type, *column.calendar_lower);
+  g.upper = CalendarSqlText(column.type, *column.calendar_upper);
+  return g;
+}
+
 // Group-by columns and their domains. Sets plan.scan.group_* and plan.declared_keys, and says
 // whether the keys must be selected from the data.
 absl::StatusOr<bool> PlanGroups(const DatasetSchema& schema, QuerySpec& spec, QueryPlan& plan) {
@@ -159,15 +200,38 @@ absl::StatusOr<bool> PlanGroups(const DatasetSchema& schema, QuerySpec& spec, Qu
       if (key->literal_results.empty()) all_declared = false;
       continue;
     }
-    const ColumnSchema* column = schema.FindColumn(name);
-    if (column == nullptr) return UnknownColumn(schema, name, "group_by");
-    if (name == schema.privacy_unit) {
+    const size_t colon = name.find(':');
+    const std::string column_name = name.substr(0, colon);
+    const ColumnSchema* column = schema.FindColumn(column_name);
+    if (column == nullptr) return UnknownColumn(schema, column_name, "group_by");
+    if (column_name == schema.privacy_unit) {
       return absl::InvalidArgumentError(
           "group_by: the privacy unit column cannot be a group (every group would be one unit)");
+    }
+    if (colon != std::string::npos || column->is_calendar()) {
+      if (!seen.insert(column_name).second && colon != std::string::npos) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("group_by: column ", column_name, " appears twice"));
+      }
+      ASSIGN_OR_RETURN(CalendarGrouping grouping,
+                       PlanCalendarGroup(*column, colon == std::string::npos
+                                                      ? absl::string_view()
+                                                      : absl::string_view(name).substr(colon + 1)));
+      plan.scan.group_calendars.resize(spec.group_by.size());
+      plan.scan.group_calendars[i] = grouping;
+      plan.scan.group_columns.push_back(column_name);
+      plan.scan.group_domains.push_back(BucketKeys(
+          column->type, grouping.bucket, *column->calendar_lower, *column->calendar_upper));
+      continue;
     }
     plan.scan.group_columns.push_back(name);
     plan.scan.group_domains.push_back(column->categories);
     if (column->categories.empty()) all_declared = false;
+  }
+  if (!spec.keys.empty() && !plan.scan.group_calendars.empty()) {
+    return absl::InvalidArgumentError(
+        "keys: a calendar bucket's keys are every bucket its column's declared bounds span; "
+        "narrow them with --where instead");
   }
   if (!spec.keys.empty()) {
     if (spec.group_by.size() != 1) {
@@ -263,6 +327,12 @@ absl::StatusOr<AggregateColumn> ResolveAggregateColumn(const DatasetSchema& sche
   }
   out.column = schema.FindColumn(spec.column);
   if (out.column == nullptr) return UnknownColumn(schema, spec.column, "column");
+  if (out.column->is_calendar()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("column ", out.column->name, " is a ", ColumnTypeName(out.column->type), "; ",
+                     AggregateName(agg), " needs a numeric column (count rows by --group-by ",
+                     out.column->name, ":day, :week or :month)"));
+  }
   out.text_histogram = agg == AggregateKind::kHistogram && !out.column->is_numeric();
   if (!out.column->is_numeric() && !out.text_histogram) {
     return absl::InvalidArgumentError(absl::StrCat("column ", out.column->name, " is text; ",

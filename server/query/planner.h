@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/optional.h"
+#include "server/query/calendar.h"
 #include "server/query/dataset_schema.h"
 #include "server/query/query_spec.h"
 
@@ -23,6 +25,14 @@ inline const std::string& NullGroupKey() {
   return *kNull;
 }
 inline bool IsNullGroupKey(const std::string& value) { return value == NullGroupKey(); }
+
+// A date or timestamp group column read by calendar bucket (ScanPlan::group_calendars).
+struct CalendarGrouping {
+  ColumnType type = ColumnType::kDate;
+  CalendarBucket bucket = CalendarBucket::kDay;
+  std::string lower;  // the declared bounds in SQL text (calendar.h CalendarSqlText)
+  std::string upper;
+};
 
 // The exact (secret) statistics the store computes in one SQL statement, per group:
 //   count   = number of kept rows (value not NULL when a value column is set),
@@ -85,6 +95,11 @@ struct ScanPlan {
   std::shared_ptr<const expression::CheckedExpression> value_expression;
   std::shared_ptr<const expression::CheckedExpression> row_condition;
   std::vector<std::shared_ptr<const expression::CheckedExpression>> group_expressions;
+  // Empty or one per group column: a set entry groups that date or timestamp column by calendar
+  // bucket (QuerySpec group_by "column:bucket"): the key is the bucket's first day 'YYYY-MM-DD'
+  // of the column clamped into its declared bounds, and the group domain is every bucket the
+  // bounds span (declared keys: no partition selection).
+  std::vector<absl::optional<CalendarGrouping>> group_calendars;
   // A joined schema's tables (DatasetSchema::join): the scan reads their join instead of the
   // dataset's table, never by stored row rank, and waits for every table's version. Null: one table.
   std::shared_ptr<const JoinSource> join;

@@ -139,6 +139,19 @@ class ScanBuilder {
     return absl::OkStatus();
   }
 
+  // A date or timestamp column's calendar-bucket key: the first day, 'YYYY-MM-DD', of the bucket
+  // of the column clamped into its declared bounds (so 'infinity' or year 200000 stored behind
+  // dpq's back is a bound's bucket, never an error or a key outside the domain). Through
+  // `timestamp`, never `timestamptz`: the bucket does not depend on the session's TimeZone, and
+  // date_trunc('week') starts weeks on Monday (ISO).
+  std::string CalendarKey(const std::string& column, const query::CalendarGrouping& g) {
+    const absl::string_view type = g.type == query::ColumnType::kDate ? "date" : "timestamp";
+    const std::string lower = Param(g.lower, type);
+    const std::string clamped = ClampedCalendarSql(column, lower, Param(g.upper, type));
+    return absl::StrCat("to_char(date_trunc('", query::CalendarBucketName(g.bucket), "', ", clamped,
+                        "::timestamp), 'YYYY-MM-DD')");
+  }
+
   // The group texts g_i (a column's text, or a group expression's), the window's partition and
   // the WHERE conditions on them (NULL groups, declared or requested key domains).
   absl::Status SelectGroups() {
@@ -151,6 +164,9 @@ class ScanBuilder {
         ASSIGN_OR_RETURN(key, Expressions().Text(plan_.group_expressions[i]->root));
         key = absl::StrCat("(", key, ")");
         nullable = key;
+      } else if (i < plan_.group_calendars.size() && plan_.group_calendars[i].has_value()) {
+        nullable = quote_(plan_.group_columns[i]);
+        key = CalendarKey(nullable, *plan_.group_calendars[i]);
       } else {
         nullable = quote_(plan_.group_columns[i]);
         key = absl::StrCat(nullable, "::text");
