@@ -220,8 +220,11 @@ void AddDatasetCreate(CLI::App* dataset, CommandLine& command_line) {
                    "a lookup table whose contents are not personal (no privacy unit, no budget): "
                    "only ever joined by private datasets; the statement is kept in the admin log");
   create
-      ->add_option("--bounds", create_args.bounds,
-                   "declared public bounds of a numeric column, COL=LO:HI (repeatable)")
+      ->add_option(
+          "--bounds", create_args.bounds,
+          "declared public bounds of a numeric column, COL=LO:HI, or of a date or timestamp "
+          "column (required there), day=2026-01-01:2026-12-31 or "
+          "at=2026-01-01T00:00:00Z:2026-12-31T23:59:59Z (repeatable)")
       ->allow_extra_args(false);
   create
       ->add_option("--categories", create_args.categories,
@@ -230,7 +233,8 @@ void AddDatasetCreate(CLI::App* dataset, CommandLine& command_line) {
       ->allow_extra_args(false);
   create
       ->add_option("--type", create_args.types,
-                   "declare a column's type, COL=integer|double|text (repeatable; every column "
+                   "declare a column's type, COL=integer|double|text|date|timestamp (repeatable; "
+                   "every column "
                    "needs one unless --infer-types)")
       ->allow_extra_args(false);
   create->add_flag("--infer-types", create_args.infer_types,

@@ -204,7 +204,11 @@ void AddQueryFlags(CLI::App* command, QueryFlags* flags) {
                    "histogram bin edges, increasing and comma-separated, e.g. 0,10,20,50")
       ->allow_extra_args(false);
   command
-      ->add_option("--group-by", flags->group_by, "group-by columns, comma-separated (at most 3)")
+      ->add_option("--group-by", flags->group_by,
+                   "group-by columns, comma-separated (at most 3); a date or timestamp "
+                   "column by calendar bucket, COL:day, COL:week (ISO, from Monday) or COL:month, "
+                   "e.g. day:week: every bucket its declared bounds span is a key, 'YYYY-MM-DD' "
+                   "of the bucket's first day")
       ->allow_extra_args(false);
   command
       ->add_option("--keys", flags->keys,

@@ -53,6 +53,15 @@ dpq::v1::ColumnType ToProto(CsvValueType type) {
   return dpq::v1::COLUMN_TYPE_TEXT;
 }
 
+bool LooksLikeCalendar(absl::string_view text) {
+  // 'YYYY-MM-DD...': dpqd checks the rest (a real day, the timestamp form).
+  if (text.size() < 10 || text[4] != '-' || text[7] != '-') return false;
+  for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9}) {
+    if (text[i] < '0' || text[i] > '9') return false;
+  }
+  return true;
+}
+
 }  // namespace
 }  // namespace internal
 
@@ -61,11 +70,22 @@ absl::StatusOr<BoundsSpec> ParseBoundsSpec(absl::string_view spec) {
   absl::Status split =
       internal::SplitAssignment(spec, "--bounds", "COLUMN=LOWER:UPPER", &column, &range);
   if (!split.ok()) return split;
-  // A number never contains ':', so the first one separates the bounds ("-5:-1" included).
-  size_t colon = range.find(':');
+  // A number never contains ':', so the first one separates the bounds ("-5:-1" included); a
+  // timestamp ends in 'Z', after which the separator comes.
+  const size_t zulu = range.find("Z:");
+  size_t colon = zulu != absl::string_view::npos ? zulu + 1 : range.find(':');
   if (colon == absl::string_view::npos) {
     return absl::InvalidArgumentError(
         absl::StrCat("--bounds: '", spec, "' is not of the form COLUMN=LOWER:UPPER"));
+  }
+  if (internal::LooksLikeCalendar(range.substr(0, colon)) &&
+      internal::LooksLikeCalendar(range.substr(colon + 1))) {
+    BoundsSpec calendar;
+    calendar.column = std::string(column);
+    calendar.calendar = true;
+    calendar.lower_text = std::string(range.substr(0, colon));
+    calendar.upper_text = std::string(range.substr(colon + 1));
+    return calendar;
   }
   absl::StatusOr<double> lower = internal::ParseFiniteBound(range.substr(0, colon), spec);
   if (!lower.ok()) return lower.status();
@@ -75,7 +95,11 @@ absl::StatusOr<BoundsSpec> ParseBoundsSpec(absl::string_view spec) {
     return absl::InvalidArgumentError(
         absl::StrCat("--bounds: in '", spec, "' the lower bound must be below the upper bound"));
   }
-  return BoundsSpec{std::string(column), *lower, *upper};
+  BoundsSpec numeric;
+  numeric.column = std::string(column);
+  numeric.lower = *lower;
+  numeric.upper = *upper;
+  return numeric;
 }
 
 absl::StatusOr<CategoriesSpec> ParseCategoriesSpec(absl::string_view spec) {
@@ -173,6 +197,20 @@ absl::StatusOr<dpq::v1::DatasetHeader> BuildDatasetHeader(
           absl::StrCat("--bounds: column '", spec.column, "' is given more than once"));
     }
     dpq::v1::Column* column = header.mutable_columns(static_cast<int>(it->second));
+    const bool calendar_column = column->type() == dpq::v1::COLUMN_TYPE_DATE ||
+                                 column->type() == dpq::v1::COLUMN_TYPE_TIMESTAMP;
+    if (calendar_column != spec.calendar) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--bounds: column '", spec.column, "' is ", ColumnTypeWord(column->type()),
+          calendar_column ? "; its bounds are dates ('2026-01-01') or timestamps "
+                            "('2026-01-01T00:00:00Z') as LOWER:UPPER"
+                          : "; calendar bounds apply to date and timestamp columns only"));
+    }
+    if (calendar_column) {
+      column->set_lower_text(spec.lower_text);
+      column->set_upper_text(spec.upper_text);
+      continue;
+    }
     if (!internal::IsNumeric(column->type())) {
       return absl::InvalidArgumentError(absl::StrCat("--bounds: column '", spec.column, "' is ",
                                                      ColumnTypeWord(column->type()),

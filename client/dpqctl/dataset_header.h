@@ -14,11 +14,17 @@
 
 namespace dpqctl {
 
-// One `--bounds COL=LO:HI`: LO and HI finite decimals with LO < HI ("x=-5:1e3").
+// One `--bounds COL=LO:HI`: LO and HI finite decimals with LO < HI ("x=-5:1e3"), or, for a date
+// or timestamp column, two calendar values kept as text for dpqd to check
+// ("day=2026-01-01:2026-12-31", "at=2026-01-01T00:00:00Z:2026-12-31T23:59:59Z": a timestamp's
+// own colons are passed over, the bounds split after its 'Z').
 struct BoundsSpec {
   std::string column;
   double lower = 0;
   double upper = 0;
+  bool calendar = false;  // lower_text / upper_text hold the bounds
+  std::string lower_text;
+  std::string upper_text;
 };
 absl::StatusOr<BoundsSpec> ParseBoundsSpec(absl::string_view spec);
 
@@ -46,7 +52,8 @@ absl::StatusOr<CategoriesSpec> ParseCategoriesSpec(absl::string_view spec);
 absl::Status RequireDeclaredTypes(const CsvSchema& schema, const std::vector<TypeSpec>& types);
 
 // Builds the header: columns in CSV order, a declared --type overriding the inferred one,
-// --bounds attached to numeric columns and --categories to text columns. Refuses: a --type,
+// --bounds attached to numeric columns (numbers) and date or timestamp columns (calendar text),
+// --categories to text columns. Refuses: a --type,
 // --bounds or --categories column missing from the CSV or given twice, bounds on a text column,
 // categories on a numeric column, and a privacy unit that is not a CSV column.
 absl::StatusOr<dpq::v1::DatasetHeader> BuildDatasetHeader(

@@ -35,6 +35,9 @@ nlohmann::json ColumnToJson(const dpq::v1::Column& column) {
   };
   if (column.has_lower()) json["lower"] = column.lower();
   if (column.has_upper()) json["upper"] = column.upper();
+  // A date or timestamp column's bounds: strings in its form ("2026-01-01").
+  if (column.has_lower_text()) json["lower"] = column.lower_text();
+  if (column.has_upper_text()) json["upper"] = column.upper_text();
   if (column.categories_size() > 0) json["categories"] = Strings(column.categories());
   return json;
 }

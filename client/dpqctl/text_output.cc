@@ -283,9 +283,14 @@ void WriteDatasetText(std::ostream& out, const dpq::v1::Dataset& dataset) {
   }
   std::vector<std::vector<std::string>> rows;
   for (const dpq::v1::Column& column : dataset.columns()) {
+    // A date or timestamp column's bounds are text (Column.lower_text), a number column's not.
     rows.push_back({column.name(), ColumnTypeWord(column.type()),
-                    column.has_lower() ? FormatNumber(column.lower()) : "-",
-                    column.has_upper() ? FormatNumber(column.upper()) : "-"});
+                    column.has_lower_text() ? column.lower_text()
+                    : column.has_lower()    ? FormatNumber(column.lower())
+                                            : "-",
+                    column.has_upper_text() ? column.upper_text()
+                    : column.has_upper()    ? FormatNumber(column.upper())
+                                            : "-"});
     if (any_categories) rows.back().push_back(internal::CategoriesCell(column));
   }
   std::vector<std::string> header = {"COLUMN", "TYPE", "LOWER", "UPPER"};

@@ -47,7 +47,9 @@ std::string OutputTypeOf(query::ColumnType t) {
   switch (t) {
     case query::ColumnType::kInteger: return "int64";
     case query::ColumnType::kDouble: return "float64";
-    case query::ColumnType::kText: return "string";
+    case query::ColumnType::kText:
+    case query::ColumnType::kDate:  // not read by DP SQL yet (Analyzer::Column refuses them)
+    case query::ColumnType::kTimestamp: return "string";
   }
   return "string";
 }

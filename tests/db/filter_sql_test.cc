@@ -13,6 +13,7 @@
 #include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/query/calendar.h"
 #include "server/query/filter/type_checker.h"
 #include "tests/support/cluster_suite.h"
 #include "tests/support/status_matchers.h"
@@ -52,6 +53,19 @@ INSERT INTO people VALUES
   (9007199254740993, 60, 1e300, 'F', 'big'),
   (-9223372036854775808, 0, -0.0, 'M', 'min'),
   (7, 30, 1e-310, 'F', 'a\b');
+CREATE TABLE visits (person_id bigint, day date, at timestamp);
+INSERT INTO visits VALUES
+  (1, '2026-01-01', '2026-01-01 00:00:00'),
+  (2, '2026-11-23', '2026-03-01 12:00:00.5'),
+  (3, '2026-12-31', '2026-06-30 23:59:59.999999'),
+  (4, NULL, NULL),
+  (5, 'infinity', 'infinity'),
+  (6, '-infinity', '-infinity'),
+  (7, '0001-01-01', '0001-01-01 00:00:00'),
+  (8, '9999-12-31', '9999-12-31 23:59:59.999999'),
+  (9, '4713-01-01 BC', '4713-01-01 00:00:00 BC'),
+  (10, '5874897-12-31', '294276-12-31 23:59:59.999999'),
+  (11, '2026-02-28', '2026-02-28 23:59:59');
 )sql";
 
 std::string QuoteIdent(const std::string& name) {
@@ -66,6 +80,61 @@ struct Case {
   std::string where;  // hand-written SQL selecting the same rows
 };
 
+// Dates and timestamps, declared bounds 2026-01-01..2026-12-31 and 2026-01-01T00:00:00Z ..
+// 2026-06-30T23:59:59.999999Z: compared clamped (a stored 'infinity' is the upper bound, year
+// 0001 the lower), NULL stays NULL.
+DatasetSchema VisitsSchema() {
+  DatasetSchema s;
+  s.name = "visits";
+  s.privacy_unit = "person_id";
+  query::ColumnSchema unit, day, at;
+  unit.name = "person_id";
+  unit.type = ColumnType::kInteger;
+  day.name = "day";
+  day.type = ColumnType::kDate;
+  day.calendar_lower = *query::ParseDate("2026-01-01");
+  day.calendar_upper = *query::ParseDate("2026-12-31");
+  at.name = "at";
+  at.type = ColumnType::kTimestamp;
+  at.calendar_lower = *query::ParseTimestamp("2026-01-01T00:00:00Z");
+  at.calendar_upper = *query::ParseTimestamp("2026-06-30T23:59:59.999999Z");
+  s.columns = {unit, day, at};
+  return s;
+}
+
+// The clamped columns, written by hand as PostgreSQL's own expressions.
+constexpr char kDay[] = "least(greatest(day, date '2026-01-01'), date '2026-12-31')";
+constexpr char kAt[] =
+    "least(greatest(at, timestamp '2026-01-01'), timestamp '2026-06-30 23:59:59.999999')";
+
+std::vector<Case> CalendarCases() {
+  const auto with = [](std::string where) {
+    return absl::StrReplaceAll(where, {{"DAY", kDay}, {"AT", kAt}});
+  };
+  return {
+      Case{"day >= '2026-11-23'", with("DAY >= '2026-11-23'")},
+      Case{"day >= '2026-11-23'", "person_id IN (2, 3, 5, 8, 10)"},
+      Case{"day = '2026-01-01'", "person_id IN (1, 6, 7, 9)"},
+      Case{"day < '2026-01-02'", with("DAY < '2026-01-02'")},
+      Case{"day <= '2026-02-28'", with("DAY <= '2026-02-28'")},
+      Case{"day > '2026-12-30'", with("DAY > '2026-12-30'")},
+      Case{"day != '2026-12-31'", with("DAY <> '2026-12-31'")},
+      Case{"day IN ('2026-12-31', '2026-02-28')", "person_id IN (3, 5, 8, 10, 11)"},
+      Case{"day NOT IN ('2026-12-31')", with("DAY NOT IN ('2026-12-31')")},
+      Case{"day BETWEEN '2025-01-01' AND '2026-01-01'", "person_id IN (1, 6, 7, 9)"},
+      Case{"day NOT BETWEEN '2026-01-02' AND '2026-12-30'",
+           with("DAY NOT BETWEEN '2026-01-02' AND '2026-12-30'")},
+      Case{"day IS NULL", "person_id = 4"},
+      Case{"NOT day > '2026-06-01'", with("DAY <= '2026-06-01'")},
+      Case{"at > '2026-06-30T23:59:59.999998Z'", "person_id IN (3, 5, 8, 10)"},
+      Case{"at = '2026-03-01T12:00:00.5Z'", "person_id = 2"},
+      Case{"at < '2026-01-01T00:00:00.000001Z'", "person_id IN (1, 6, 7, 9)"},
+      Case{"at BETWEEN '2026-02-28T00:00:00Z' AND '2026-03-01T12:00:00Z'", "person_id = 11"},
+      Case{"at != '2026-01-01T00:00:00Z' AND day IS NOT NULL",
+           with("AT <> '2026-01-01' AND day IS NOT NULL")},
+  };
+}
+
 // One test over the whole table: ctest runs each discovered test in its own process, and each
 // process starts its own cluster (~1.5 s), so a parameterised test would cost a cluster per case.
 class FilterSqlDbTest : public ::dpq::testing::ClusterSuite {
@@ -78,7 +147,7 @@ class FilterSqlDbTest : public ::dpq::testing::ClusterSuite {
   }
 
   // Runs c.filter rendered and c.where hand-written; both must list the same person_ids.
-  void CheckCase(const Case& c);
+  void CheckCase(const Case& c, const DatasetSchema& schema);
 };
 
 const std::vector<Case>& Cases() {
@@ -135,20 +204,23 @@ const std::vector<Case>& Cases() {
   return *cases;
 }
 
-void FilterSqlDbTest::CheckCase(const Case& c) {
+void FilterSqlDbTest::CheckCase(const Case& c, const DatasetSchema& schema) {
   ASSERT_OK_AND_ASSIGN(query::filter::TypedFilter typed,
-                       query::filter::ParseAndCheckFilter(c.filter, TestSchema()));
+                       query::filter::ParseAndCheckFilter(c.filter, schema));
+  const std::string table = schema.name;
   ASSERT_OK_AND_ASSIGN(SqlFragment fragment, RenderFilter(typed, 1, QuoteIdent));
   std::vector<std::string> args;
   for (const std::string& p : fragment.params) args.push_back(QuoteLiteral(p));
+  // The session's TimeZone and DateStyle must not matter: date columns are `date` and
+  // `timestamp` (no time zone), and every value is bound in ISO form.
   const std::string rendered = absl::StrCat(
-      "PREPARE q AS SELECT coalesce(string_agg(person_id::text, ',' ORDER BY person_id), '') FROM people "
-      "WHERE ",
-      fragment.sql, "; EXECUTE q",
+      "SET TimeZone = 'Pacific/Kiritimati'; SET DateStyle = 'SQL, DMY'; PREPARE q AS SELECT coalesce(string_agg(person_id::text, ',' ORDER BY person_id), '') "
+      "FROM ",
+      table, " WHERE ", fragment.sql, "; EXECUTE q",
       args.empty() ? "" : absl::StrCat("(", absl::StrJoin(args, ", "), ")"), "; DEALLOCATE q;");
-  const std::string expected = absl::StrCat(
-      "SELECT coalesce(string_agg(person_id::text, ',' ORDER BY person_id), '') FROM people WHERE ",
-      c.where);
+  const std::string expected =
+      absl::StrCat("SELECT coalesce(string_agg(person_id::text, ',' ORDER BY person_id), '') FROM ",
+                   table, " WHERE ", c.where);
   ASSERT_OK_AND_ASSIGN(std::string got, pg_->Query(rendered));
   ASSERT_OK_AND_ASSIGN(std::string want, pg_->Query(expected));
   EXPECT_EQ(got, want) << fragment.sql;
@@ -158,7 +230,15 @@ TEST_F(FilterSqlDbTest, SelectsTheSameRowsAsHandWrittenSql) {
   ASSERT_NE(pg_, nullptr);
   for (const Case& c : Cases()) {
     SCOPED_TRACE(c.filter);
-    CheckCase(c);
+    CheckCase(c, TestSchema());
+  }
+}
+
+TEST_F(FilterSqlDbTest, DatesAreComparedClampedIntoTheirBounds) {
+  ASSERT_NE(pg_, nullptr);
+  for (const Case& c : CalendarCases()) {
+    SCOPED_TRACE(c.filter);
+    CheckCase(c, VisitsSchema());
   }
 }
 

@@ -33,6 +33,7 @@
 #include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/query/calendar.h"
 #include "server/query/filter/type_checker.h"
 #include "server/query/planner.h"
 #include "server/sql/analyzer.h"
@@ -342,6 +343,92 @@ TEST_F(ScanTotalityTest, EveryFlagShapeWithExpressionsScansWithoutError) {
       EXPECT_EQ(modes_.count(mode), 1u) << BoundingModeName(mode) << " fallback=" << fallback;
     }
   }
+}
+
+// Date and timestamp columns: every read is clamped into the declared bounds, so values written
+// behind dpq's back ('infinity', years 4713 BC and 294276, far outside the bounds) never fail a
+// filtered or bucket-grouped scan, and every released key is one of the declared buckets.
+TEST_F(ScanTotalityTest, DateColumnsScanWithoutErrorOnAdversarialValues) {
+  query::DatasetSchema schema;
+  schema.name = "calendar";
+  schema.privacy_unit = "pid";
+  schema.columns.resize(3);
+  schema.columns[0].name = "pid";
+  schema.columns[0].type = ColumnType::kInteger;
+  schema.columns[1].name = "day";
+  schema.columns[1].type = ColumnType::kDate;
+  schema.columns[1].calendar_lower = *query::ParseDate("2026-01-01");
+  schema.columns[1].calendar_upper = *query::ParseDate("2026-12-31");
+  schema.columns[2].name = "at";
+  schema.columns[2].type = ColumnType::kTimestamp;
+  schema.columns[2].calendar_lower = *query::ParseTimestamp("2026-01-01T00:00:00Z");
+  schema.columns[2].calendar_upper = *query::ParseTimestamp("2026-06-30T23:59:59.999999Z");
+  ASSERT_OK_AND_ASSIGN(CreatedDataset created,
+                       CreateFromCsv(schema, "pid,day,at\n1,2026-05-05,2026-05-05T10:00:00Z\n"));
+  const std::vector<std::string> days = {"'infinity'",      "'-infinity'",  "'0001-01-01'",
+                                         "'9999-12-31'",    "NULL",         "'4713-01-01 BC'",
+                                         "'5874897-12-31'", "'1999-01-01'", "'2200-01-01'"};
+  const std::vector<std::string> ats = {"'infinity'",
+                                        "'-infinity'",
+                                        "'0001-01-01 00:00:00'",
+                                        "'9999-12-31 23:59:59.999999'",
+                                        "NULL",
+                                        "'4713-01-01 00:00:00 BC'",
+                                        "'294276-12-31 23:59:59.999999'",
+                                        "'2026-06-30 23:59:59.9999995'",
+                                        "'2027-01-01'"};
+  std::vector<std::string> rows;
+  for (size_t i = 0; i < days.size(); ++i) {
+    for (size_t j = 0; j < ats.size(); ++j) {  // each pair in a unit of its own and all in one
+      rows.push_back(
+          absl::StrCat("(", 100 + i * ats.size() + j, ", ", days[i], ", ", ats[j], ", 1)"));
+      rows.push_back(
+          absl::StrCat("(99, ", days[i], ", ", ats[j], ", ", 1 + i * ats.size() + j, ")"));
+    }
+  }
+  Sql(absl::StrCat("INSERT INTO ", DataTableName(created.schema.id),
+                   " (pid, day, at, _dpq_rank) VALUES ", absl::StrJoin(rows, ", ")));
+  AggregateScanner scanner(db());
+  const std::vector<std::vector<std::string>> groupings = {{},
+                                                           {"day:day"},
+                                                           {"day:week"},
+                                                           {"day:month"},
+                                                           {"at:day"},
+                                                           {"at:week"},
+                                                           {"day:month", "at:month"}};
+  const std::vector<std::string> filters = {
+      "", "day >= '2026-11-23'",
+      "at < '2026-03-01T00:00:00Z' OR day IN ('2026-01-01', '2026-12-31')",
+      "day BETWEEN '0001-01-01' AND '9999-12-31' AND at != '2026-06-30T23:59:59.999999Z'",
+      "NOT (day <> '2026-05-05') OR at IS NULL"};
+  int scanned = 0;
+  for (const auto& group_by : groupings) {
+    for (const std::string& where : filters) {
+      QuerySpec spec;
+      spec.dataset = "calendar";
+      spec.epsilon = 1;
+      spec.max_contributions = 5;
+      spec.max_partitions = 3;
+      spec.group_by = group_by;
+      spec.where = where;
+      const std::string label = absl::StrCat(absl::StrJoin(group_by, ","), " where ", where);
+      ASSERT_OK_AND_ASSIGN(query::QueryPlan plan, query::PlanQuery(spec, created.schema));
+      absl::optional<query::filter::TypedFilter> filter;
+      if (!where.empty()) {
+        ASSERT_OK_AND_ASSIGN(filter, query::filter::ParseAndCheckFilter(where, created.schema));
+      }
+      ASSERT_OK_AND_ASSIGN(ScanResult r, scanner.Scan(plan.scan, absl::InfiniteFuture(),
+                                                      filter ? &*filter : nullptr, "s"));
+      EXPECT_EQ(r.recovered_data_error, "") << label;
+      if (group_by.empty()) EXPECT_GT(r.count, 0) << label;
+      if (!group_by.empty()) EXPECT_FALSE(r.groups.empty()) << label;
+      for (const GroupStats& g : r.groups) {
+        EXPECT_THAT(plan.declared_keys, ::testing::Contains(g.key)) << label;
+      }
+      ++scanned;
+    }
+  }
+  EXPECT_EQ(scanned, 35);
 }
 
 // The fallback must be total too: with every float8 statement failing (fault injection), each
