@@ -420,8 +420,8 @@ TEST_F(ScanTotalityTest, DateColumnsScanWithoutErrorOnAdversarialValues) {
       ASSERT_OK_AND_ASSIGN(ScanResult r, scanner.Scan(plan.scan, absl::InfiniteFuture(),
                                                       filter ? &*filter : nullptr, "s"));
       EXPECT_EQ(r.recovered_data_error, "") << label;
-      if (group_by.empty()) EXPECT_GT(r.count, 0) << label;
-      if (!group_by.empty()) EXPECT_FALSE(r.groups.empty()) << label;
+      // The unit of 81 rows keeps 5 of them: something is counted, in some bucket.
+      EXPECT_GT(group_by.empty() ? r.count : static_cast<int64_t>(r.groups.size()), 0) << label;
       for (const GroupStats& g : r.groups) {
         EXPECT_THAT(plan.declared_keys, ::testing::Contains(g.key)) << label;
       }
