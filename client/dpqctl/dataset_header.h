@@ -23,8 +23,8 @@ struct BoundsSpec {
   double lower = 0;
   double upper = 0;
   bool calendar = false;  // lower_text / upper_text hold the bounds
-  std::string lower_text;
-  std::string upper_text;
+  std::string lower_text = std::string();
+  std::string upper_text = std::string();
 };
 absl::StatusOr<BoundsSpec> ParseBoundsSpec(absl::string_view spec);
 

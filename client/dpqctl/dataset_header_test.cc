@@ -122,6 +122,39 @@ TEST(ParseCategoriesSpecTest, RefusesDuplicateValue) {
   EXPECT_THAT(status.message(), HasSubstr("more than once"));
 }
 
+TEST(ParseBoundsSpecTest, KeepsCalendarBoundsAsText) {
+  absl::StatusOr<BoundsSpec> day = ParseBoundsSpec("day=2026-01-01:2026-12-31");
+  ASSERT_TRUE(day.ok()) << day.status();
+  EXPECT_TRUE(day->calendar);
+  EXPECT_EQ(day->lower_text, "2026-01-01");
+  EXPECT_EQ(day->upper_text, "2026-12-31");
+  // A timestamp's own colons: the bounds split after the first one's Z.
+  absl::StatusOr<BoundsSpec> at = ParseBoundsSpec("at=2026-01-01T00:00:00Z:2026-12-31T23:59:59.5Z");
+  ASSERT_TRUE(at.ok()) << at.status();
+  EXPECT_EQ(at->lower_text, "2026-01-01T00:00:00Z");
+  EXPECT_EQ(at->upper_text, "2026-12-31T23:59:59.5Z");
+  EXPECT_FALSE(ParseBoundsSpec("age=0:100")->calendar);
+  ExpectInvalid(ParseBoundsSpec("day=2026-01-01:soon").status(), "not a finite number");
+}
+
+TEST(BuildDatasetHeaderTest, CalendarBoundsGoToDateColumnsOnly) {
+  const std::vector<TypeSpec> types = {{"age", dpq::v1::COLUMN_TYPE_DATE}};
+  absl::StatusOr<dpq::v1::DatasetHeader> header = BuildDatasetHeader(
+      "people", "id", PeopleSchema(), types, {*ParseBoundsSpec("age=2026-01-01:2026-12-31")});
+  ASSERT_TRUE(header.ok()) << header.status();
+  EXPECT_EQ(header->columns(1).lower_text(), "2026-01-01");
+  EXPECT_EQ(header->columns(1).upper_text(), "2026-12-31");
+  EXPECT_FALSE(header->columns(1).has_lower());
+  ExpectInvalid(
+      BuildDatasetHeader("people", "id", PeopleSchema(), types, {*ParseBoundsSpec("age=0:100")})
+          .status(),
+      "its bounds are dates");
+  ExpectInvalid(BuildDatasetHeader("people", "id", PeopleSchema(), {},
+                                   {*ParseBoundsSpec("age=2026-01-01:2026-12-31")})
+                    .status(),
+                "date and timestamp columns only");
+}
+
 TEST(BuildDatasetHeaderTest, AttachesCategoriesToTextColumns) {
   absl::StatusOr<dpq::v1::DatasetHeader> header =
       BuildDatasetHeader("people", "id", PeopleSchema(), {}, {}, {{"city", {"oslo", "bergen"}}});

@@ -62,6 +62,27 @@ constexpr char kHeader[] = "user_id,age,amount\n";
 
 // --- header ---
 
+TEST(CsvToCopyTest, DatesAndTimestampsAreWrittenInCanonicalFormOrRefusedByLineAndColumn) {
+  std::vector<ColumnSchema> columns(2);
+  columns[0].name = "day";
+  columns[0].type = ColumnType::kDate;
+  columns[1].name = "at";
+  columns[1].type = ColumnType::kTimestamp;
+  Converted ok = Convert("day,at\n2026-02-28,2026-02-28T10:00:00.50Z\n,\n", columns);
+  ASSERT_TRUE(ok.status.ok()) << ok.status;
+  // The timestamp without its Z (a `timestamp` column would ignore it), in one spelling.
+  EXPECT_EQ(ok.out, "2026-02-28\t2026-02-28T10:00:00.500000\n\\N\t\\N\n");
+  for (const std::string& row :
+       std::vector<std::string>{"2026-02-29,", "infinity,", "2026-2-1,", ",2026-02-28 10:00:00",
+                                ",2026-02-28T10:00:00+01:00", ",2026-02-28"}) {
+    Converted bad = Convert("day,at\n2026-01-01,\n" + row + "\n", columns);
+    EXPECT_EQ(bad.status.code(), absl::StatusCode::kInvalidArgument) << row;
+    EXPECT_THAT(bad.status.message(), HasSubstr("line 3, column ")) << row;
+    EXPECT_THAT(bad.status.message(), Not(HasSubstr(row.substr(row.find_first_not_of(','), 6))))
+        << "never echoes the value";
+  }
+}
+
 TEST(CsvToCopyTest, HeaderOnlyProducesNoRows) {
   Converted r = Convert(kHeader);
   ASSERT_TRUE(r.status.ok()) << r.status;
