@@ -21,8 +21,9 @@ class AdminMethods:
     def create_dataset(self, name, csv, privacy_unit, types, bounds=None, categories=None,
                        timeout=None):
         """dpqctl dataset create: `csv` is a path, bytes or CSV text with a header row; `types`
-        maps every column to 'integer' | 'double' | 'text'; `bounds` maps numeric columns to
-        their public (lower, upper); `categories` maps text columns to their public values.
+        maps every column to 'integer' | 'double' | 'text' | 'date' | 'timestamp'; `bounds` maps
+        numeric columns to their public (lower, upper), and date or timestamp columns (where they
+        are required) to text bounds ('2026-01-01', '2026-12-31'); `categories` maps text columns to their public values.
         Created and loaded in one transaction; returns a LoadResult."""
         data = upload.csv_bytes(csv)
         header = upload.dataset_header(name, privacy_unit, upload.header_columns(data), types,

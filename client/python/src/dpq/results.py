@@ -5,7 +5,7 @@ fields at their defaults included) through `.to_dict()`. Query answers convert t
 DataFrame with `.to_pandas()`: one row per released value, the interval as `lower`/`upper` columns.
 """
 import dataclasses
-from typing import List, Optional, Tuple
+from typing import List, Optional, Tuple, Union
 
 from google.protobuf import json_format
 
@@ -231,16 +231,22 @@ class Plan(_FromMessage):
 class Column:
     name: str
     type: str
-    lower: Optional[float] = None
-    upper: Optional[float] = None
+    # Numbers; for a date or timestamp column its bounds as text ('2026-01-01').
+    lower: Optional[Union[float, str]] = None
+    upper: Optional[Union[float, str]] = None
     categories: Tuple[str, ...] = ()
 
     @classmethod
     def from_message(cls, m):
         from dpq.v1 import dpq_pb2  # pylint: disable=import-outside-toplevel
+
+        def bound(number, text):
+            if m.HasField(text):
+                return getattr(m, text)
+            return getattr(m, number) if m.HasField(number) else None
         return cls(m.name, enum_name(dpq_pb2.ColumnType, m.type, "COLUMN_TYPE_"),
-                   m.lower if m.HasField("lower") else None,
-                   m.upper if m.HasField("upper") else None, tuple(m.categories))
+                   bound("lower", "lower_text"), bound("upper", "upper_text"),
+                   tuple(m.categories))
 
 
 @dataclasses.dataclass

@@ -46,7 +46,12 @@ def dataset_header(name, privacy_unit, columns, types, bounds, categories):
     for column in columns:
         c = header.columns.add(name=column, type=lookup(COLUMN_TYPES, types[column], "type"))
         if column in bounds:
-            c.lower, c.upper = bounds[column]
+            lower, upper = bounds[column]
+            if isinstance(lower, str) or isinstance(upper, str):
+                # A date or timestamp column: its bounds as text ('2026-01-01'), checked by dpqd.
+                c.lower_text, c.upper_text = str(lower), str(upper)
+            else:
+                c.lower, c.upper = lower, upper
         c.categories.extend(categories.get(column, ()))
     return header
 
