@@ -123,6 +123,53 @@ absl::Status UnknownColumn(const DatasetSchema& schema, const std::string& name,
                                                  " does not exist in dataset ", schema.name));
 }
 
+// The cross product of the declared domains, bounded so the answer stays a reasonable size.
+absl::StatusOr<std::vector<std::vector<std::string>>> DeclaredKeyProduct(
+    const std::vector<std::vector<std::string>>& domains) {
+  size_t total = 1;
+  for (const auto& domain : domains) {
+    total *= domain.size();
+    if (total > kMaxKeys) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "group_by: the declared key domains have more than ", kMaxKeys, " combinations"));
+    }
+  }
+  std::vector<std::vector<std::string>> keys = {{}};
+  for (const auto& domain : domains) {
+    std::vector<std::vector<std::string>> next;
+    for (const auto& prefix : keys) {
+      for (const std::string& v : domain) {
+        next.push_back(prefix);
+        next.back().push_back(v);
+      }
+    }
+    keys = std::move(next);
+  }
+  return keys;
+}
+
+// A declared key list (--keys): at most kMaxKeys distinct texts.
+absl::Status CheckKeyList(const std::vector<std::string>& keys) {
+  if (keys.size() > kMaxKeys) {
+    return absl::InvalidArgumentError(absl::StrCat("keys: at most ", kMaxKeys, " keys"));
+  }
+  std::set<std::string> unique;
+  for (const std::string& k : keys) {
+    // A key is a text value like a declared category, with the same limits: PostgreSQL text
+    // cannot hold NUL (the bound parameter failed in the debit, INTERNAL).
+    if (k.size() > kMaxCategoryLength || k.find('\0') != std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("keys: each key must be at most ",
+                                                     kMaxCategoryLength, " bytes without NUL, got ",
+                                                     QuoteForMessage(k)));
+    }
+    if (!unique.insert(k).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("keys: ", QuoteForMessage(k), " appears twice"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // A group-by entry "column:bucket" (dpqctl --group-by day:week): a date or timestamp column read
 // by calendar bucket, whose domain is every bucket its declared bounds span: the groups depend on
 // the schema and the query text only. `bucket` is empty for a calendar column named alone.
@@ -161,6 +208,18 @@ absl::StatusOr<CalendarGrouping> PlanCalendarGroup(const ColumnSchema& column,
   g.lower = CalendarSqlText(column.type, *column.calendar_lower);
   g.upper = CalendarSqlText(column.type, *column.calendar_upper);
   return g;
+}
+
+// Appends group column `index` (of `count`): `column` by calendar bucket, its domain every bucket.
+absl::Status AddCalendarGroup(const ColumnSchema& column, absl::string_view bucket, size_t index,
+                              size_t count, ScanPlan& scan) {
+  ASSIGN_OR_RETURN(CalendarGrouping grouping, PlanCalendarGroup(column, bucket));
+  scan.group_calendars.resize(count);
+  scan.group_calendars[index] = grouping;
+  scan.group_columns.push_back(column.name);
+  scan.group_domains.push_back(
+      BucketKeys(column.type, grouping.bucket, *column.calendar_lower, *column.calendar_upper));
+  return absl::OkStatus();
 }
 
 // Group-by columns and their domains. Sets plan.scan.group_* and plan.declared_keys, and says
@@ -209,19 +268,14 @@ absl::StatusOr<bool> PlanGroups(const DatasetSchema& schema, QuerySpec& spec, Qu
           "group_by: the privacy unit column cannot be a group (every group would be one unit)");
     }
     if (colon != std::string::npos || column->is_calendar()) {
-      if (!seen.insert(column_name).second && colon != std::string::npos) {
+      // "day:week" and "day:month" group one column twice ("day" alone was inserted above).
+      if (colon != std::string::npos && !seen.insert(column_name).second) {
         return absl::InvalidArgumentError(
             absl::StrCat("group_by: column ", column_name, " appears twice"));
       }
-      ASSIGN_OR_RETURN(CalendarGrouping grouping,
-                       PlanCalendarGroup(*column, colon == std::string::npos
-                                                      ? absl::string_view()
-                                                      : absl::string_view(name).substr(colon + 1)));
-      plan.scan.group_calendars.resize(spec.group_by.size());
-      plan.scan.group_calendars[i] = grouping;
-      plan.scan.group_columns.push_back(column_name);
-      plan.scan.group_domains.push_back(BucketKeys(
-          column->type, grouping.bucket, *column->calendar_lower, *column->calendar_upper));
+      RETURN_IF_ERROR(AddCalendarGroup(
+          *column, colon == std::string::npos ? "" : absl::string_view(name).substr(colon + 1), i,
+          spec.group_by.size(), plan.scan));
       continue;
     }
     plan.scan.group_columns.push_back(name);
@@ -238,23 +292,7 @@ absl::StatusOr<bool> PlanGroups(const DatasetSchema& schema, QuerySpec& spec, Qu
       return absl::InvalidArgumentError(
           "keys: a declared key list needs exactly one group_by column");
     }
-    if (spec.keys.size() > kMaxKeys) {
-      return absl::InvalidArgumentError(absl::StrCat("keys: at most ", kMaxKeys, " keys"));
-    }
-    std::set<std::string> unique;
-    for (const std::string& k : spec.keys) {
-      // A key is a text value like a declared category, with the same limits: PostgreSQL text
-      // cannot hold NUL (the bound parameter failed in the debit, INTERNAL).
-      if (k.size() > kMaxCategoryLength || k.find('\0') != std::string::npos) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("keys: each key must be at most ", kMaxCategoryLength,
-                         " bytes without NUL, got ", QuoteForMessage(k)));
-      }
-      if (!unique.insert(k).second) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("keys: ", QuoteForMessage(k), " appears twice"));
-      }
-    }
+    RETURN_IF_ERROR(CheckKeyList(spec.keys));
     plan.scan.group_domains[0] = spec.keys;
     all_declared = true;
   }
@@ -263,26 +301,7 @@ absl::StatusOr<bool> PlanGroups(const DatasetSchema& schema, QuerySpec& spec, Qu
     plan.scan.group_domains.assign(plan.scan.group_columns.size(), {});
     return true;
   }
-  // The cross product of the declared domains, bounded so the answer stays a reasonable size.
-  size_t total = 1;
-  for (const auto& domain : plan.scan.group_domains) {
-    total *= domain.size();
-    if (total > kMaxKeys) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "group_by: the declared key domains have more than ", kMaxKeys, " combinations"));
-    }
-  }
-  plan.declared_keys = {{}};
-  for (const auto& domain : plan.scan.group_domains) {
-    std::vector<std::vector<std::string>> next;
-    for (const auto& prefix : plan.declared_keys) {
-      for (const std::string& v : domain) {
-        next.push_back(prefix);
-        next.back().push_back(v);
-      }
-    }
-    plan.declared_keys = std::move(next);
-  }
+  ASSIGN_OR_RETURN(plan.declared_keys, DeclaredKeyProduct(plan.scan.group_domains));
   return false;
 }
 

@@ -46,6 +46,7 @@ count and the whole grid by GRID_TIME_LIMIT_S.
 """
 
 import concurrent.futures
+import datetime
 import itertools
 import json
 import math
@@ -79,10 +80,13 @@ GRID_WORKERS = 3
 GRID_TIME_LIMIT_S = 420.0
 MAX_SHOWN_DIFFERENCES = 25
 
-COLUMNS = ["pid", "x", "n", "cat", "grp", "u"]
+COLUMNS = ["pid", "x", "n", "cat", "grp", "u", "day"]
 TYPES = {"pid": "integer", "x": "double", "n": "integer", "cat": "text", "grp": "text",
-         "u": "double"}
-DECLARED = ["--bounds", "x=0:100", "--bounds", "n=0:50", "--categories", "cat=a|b|c"]
+         "u": "double", "day": "date"}
+DECLARED = ["--bounds", "x=0:100", "--bounds", "n=0:50", "--categories", "cat=a|b|c",
+            "--bounds", "day=2026-01-01:2026-03-31"]
+# The added unit's dates, row by row in turn: the years' extremes, NULL, inside, just outside.
+NEIGHBOUR_DAYS = ["0001-01-01", "9999-12-31", "", "2026-02-15", "2025-12-31", "2026-04-01"]
 BASE_UNITS = 40
 ADDED = 1000000  # pid of the added unit
 
@@ -110,8 +114,15 @@ def base_rows():
         for _ in range(rng.randint(1, 4)):
             rows.append([str(pid), repr(round(rng.uniform(0, 100), 3)), str(rng.randint(0, 50)),
                          rng.choice("abc"), "g%d" % rng.randint(0, 3),
-                         repr(round(rng.uniform(-1000, 1000), 3))])
+                         repr(round(rng.uniform(-1000, 1000), 3)),
+                         str(datetime.date(2026, 1, 1) + datetime.timedelta(rng.randint(0, 89)))])
     return rows
+
+
+def _with_days(rows):
+    """A variant's rows with a date each (NULL where the row is all NULL)."""
+    return [r + ["" if all(v == "" for v in r[1:]) else NEIGHBOUR_DAYS[i % len(NEIGHBOUR_DAYS)]]
+            for i, r in enumerate(rows)]
 
 
 def _unit(*rows):
@@ -155,6 +166,9 @@ VARIANTS = {
 }
 
 
+VARIANTS = {name: _with_days(rows) for name, rows in VARIANTS.items()}
+
+
 def write_csv(path, rows):
     with open(path, "w") as f:
         f.write(",".join(COLUMNS) + "\n")
@@ -191,6 +205,19 @@ BOUNDED_AGGS = [{"aggregate": "sum"}, {"aggregate": "mean"},
                 {"aggregate": "quantile", "quantiles": [0.25, 0.75]}, {"aggregate": "histogram"}]
 BOUND_CHOICES = [None, (0.0, 50.0), (-1e15, 1e15), (-1e16, 1e16), PROBE]
 WHERES = ["", "x >= 50 OR (cat IN ('a', 'b') AND n IS NOT NULL)"]
+# Dates: every bucket of the declared bounds is a declared key; reads are clamped.
+DATE_QUERIES = [
+    {"aggregate": "count", "group_by": ["day:week"], "max_partitions": 3},
+    {"aggregate": "sum", "column": "x", "group_by": ["day:month"], "max_partitions": 2},
+    {"aggregate": "mean", "column": "x", "group_by": ["cat", "day:month"], "max_partitions": 2},
+    {"aggregate": "count", "where": "day >= '2026-03-01' OR day IS NULL"},
+    {"aggregate": "count", "where": "day BETWEEN '2026-01-01' AND '2026-01-31' AND day != "
+     "'2026-01-15'", "group_by": ["day:day"], "max_partitions": 2},
+]
+DATE_REFUSALS = [
+    {"aggregate": "count", "group_by": ["day"]},  # a date is grouped by bucket
+    {"aggregate": "count", "where": "day > '2026-02-30'"},  # no such day
+]
 
 FLAGS = {"aggregate": "--aggregate", "column": "--column", "lower": "--lower", "upper": "--upper",
          "mechanism": "--mechanism", "delta": "--delta", "max_contributions": "--max-contributions",
@@ -248,6 +275,10 @@ def single_queries():
         if where:
             q["where"] = where
         queries.append(with_privacy(q, "laplace"))
+    for q, mechanism in itertools.product(DATE_QUERIES, MECHANISMS):
+        queries.append(with_privacy(dict(q, max_contributions=2), mechanism))
+    # Without max_contributions: not among the repeated questions, which must be answered.
+    queries += [with_privacy(q, "laplace") for q in DATE_REFUSALS]
     return queries
 
 
@@ -1327,7 +1358,7 @@ class NeighbourTest(harness.DpqdTestCase):
         the analyst's view of the dataset does not move."""
         header = ",".join(COLUMNS)
         good = [",".join(r) for r in self.base[:30]]
-        bad_row = "%d,1.0,2.5,a,g0,1.0" % ADDED
+        bad_row = "%d,1.0,2.5,a,g0,1.0,2026-01-05" % ADDED
         types = ["%s=%s" % (c, TYPES[c]) for c in COLUMNS]
         path = os.path.join(self.dir, "int_create.csv")
         with open(path, "w") as f:
@@ -1347,7 +1378,7 @@ class NeighbourTest(harness.DpqdTestCase):
                               "--request-id", "int-1", token=alice)
         load_path = os.path.join(self.dir, "int_load_more.csv")
         with open(load_path, "w") as f:
-            f.write(header + "\n" + "%d,5.0,7,b,g1,2.0\n" % (ADDED + 1) + bad_row + "\n")
+            f.write(header + "\n" + "%d,5.0,7,b,g1,2.0,2026-01-06\n" % (ADDED + 1) + bad_row + "\n")
         self.assert_error(self.dpqd.ctl("dataset", "load", "int_load", "--csv", load_path,
                                         check=False), "INVALID_ARGUMENT")
         after_show = self.dpqd.ctl("dataset", "show", "int_load", token=alice)
