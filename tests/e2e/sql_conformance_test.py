@@ -109,6 +109,7 @@ class SqlConformanceTest(harness.DpqdTestCase):
     def test_every_case(self):
         cases = self.document["cases"]
         self.assertGreaterEqual(len(cases), 100)
+        self.assertGreaterEqual(sum(1 for c in cases if " JOIN " in c["sql"].upper()), 30)
         write = os.environ.get("DPQ_SQL_CONFORMANCE_WRITE") == "1"
         self.dpqd = None
         answered = 0

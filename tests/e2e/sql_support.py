@@ -121,28 +121,30 @@ needs_psql = unittest.skipUnless(
     "needs root (to reach the embedded cluster's socket) and psql")
 
 
-def psql(dpqd, sql, *extra):
-    """Runs `sql` in the embedded cluster's database; returns the unaligned, tuples-only output."""
+def psql(dpqd, sql, *more):
+    """Runs `sql` in the embedded cluster's database (then `more`: further psql arguments, e.g.
+    "-c", "..." pairs, run in order); returns the unaligned, tuples-only output."""
     proc = subprocess.run(
         ["psql", "-X", "-q", "-A", "-t", "-F", "|", "-v", "ON_ERROR_STOP=1", "-h",
-         os.path.join(dpqd.data_dir, "run"), "-U", "postgres", "-d", "dpq"] + list(extra) +
-        ["-c", sql], check=True, stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+         os.path.join(dpqd.data_dir, "run"), "-U", "postgres", "-d", "dpq", "-c", sql] +
+        list(more), check=True, stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
     return proc.stdout.decode()
 
 
 def load_truth(dpqd):
     """The demo CSVs as tables truth.slid and truth.colon, and the trial tables under their names
-    (truth.patients, ..., truth.regimens; empty fields are NULL)."""
-    psql(dpqd, "CREATE SCHEMA IF NOT EXISTS truth")
-    for name, columns in TRUTH_TABLES.items():
-        psql(dpqd, "CREATE TABLE truth.%s (%s)" % (name, columns))
-        psql(dpqd, "\\copy truth.%s FROM '%s' WITH (FORMAT csv, HEADER true)" %
-             (name, harness.data_file(name + ".csv")))
-    for name, cols in TRIAL_COLUMNS.items():
-        psql(dpqd, "CREATE TABLE truth.%s (%s)" %
-             (name, ", ".join("%s %s" % (c, SQL_TYPES[trial_type(c)]) for c in cols)))
-        psql(dpqd, "\\copy truth.%s FROM '%s' WITH (FORMAT csv, HEADER true)" %
-             (name, trial_csv(name)))
+    (truth.patients, ..., truth.regimens; empty fields are NULL). One psql for all of them: the
+    conformance test loads them into a fresh cluster every few cases."""
+    tables = [(name, columns, harness.data_file(name + ".csv"))
+              for name, columns in TRUTH_TABLES.items()]
+    tables += [(name, ", ".join("%s %s" % (c, SQL_TYPES[trial_type(c)]) for c in cols),
+                trial_csv(name)) for name, cols in TRIAL_COLUMNS.items()]
+    commands = []
+    for name, columns, path in tables:
+        commands += ["-c", "CREATE TABLE truth.%s (%s)" % (name, columns),
+                     "-c", "\\copy truth.%s FROM '%s' WITH (FORMAT csv, HEADER true)" %
+                     (name, path)]
+    psql(dpqd, "CREATE SCHEMA IF NOT EXISTS truth", *commands)
 
 
 def truth_rows(dpqd, sql):
