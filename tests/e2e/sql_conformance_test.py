@@ -19,6 +19,9 @@ import harness  # noqa: E402
 import sql_support  # noqa: E402
 
 CASES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sql_conformance.json")
+# Every ledger a case may charge: three datasets of their own and the population trial (every
+# join case's datasets share its one ledger).
+LEDGERS = ("slid", "colon", "slidc", "trial")
 
 
 def as_number(text):
@@ -41,7 +44,7 @@ def parse_truth_cell(text):
 
 @sql_support.needs_psql
 class SqlConformanceTest(harness.DpqdTestCase):
-    # Each dataset's budget (9e6, the largest a ledger takes) pays for 9 answers at epsilon 1e6:
+    # Each ledger's budget (9e6, the largest a ledger takes) pays for 9 answers at epsilon 1e6:
     # a fresh dpqd (and fresh ledgers) every CASES_PER_DPQD answered cases.
     CASES_PER_DPQD = 8
 
@@ -106,6 +109,7 @@ class SqlConformanceTest(harness.DpqdTestCase):
     def test_every_case(self):
         cases = self.document["cases"]
         self.assertGreaterEqual(len(cases), 100)
+        self.assertGreaterEqual(sum(1 for c in cases if " JOIN " in c["sql"].upper()), 30)
         write = os.environ.get("DPQ_SQL_CONFORMANCE_WRITE") == "1"
         self.dpqd = None
         answered = 0
@@ -113,7 +117,7 @@ class SqlConformanceTest(harness.DpqdTestCase):
             if answered % self.CASES_PER_DPQD == 0 and (self.dpqd is None or "error" not in case):
                 if self.dpqd is None or answered > 0:
                     self.fresh_dpqd()
-                    budgets = {d: self.snapshot(self.dpqd, d) for d in ("slid", "colon", "slidc")}
+                    budgets = {d: self.snapshot(self.dpqd, d) for d in LEDGERS}
             with self.subTest(case=case["name"]):
                 if "error" in case:
                     r = self.dpqd.ctl("sql", case["sql"], check=False)
