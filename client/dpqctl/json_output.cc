@@ -48,6 +48,8 @@ nlohmann::json DatasetToJson(const dpq::v1::Dataset& dataset) {
   return {
       {"name", dataset.name()},
       {"privacy_unit", dataset.privacy_unit()},
+      {"population", dataset.population()},  // empty for a public table
+      {"is_public", dataset.is_public()},
       {"columns", std::move(columns)},
       {"version", dataset.version()},
       {"created_at", dataset.created_at()},

@@ -83,12 +83,15 @@ TEST(DatasetToJsonTest, HasEveryField) {
   dpq::v1::Dataset dataset;
   dataset.set_name("people");
   dataset.set_privacy_unit("id");
+  dataset.set_population("clinic");
   dataset.set_version(3);
   dataset.set_created_at("2024-01-02T03:04:05Z");
   dataset.add_columns()->set_name("id");
   const nlohmann::json json = DatasetToJson(dataset);
   EXPECT_EQ(json.at("name"), "people");
   EXPECT_EQ(json.at("privacy_unit"), "id");
+  EXPECT_EQ(json.at("population"), "clinic");
+  EXPECT_EQ(json.at("is_public"), false);
   EXPECT_EQ(json.at("version"), 3);
   EXPECT_EQ(json.at("created_at"), "2024-01-02T03:04:05Z");
   ASSERT_EQ(json.at("columns").size(), 1u);

@@ -175,7 +175,7 @@ class JoinResolver {
     }
     if (s.has_where) RETURN_IF_ERROR(RewriteExpr(s.where));
     for (Expr& g : s.group_by) RETURN_IF_ERROR(RewriteExpr(g));
-    for (OrderItem& o : s.order_by) RETURN_IF_ERROR(RewriteExpr(o.expr));
+    for (OrderItem& o : s.order_by) RETURN_IF_ERROR(RewriteOrderItem(s, o.expr));
     for (DpOption& o : s.options) {
       if (o.name != "privacy_unit_column") continue;
       if (o.value.kind == Expr::Kind::kColumn) RETURN_IF_ERROR(RewriteExpr(o.value));
@@ -186,6 +186,26 @@ class JoinResolver {
     s.table = joined_->name;
     s.table_alias.clear();
     s.joins.clear();
+    return absl::OkStatus();
+  }
+
+  // ORDER BY sorts the released rows by an output column: a name the select list outputs stays
+  // as written (`ORDER BY n`, `ORDER BY region` for `SELECT p.region`); a table column the select
+  // list outputs (`ORDER BY p.region`, or `status` selected under an alias) becomes that output.
+  absl::Status RewriteOrderItem(const Statement& s, Expr& e) {
+    if (e.kind != Expr::Kind::kColumn) return RewriteExpr(e);
+    if (e.qualifier.empty()) {
+      for (const SelectItem& item : s.select) {
+        if (item.alias == e.name) return absl::OkStatus();
+      }
+    }
+    RETURN_IF_ERROR(RewriteExpr(e));
+    for (const SelectItem& item : s.select) {
+      if (item.expr.kind == Expr::Kind::kColumn && item.expr.name == e.name) {
+        e.name = item.alias;
+        return absl::OkStatus();
+      }
+    }
     return absl::OkStatus();
   }
 

@@ -148,6 +148,28 @@ TEST(SqlJoinTest, UnqualifiedNamesResolveWhenUnique) {
       Compile(DP "COUNT(DISTINCT patient_id) FROM patients JOIN visits USING (patient_id)").ok());
 }
 
+// ORDER BY acts on the released rows: an output's name, or the table column it outputs
+// (qualified or not), sorts by that output; a column not in the output is still refused.
+TEST(SqlJoinTest, OrderByNamesAnOutputColumnAsWrittenOrByItsTableColumn) {
+  const std::string select =
+      "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6) p.age, v.region AS "
+      "place, COUNT(*) AS n FROM patients p JOIN visits v USING (patient_id) GROUP BY p.age, "
+      "v.region ";
+  for (const auto& [order, column] :
+       std::vector<std::pair<std::string, int>>{{"ORDER BY age", 0},
+                                                {"ORDER BY p.age", 0},
+                                                {"ORDER BY v.region", 1},
+                                                {"ORDER BY place DESC", 1},
+                                                {"ORDER BY n", 2},
+                                                {"ORDER BY 3", 2}}) {
+    absl::StatusOr<CompiledStatement> c = Compile(select + order);
+    ASSERT_TRUE(c.ok()) << order << ": " << c.status();
+    ASSERT_EQ(c->order_by.size(), 1u) << order;
+    EXPECT_EQ(c->order_by[0].column, column) << order;
+  }
+  EXPECT_THAT(Refusal(select + "ORDER BY v.n"), HasSubstr("ORDER BY names an output column"));
+}
+
 TEST(SqlJoinTest, AmbiguousAndUnknownReferencesNameTheChoices) {
   EXPECT_THAT(Refusal(DP "COUNT(*) FROM patients p JOIN visits v USING (patient_id) "
                          "GROUP BY region"),

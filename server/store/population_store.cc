@@ -125,7 +125,16 @@ absl::StatusOr<ResolvedPopulation> PopulationStore::Resolve(const std::string& n
                                     " FROM datasets d JOIN populations p ON p.id = d.population_id "
                                     "WHERE d.name = $1"),
                        name);
-    if (!r.empty()) found = ResolvedPopulation{PopulationFromRow(r[0]), name};
+    if (!r.empty()) {
+      found = ResolvedPopulation{PopulationFromRow(r[0]), name};
+      return absl::OkStatus();
+    }
+    // A public table is a dataset without a population: say so rather than "no such name".
+    if (!tx.exec_params("SELECT 1 FROM datasets WHERE name = $1 AND is_public", name).empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("dataset ", name,
+                       " is a public table: it has no population, no budget and no audit trail"));
+    }
     return absl::OkStatus();
   }));
   if (!found.has_value()) {

@@ -308,7 +308,9 @@ TEST_F(EngineAdminTest, APublicTableHasNoPopulationNoBudgetAndNeedsNoGrant) {
   EXPECT_EQ(created.schema.population, "");
   EXPECT_EQ(created.rows_loaded, 1);
   EXPECT_THAT(LoggedActions().back(), HasSubstr("public=true (stated not personal)"));
-  EXPECT_THAT(populations_->Resolve("regions"), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(populations_->Resolve("regions"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("public table: it has no population, no budget")));
   ASSERT_THAT(CreatePrincipal("bob"), IsOk());
   EXPECT_THAT(access_->Grant(root_, "bob", "regions", {}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("public table")));
