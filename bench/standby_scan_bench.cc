@@ -96,7 +96,8 @@ store::CopyLineSource Rows(const query::DatasetSchema& schema, int64_t rows) {
     bool header_sent = false, finished = false;
     absl::BitGen gen;
   };
-  auto state = std::make_shared<State>(State{query::CsvToCopy(schema.columns), 0, rows});
+  auto state = std::make_shared<State>(
+      State{query::CsvToCopy(schema.columns), 0, rows, false, false, absl::BitGen()});
   return [state](std::string* lines) -> absl::StatusOr<bool> {
     if (state->finished) return false;
     std::string csv;

@@ -88,8 +88,8 @@ TEST(ValidationTest, RequestIdsArePrintableAsciiUpTo128Characters) {
   EXPECT_TRUE(ValidateRequestId("run-7_report:3").ok());
   EXPECT_TRUE(ValidateRequestId(std::string(128, 'a')).ok());
   EXPECT_THAT(ValidateRequestId(std::string(129, 'a')).message(), HasSubstr("at most 128"));
-  for (const std::string bad : {std::string("a b"), std::string("a\tb"), std::string("a\0b", 3),
-                                std::string("caf\xc3\xa9")}) {
+  for (const std::string& bad : {std::string("a b"), std::string("a\tb"), std::string("a\0b", 3),
+                                 std::string("caf\xc3\xa9")}) {
     EXPECT_EQ(ValidateRequestId(bad).code(), absl::StatusCode::kInvalidArgument) << bad;
   }
 }

@@ -173,7 +173,7 @@ absl::Status Analyzer::GroupByExpression(const Expr& by, const std::string& alia
 }
 
 absl::optional<OutputExpr> Analyzer::GroupExpressionKey(const SelectItem& item) {
-  const auto key_at = [this](size_t i) -> absl::optional<OutputExpr> {
+  const auto key_at = [](size_t i) -> absl::optional<OutputExpr> {
     OutputExpr o;
     o.kind = OutputExpr::Kind::kKey;
     o.index = static_cast<int>(i);

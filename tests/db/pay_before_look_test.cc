@@ -83,7 +83,7 @@ TEST_F(PayBeforeLookTest, OverflowProbeAnswersAlikeOnNeighbours) {
   const double l = std::numeric_limits<double>::max() / (n - 0.5);
   std::string messages[2];
   int i = 0;
-  for (const std::string& name : {"small", "large"}) {
+  for (const std::string name : {"small", "large"}) {
     absl::StatusOr<QueryOutcome> out =
         engine_->Run(ann_, Sum(name, "uid", l, std::nextafter(l, 1e308)), "probe-" + name);
     ASSERT_THAT(out, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("1e15")));
@@ -131,8 +131,12 @@ TEST_F(PayBeforeLookTest, HostileDoublesAreClampedNeverAnError) {
         engine_->Run(ann_, s, absl::StrCat("hostile-", query::AggregateName(agg)));
     ASSERT_THAT(out, IsOk()) << query::AggregateName(agg);
     for (const ReleasedRow& r : out->rows) EXPECT_TRUE(std::isfinite(r.value)) << r.label;
-    if (agg == AggregateKind::kSum) EXPECT_NEAR(out->allocation.value, want_sum, 1e-3);
-    if (agg == AggregateKind::kCount) EXPECT_NEAR(out->allocation.value, 9, 1e-3);
+    if (agg == AggregateKind::kSum) {
+      EXPECT_NEAR(out->allocation.value, want_sum, 1e-3);
+    }
+    if (agg == AggregateKind::kCount) {
+      EXPECT_NEAR(out->allocation.value, 9, 1e-3);
+    }
   }
 }
 
@@ -213,7 +217,7 @@ TEST_F(PayBeforeLookTest, CalibrationErrorsComeBeforeTheScanAndChargeNothing) {
   Dataset("full", 30);
   std::string messages[2];
   int i = 0;
-  for (const std::string& name : {"empty", "full"}) {
+  for (const std::string name : {"empty", "full"}) {
     QuerySpec s = Sum(name, "x", 0, 10, 1e-12);
     s.aggregate = AggregateKind::kQuantile;
     s.quantiles = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9};

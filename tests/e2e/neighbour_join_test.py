@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """End-to-end neighbour-differential suite across the datasets of one population (the
-comparator, the views and the grid runner are neighbour_test.py's).
+comparator, the views and the grid runner are neighbour_compare.py's).
 
 Per side a population of three datasets (people A, visits B, prescriptions C) and, for D', one more
 person with rows in ALL of them (plain values; values outside the bounds, near DBL_MAX, NULL and
@@ -23,10 +23,12 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
+from neighbour_compare import (  # noqa: E402
+    AUDIT_FIELDS, Context, NAME_KEYS, Step, _short, answer_view, ctl_view, differences, flat,
+    query_flags, run_grids, sql_view)
 from neighbour_test import (  # noqa: E402
-    ADDED, AUDIT_FIELDS, BASE_UNITS, BUDGET_DELTA, BUDGET_EPS, Context, MAX_SHOWN_DIFFERENCES,
-    NAME_KEYS, Step, WIDE, _short, answer_view, ctl_view, differences, dp_select, flat,
-    query_flags, run_grids, sql_query, sql_view, with_privacy)
+    ADDED, BASE_UNITS, BUDGET_DELTA, BUDGET_EPS, MAX_SHOWN_DIFFERENCES, WIDE, dp_select,
+    sql_query, with_privacy)
 
 # ---------------------------------------------------------------------------------------------
 # A neighbour pair across the datasets of one population: the added person has rows in each
