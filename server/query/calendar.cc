@@ -183,6 +183,14 @@ int64_t BucketStart(CalendarBucket bucket, int64_t days) {
   return days;
 }
 
+int64_t NextBucketStart(CalendarBucket bucket, int64_t start) {
+  if (bucket != CalendarBucket::kMonth) return start + (bucket == CalendarBucket::kWeek ? 7 : 1);
+  CivilDate c = CivilFromDays(start);
+  c.month == 12 ? (c.year += 1, c.month = 1) : ++c.month;
+  c.day = 1;
+  return DaysFromCivil(c);
+}
+
 int64_t CalendarDay(ColumnType type, int64_t value) {
   return type == ColumnType::kDate ? value : FloorDiv(value, kMicrosPerDay);
 }
@@ -207,13 +215,7 @@ std::vector<std::string> BucketKeys(ColumnType type, CalendarBucket bucket, int6
   const int64_t last = CalendarDay(type, upper);
   for (int64_t day = BucketStart(bucket, CalendarDay(type, lower)); day <= last;) {
     keys.push_back(FormatDate(day));
-    if (bucket == CalendarBucket::kMonth) {
-      CivilDate c = CivilFromDays(day);
-      c.month == 12 ? (c.year += 1, c.month = 1) : ++c.month;
-      day = DaysFromCivil(c);
-    } else {
-      day += bucket == CalendarBucket::kWeek ? 7 : 1;
-    }
+    day = NextBucketStart(bucket, day);
   }
   return keys;
 }

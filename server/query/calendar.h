@@ -57,13 +57,15 @@ std::string CalendarSqlText(ColumnType type, int64_t value);
 // What a value of the type looks like, for messages: "'YYYY-MM-DD'".
 absl::string_view CalendarFormHint(ColumnType type);
 
-// The calendar buckets a date or timestamp column is grouped by; a key is the bucket's first day.
-enum class CalendarBucket { kDay, kWeek, kMonth };
+// CalendarBucket (dataset_schema.h): the buckets a date or timestamp column is grouped by; a key
+// is the bucket's first day.
 absl::string_view CalendarBucketName(CalendarBucket bucket);  // "day", "week", "month"
 absl::optional<CalendarBucket> ParseCalendarBucket(absl::string_view name);
 // The first day (days since 1970-01-01) of the bucket holding `days`: itself, the Monday on or
 // before it, or the 1st of its month.
 int64_t BucketStart(CalendarBucket bucket, int64_t days);
+// The first day of the bucket after the one that starts on `start` (a BucketStart).
+int64_t NextBucketStart(CalendarBucket bucket, int64_t start);
 // The day a column value falls on (a timestamp's UTC day).
 int64_t CalendarDay(ColumnType type, int64_t value);
 

@@ -41,6 +41,18 @@ struct ColumnSchema {
   bool is_calendar() const { return type == ColumnType::kDate || type == ColumnType::kTimestamp; }
 };
 
+// The calendar buckets of a date or timestamp column (calendar.h): a group-by key or a time block
+// is a bucket, named by its first day.
+enum class CalendarBucket { kDay, kWeek, kMonth };
+
+// A dataset's time blocks (declared at creation; server/query/time_blocks): its rows are
+// partitioned by the calendar bucket of `column` (a date or timestamp column, clamped into its
+// declared bounds), counted from the bucket holding the bounds' lower end, never from the rows.
+struct TimeBlocking {
+  std::string column;
+  CalendarBucket width = CalendarBucket::kDay;
+};
+
 struct DatasetSchema {
   int64_t id = 0;
   std::string name;
@@ -65,6 +77,12 @@ struct DatasetSchema {
   // `_dpq_rank` (store/row_ranker.h; every dataset created since). A fact of the table's creation,
   // never of its rows: every plan choice must be a function of declared facts only (threat model).
   bool has_row_rank = false;
+  // Declared time blocks (migration 0016); absent: the dataset is not partitioned in time.
+  absl::optional<TimeBlocking> time_blocks;
+  // The population's budget is per time block (ledgers.per_block): every query pays each block
+  // of the range it may read, and reads only those blocks (time_blocks.h). Set only together with
+  // time_blocks: a per-block population has no dataset without them.
+  bool per_block_budget = false;
   // A joined schema (join_source.h ResolveJoin; never stored): the tables the scan reads instead of
   // this dataset's table. Null for a stored dataset.
   std::shared_ptr<const JoinSource> join;
