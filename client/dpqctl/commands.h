@@ -24,6 +24,8 @@ struct DatasetCreateArgs {
   std::string privacy_unit;             // empty only with is_public
   std::string population;               // empty: a population of its own
   bool is_public = false;               // --public: a lookup table, not personal
+  std::string block_by;                 // --block-by: a date or timestamp column (time blocks)
+  std::string block_width;              // --block-width: day, week or month
   std::vector<std::string> bounds;      // "COL=LO:HI"
   std::vector<std::string> types;       // "COL=integer|double|text"
   std::vector<std::string> categories;  // "COL=a|b|c" (text columns)
@@ -88,12 +90,11 @@ int RunHealth(const GlobalOptions& options, const Output& output, const std::str
 // AdminService.SetBudget: totals, not increments. `epsilon` 0 with a `preset` takes the preset's
 // upper end (the server decides). The returned warnings are printed as "warning: ..." lines on
 // output.err (text mode) or in the document's "warnings" (--json).
-int RunBudgetSet(const GlobalOptions& options, const Output& output, const std::string& dataset,
-                 double epsilon, double delta, const std::string& accountant = "",
-                 const std::string& preset = "",
-                 std::optional<double> max_query_epsilon = std::nullopt);
-// AnalystService.GetBudget.
-int RunBudgetShow(const GlobalOptions& options, const Output& output, const std::string& dataset);
+int RunBudgetSet(const GlobalOptions& options, const Output& output,
+                 const dpq::v1::SetBudgetRequest& request);
+// AnalystService.GetBudget; with `blocks`, a per-block budget's blocks as a table.
+int RunBudgetShow(const GlobalOptions& options, const Output& output, const std::string& dataset,
+                  bool blocks);
 
 // --- query and audit (commands_query.cc, commands_audit.cc) ------------------------------------
 

@@ -12,16 +12,8 @@
 
 namespace dpqctl {
 
-int RunBudgetSet(const GlobalOptions& options, const Output& output, const std::string& dataset,
-                 double epsilon, double delta, const std::string& accountant,
-                 const std::string& preset, std::optional<double> max_query_epsilon) {
-  dpq::v1::SetBudgetRequest request;
-  request.set_dataset(dataset);
-  request.set_epsilon(epsilon);
-  request.set_delta(delta);
-  request.set_accountant(accountant);
-  request.set_preset(preset);
-  if (max_query_epsilon.has_value()) request.set_max_query_epsilon(*max_query_epsilon);
+int RunBudgetSet(const GlobalOptions& options, const Output& output,
+                 const dpq::v1::SetBudgetRequest& request) {
   return RunRpc<dpq::v1::Budget>(
       options, output, kDefaultTimeoutSeconds,
       [&](const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* context,
@@ -35,9 +27,11 @@ int RunBudgetSet(const GlobalOptions& options, const Output& output, const std::
       });
 }
 
-int RunBudgetShow(const GlobalOptions& options, const Output& output, const std::string& dataset) {
+int RunBudgetShow(const GlobalOptions& options, const Output& output, const std::string& dataset,
+                  bool blocks) {
   dpq::v1::GetBudgetRequest request;
   request.set_dataset(dataset);
+  request.set_blocks(blocks);
   return RunRpc<dpq::v1::Budget>(
       options, output, kDefaultTimeoutSeconds,
       [&](const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* context,
@@ -53,8 +47,9 @@ namespace {
 
 void AddBudgetSet(CLI::App* budget, CommandLine& command_line) {
   struct SetFlags {
-    std::string dataset, accountant, preset;
+    std::string dataset, accountant, preset, block;
     double epsilon = 0, delta = 0, max_query_epsilon = 0;
+    bool per_block = false;
   };
   SetFlags& set_flags = command_line.Keep<SetFlags>();
   CLI::App* budget_set =
@@ -83,17 +78,29 @@ void AddBudgetSet(CLI::App* budget, CommandLine& command_line) {
                        "largest epsilon a single query may ask (0 removes the limit; absent: "
                        "kept)")
           ->check(kFinite);
+  budget_set->add_flag("--per-block", set_flags.per_block,
+                       "time blocks: epsilon and delta are every block's budget, and a query pays "
+                       "the blocks it reads (before the first charge; every dataset of the "
+                       "population needs --block-by)");
+  budget_set->add_option("--block", set_flags.block,
+                         "time blocks: set the budget of the one block starting on this day "
+                         "(YYYY-MM-DD)");
   budget_set->callback([epsilon_option, max_query_option, &set_flags, &command_line] {
     if (epsilon_option->count() == 0 && set_flags.preset.empty()) {
       throw CLI::RequiredError("--epsilon (or --preset)");
     }
     command_line.run = [max_query_option, &set_flags](const GlobalOptions& options,
                                                       const Output& output) {
-      return RunBudgetSet(options, output, set_flags.dataset, set_flags.epsilon, set_flags.delta,
-                          set_flags.accountant, set_flags.preset,
-                          max_query_option->count() > 0
-                              ? std::optional<double>(set_flags.max_query_epsilon)
-                              : std::nullopt);
+      dpq::v1::SetBudgetRequest request;
+      request.set_dataset(set_flags.dataset);
+      request.set_epsilon(set_flags.epsilon);
+      request.set_delta(set_flags.delta);
+      request.set_accountant(set_flags.accountant);
+      request.set_preset(set_flags.preset);
+      if (max_query_option->count() > 0) request.set_max_query_epsilon(set_flags.max_query_epsilon);
+      request.set_per_block(set_flags.per_block);
+      request.set_block(set_flags.block);
+      return RunBudgetSet(options, output, request);
     };
   });
 }
@@ -106,15 +113,18 @@ void RegisterBudgetCommands(CLI::App& app, CommandLine& command_line) {
   budget->require_subcommand(1);
   AddBudgetSet(budget, command_line);
   std::string& show_dataset = command_line.Keep<std::string>();
+  bool& show_blocks = command_line.Keep<bool>();
   CLI::App* budget_show = budget->add_subcommand("show", "total, spent and remaining budget");
   budget_show
       ->add_option("name", show_dataset,
                    "population, or a dataset of it (an analyst names a granted dataset)")
       ->required();
-  command_line.RunWhenParsed(budget_show,
-                             [&show_dataset](const GlobalOptions& options, const Output& output) {
-                               return RunBudgetShow(options, output, show_dataset);
-                             });
+  budget_show->add_flag("--blocks", show_blocks,
+                        "a per-block budget's blocks, from the first to the current one");
+  command_line.RunWhenParsed(budget_show, [&show_dataset, &show_blocks](
+                                              const GlobalOptions& options, const Output& output) {
+    return RunBudgetShow(options, output, show_dataset, show_blocks);
+  });
 }
 
 }  // namespace dpqctl

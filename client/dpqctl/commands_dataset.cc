@@ -72,6 +72,8 @@ absl::StatusOr<dpq::v1::DatasetHeader> PrepareHeader(const DatasetCreateArgs& ar
   if (header.ok()) {
     header->set_population(args.population);
     header->set_is_public(args.is_public);
+    header->set_block_by(args.block_by);
+    header->set_block_width(args.block_width);
   }
   return header;
 }
@@ -216,6 +218,13 @@ void AddDatasetCreate(CLI::App* dataset, CommandLine& command_line) {
                      "the population the dataset is about (one budget for all its datasets; "
                      "`dpqctl population create`); default: a population of its own, named after "
                      "the dataset");
+  create->add_option("--block-by", create_args.block_by,
+                     "time blocks: a date or timestamp column whose calendar buckets split the "
+                     "rows into blocks (with --block-width; for a per-block budget)");
+  create
+      ->add_option("--block-width", create_args.block_width,
+                   "time blocks: day, week (ISO, from Monday) or month")
+      ->check(CLI::IsMember({"day", "week", "month"}));
   create->add_flag("--public", create_args.is_public,
                    "a lookup table whose contents are not personal (no privacy unit, no budget): "
                    "only ever joined by private datasets; the statement is kept in the admin log");

@@ -50,10 +50,29 @@ nlohmann::json DatasetToJson(const dpq::v1::Dataset& dataset) {
       {"privacy_unit", dataset.privacy_unit()},
       {"population", dataset.population()},  // empty for a public table
       {"is_public", dataset.is_public()},
+      {"block_by", dataset.block_by()},
+      {"block_width", dataset.block_width()},
+      {"per_block_budget", dataset.per_block_budget()},
+      {"promise", dataset.promise()},
       {"columns", std::move(columns)},
       {"version", dataset.version()},
       {"created_at", dataset.created_at()},
   };
+}
+
+nlohmann::json BlocksToJson(const dpq::v1::Budget& budget) {
+  nlohmann::json blocks = nlohmann::json::array();
+  for (const dpq::v1::BlockBudget& b : budget.blocks()) {
+    blocks.push_back({{"start", b.start()},
+                      {"epsilon_total", b.epsilon_total()},
+                      {"delta_total", b.delta_total()},
+                      {"epsilon_spent", b.epsilon_spent()},
+                      {"delta_spent", b.delta_spent()},
+                      {"epsilon_remaining", b.epsilon_remaining()},
+                      {"delta_remaining", b.delta_remaining()},
+                      {"own_budget", b.own_budget()}});
+  }
+  return blocks;
 }
 
 nlohmann::json BudgetToJson(const dpq::v1::Budget& budget) {
@@ -73,6 +92,8 @@ nlohmann::json BudgetToJson(const dpq::v1::Budget& budget) {
                                 ? nlohmann::json(budget.max_query_epsilon())
                                 : nlohmann::json(nullptr)},
       {"warnings", Strings(budget.warnings())},
+      {"per_block", budget.per_block()},
+      {"blocks", BlocksToJson(budget)},
   };
 }
 

@@ -266,6 +266,31 @@ void WriteTable(std::ostream& out, const std::vector<std::string>& header,
   for (const auto& row : rows) write_row(row);
 }
 
+namespace {
+
+// "label:" padded to 15 characters, then `text` wrapped at 96 columns under itself.
+void WrappedField(std::ostream& out, const std::string& label, const std::string& text) {
+  constexpr size_t kIndent = 15, kWidth = 96;
+  std::string line = label;
+  line.resize(kIndent, ' ');
+  size_t used = kIndent;
+  for (absl::string_view word : absl::StrSplit(text, ' ', absl::SkipEmpty())) {
+    if (used > kIndent && used + 1 + word.size() > kWidth) {
+      out << line << '\n';
+      line = std::string(kIndent, ' ');
+      used = kIndent;
+    } else if (used > kIndent) {
+      line += ' ';
+      ++used;
+    }
+    absl::StrAppend(&line, word);
+    used += word.size();
+  }
+  out << line << '\n';
+}
+
+}  // namespace
+
 void WriteDatasetText(std::ostream& out, const dpq::v1::Dataset& dataset) {
   out << "dataset:       " << dataset.name() << '\n';
   if (dataset.is_public()) {
@@ -273,6 +298,11 @@ void WriteDatasetText(std::ostream& out, const dpq::v1::Dataset& dataset) {
   } else {
     out << "privacy unit:  " << dataset.privacy_unit() << '\n';
     if (!dataset.population().empty()) out << "population:    " << dataset.population() << '\n';
+    if (!dataset.block_by().empty()) {
+      out << "time blocks:   one " << dataset.block_width() << " of " << dataset.block_by()
+          << " each, from the first day of its lower bound\n";
+    }
+    if (!dataset.promise().empty()) WrappedField(out, "budget:", dataset.promise());
   }
   out << "version:       " << dataset.version() << '\n'
       << "created at:    " << dataset.created_at() << '\n'
@@ -313,6 +343,14 @@ void WriteListDatasetsText(std::ostream& out, const dpq::v1::ListDatasetsRespons
 
 void WriteCreateDatasetText(std::ostream& out, const dpq::v1::CreateDatasetResponse& response) {
   out << "loaded " << response.rows_loaded() << " rows\n";
+  if (response.dataset().per_block_budget()) {
+    // A late row joins its block: whatever that block has left is what protects it.
+    WrappedField(out, "note:",
+                 "each row joins the time block of its " + response.dataset().block_by() +
+                     "; a row dated in a block that has already been queried is protected only "
+                     "by what that block has left (`dpqctl budget show " +
+                     response.dataset().name() + " --blocks`)");
+  }
   WriteDatasetText(out, response.dataset());
 }
 
@@ -338,11 +376,30 @@ void WriteBudgetText(std::ostream& out, const dpq::v1::Budget& budget) {
     out << ", at most epsilon " << FormatNumber(budget.max_query_epsilon()) << " per query";
   }
   out << ")\n";
-  WriteTable(out, {"", "TOTAL", "SPENT", "REMAINING"},
-             {{"epsilon", FormatNumber(budget.epsilon_total()),
-               FormatNumber(budget.epsilon_spent()), FormatNumber(budget.epsilon_remaining())},
-              {"delta", FormatNumber(budget.delta_total()), FormatNumber(budget.delta_spent()),
-               FormatNumber(budget.delta_remaining())}});
+  if (budget.per_block()) {
+    // Per time block: the totals are each block's; spent is over all blocks and limits nothing.
+    out << "per time block: every block has the total below unless it has its own; spent is "
+           "what all queries charged, over all blocks\n";
+    WriteTable(
+        out, {"", "PER BLOCK", "SPENT (ALL BLOCKS)"},
+        {{"epsilon", FormatNumber(budget.epsilon_total()), FormatNumber(budget.epsilon_spent())},
+         {"delta", FormatNumber(budget.delta_total()), FormatNumber(budget.delta_spent())}});
+  } else {
+    WriteTable(out, {"", "TOTAL", "SPENT", "REMAINING"},
+               {{"epsilon", FormatNumber(budget.epsilon_total()),
+                 FormatNumber(budget.epsilon_spent()), FormatNumber(budget.epsilon_remaining())},
+                {"delta", FormatNumber(budget.delta_total()), FormatNumber(budget.delta_spent()),
+                 FormatNumber(budget.delta_remaining())}});
+  }
+  if (budget.blocks_size() == 0) return;
+  std::vector<std::vector<std::string>> rows;
+  for (const dpq::v1::BlockBudget& b : budget.blocks()) {
+    rows.push_back({b.start(), FormatNumber(b.epsilon_total()), FormatNumber(b.epsilon_spent()),
+                    FormatNumber(b.epsilon_remaining()), FormatNumber(b.delta_total()),
+                    FormatNumber(b.delta_spent()), b.own_budget() ? "own" : ""});
+  }
+  out << "\n";
+  WriteTable(out, {"BLOCK", "EPSILON", "SPENT", "LEFT", "DELTA", "SPENT", "BUDGET"}, rows);
 }
 
 void WriteQueryText(std::ostream& out, const dpq::v1::QueryResponse& response,

@@ -195,6 +195,8 @@ grpc::Status AdminService::SetBudget(grpc::ServerContext* context,
     change.accountant = request->accountant();
     change.preset = request->preset();
     if (request->has_max_query_epsilon()) change.max_query_epsilon = request->max_query_epsilon();
+    change.per_block = request->per_block();
+    change.block = request->block();
     ASSIGN_OR_RETURN(engine::DatasetBudget budget, options_.budgets->Set(admin, change));
     ToProto(budget, response);
     return absl::OkStatus();

@@ -1,5 +1,7 @@
 #include "server/api/proto_convert.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "server/api/plan_report_convert.h"
 #include "server/base/status_macros.h"
@@ -132,6 +134,15 @@ absl::StatusOr<query::DatasetSchema> DatasetSchemaFromProto(const v1::DatasetHea
   s.privacy_unit = h.privacy_unit();
   s.population = h.population();
   s.is_public = h.is_public();
+  if (!h.block_by().empty() || !h.block_width().empty()) {
+    const absl::optional<query::CalendarBucket> width = query::ParseCalendarBucket(h.block_width());
+    if (h.block_by().empty() || !width.has_value()) {
+      return absl::InvalidArgumentError(
+          "block_by and block_width go together: a date or timestamp column and the width of a "
+          "time block, day, week or month");
+    }
+    s.time_blocks = query::TimeBlocking{h.block_by(), *width};
+  }
   for (const v1::Column& c : h.columns()) {
     query::ColumnSchema col;
     col.name = c.name();
@@ -164,6 +175,20 @@ void ToProto(const store::BudgetState& b, v1::Budget* out) {
   if (b.max_query_epsilon_units > 0) {
     out->set_max_query_epsilon(query::EpsilonFromUnits(b.max_query_epsilon_units));
   }
+  out->set_per_block(b.per_block);
+}
+
+void ToProto(const store::BlockBudget& b, v1::BlockBudget* out) {
+  out->set_start(query::FormatDate(b.start));
+  out->set_epsilon_total(query::EpsilonFromUnits(b.epsilon_total_units));
+  out->set_delta_total(query::DeltaFromUnits(b.delta_total_units));
+  out->set_epsilon_spent(query::EpsilonFromUnits(b.epsilon_spent_units));
+  out->set_delta_spent(query::DeltaFromUnits(b.delta_spent_units));
+  out->set_epsilon_remaining(
+      query::EpsilonFromUnits(std::max<int64_t>(0, b.epsilon_total_units - b.epsilon_spent_units)));
+  out->set_delta_remaining(
+      query::DeltaFromUnits(std::max<int64_t>(0, b.delta_total_units - b.delta_spent_units)));
+  out->set_own_budget(b.own_budget);
 }
 
 void ToProto(const engine::DatasetBudget& b, v1::Budget* out) {
@@ -171,6 +196,7 @@ void ToProto(const engine::DatasetBudget& b, v1::Budget* out) {
   out->set_preset(b.preset);
   out->set_via_dataset(b.via_dataset);
   for (const std::string& w : b.warnings) out->add_warnings(w);
+  for (const store::BlockBudget& block : b.blocks) ToProto(block, out->add_blocks());
 }
 
 v1::Role RoleToProto(store::Role role) {
@@ -258,6 +284,12 @@ void ToProto(const query::DatasetSchema& s, v1::Dataset* out) {
   out->set_created_at(s.created_at);
   out->set_population(s.population);
   out->set_is_public(s.is_public);
+  if (s.time_blocks.has_value()) {
+    out->set_block_by(s.time_blocks->column);
+    out->set_block_width(std::string(query::CalendarBucketName(s.time_blocks->width)));
+  }
+  out->set_per_block_budget(s.per_block_budget);
+  if (!s.is_public) out->set_promise(query::BudgetPromise(s));
   for (const query::ColumnSchema& c : s.columns) {
     v1::Column* col = out->add_columns();
     col->set_name(c.name);

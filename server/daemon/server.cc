@@ -128,9 +128,10 @@ void Server::BuildAdministration() {
   access_admin_ = std::make_unique<engine::AccessAdmin>(principals_.get());
   populations_ = std::make_unique<store::PopulationStore>(db_.get());
   population_admin_ = std::make_unique<engine::PopulationAdmin>(populations_.get(), ledger_.get());
+  blocks_ = std::make_unique<store::BlockLedger>(db_.get());
   budget_book_ = std::make_unique<engine::BudgetBook>(
       engine_.get(), engine::BudgetBook::Stores{datasets_.get(), principals_.get(), ledger_.get(),
-                                                populations_.get()});
+                                                populations_.get(), blocks_.get()});
   audit_trails_ =
       std::make_unique<engine::AuditTrails>(populations_.get(), ledger_.get(), admin_log_.get());
 }

@@ -36,6 +36,7 @@
 #include "server/metrics/metrics.h"
 #include "server/store/admin_log.h"
 #include "server/store/aggregate_scanner.h"
+#include "server/store/block_ledger.h"
 #include "server/store/budget_ledger.h"
 #include "server/store/collection_store.h"
 #include "server/store/database.h"
@@ -121,6 +122,7 @@ class Server {
   std::unique_ptr<store::DatasetStore> datasets_;
   std::unique_ptr<store::PrincipalStore> principals_;
   std::unique_ptr<store::BudgetLedger> ledger_;
+  std::unique_ptr<store::BlockLedger> blocks_;  // the time-block cells of per-block budgets
   std::unique_ptr<store::ScanRouter> scan_router_;
   std::unique_ptr<store::AggregateScanner> scanner_;
   std::unique_ptr<store::ResultCache> cache_;

@@ -38,6 +38,12 @@ store::Allocation AllocationFor(const store::Principal& principal,
   return a;
 }
 
+void PayBlocks(const query::DatasetSchema& schema, const query::BlockRange& range,
+               store::Allocation& a) {
+  a.blocks = query::FormatBlockRange(schema.time_blocks->width, range);
+  a.block_starts = query::BlockStarts(schema.time_blocks->width, range);
+}
+
 absl::Status ChargedButUnanswered(const absl::Status& cause, const std::string& request_id,
                                   absl::Time deadline) {
   LogWarning(absl::StrCat(

@@ -11,6 +11,7 @@
 #include "server/engine/noisy_release.h"
 #include "server/query/dataset_schema.h"
 #include "server/query/planner.h"
+#include "server/query/time_blocks/time_blocks.h"
 #include "server/store/allocation.h"
 #include "server/store/principal_store.h"
 
@@ -21,6 +22,11 @@ namespace dpq::engine {
 store::Allocation AllocationFor(const store::Principal& principal,
                                 const query::DatasetSchema& schema, const query::QueryPlan& plan,
                                 const ReleasePlan& release);
+
+// Names in `a` the time blocks of `schema`'s per-block population it pays (every block of
+// `range`): the ledger cells the debit charges, recorded in the audit row.
+void PayBlocks(const query::DatasetSchema& schema, const query::BlockRange& range,
+               store::Allocation& a);
 
 // After the charge the data is touched, and the cost stays whatever happens (pay before you look).
 // The error tells the analyst only what they observe anyway (their deadline passed, or the service

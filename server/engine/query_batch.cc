@@ -1,5 +1,6 @@
 // A batch of queries on one dataset (QueryBatchRequest, and a SQL script): planned together,
 // priced jointly, charged once before any scan, answered and stored as one release.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -226,6 +227,16 @@ absl::StatusOr<BatchOutcome> QueryEngine::RunPreparedBatch(const store::Principa
     a.dataset_version = batch.schema.version;
     a.datasets = batch.schema.ReadDatasets();
     a.release_deferred = true;
+    // A per-block population: the batch's one charge pays every block any of its queries reads
+    // (the hull of their ranges: a block between two paid ones is paid too, never less).
+    absl::optional<query::BlockRange> hull;
+    for (const Prepared& q : batch.prepared) {
+      if (!q.blocks.has_value()) continue;
+      if (!hull.has_value()) hull = q.blocks;
+      hull->first = std::min(hull->first, q.blocks->first);
+      hull->last = std::max(hull->last, q.blocks->last);
+    }
+    if (hull.has_value()) PayBlocks(batch.schema, *hull, a);
     return a;
   };
   steps.from_stored = [&](store::Allocation stored, store::BudgetState budget, bool replayed) {

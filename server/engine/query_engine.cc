@@ -25,6 +25,7 @@
 #include "server/query/epsilon_guidance.h"
 #include "server/query/filter/type_checker.h"
 #include "server/query/privacy_units.h"
+#include "server/query/time_blocks/time_blocks.h"
 
 namespace dpq::engine {
 namespace {
@@ -143,7 +144,11 @@ absl::StatusOr<QueryEngine::Prepared> QueryEngine::PrepareOnSchema(
   RETURN_IF_ERROR(CheckQueryEpsilonLimit(q.plan, schema));
   if (!spec.where.empty()) {
     ASSIGN_OR_RETURN(q.filter, query::filter::ParseAndCheckFilter(spec.where, schema));
-    // The canonical filter joins the fingerprint: a filtered query is a different question.
+  }
+  if (schema.per_block_budget) RETURN_IF_ERROR(PayTimeBlocks(schema, q));
+  if (q.filter.has_value()) {
+    // The canonical filter joins the fingerprint: a filtered query is a different question (and
+    // with time blocks, the blocks read are part of it).
     absl::StrAppend(&q.plan.fingerprint, "|where=", query::filter::CanonicalText(*q.filter));
   }
   q.plan.fingerprint = CompactFingerprint(std::move(q.plan.fingerprint));
@@ -151,6 +156,26 @@ absl::StatusOr<QueryEngine::Prepared> QueryEngine::PrepareOnSchema(
     ASSIGN_OR_RETURN(q.release, PrepareRelease(q.plan));
   }
   return q;
+}
+
+int64_t QueryEngine::Today() const {
+  return today_ ? today_() : absl::ToUnixSeconds(absl::Now()) / (24 * 60 * 60);  // UTC day
+}
+
+absl::Status QueryEngine::PayTimeBlocks(const query::DatasetSchema& schema, Prepared& q) {
+  if (schema.join != nullptr || !schema.time_blocks.has_value()) {
+    return absl::UnimplementedError(absl::StrCat(
+        "population ", schema.population,
+        " has a budget per time block, and joins of its datasets cannot pay per block yet: query "
+        "one dataset at a time"));
+  }
+  ASSIGN_OR_RETURN(q.blocks, query::BlocksToPay(schema, q.filter ? &*q.filter : nullptr, Today()));
+  ASSIGN_OR_RETURN(q.filter, query::RestrictToBlocks(schema, q.filter, *q.blocks));
+  // Only the paid blocks may decide the answer: the stored per-unit rank is drawn over all of a
+  // person's rows, so it would let rows of unpaid blocks choose which paid rows count
+  // (time_blocks.h). A filtered scan never bounds by it; say so in the plan too.
+  q.plan.scan.bound_by_row_rank = false;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<NoisyRelease> QueryEngine::Execute(const Prepared& q, absl::Time deadline) {
@@ -267,7 +292,9 @@ absl::StatusOr<QueryOutcome> QueryEngine::RunPrepared(const store::Principal& pr
                                                       bool callers_id, absl::Time deadline) {
   RequestSteps<QueryOutcome> steps;
   steps.allocation = [&]() -> absl::StatusOr<store::Allocation> {
-    return AllocationFor(principal, schema, q.plan, q.release);
+    store::Allocation a = AllocationFor(principal, schema, q.plan, q.release);
+    if (q.blocks.has_value()) PayBlocks(schema, *q.blocks, a);
+    return a;
   };
   steps.from_stored = [&](store::Allocation stored, store::BudgetState budget, bool replayed) {
     return FromStored(q.plan.spec, std::move(stored), std::move(budget), replayed,

@@ -22,6 +22,7 @@
 #include "server/engine/plan_report.h"
 #include "server/query/planner.h"
 #include "server/query/query_spec.h"
+#include "server/query/time_blocks/time_blocks.h"
 #include "server/store/aggregate_scanner.h"
 #include "server/store/budget_ledger.h"
 #include "server/store/dataset_store.h"
@@ -101,6 +102,11 @@ class QueryEngine {
     on_scan_data_error_ = std::move(hook);
   }
 
+  // Today (days since 1970-01-01, UTC): the last time block that has started, for per-block
+  // budgets (query/time_blocks.h). The wall clock unless a test sets another. Set before serving.
+  void SetToday(std::function<int64_t()> today) { today_ = std::move(today); }
+  int64_t Today() const;
+
   // The dataset if `principal` may query it: admins may query any dataset, analysts only granted
   // ones (PERMISSION_DENIED). NOT_FOUND for an unknown dataset.
   absl::StatusOr<query::DatasetSchema> AuthorizedDataset(const store::Principal& principal,
@@ -176,6 +182,8 @@ class QueryEngine {
     query::QueryPlan plan;
     absl::optional<query::filter::TypedFilter> filter;
     ReleasePlan release;  // the calibrated mechanisms and events (empty without with_release)
+    // A per-block population: the time blocks the query pays (and `filter` keeps the scan in).
+    absl::optional<query::BlockRange> blocks;
   };
 
   // AuthorizedDataset (refuse_public: QueriedDataset).
@@ -186,6 +194,9 @@ class QueryEngine {
   // calibrates its mechanisms: every check that can refuse the query, before any data is read.
   absl::StatusOr<Prepared> Prepare(const query::QuerySpec& spec, const query::DatasetSchema& schema,
                                    bool with_release = true);
+  // A per-block population's query: the blocks it pays, from its text and today, and its filter
+  // restricted to them (INVALID_ARGUMENT when no started block is left; joins: UNIMPLEMENTED).
+  absl::Status PayTimeBlocks(const query::DatasetSchema& schema, Prepared& q);
   absl::StatusOr<Prepared> PrepareOnSchema(const query::QuerySpec& spec,
                                            const query::DatasetSchema& schema, bool with_release);
   struct PreparedBatch {
@@ -258,6 +269,7 @@ class QueryEngine {
 
   Stores stores_;
   dp::RandomSource* rng_;
+  std::function<int64_t()> today_;
   std::function<void(const std::string& dataset)> on_scan_data_error_;
 };
 

@@ -60,6 +60,14 @@ absl::StatusOr<TrainingRunStatus> TrainingEngine::StartRun(const store::Principa
   ASSIGN_OR_RETURN(query::DatasetSchema schema,
                    queries_->QueriedDataset(principal, request.dataset));
   RETURN_IF_ERROR(training::ValidateRunName(request.name));
+  if (schema.per_block_budget) {
+    // A training run's steps read every row, in no time block of their own: they cannot pay per
+    // block (time_blocks.h).
+    return absl::FailedPreconditionError(absl::StrCat(
+        "population ", schema.population,
+        " has a budget per time block; a training run reads every block and cannot be paid per "
+        "block: train on a dataset of a population with one budget"));
+  }
   ASSIGN_OR_RETURN(store::BudgetState budget, ledger_->Get(schema.population_id));
   store::TrainingRunRecord run;
   run.dataset_id = schema.id;

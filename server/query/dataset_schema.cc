@@ -149,6 +149,19 @@ absl::Status ValidateNewDataset(const DatasetSchema& schema) {
           absl::StrCat("column ", c.name, ": lower bound must be < upper bound"));
     }
   }
+  if (schema.time_blocks.has_value()) {
+    const ColumnSchema* c = schema.FindColumn(schema.time_blocks->column);
+    if (c == nullptr || !c->is_calendar()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "block_by: ", schema.time_blocks->column,
+          " is not a date or timestamp column of the dataset; time blocks are calendar buckets of "
+          "one (--type COL=date --bounds COL=FROM:TO)"));
+    }
+    if (schema.is_public) {
+      return absl::InvalidArgumentError(
+          "block_by: a public table has no budget to split into time blocks");
+    }
+  }
   if (schema.is_public) {
     // Not personal: nothing identifies a person in it, and no budget protects anyone.
     if (!schema.privacy_unit.empty() || !schema.population.empty()) {
@@ -188,6 +201,19 @@ absl::string_view AggregateName(AggregateKind kind) {
 
 absl::string_view MechanismName(MechanismKind kind) {
   return kind == MechanismKind::kGaussian ? "gaussian" : "laplace";
+}
+
+std::string BudgetPromise(const DatasetSchema& schema) {
+  if (schema.per_block_budget && schema.time_blocks.has_value()) {
+    const absl::string_view width = CalendarBucketName(schema.time_blocks->width);
+    return absl::StrCat(
+        "one budget per ", width, " of ", schema.time_blocks->column, " (time blocks): a person's ",
+        "rows within one ", width, " are protected by that block's budget; over k blocks a ",
+        "person's total privacy loss is at most the sum of those blocks' spend, and it grows as ",
+        "new blocks are queried");
+  }
+  return absl::StrCat("one budget for all time: every person in population ", schema.population,
+                      " is protected by its one total, however many rows and queries come");
 }
 
 }  // namespace dpq::query

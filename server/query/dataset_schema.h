@@ -129,6 +129,11 @@ absl::Status ValidateCalendarBounds(const ColumnSchema& column);
 // INVALID_ARGUMENT naming the field.
 absl::Status ValidateNewDataset(const DatasetSchema& schema);
 
+// What the budget of `schema`'s population protects, in words (`dataset show`): one budget for
+// all time, or one per time block (block composition: a person's rows within one block are
+// protected by that block's budget, and over k blocks by the sum of theirs).
+std::string BudgetPromise(const DatasetSchema& schema);
+
 }  // namespace dpq::query
 
 #endif  // DPQ_SERVER_QUERY_DATASET_SCHEMA_H_

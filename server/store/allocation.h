@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/types/optional.h"
 #include "server/dp/accounting/accountant_kind.h"
@@ -25,6 +26,9 @@ struct BudgetState {
   int64_t delta_spent_units = 0;
   int64_t max_query_epsilon_units = 0;  // the largest epsilon of one query; 0: no such limit
   std::string epsilon_preset;  // domain preset of the budget (epsilon_guidance.h); empty: none
+  // The budget is per time block (migration 0016): the totals are each block's, and spent is what
+  // all charges composed together (informative; blocks are limited by their own cells).
+  bool per_block = false;
 
   int64_t epsilon_remaining_units() const {
     return std::max<int64_t>(0, epsilon_total_units - epsilon_spent_units);
@@ -73,6 +77,9 @@ struct Allocation {
   // The datasets of the population this charge paid to read, comma-separated in the order the
   // query named them ("patients,visits"); empty on rows written before populations.
   std::string datasets;
+  // The time blocks this charge paid, 'WIDTH:YYYY-MM-DD:YYYY-MM-DD' (query/time_blocks.h
+  // FormatBlockRange); empty unless the population's budget is per block.
+  std::string blocks;
   // The full release as canonical JSON (server/engine/release_codec.h) for multi-valued answers
   // (quantiles, histograms, group-by, batches); empty when `value` is the whole answer.
   std::string result;
@@ -85,6 +92,9 @@ struct Allocation {
   // Set by the engine when the server drew request_id just now (128 random bits): no committed
   // row can hold it, so the debit does not look for one (a round trip saved). Not stored.
   bool request_id_is_fresh = false;
+  // The first day (days since 1970-01-01) of every block in `blocks`, in order: the ledger cells
+  // the debit charges. Set by the engine with `blocks`. Not stored.
+  std::vector<int64_t> block_starts;
   struct Release {
     double value = 0;
     double ci_lower = 0;

@@ -32,7 +32,9 @@ std::string CanonicalAllocation(int64_t population_id, const Allocation& a) {
       a.release_deferred ? "|release-deferred" : "",
       // Migration 0014: the datasets a charge paid to read; earlier rows (none recorded) hash as
       // before.
-      a.datasets.empty() ? std::string() : absl::StrCat("|datasets=", S(a.datasets)));
+      a.datasets.empty() ? std::string() : absl::StrCat("|datasets=", S(a.datasets)),
+      // Migration 0016: the time blocks a charge paid; rows of other ledgers hash as before.
+      a.blocks.empty() ? std::string() : absl::StrCat("|blocks=", S(a.blocks)));
 }
 
 std::string CanonicalRelease(int64_t population_id, int64_t seq, double value, double ci_lower,

@@ -15,6 +15,8 @@
 #include "absl/types/optional.h"
 #include "server/base/sha256.h"
 #include "server/base/status_macros.h"
+#include "server/query/calendar.h"
+#include "server/query/time_blocks/time_blocks.h"
 #include "server/store/audit_chain.h"
 #include "server/store/budget_ledger.h"
 #include "server/store/ledger_accounting.h"
@@ -24,6 +26,9 @@ namespace dpq::store {
 namespace {
 
 using dp::accounting::AccountantKind;
+
+// Per time block (first day): epsilon and delta units spent.
+using BlockSpends = std::map<int64_t, std::pair<int64_t, int64_t>>;
 
 // A walk after row `seq` (0: genesis) and what it recomputed from rows 1..seq.
 struct ChainPoint {
@@ -46,7 +51,10 @@ struct Checkpoint {
 class ChainWalk {
  public:
   ChainWalk(int64_t population_id, const BudgetState& budget, ChainPoint from)
-      : population_id_(population_id), budget_(budget), at_(std::move(from)) {
+      : population_id_(population_id),
+        budget_(budget),
+        at_(std::move(from)),
+        from_genesis_(at_.seq == 0) {
     budget_.epsilon_spent_units = 0;
     budget_.epsilon_total_units = INT64_MAX;  // recompute, never refuse
   }
@@ -59,6 +67,9 @@ class ChainWalk {
   }
 
   const ChainPoint& at() const { return at_; }
+  // Per-block ledgers, walked from genesis: what the rows charged each block (by first day).
+  bool from_genesis() const { return from_genesis_; }
+  const BlockSpends& block_spends() const { return blocks_; }
   int64_t first_broken_seq() const { return first_broken_seq_; }
   const std::string& reason() const { return reason_; }
 
@@ -87,6 +98,17 @@ class ChainWalk {
   void Recompute(const Allocation& a) {
     at_.epsilon_units += a.epsilon_units;
     at_.delta_units += a.delta_units;
+    if (!a.blocks.empty() && from_genesis_) {
+      const absl::optional<query::PaidBlocks> paid = query::ParseBlockRange(a.blocks);
+      if (!paid.has_value()) {
+        if (first_broken_seq_ == 0) Broken(a.seq, absl::StrCat("row ", a.seq, ": bad blocks"));
+        return;
+      }
+      for (int64_t start : query::BlockStarts(paid->width, paid->range)) {
+        blocks_[start].first += a.epsilon_units;
+        blocks_[start].second += a.delta_units;
+      }
+    }
     if (budget_.accountant == AccountantKind::kBasic || compose_failed_) return;
     absl::StatusOr<ComposedState> composed = ComposeCharge(budget_, at_.state, a.events);
     if (!composed.ok()) {
@@ -106,7 +128,36 @@ class ChainWalk {
   int64_t first_broken_seq_ = 0;
   std::string reason_;
   bool compose_failed_ = false;
+  const bool from_genesis_;
+  BlockSpends blocks_;
 };
+
+// The spent figures of a per-block population's cells, by first day.
+BlockSpends ReadBlockSpends(pqxx::transaction_base& tx, int64_t population_id) {
+  BlockSpends spends;
+  for (const pqxx::row& r : tx.exec_params(
+           "SELECT block_start - date '1970-01-01', epsilon_spent_units, delta_spent_units "
+           "FROM ledger_blocks WHERE population_id = $1 AND (epsilon_spent_units > 0 OR "
+           "delta_spent_units > 0)",
+           population_id)) {
+    spends[r[0].as<int64_t>()] = {r[1].as<int64_t>(), r[2].as<int64_t>()};
+  }
+  return spends;
+}
+
+// A walk from genesis of a per-block ledger: each cell must have spent what the rows that paid
+// its block add up to, and no cell more.
+std::string BlockSpendProblem(const ChainWalk& walk, const BlockSpends& cells) {
+  if (!walk.from_genesis() || walk.block_spends() == cells) return "";
+  for (const auto& [start, spent] : walk.block_spends()) {
+    auto cell = cells.find(start);
+    if (cell == cells.end() || cell->second != spent) {
+      return absl::StrCat("the spent budget of time block ", query::FormatDate(start),
+                          " differs from the sum recomputed from the audit rows");
+    }
+  }
+  return "a time block's cell holds a spend that no audit row paid";
+}
 
 // The dataset's checkpoint, if any; full_due when its last walk from genesis is older than
 // `full_after_seconds` (> 0) or there was none.
@@ -214,7 +265,8 @@ void WriteCheckpoint(pqxx::transaction_base& tx, int64_t population_id, Accounta
 // then the checkpoint, then the spent budget and accountant state recomputed from the rows.
 // `ledger`: what the ledger row said when the chain was read.
 absl::Status Judge(const ChainWalk& walk, const LedgerState& ledger,
-                   const std::string& checkpoint_problem, BudgetLedger::Verification* v) {
+                   const std::string& checkpoint_problem, const BlockSpends& cells,
+                   BudgetLedger::Verification* v) {
   const BudgetState& budget = ledger.budget;
   const ChainPoint& end = walk.at();
   v->entries = end.seq;
@@ -250,6 +302,7 @@ absl::Status Judge(const ChainWalk& walk, const LedgerState& ledger,
                             v->delta_spent_recomputed_units != budget.delta_spent_units)) {
     v->reason = "the ledger's spent budget differs from the sum recomputed from the audit rows";
   }
+  if (v->reason.empty() && budget.per_block) v->reason = BlockSpendProblem(walk, cells);
   v->ok = v->reason.empty();
   return absl::OkStatus();
 }
@@ -263,6 +316,7 @@ absl::StatusOr<BudgetLedger::Verification> BudgetLedger::Verify(int64_t populati
   const BudgetState& budget = ledger.budget;
   std::string checkpoint_problem;
   absl::optional<ChainWalk> walk;
+  BlockSpends cells;
   // One snapshot: the checkpoint, the rows, the head and the state are read in the same
   // repeatable-read transaction (Run repeats it whole after a serialization failure).
   RETURN_IF_ERROR(db_->Run("verify audit", [&](pqxx::connection& c) -> absl::Status {
@@ -298,6 +352,7 @@ absl::StatusOr<BudgetLedger::Verification> BudgetLedger::Verify(int64_t populati
       }
       walk->Add(a);
     });
+    if (budget.per_block) cells = ReadBlockSpends(tx, population_id);
     if (cp.has_value() && walk->at().seq < cp->point.seq && checkpoint_problem.empty()) {
       checkpoint_problem =
           absl::StrCat("the chain ends at row ", walk->at().seq, ", before row ", cp->point.seq,
@@ -306,7 +361,7 @@ absl::StatusOr<BudgetLedger::Verification> BudgetLedger::Verify(int64_t populati
     tx.commit();
     return absl::OkStatus();
   }));
-  RETURN_IF_ERROR(Judge(*walk, ledger, checkpoint_problem, &v));
+  RETURN_IF_ERROR(Judge(*walk, ledger, checkpoint_problem, cells, &v));
   const ChainPoint& end = walk->at();
   if (v.ok && end.seq > 0) {
     RETURN_IF_ERROR(db_->Run("record audit checkpoint", [&](pqxx::connection& c) {

@@ -52,6 +52,15 @@ absl::StatusOr<BudgetState> BudgetLedger::Set(int64_t population_id, int64_t eps
     ASSIGN_OR_RETURN(pqxx::row locked, LockLedger(tx, population_id));
     const LedgerState ledger = LedgerFromRow(locked);
     b = ledger.budget;
+    if (b.per_block) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("the budget of population ", b.population,
+                       " is per time block: set every block's with "
+                       "`dpqctl budget set ",
+                       b.population,
+                       " --epsilon E --per-block`, or one block's with "
+                       "--block YYYY-MM-DD"));
+    }
     const std::string& state = ledger.accountant_state;
     const bool anything_spent = ledger.head_seq > 0;
     AccountantKind chosen = b.accountant;

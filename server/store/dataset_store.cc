@@ -58,7 +58,8 @@ std::string SchemaQuery(absl::string_view filter, absl::string_view per_dataset,
   return absl::StrCat(
       "WITH d AS MATERIALIZED (SELECT d.id, d.name, d.privacy_unit, d.version, l.epsilon_preset, "
       "d.created_at, d.has_row_rank, coalesce(l.max_query_epsilon_units, 0) AS "
-      "max_query_epsilon_units, d.population_id, coalesce(p.name, '') AS population, d.is_public",
+      "max_query_epsilon_units, d.population_id, coalesce(p.name, '') AS population, d.is_public, d.block_column, "
+      "d.block_width, coalesce(l.per_block, false) AS per_block",
       per_dataset,
       " FROM datasets d LEFT JOIN populations p ON p.id = d.population_id "
       "LEFT JOIN ledgers l ON l.population_id = d.population_id WHERE ",
@@ -69,7 +70,8 @@ std::string SchemaQuery(absl::string_view filter, absl::string_view per_dataset,
        (SELECT array_agg(k.value ORDER BY k.position) FROM dataset_categories k
          WHERE k.dataset_id = d.id AND k.column_name = c.name),
        d.has_row_rank, d.max_query_epsilon_units, coalesce(d.population_id, 0), d.population,
-       d.is_public, c.lower_text, c.upper_text)sql",
+       d.is_public, c.lower_text, c.upper_text, d.block_column, d.block_width,
+       d.per_block)sql",
       per_dataset.empty() ? "" : ", d.granted",
       " FROM d JOIN dataset_columns c ON c.dataset_id = d.id ORDER BY ", order_by);
 }
@@ -91,6 +93,13 @@ std::vector<DatasetSchema> SchemasFromRows(const pqxx::result& rows) {
       s.created_at = row[5].as<std::string>();
       s.has_row_rank = row[11].as<bool>();
       s.max_query_epsilon_units = row[12].is_null() ? 0 : row[12].as<int64_t>();
+      if (!row[18].is_null()) {
+        // The CHECK of migration 0016 admits only bucket names.
+        s.time_blocks = query::TimeBlocking{row[18].as<std::string>(),
+                                            query::ParseCalendarBucket(row[19].as<std::string>())
+                                                .value_or(query::CalendarBucket::kDay)};
+        s.per_block_budget = row[20].as<bool>();
+      }
       out.push_back(std::move(s));
     }
     ColumnSchema c;
@@ -299,11 +308,15 @@ absl::StatusOr<CreatedDataset> DatasetStore::Create(const DatasetSchema& schema,
     // A public table has no privacy unit, hence no per-unit row rank.
     created.schema.has_row_rank = !schema.is_public;
     pqxx::row r = tx.exec_params1(
-        "INSERT INTO datasets (name, privacy_unit, has_row_rank, population_id, is_public) "
-        "VALUES ($1, $2, $3, nullif($4, 0), $5) RETURNING id, version, "
+        "INSERT INTO datasets (name, privacy_unit, has_row_rank, population_id, is_public, "
+        "block_column, block_width) VALUES ($1, $2, $3, nullif($4, 0), $5, nullif($6, ''), "
+        "nullif($7, '')) RETURNING id, version, "
         "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')",
         schema.name, schema.is_public ? std::string() : schema.privacy_unit,
-        created.schema.has_row_rank, created.schema.population_id, schema.is_public);
+        created.schema.has_row_rank, created.schema.population_id, schema.is_public,
+        schema.time_blocks ? schema.time_blocks->column : std::string(),
+        schema.time_blocks ? std::string(query::CalendarBucketName(schema.time_blocks->width))
+                           : std::string());
     created.schema.id = r[0].as<int64_t>();
     created.schema.version = r[1].as<int64_t>();
     created.schema.created_at = r[2].as<std::string>();

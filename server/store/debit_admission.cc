@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "server/base/status_macros.h"
+#include "server/query/calendar.h"
 #include "server/store/audit_chain.h"
 #include "server/store/ledger_accounting.h"
 
@@ -104,6 +105,65 @@ absl::StatusOr<LedgerState> ChargeLedger(const LedgerState& ledger, const Alloca
   return after;
 }
 
+// RESOURCE_EXHAUSTED naming the block of `budget`'s population that a charge does not fit.
+absl::Status BlockExhausted(const BudgetState& cell, int64_t block_start, int64_t epsilon_units,
+                            int64_t delta_units) {
+  const std::string block = query::FormatDate(block_start);
+  return absl::ResourceExhaustedError(absl::StrFormat(
+      "privacy budget of time block %s of population %s exhausted: requested epsilon=%.12g "
+      "delta=%.12g, the block has epsilon=%.12g delta=%.12g left; ask about other blocks (a "
+      "narrower range of the block column in WHERE), ask for less, or ask an admin to raise the "
+      "block's budget (`dpqctl budget set %s --epsilon E --block %s`)",
+      block, cell.population, query::EpsilonFromUnits(epsilon_units),
+      query::DeltaFromUnits(delta_units), cell.epsilon_remaining(), cell.delta_remaining(),
+      cell.population, block));
+}
+
+// A per-block ledger's charge of `in`: every cell of its blocks, each against its own totals and
+// accountant state (ChargeLedger on the cell), or the first one it does not fit. Only when all fit
+// are the cells changed. The ledger's own spent adds the nominal charge (it limits nothing).
+absl::StatusOr<LedgerState> ChargeBlocks(const LedgerState& ledger, const Allocation& in,
+                                         std::map<int64_t, BlockCell>& cells) {
+  if (in.blocks.empty() != in.block_starts.empty() || !ledger.budget.per_block ||
+      in.blocks.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the budget of population ", ledger.budget.population,
+        " changed between planning this query and charging it (per block or not); send it "
+        "again"));
+  }
+  if (in.epsilon_units <= 0 || in.delta_units < 0) {
+    return absl::InvalidArgumentError("a charge needs epsilon > 0 and delta >= 0");
+  }
+  std::map<int64_t, BlockCell> after;
+  for (const int64_t start : in.block_starts) {
+    auto cell = cells.find(start);
+    if (cell == cells.end()) return absl::InternalError("debit: a block's cell was not locked");
+    LedgerState state = ledger;
+    BudgetState& b = state.budget;
+    b.epsilon_total_units = cell->second.epsilon_total_units.value_or(b.epsilon_total_units);
+    b.delta_total_units = cell->second.delta_total_units.value_or(b.delta_total_units);
+    b.epsilon_spent_units = cell->second.epsilon_spent_units;
+    b.delta_spent_units = cell->second.delta_spent_units;
+    state.accountant_state = cell->second.accountant_state;
+    absl::StatusOr<LedgerState> charged = ChargeLedger(state, in);
+    if (!charged.ok()) {
+      if (charged.status().code() != absl::StatusCode::kResourceExhausted) return charged.status();
+      return BlockExhausted(b, start, in.epsilon_units, in.delta_units);
+    }
+    BlockCell next = cell->second;
+    next.epsilon_spent_units = charged->budget.epsilon_spent_units;
+    next.delta_spent_units = charged->budget.delta_spent_units;
+    next.accountant_state = std::move(charged->accountant_state);
+    next.charged = true;
+    after.emplace(start, std::move(next));
+  }
+  for (auto& [start, cell] : after) cells[start] = std::move(cell);
+  LedgerState out = ledger;
+  out.budget.epsilon_spent_units += in.epsilon_units;
+  out.budget.delta_spent_units += in.delta_units;
+  return out;
+}
+
 // Charges `in` to its analyst's grant row, if there is one; nothing changes when it does not fit.
 absl::Status ChargeCap(const std::string& population, const Allocation& in,
                        std::map<int64_t, GrantCap>& grants) {
@@ -121,8 +181,10 @@ absl::Status ChargeCap(const std::string& population, const Allocation& in,
 DebitAdmission AdmitDebits(const LedgerState& ledger,
                            const std::map<std::string, Allocation>& prior,
                            std::map<int64_t, GrantCap> grants,
-                           absl::Span<const Allocation* const> group) {
+                           absl::Span<const Allocation* const> group,
+                           std::map<int64_t, BlockCell> blocks) {
   DebitAdmission out;
+  out.blocks = std::move(blocks);
   out.decided.assign(group.size(), absl::InternalError("debit not decided"));
   out.replay_of.assign(group.size(), -1);
   out.ledger = ledger;
@@ -131,7 +193,16 @@ DebitAdmission AdmitDebits(const LedgerState& ledger,
   for (size_t i = 0; i < group.size(); ++i) {
     const Allocation& in = *group[i];
     if (DecideTakenRequestId(i, group, prior, admitted_by_id, out)) continue;
-    absl::StatusOr<LedgerState> after = ChargeLedger(out.ledger, in);
+    // A per-block ledger's cells are charged on a copy, kept only once the cap fits too: a
+    // refused member changes nothing.
+    std::map<int64_t, BlockCell> cells_after;
+    absl::StatusOr<LedgerState> after = absl::InternalError("not charged");
+    if (ledger.budget.per_block || !in.blocks.empty()) {
+      cells_after = out.blocks;
+      after = ChargeBlocks(out.ledger, in, cells_after);
+    } else {
+      after = ChargeLedger(out.ledger, in);
+    }
     if (!after.ok()) {
       out.decided[i] = after.status();
       continue;
@@ -140,6 +211,7 @@ DebitAdmission AdmitDebits(const LedgerState& ledger,
       out.decided[i] = std::move(cap);
       continue;
     }
+    if (ledger.budget.per_block) out.blocks = std::move(cells_after);
     Allocation a = in;
     a.seq = out.ledger.head_seq + 1;
     a.prev_hash = out.ledger.head_hash;

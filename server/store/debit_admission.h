@@ -27,6 +27,16 @@ struct GrantCap {
   bool charged = false;  // changed by this group: written back before COMMIT
 };
 
+// A time block's ledger cell (ledger_blocks) of a per-block population, locked for the group: its
+// own totals, if it overrides the ledger's per-block ones, and what was charged to it so far,
+// advanced in memory as the group's debits are admitted.
+struct BlockCell {
+  absl::optional<int64_t> epsilon_total_units, delta_total_units;  // nullopt: the ledger's
+  int64_t epsilon_spent_units = 0, delta_spent_units = 0;
+  std::string accountant_state;
+  bool charged = false;  // changed by this group: written back before COMMIT
+};
+
 struct DebitAdmission {
   // Each member's own outcome, in arrival order. A repeat of a request id admitted earlier in the
   // same group is decided as a replay of that member (replay_of, else -1), whose row exists only
@@ -40,6 +50,9 @@ struct DebitAdmission {
   LedgerState ledger;
   // The grant rows with the admitted members' charges added (charged: written back).
   std::map<int64_t, GrantCap> grants;
+  // Per-block ledgers: the cells of the group's blocks by first day (days since 1970-01-01), with
+  // the admitted members' charges added (charged: written back).
+  std::map<int64_t, BlockCell> blocks;
 };
 
 // Admits `group` (the members' allocations, in arrival order) one by one, each against the
@@ -56,10 +69,18 @@ struct DebitAdmission {
 //     remains; other accountants: the events composed onto the state (ComposeCharge);
 //   - RESOURCE_EXHAUSTED unless the nominal charge fits the analyst's cap;
 //   - admitted: seq head_seq + 1, prev_hash the head's hash, hash ChainHash of the row.
+// Per-block ledgers (budget.per_block): instead of the ledger's budget, the charge must fit every
+// cell of the blocks it names (Allocation::blocks; `blocks` holds their locked cells), each one
+// composed by the ledger's accountant against its own totals, or it is RESOURCE_EXHAUSTED naming
+// the first block it does not fit; the ledger's own spent adds the nominal charge (basic
+// composition of everything, shown but limiting nothing). A charge that names no blocks on a
+// per-block ledger, or blocks on another, is FAILED_PRECONDITION (the budget changed since the
+// query was planned: planning again names the right ones).
 DebitAdmission AdmitDebits(const LedgerState& ledger,
                            const std::map<std::string, Allocation>& prior,
                            std::map<int64_t, GrantCap> grants,
-                           absl::Span<const Allocation* const> group);
+                           absl::Span<const Allocation* const> group,
+                           std::map<int64_t, BlockCell> blocks = {});
 
 // RESOURCE_EXHAUSTED naming the dataset, the request and what remains (display precision).
 absl::Status BudgetExhausted(const BudgetState& budget, int64_t epsilon_units, int64_t delta_units);

@@ -14,6 +14,7 @@
 #include "absl/types/span.h"
 #include "server/base/sha256.h"
 #include "server/base/status_macros.h"
+#include "server/query/calendar.h"
 #include "server/store/array_literal.h"
 #include "server/store/debit_admission.h"
 #include "server/store/ledger_rows.h"
@@ -43,6 +44,18 @@ const std::vector<Statement>& LedgerStatements() {
        "SELECT principal_id, epsilon_cap_units, delta_cap_units, epsilon_spent_units, "
        "delta_spent_units FROM population_caps WHERE population_id = $1 AND principal_id = ANY($2::bigint[]) "
        "ORDER BY principal_id FOR UPDATE"},
+      // Per-block ledgers: the cells of the group's blocks, created when first charged (with the
+      // ledger's per-block budget: no totals of their own) and then locked in block order, the
+      // one order every debit uses (and only under the population's ledger row lock, so no
+      // other transaction creates or locks them meanwhile).
+      {"dpq_debit_create_blocks",
+       "INSERT INTO ledger_blocks (population_id, block_start) "
+       "SELECT $1, b FROM unnest($2::date[]) AS b ORDER BY b ON CONFLICT DO NOTHING"},
+      {"dpq_debit_lock_blocks",
+       "SELECT block_start - date '1970-01-01', epsilon_total_units, delta_total_units, "
+       "epsilon_spent_units, delta_spent_units, accountant_state FROM ledger_blocks "
+       "WHERE population_id = $1 AND block_start = ANY($2::date[]) ORDER BY block_start "
+       "FOR UPDATE"},
       // The group's writes in one statement (one round trip): the ledger's new head and spend, the
       // charged grants' spend, and one audit row per admitted debit. Data-modifying CTEs all run
       // to completion whatever the outer statement reads, on rows this transaction has locked
@@ -56,26 +69,31 @@ const std::vector<Statement>& LedgerStatements() {
        "charged AS (UPDATE population_caps g SET epsilon_spent_units = c.epsilon_spent_units, "
        "delta_spent_units = c.delta_spent_units FROM unnest($33::bigint[], $34::bigint[], "
        "$35::bigint[]) AS c(principal_id, epsilon_spent_units, delta_spent_units) "
-       "WHERE g.principal_id = c.principal_id AND g.population_id = $1 RETURNING 1) "
+       "WHERE g.principal_id = c.principal_id AND g.population_id = $1 RETURNING 1), "
+       "cells AS (UPDATE ledger_blocks b SET epsilon_spent_units = c.epsilon_spent_units, "
+       "delta_spent_units = c.delta_spent_units, accountant_state = c.accountant_state "
+       "FROM unnest($38::date[], $39::bigint[], $40::bigint[], $41::text[]) AS c(block_start, "
+       "epsilon_spent_units, delta_spent_units, accountant_state) "
+       "WHERE b.population_id = $1 AND b.block_start = c.block_start RETURNING 1) "
        "INSERT INTO audit (population_id, seq, request_id, principal_id, analyst, fingerprint, "
        "aggregate, column_name, mechanism, epsilon_units, delta_units, sensitivity, noise_scale, "
        "count_noise_scale, value, confidence, ci_lower, ci_upper, clamp_lower, clamp_upper, "
        "max_contributions, prev_hash, hash, events, dataset_version, result, release_deferred, "
-       "datasets) "
+       "datasets, blocks) "
        "SELECT $1, u.seq, u.request_id, u.principal_id, u.analyst, u.fingerprint, u.aggregate, "
        "u.column_name, u.mechanism, u.epsilon_units, u.delta_units, u.sensitivity::float8, "
        "u.noise_scale::float8, u.count_noise_scale::float8, u.val::float8, u.confidence::float8, "
        "u.ci_lower::float8, u.ci_upper::float8, nullif(u.clamp_lower, '')::float8, "
        "nullif(u.clamp_upper, '')::float8, u.max_contributions, decode(u.prev_hash, 'hex'), "
-       "decode(u.hash, 'hex'), u.events, u.dataset_version, u.result, u.release_deferred, u.datasets "
-       "FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], "
+       "decode(u.hash, 'hex'), u.events, u.dataset_version, u.result, u.release_deferred, u.datasets, "
+       "u.blocks FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], "
        "$8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::text[], $13::text[], $14::text[], "
        "$15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[], $21::int[], "
-       "$22::text[], $23::text[], $24::text[], $25::bigint[], $26::text[], $27::bool[], $36::text[]) "
-       "AS u(seq, request_id, principal_id, analyst, fingerprint, aggregate, column_name, mechanism, "
+       "$22::text[], $23::text[], $24::text[], $25::bigint[], $26::text[], $27::bool[], $36::text[], "
+       "$37::text[]) AS u(seq, request_id, principal_id, analyst, fingerprint, aggregate, column_name, mechanism, "
        "epsilon_units, delta_units, sensitivity, noise_scale, count_noise_scale, val, confidence, "
        "ci_lower, ci_upper, clamp_lower, clamp_upper, max_contributions, prev_hash, hash, events, "
-       "dataset_version, result, release_deferred, datasets) "
+       "dataset_version, result, release_deferred, datasets, blocks) "
        "RETURNING seq, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"},
   };
   return *statements;
@@ -166,13 +184,36 @@ std::map<int64_t, GrantCap> LockGrants(pqxx::transaction_base& tx, int64_t popul
   return grants;
 }
 
+// 3b. Per-block ledgers: the cells of every block the group's debits pay (created when first
+//     charged), locked in block order.
+std::map<int64_t, BlockCell> LockBlocks(pqxx::transaction_base& tx, int64_t population_id,
+                                        absl::Span<const Allocation* const> group) {
+  std::set<int64_t> starts;
+  for (const Allocation* a : group) starts.insert(a->block_starts.begin(), a->block_starts.end());
+  std::map<int64_t, BlockCell> cells;
+  if (starts.empty()) return cells;
+  ArrayLiteral days;
+  for (int64_t start : starts) days.AddText(query::FormatDate(start));
+  tx.exec_prepared("dpq_debit_create_blocks", population_id, days.str());
+  for (const auto& row : tx.exec_prepared("dpq_debit_lock_blocks", population_id, days.str())) {
+    BlockCell cell;
+    cell.epsilon_total_units = OptionalInt(row[1]);
+    cell.delta_total_units = OptionalInt(row[2]);
+    cell.epsilon_spent_units = row[3].as<int64_t>();
+    cell.delta_spent_units = row[4].as<int64_t>();
+    cell.accountant_state = row[5].as<std::string>();
+    cells.emplace(row[0].as<int64_t>(), std::move(cell));
+  }
+  return cells;
+}
+
 // The admitted audit rows as the parallel arrays dpq_debit_write unnests ($2..$27 and $36, in that order),
 // one element per row. Doubles travel as %.17g text and hashes as hex, so all round-trip exactly.
 struct AuditRowArrays {
   ArrayLiteral seq, request_id, principal_id, analyst, fingerprint, aggregate, column, mechanism,
       epsilon_units, delta_units, sensitivity, noise_scale, count_noise_scale, value, confidence,
       ci_lower, ci_upper, clamp_lower, clamp_upper, max_contributions, prev_hash, hash, events,
-      dataset_version, result, release_deferred, datasets;
+      dataset_version, result, release_deferred, datasets, blocks;
 
   void Add(const Allocation& a) {
     seq.AddInt(a.seq);
@@ -202,6 +243,7 @@ struct AuditRowArrays {
     result.AddText(a.result);
     release_deferred.AddText(a.release_deferred ? "t" : "f");
     datasets.AddText(a.datasets);
+    blocks.AddText(a.blocks);
   }
 };
 
@@ -219,6 +261,14 @@ absl::Status WriteAdmitted(pqxx::transaction_base& tx, int64_t population_id,
     grant_epsilon_spent.AddInt(g.epsilon_spent_units);
     grant_delta_spent.AddInt(g.delta_spent_units);
   }
+  ArrayLiteral block_start, block_epsilon_spent, block_delta_spent, block_state;
+  for (const auto& [start, cell] : admission.blocks) {
+    if (!cell.charged) continue;
+    block_start.AddText(query::FormatDate(start));
+    block_epsilon_spent.AddInt(cell.epsilon_spent_units);
+    block_delta_spent.AddInt(cell.delta_spent_units);
+    block_state.AddText(cell.accountant_state);
+  }
   const LedgerState& ledger = admission.ledger;
   const pqxx::result inserted = tx.exec_prepared(
       "dpq_debit_write", population_id, rows.seq.str(), rows.request_id.str(),
@@ -231,7 +281,8 @@ absl::Status WriteAdmitted(pqxx::transaction_base& tx, int64_t population_id,
       rows.result.str(), rows.release_deferred.str(), ledger.budget.epsilon_spent_units,
       ledger.budget.delta_spent_units, ledger.head_seq, ToHex(ledger.head_hash),
       ledger.accountant_state, grant_principal.str(), grant_epsilon_spent.str(),
-      grant_delta_spent.str(), rows.datasets.str());
+      grant_delta_spent.str(), rows.datasets.str(), rows.blocks.str(), block_start.str(),
+      block_epsilon_spent.str(), block_delta_spent.str(), block_state.str());
   const std::vector<size_t>& admitted = admission.admitted;
   if (inserted.size() != admitted.size()) {
     return absl::InternalError(absl::StrCat("debit group: inserted ", inserted.size(),
@@ -311,8 +362,10 @@ void CommitDebitGroup(Database* db, int64_t population_id, DebitBatcher::Group& 
     const std::map<std::string, Allocation> prior =
         ReadPriorAllocations(c, tx, population_id, ledger.head_seq, group);
     std::map<int64_t, GrantCap> grants = LockGrants(tx, population_id, group);
+    std::map<int64_t, BlockCell> blocks;
+    if (ledger.budget.per_block) blocks = LockBlocks(tx, population_id, group);
     // 4. Admission in arrival order, in memory (debit_admission.h).
-    admission = AdmitDebits(ledger, prior, std::move(grants), group);
+    admission = AdmitDebits(ledger, prior, std::move(grants), group, std::move(blocks));
     // Replays and refusals only: nothing to write, so no COMMIT (and no WAL flush), as a refused
     // debit always ended; the row locks go with the rollback.
     if (admission.admitted.empty()) return absl::OkStatus();

@@ -23,6 +23,7 @@ LedgerState LedgerFromRow(const pqxx::row& r) {
   b.delta_spent_units = r[kLedgerDeltaSpent].as<int64_t>();
   b.max_query_epsilon_units = r[kLedgerMaxQueryEpsilon].as<int64_t>();
   b.epsilon_preset = r[kLedgerEpsilonPreset].as<std::string>();
+  b.per_block = r[kLedgerPerBlock].as<bool>();
   ledger.head_seq = r[kLedgerAuditHeadSeq].as<int64_t>();
   ledger.head_hash = Bytes(r[kLedgerAuditHeadHash]);
   ledger.accountant_state = r[kLedgerAccountantState].as<std::string>();
@@ -76,7 +77,8 @@ Allocation AllocationFromRow(const pqxx::row& r) {
   a.result = r[25].as<std::string>();
   a.release_deferred = r[26].as<bool>();
   a.datasets = r[27].as<std::string>();
-  if (r.size() > 28 && !r[28].is_null()) a.release = ReleaseFromRow(r, 28);
+  a.blocks = r[28].as<std::string>();
+  if (r.size() > 29 && !r[29].is_null()) a.release = ReleaseFromRow(r, 29);
   return a;
 }
 

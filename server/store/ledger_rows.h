@@ -19,7 +19,8 @@ namespace dpq::store {
 inline constexpr char kBudgetColumns[] =
     "l.population_id, p.name, l.accountant, l.epsilon_total_units, l.delta_total_units, "
     "l.epsilon_spent_units, l.delta_spent_units, l.audit_head_seq, l.audit_head_hash, "
-    "l.accountant_state, coalesce(l.max_query_epsilon_units, 0), coalesce(l.epsilon_preset, '')";
+    "l.accountant_state, coalesce(l.max_query_epsilon_units, 0), coalesce(l.epsilon_preset, ''), "
+    "l.per_block";
 enum LedgerColumn : pqxx::row::size_type {
   kLedgerPopulationId,
   kLedgerPopulationName,
@@ -33,6 +34,7 @@ enum LedgerColumn : pqxx::row::size_type {
   kLedgerAccountantState,
   kLedgerMaxQueryEpsilon,
   kLedgerEpsilonPreset,
+  kLedgerPerBlock,
   kLedgerColumnCount,  // columns a query selects after kBudgetColumns start here
 };
 
@@ -43,7 +45,7 @@ inline constexpr char kAllocationColumns[] =
     "aggregate, column_name, mechanism, epsilon_units, delta_units, sensitivity, noise_scale, "
     "count_noise_scale, value, confidence, ci_lower, ci_upper, clamp_lower, clamp_upper, "
     "max_contributions, prev_hash, hash, events, dataset_version, result, release_deferred, "
-    "datasets";
+    "datasets, blocks";
 // Its release (migration 0007), after the audit columns in reads of whole histories:
 //   SELECT <allocation>, <release> FROM <kAllocationWithRelease> ...
 // Lookups by request id read the audit row alone (its unique index) and then the release by

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/base/status_macros.h"
 #include "server/base/validation.h"
+#include "server/query/calendar.h"
 #include "server/store/admin_log.h"
 
 namespace dpq::store {
@@ -202,7 +203,34 @@ absl::StatusOr<int64_t> AttachPopulation(pqxx::transaction_base& tx,
                      r[0][1].as<std::string>(), " values: declare the column as ",
                      r[0][1].as<std::string>(), " or use another population"));
   }
-  return r[0][0].as<int64_t>();
+  const int64_t id = r[0][0].as<int64_t>();
+  RETURN_IF_ERROR(CheckTimeBlocksFit(tx, id, schema));
+  return id;
+}
+
+absl::Status CheckTimeBlocksFit(pqxx::transaction_base& tx, int64_t population_id,
+                                const query::DatasetSchema& schema) {
+  const pqxx::row r = tx.exec_params1(
+      "SELECT coalesce((SELECT per_block FROM ledgers WHERE population_id = $1), false), "
+      "(SELECT block_width FROM datasets WHERE population_id = $1 AND dropped_at IS NULL AND "
+      "block_width IS NOT NULL LIMIT 1)",
+      population_id);
+  const std::string width =
+      schema.time_blocks ? std::string(query::CalendarBucketName(schema.time_blocks->width)) : "";
+  if (r[0].as<bool>() && width.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "population ", schema.population,
+        " has a budget per time block: every dataset of it needs time blocks too (--block-by "
+        "COLUMN --block-width ",
+        r[1].is_null() ? std::string("day|week|month") : r[1].as<std::string>(), ")"));
+  }
+  if (!width.empty() && !r[1].is_null() && r[1].as<std::string>() != width) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the datasets of population ", schema.population, " have time blocks of one ",
+                     r[1].as<std::string>(), ": use --block-width ", r[1].as<std::string>(),
+                     " (the blocks of one population are the same calendar buckets)"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace dpq::store

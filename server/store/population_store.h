@@ -63,6 +63,11 @@ class PopulationStore {
 // live population of that name, locked against a concurrent drop (NOT_FOUND saying how to create
 // it; INVALID_ARGUMENT when the dataset's privacy-unit column is not of the population's unit
 // type). Returns its id.
+// FAILED_PRECONDITION when the population's budget is per block and `schema` has no time blocks;
+// INVALID_ARGUMENT when its other datasets' blocks have another width.
+absl::Status CheckTimeBlocksFit(pqxx::transaction_base& tx, int64_t population_id,
+                                const query::DatasetSchema& schema);
+
 absl::StatusOr<int64_t> AttachPopulation(pqxx::transaction_base& tx,
                                          const query::DatasetSchema& schema);
 

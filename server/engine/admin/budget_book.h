@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/optional.h"
 #include "server/engine/query_engine.h"
+#include "server/store/block_ledger.h"
 #include "server/store/budget_ledger.h"
 #include "server/store/dataset_store.h"
 #include "server/store/population_store.h"
@@ -23,6 +24,9 @@ struct DatasetBudget {
   std::string preset;
   std::string via_dataset;  // the dataset the caller named, when it did not name the population
   std::vector<std::string> warnings;  // of the total against the preset (SetBudget only)
+  // A per-block budget read with its blocks: every block from the first to the current one, in
+  // order (a block never charged has the per-block budget and spent nothing).
+  std::vector<store::BlockBudget> blocks;
 };
 
 // What SetBudget asks for. Empty `accountant`/`preset` and unset `max_query_epsilon` keep the
@@ -34,6 +38,10 @@ struct BudgetChange {
   std::string accountant;
   std::string preset;
   absl::optional<double> max_query_epsilon;  // 0: no per-query limit
+  // Time blocks (store/block_ledger.h): make the budget per block (epsilon/delta are then every
+  // block's), or set the budget of the one block starting on `block` ('YYYY-MM-DD').
+  bool per_block = false;
+  std::string block;
 };
 
 // What the database holds, for ServerStatus: unreachable is a report, not an error.
@@ -51,13 +59,16 @@ class BudgetBook {
     store::PrincipalStore* principals;
     store::BudgetLedger* ledger;
     store::PopulationStore* populations;
+    store::BlockLedger* blocks = nullptr;
   };
   // `engine` authorises analysts' reads (QueryEngine::AuthorizedDataset).
   BudgetBook(QueryEngine* engine, Stores stores) : engine_(engine), stores_(stores) {}
 
   // An analyst: the budget of the population of `dataset` if the analyst may query the dataset.
   // An admin: the budget of the population `dataset` names, directly or through a dataset of it.
-  absl::StatusOr<DatasetBudget> Get(const store::Principal& principal, const std::string& dataset);
+  // With `blocks`, a per-block budget comes with its blocks (FAILED_PRECONDITION for another).
+  absl::StatusOr<DatasetBudget> Get(const store::Principal& principal, const std::string& dataset,
+                                    bool blocks = false);
   // Sets the budget of the population change.dataset names (a population, or a dataset of it),
   // logged as "budget.set" on the population. INVALID_ARGUMENT names "preset", "epsilon", "delta"
   // or "max_query_epsilon" for a value it refuses; NOT_FOUND when no population or dataset has
@@ -67,6 +78,16 @@ class BudgetBook {
   absl::StatusOr<ServerOverview> Overview();
 
  private:
+  // A live dataset of the population with time blocks (they share one width): what blocks the
+  // population has. FAILED_PRECONDITION when none has.
+  absl::StatusOr<query::DatasetSchema> BlockedDataset(int64_t population_id,
+                                                      const std::string& population);
+  absl::Status AddBlocks(DatasetBudget& read);
+  absl::StatusOr<DatasetBudget> SetBlocks(const store::AdminAction& log,
+                                          const store::ResolvedPopulation& target,
+                                          const BudgetChange& change, int64_t epsilon_units,
+                                          int64_t delta_units);
+
   QueryEngine* engine_;
   Stores stores_;
 };

@@ -64,16 +64,18 @@ int64_t BlockCount(CalendarBucket width, const BlockRange& range) {
   return BucketCount(ColumnType::kDate, width, range.first, range.last);
 }
 
-std::string FormatBlockRange(const BlockRange& range) {
-  return absl::StrCat(FormatDate(range.first), ":", FormatDate(range.last));
+std::string FormatBlockRange(CalendarBucket width, const BlockRange& range) {
+  return absl::StrCat(CalendarBucketName(width), ":", FormatDate(range.first), ":",
+                      FormatDate(range.last));
 }
 
-absl::optional<BlockRange> ParseBlockRange(absl::string_view text) {
+absl::optional<PaidBlocks> ParseBlockRange(absl::string_view text) {
   const std::vector<absl::string_view> parts = absl::StrSplit(text, ':');
-  if (parts.size() != 2) return absl::nullopt;
-  const absl::optional<int64_t> first = ParseDate(parts[0]), last = ParseDate(parts[1]);
-  if (!first || !last || *first > *last) return absl::nullopt;
-  return BlockRange{*first, *last};
+  if (parts.size() != 3) return absl::nullopt;
+  const absl::optional<CalendarBucket> width = ParseCalendarBucket(parts[0]);
+  const absl::optional<int64_t> first = ParseDate(parts[1]), last = ParseDate(parts[2]);
+  if (!width || !first || !last || *first > *last) return absl::nullopt;
+  return PaidBlocks{*width, BlockRange{*first, *last}};
 }
 
 int64_t FirstBlockStart(const DatasetSchema& schema) {

@@ -43,10 +43,15 @@ inline constexpr int64_t kMaxBlocksPerQuery = 3660;
 // The first day of every block of `range`, in order.
 std::vector<int64_t> BlockStarts(CalendarBucket width, const BlockRange& range);
 int64_t BlockCount(CalendarBucket width, const BlockRange& range);
-// 'YYYY-MM-DD:YYYY-MM-DD' (the first and last block's first days): how an audit row records the
-// blocks it paid. ParseBlockRange reads it back (nullopt for anything else).
-std::string FormatBlockRange(const BlockRange& range);
-absl::optional<BlockRange> ParseBlockRange(absl::string_view text);
+// 'WIDTH:YYYY-MM-DD:YYYY-MM-DD' (the width, then the first and last block's first days): how an
+// audit row records the blocks it paid, enough to list them again. ParseBlockRange reads it back
+// (nullopt for anything else).
+struct PaidBlocks {
+  CalendarBucket width = CalendarBucket::kDay;
+  BlockRange range;
+};
+std::string FormatBlockRange(CalendarBucket width, const BlockRange& range);
+absl::optional<PaidBlocks> ParseBlockRange(absl::string_view text);
 
 // The first block of a blocked dataset: the one holding its block column's declared lower bound.
 // `schema.time_blocks` must be set and name a calendar column with bounds.

@@ -149,10 +149,14 @@ TEST(TimeBlocksTest, TooManyBlocksAreRefusedNamingTheCount) {
 
 TEST(TimeBlocksTest, ABlockRangeIsWrittenAndReadAsTwoDates) {
   const BlockRange r{Day("2026-11-29"), Day("2026-12-05")};
-  EXPECT_EQ(FormatBlockRange(r), "2026-11-29:2026-12-05");
-  EXPECT_EQ(ParseBlockRange("2026-11-29:2026-12-05"), r);
-  EXPECT_FALSE(ParseBlockRange("2026-12-05:2026-11-29").has_value());
-  EXPECT_FALSE(ParseBlockRange("2026-11-29").has_value());
+  EXPECT_EQ(FormatBlockRange(CalendarBucket::kDay, r), "day:2026-11-29:2026-12-05");
+  absl::optional<PaidBlocks> back = ParseBlockRange("week:2026-11-29:2026-12-05");
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->width, CalendarBucket::kWeek);
+  EXPECT_EQ(back->range, r);
+  EXPECT_FALSE(ParseBlockRange("day:2026-12-05:2026-11-29").has_value());
+  EXPECT_FALSE(ParseBlockRange("2026-11-29:2026-12-05").has_value());
+  EXPECT_FALSE(ParseBlockRange("year:2026-11-29:2026-12-05").has_value());
 }
 
 }  // namespace

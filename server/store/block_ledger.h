@@ -1,0 +1,55 @@
+// The time-block cells of a population's per-block budget (migration 0016; block composition,
+// server/query/time_blocks/time_blocks.h): choosing a per-block budget, a block's own budget, and
+// reading the cells. The debit charges them (debit_group.cc, debit_admission.h).
+#ifndef DPQ_SERVER_STORE_BLOCK_LEDGER_H_
+#define DPQ_SERVER_STORE_BLOCK_LEDGER_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "server/store/allocation.h"
+#include "server/store/audit_chain.h"
+#include "server/store/database.h"
+
+namespace dpq::store {
+
+// One block's budget as `budget show --blocks` reads it.
+struct BlockBudget {
+  int64_t start = 0;  // first day, days since 1970-01-01
+  int64_t epsilon_total_units = 0, delta_total_units = 0;
+  int64_t epsilon_spent_units = 0, delta_spent_units = 0;
+  bool own_budget = false;  // set for this block alone (else the ledger's per-block budget)
+};
+
+class BlockLedger {
+ public:
+  explicit BlockLedger(Database* db) : db_(db) {}
+
+  // Makes (or keeps) the population's budget per block, with `epsilon_total_units` /
+  // `delta_total_units` for every block without a budget of its own.
+  //   FAILED_PRECONDITION: switching a population-wide budget once anything was charged; a
+  //     population with no dataset, or one without time blocks; a non-basic accountant (blocks
+  //     compose basically); a total below what a block already spent.
+  absl::StatusOr<BudgetState> SetPerBlock(int64_t population_id, int64_t epsilon_total_units,
+                                          int64_t delta_total_units, const AdminAction* log);
+
+  // Gives the block starting on `block_start` a budget of its own (it must be a per-block
+  // population and the day a block's first day). FAILED_PRECONDITION below what it spent.
+  absl::StatusOr<BlockBudget> SetBlock(int64_t population_id, int64_t block_start,
+                                       int64_t epsilon_total_units, int64_t delta_total_units,
+                                       const AdminAction* log);
+
+  // The cells of the population's blocks from `first` to `last` (block first days, inclusive) that
+  // exist, in order, their totals resolved (own or the ledger's). Blocks without a cell have the
+  // ledger's per-block budget and spent nothing.
+  absl::StatusOr<std::vector<BlockBudget>> ListCells(int64_t population_id, int64_t first,
+                                                     int64_t last);
+
+ private:
+  Database* db_;
+};
+
+}  // namespace dpq::store
+
+#endif  // DPQ_SERVER_STORE_BLOCK_LEDGER_H_
