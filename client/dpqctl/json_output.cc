@@ -234,6 +234,7 @@ nlohmann::json AuditEntryToJson(const dpq::v1::AuditEntry& entry) {
       {"created_at", entry.created_at()},
       {"kind", entry.kind()},
       {"datasets", entry.datasets()},
+      {"blocks", entry.blocks()},
       {"aggregate", AggregateWord(entry.aggregate())},
       {"mechanism", MechanismWord(entry.mechanism())},
       {"column", entry.column()},

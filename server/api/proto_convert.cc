@@ -337,6 +337,7 @@ void ToProto(const store::Allocation& a, v1::AuditEntry* out) {
   out->set_value(a.release.has_value() ? a.release->value : a.value);
   out->set_column(a.column);
   out->set_datasets(a.datasets);
+  out->set_blocks(a.blocks);
   out->set_rows(ReleasedCount(a));
   // The engine stores these two words as the aggregate of a batch and of a training report.
   out->set_kind(a.aggregate == "batch" || a.aggregate == "training" ? a.aggregate : "query");
