@@ -33,10 +33,9 @@ absl::Status Analyzer::CalendarOperand(const ColumnSchema& c, const Expr& litera
                                                query::ColumnTypeName(c.type), ": compare it with ",
                                                LiteralForm(c.type), ", not a ", literal.name));
     }
-    return Invalid(literal.pos,
-                   absl::StrCat("a ", literal.name, " literal compares with a ",
-                                query::ColumnTypeName(type), " column; ", c.name, " is ",
-                                query::ColumnTypeName(c.type)));
+    return Invalid(literal.pos, absl::StrCat("a ", literal.name, " literal compares with a ",
+                                             query::ColumnTypeName(type), " column; ", c.name,
+                                             " is ", query::ColumnTypeName(c.type)));
   }
   // A quoted string is the flag interface's own literal: the filter language parses it.
   if (!c.is_calendar() || literal.kind == Expr::Kind::kString) return absl::OkStatus();
@@ -89,9 +88,9 @@ absl::StatusOr<OutputExpr> Analyzer::TruncKey(const Expr& call) {
   ASSIGN_OR_RETURN(const std::string group, TruncGroup(call));
   const auto it = std::find(out_.group_by.begin(), out_.group_by.end(), group);
   if (it == out_.group_by.end()) {
-    return Invalid(call.pos,
-                   absl::StrCat(call.name, "(...) must be in GROUP BY to be selected, with the "
-                                           "same column and date part"));
+    return Invalid(call.pos, absl::StrCat(call.name,
+                                          "(...) must be in GROUP BY to be selected, with the "
+                                          "same column and date part"));
   }
   OutputExpr o;
   o.kind = OutputExpr::Kind::kKey;

@@ -64,8 +64,7 @@ TEST(SqlCalendarTest, WhereRendersDateLiteralsAsTheFilterLanguage) {
       {"day BETWEEN DATE '2026-02-01' AND DATE '2026-02-28'",
        "day BETWEEN '2026-02-01' AND '2026-02-28'"},
       {"day NOT IN (DATE '2026-02-01', '2026-02-02')", "day NOT IN ('2026-02-01', '2026-02-02')"},
-      {"day IS NULL OR NOT (day < DATE '2026-03-01')",
-       "(day IS NULL OR NOT (day < '2026-03-01'))"},
+      {"day IS NULL OR NOT (day < DATE '2026-03-01')", "(day IS NULL OR NOT (day < '2026-03-01'))"},
       {"at < TIMESTAMP '2026-02-01 12:00:00.5'", "at < '2026-02-01T12:00:00.500000Z'"},
       {"at >= TIMESTAMP '2026-02-01T12:00:00Z' AND kind = 'a'",
        "(at >= '2026-02-01T12:00:00Z' AND kind = 'a')"},
@@ -82,8 +81,9 @@ TEST(SqlCalendarTest, WhereRendersDateLiteralsAsTheFilterLanguage) {
 
 TEST(SqlCalendarTest, SqlWhereIsTheFlagFilterExactly) {
   // The same text as --where: the planner fingerprints both alike, so SQL adds no new reading.
-  CompiledStatement c = Compiled(kDp + "COUNT(*) FROM visits WHERE day BETWEEN DATE '2026-02-01' "
-                                       "AND DATE '2026-02-28'");
+  CompiledStatement c = Compiled(kDp +
+                                 "COUNT(*) FROM visits WHERE day BETWEEN DATE '2026-02-01' "
+                                 "AND DATE '2026-02-28'");
   query::QuerySpec flags = c.parts[0];
   flags.where = "day BETWEEN '2026-02-01' AND '2026-02-28'";
   absl::StatusOr<query::QueryPlan> a = query::PlanQuery(c.parts[0], Visits());
@@ -95,8 +95,10 @@ TEST(SqlCalendarTest, SqlWhereIsTheFlagFilterExactly) {
 
 TEST(SqlCalendarTest, DateTruncGroupsAreTheCalendarBuckets) {
   for (const auto& [part, bucket, keys] :
-       std::vector<std::tuple<std::string, std::string, size_t>>{
-           {"DAY", "day", 365}, {"WEEK", "week", 53}, {"ISOWEEK", "week", 53}, {"month", "month", 12}}) {
+       std::vector<std::tuple<std::string, std::string, size_t>>{{"DAY", "day", 365},
+                                                                 {"WEEK", "week", 53},
+                                                                 {"ISOWEEK", "week", 53},
+                                                                 {"month", "month", 12}}) {
     CompiledStatement c = Compiled(kDp + "DATE_TRUNC(day, " + part +
                                    ") AS d, COUNT(*) AS n FROM visits GROUP BY d ORDER BY d");
     ASSERT_EQ(c.parts.size(), 1u) << part;
@@ -117,9 +119,10 @@ TEST(SqlCalendarTest, DateTruncGroupsAreTheCalendarBuckets) {
 }
 
 TEST(SqlCalendarTest, DateTruncWithOtherGroupsFiltersAndAggregates) {
-  CompiledStatement c = Compiled(
-      kDp + "kind, TIMESTAMP_TRUNC(at, MONTH), SUM(amount), AVG(amount) FROM visits "
-            "WHERE day >= DATE '2026-06-01' GROUP BY kind, TIMESTAMP_TRUNC(at, MONTH)");
+  CompiledStatement c =
+      Compiled(kDp +
+               "kind, TIMESTAMP_TRUNC(at, MONTH), SUM(amount), AVG(amount) FROM visits "
+               "WHERE day >= DATE '2026-06-01' GROUP BY kind, TIMESTAMP_TRUNC(at, MONTH)");
   EXPECT_EQ(c.group_by, (std::vector<std::string>{"kind", "at:month"}));
   ASSERT_EQ(c.parts.size(), 2u);
   EXPECT_EQ(c.parts[1].where, "day >= '2026-06-01'");
@@ -131,7 +134,8 @@ TEST(SqlCalendarTest, DateTruncWithOtherGroupsFiltersAndAggregates) {
 
 TEST(SqlCalendarTest, BadLiteralsAreRefusedNamingTheForm) {
   ExpectRefused(kDp + "COUNT(*) FROM visits WHERE day = DATE '2026-02-30'",
-                absl::StatusCode::kInvalidArgument, {"DATE '2026-02-30' is not a date", "YYYY-MM-DD", "column 89"});
+                absl::StatusCode::kInvalidArgument,
+                {"DATE '2026-02-30' is not a date", "YYYY-MM-DD", "column 89"});
   ExpectRefused(kDp + "COUNT(*) FROM visits WHERE at = TIMESTAMP '2026-02-01 25:00:00'",
                 absl::StatusCode::kInvalidArgument, {"'2026-02-01 25:00:00'", "HH:MM:SS"});
   ExpectRefused(kDp + "COUNT(*) FROM visits WHERE day = DATE '0000-01-01'",
@@ -149,8 +153,8 @@ TEST(SqlCalendarTest, LiteralsCompareOnlyWithTheirType) {
                 absl::StatusCode::kInvalidArgument, {"day is a date", "DATE 'YYYY-MM-DD'"});
   ExpectRefused(kDp + "COUNT(*) FROM visits WHERE day IN (DATE '2026-01-01', 3)",
                 absl::StatusCode::kInvalidArgument, {"day is a date"});
-  ExpectRefused(kDp + "COUNT(*) FROM visits WHERE day = NULL",
-                absl::StatusCode::kInvalidArgument, {"IS NULL"});
+  ExpectRefused(kDp + "COUNT(*) FROM visits WHERE day = NULL", absl::StatusCode::kInvalidArgument,
+                {"IS NULL"});
 }
 
 TEST(SqlCalendarTest, GroupingADateNeedsDateTrunc) {

@@ -35,13 +35,13 @@ absl::StatusOr<const ColumnSchema*> Analyzer::Column(const Expr& e, bool calenda
   }
   if (c->is_calendar() && !calendar_ok) {
     // Dates are read only clamped, as the flag interface reads them (docs/decisions.md).
-    return Unsupported(e.pos,
-                       absl::StrCat("column ", c->name, " is a ", query::ColumnTypeName(c->type),
-                                    ": DP SQL reads it only compared with a literal in WHERE (",
-                                    c->name, " >= ", c->type == query::ColumnType::kDate ? "DATE 'YYYY-MM-DD'"
-                                                                       : "TIMESTAMP '...'",
-                                    ", BETWEEN, IN, IS NULL) and grouped by DATE_TRUNC(", c->name,
-                                    ", DAY|WEEK|MONTH)"));
+    return Unsupported(
+        e.pos,
+        absl::StrCat(
+            "column ", c->name, " is a ", query::ColumnTypeName(c->type),
+            ": DP SQL reads it only compared with a literal in WHERE (", c->name,
+            " >= ", c->type == query::ColumnType::kDate ? "DATE 'YYYY-MM-DD'" : "TIMESTAMP '...'",
+            ", BETWEEN, IN, IS NULL) and grouped by DATE_TRUNC(", c->name, ", DAY|WEEK|MONTH)"));
   }
   return c;
 }

@@ -35,10 +35,10 @@ absl::StatusOr<OutputExpr> Analyzer::Output(const Expr& e) {
     case Expr::Kind::kColumn: {
       ASSIGN_OR_RETURN(const ColumnSchema* c, Column(e, /*calendar_ok=*/true));
       if (c->is_calendar()) {
-        return Invalid(e.pos, absl::StrCat("column ", c->name, " is a ",
-                                           query::ColumnTypeName(c->type),
-                                           ": select its GROUP BY bucket, DATE_TRUNC(", c->name,
-                                           ", DAY|WEEK|MONTH)"));
+        return Invalid(e.pos,
+                       absl::StrCat("column ", c->name, " is a ", query::ColumnTypeName(c->type),
+                                    ": select its GROUP BY bucket, DATE_TRUNC(", c->name,
+                                    ", DAY|WEEK|MONTH)"));
       }
       auto it = std::find(out_.group_by.begin(), out_.group_by.end(), c->name);
       if (it == out_.group_by.end()) {

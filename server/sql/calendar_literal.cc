@@ -27,8 +27,7 @@ std::string Quoted(absl::string_view text) {
 
 }  // namespace
 
-absl::StatusOr<Expr> CalendarLiteral(absl::string_view word, absl::string_view text,
-                                     Position pos) {
+absl::StatusOr<Expr> CalendarLiteral(absl::string_view word, absl::string_view text, Position pos) {
   Expr e;
   e.kind = Expr::Kind::kCalendar;
   e.pos = pos;
@@ -66,8 +65,9 @@ absl::StatusOr<query::CalendarBucket> TruncBucket(const Expr& call) {
   if (call.text == "DAY") return query::CalendarBucket::kDay;
   if (call.text == "WEEK" || call.text == "ISOWEEK") return query::CalendarBucket::kWeek;
   if (call.text == "MONTH") return query::CalendarBucket::kMonth;
-  return Invalid(call.pos, absl::StrCat(call.name, " truncates to DAY, WEEK (ISO, from Monday) or "
-                                                   "MONTH; got ",
+  return Invalid(call.pos, absl::StrCat(call.name,
+                                        " truncates to DAY, WEEK (ISO, from Monday) or "
+                                        "MONTH; got ",
                                         call.text));
 }
 

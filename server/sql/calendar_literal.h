@@ -20,8 +20,7 @@ namespace dpq::sql {
 // A TIMESTAMP may separate date and time by a space or a T, may omit the Z (it is always UTC)
 // and may be a date alone (midnight). A text that is not a real value of the type in years
 // 0001..9999 is INVALID_ARGUMENT quoting it and the form expected.
-absl::StatusOr<Expr> CalendarLiteral(absl::string_view word, absl::string_view text,
-                                     Position pos);
+absl::StatusOr<Expr> CalendarLiteral(absl::string_view word, absl::string_view text, Position pos);
 
 // The column type a kCalendar literal is a value of (kDate or kTimestamp).
 query::ColumnType CalendarLiteralType(const Expr& literal);

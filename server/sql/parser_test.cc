@@ -341,7 +341,8 @@ TEST(SqlParserTest, DateAndTimestampLiteralsAreCheckedAndCanonical) {
 }
 
 TEST(SqlParserTest, DateTruncKeepsItsDatePartOutOfTheColumns) {
-  Script s = Parsed(DP "DATE_TRUNC(t.day, week) AS w, COUNT(*) FROM t GROUP BY DATE_TRUNC(day, DAY)");
+  Script s =
+      Parsed(DP "DATE_TRUNC(t.day, week) AS w, COUNT(*) FROM t GROUP BY DATE_TRUNC(day, DAY)");
   const Expr& w = s.statements[0].select[0].expr;
   EXPECT_EQ(w.kind, Expr::Kind::kCall);
   EXPECT_EQ(w.name, "DATE_TRUNC");
@@ -349,7 +350,8 @@ TEST(SqlParserTest, DateTruncKeepsItsDatePartOutOfTheColumns) {
   ASSERT_EQ(w.children.size(), 1u);  // a column called `day` is never the date part
   EXPECT_EQ(w.children[0].qualifier, "t");
   EXPECT_EQ(s.statements[0].group_by[0].text, "DAY");
-  for (const char* bad : {"DATE_TRUNC(day)", "DATE_TRUNC(day, 'week')", "DATE_TRUNC(day, WEEK, 1)"}) {
+  for (const char* bad :
+       {"DATE_TRUNC(day)", "DATE_TRUNC(day, 'week')", "DATE_TRUNC(day, WEEK, 1)"}) {
     EXPECT_FALSE(Parse(std::string(DP "COUNT(*) FROM t GROUP BY ") + bad).ok()) << bad;
   }
 }
