@@ -429,6 +429,18 @@ TEST_F(ScanTotalityTest, DateColumnsScanWithoutErrorOnAdversarialValues) {
     }
   }
   EXPECT_EQ(scanned, 35);
+  // The same table through DP SQL: DATE / TIMESTAMP literals and DATE_TRUNC groups compile to
+  // the flag forms above, so every statement plans and scans.
+  declared_ = &created.schema;
+  for (const std::string& text : totality::SqlDateForms()) {
+    absl::optional<sql::CompiledStatement> compiled = Compile(text, created.schema);
+    ASSERT_TRUE(compiled.has_value()) << text;
+    for (const QuerySpec& part : compiled->parts) {
+      EXPECT_TRUE(PlanAndScan(part, text, scanner)) << text;
+    }
+  }
+  declared_ = nullptr;
+  EXPECT_EQ(scanned_, static_cast<int>(totality::SqlDateForms().size()));
 }
 
 // The fallback must be total too: with every float8 statement failing (fault injection), each
