@@ -192,6 +192,29 @@ inline std::vector<std::string> SqlExpressionForms() {
   return out;
 }
 
+// Stored dates and timestamps no dpq load writes but a writer behind dpq's back could: the
+// infinities, the ends of dpq's years, NULL, BC and far-future years, a rounding edge, and values
+// just past ordinary bounds (SQL literals, for an INSERT).
+inline const std::vector<std::string>& AdversarialDays() {
+  static const auto* const kDays = new std::vector<std::string>{
+      "'infinity'",      "'-infinity'",     "'0001-01-01'", "'9999-12-31'", "NULL",
+      "'4713-01-01 BC'", "'5874897-12-31'", "'1999-01-01'", "'2200-01-01'"};
+  return *kDays;
+}
+inline const std::vector<std::string>& AdversarialTimestamps() {
+  static const auto* const kTimestamps =
+      new std::vector<std::string>{"'infinity'",
+                                   "'-infinity'",
+                                   "'0001-01-01 00:00:00'",
+                                   "'9999-12-31 23:59:59.999999'",
+                                   "NULL",
+                                   "'4713-01-01 00:00:00 BC'",
+                                   "'294276-12-31 23:59:59.999999'",
+                                   "'2026-06-30 23:59:59.9999995'",
+                                   "'2027-01-01'"};
+  return *kTimestamps;
+}
+
 // DP SQL over the date and timestamp columns of DateColumnsScanWithoutErrorOnAdversarialValues'
 // table `calendar` (pid, day, at): every WHERE form on dates and every DATE_TRUNC grouping, COUNT
 // in each of its bounding forms and key-only selects. Each must compile (they are all valid).
