@@ -48,11 +48,12 @@ absl::StatusOr<std::string> Analyzer::RenderWhere(const Expr& e) {
         return Invalid(lit->pos,
                        "a comparison with NULL is never true: write IS NULL or IS NOT NULL");
       }
+      // A date compares only with a literal of its type (refused otherwise, not lowered).
+      RETURN_IF_ERROR(CalendarOperand(*c, *lit));
       absl::optional<std::string> l = FilterLiteral(*lit);
-      if (!l && !c->is_calendar())
+      if (!l)
         return Unsupported(lit->pos,
                            "WHERE compares a column with a literal (a number or a 'string')");
-      RETURN_IF_ERROR(CalendarOperand(*c, *lit));
       return absl::StrCat(c->name, " ", op, " ", *l);
     }
     case Expr::Kind::kUnary:
@@ -69,10 +70,10 @@ absl::StatusOr<std::string> Analyzer::RenderWhere(const Expr& e) {
       ASSIGN_OR_RETURN(const ColumnSchema* c, Column(e.children[0], /*calendar_ok=*/true));
       std::vector<std::string> lits;
       for (size_t i = 1; i < e.children.size(); ++i) {
-        absl::optional<std::string> l = FilterLiteral(e.children[i]);
-        if (!l && !c->is_calendar())
-          return Unsupported(e.children[i].pos, "expected a literal (a number or a 'string')");
         RETURN_IF_ERROR(CalendarOperand(*c, e.children[i]));
+        absl::optional<std::string> l = FilterLiteral(e.children[i]);
+        if (!l)
+          return Unsupported(e.children[i].pos, "expected a literal (a number or a 'string')");
         lits.push_back(*l);
       }
       if (e.kind == Expr::Kind::kIn) {
