@@ -433,7 +433,7 @@ def sql_expression_queries():
 def sql_date_queries():
     """Dates in SQL, read as the flags read them: DATE literals in WHERE (clamped comparisons,
     BETWEEN, IS NULL), DATE_TRUNC groups (every bucket of the declared bounds, with a category
-    too), a key-only select of the buckets, and the refusal of a date grouped bare."""
+    too), a key-only select of the buckets, and the refusal of a date selected bare."""
     d = "FROM {d}"
     return [
         sql_query("COUNT(*) AS n, SUM(x) AS s %s WHERE day >= DATE '2026-03-01' OR day IS NULL"
@@ -444,8 +444,9 @@ def sql_date_queries():
         sql_query("cat, DATE_TRUNC(day, MONTH) AS m, AVG(x) AS a, SUM(x) AS s %s GROUP BY cat, m"
                   % d, ["s"], extra=", max_groups_contributed = 2"),
         sql_query("DATE_TRUNC(day, DAY) AS d %s WHERE day <> DATE '2026-01-15' GROUP BY d" % d),
-        # Refused on every dataset: a date is grouped by DATE_TRUNC.
-        sql_query("day, COUNT(*) AS n %s GROUP BY day" % d, ["n"]),
+        # Refused on every dataset (at `day`, before the dataset's name): a date is selected as
+        # its DATE_TRUNC bucket.
+        sql_query("day, COUNT(*) AS n %s GROUP BY DATE_TRUNC(day, DAY)" % d, ["n"]),
     ]
 
 
