@@ -26,7 +26,9 @@ namespace internal {
 
 // The literal's text as the filter language spells it (sign folded into the number).
 absl::optional<std::string> FilterLiteral(const Expr& e) {
-  if (e.kind == Expr::Kind::kString) {
+  // A DATE / TIMESTAMP literal is the quoted canonical text the filter language reads for a
+  // column of its type (Analyzer::CalendarOperand checks the type).
+  if (e.kind == Expr::Kind::kString || e.kind == Expr::Kind::kCalendar) {
     std::string out = "'";
     for (char c : e.text) {
       out.push_back(c);
@@ -48,7 +50,7 @@ std::string OutputTypeOf(query::ColumnType t) {
     case query::ColumnType::kInteger: return "int64";
     case query::ColumnType::kDouble: return "float64";
     case query::ColumnType::kText:
-    case query::ColumnType::kDate:  // not read by DP SQL yet (Analyzer::Column refuses them)
+    case query::ColumnType::kDate:  // DP SQL never outputs one (its DATE_TRUNC keys are text)
     case query::ColumnType::kTimestamp: return "string";
   }
   return "string";

@@ -56,6 +56,10 @@
 //  - GROUP BY WIDTH_BUCKET(col, low, high, n) or WIDTH_BUCKET(col, (e0, ..., ek)) (width_bucket.h):
 //    COUNT only, compiled onto the flag histogram over those bins (kHistogram, bins; K = COUNT's
 //    upper bound); the buckets are public, released without partition selection.
+//  - Dates (analyzer_calendar.cc): a WHERE comparison, BETWEEN, IN or IS NULL of a date or
+//    timestamp column with DATE / TIMESTAMP literals is the --where filter (clamped reads);
+//    GROUP BY DATE_TRUNC(col, DAY|WEEK|MONTH) is the group_by entry "col:bucket", every bucket of
+//    the declared bounds a released text key. Any other reading of a date is refused.
 //  - Arithmetic over aggregates and group keys in the select list is post-processing.
 //  - FROM a JOIN b (USING / ON one equality): the engine first resolves the join
 //    (join_resolution.h) onto one joined schema (query/join_source.h: private tables of one

@@ -5,6 +5,7 @@
 //   analyzer_where.cc      WHERE rendered to the --where filter language
 //   analyzer_select.cc     the select list (post-processing expressions, output types), ORDER BY
 //   analyzer_aggregates.cc aggregate calls lowered to QuerySpec parts, bounds, the budget split
+//   analyzer_calendar.cc   dates: DATE / TIMESTAMP literals in WHERE, DATE_TRUNC groups
 //   analyzer_expressions.cc per-row expressions: WHERE outside the filter language, GROUP BY
 //                          expressions and their keys in the select list
 // Internal to server/sql: nothing outside includes it.
@@ -66,7 +67,26 @@ class Analyzer {
   absl::Status MaxRowsContributedOption(const DpOption& o);
 
   // ---- names ----
-  absl::StatusOr<const query::ColumnSchema*> Column(const Expr& e);
+  // The column `e` names. A date or timestamp column is refused unless `calendar_ok` (the places
+  // that read it clamped: WHERE comparisons with literals, DATE_TRUNC groups).
+  absl::StatusOr<const query::ColumnSchema*> Column(const Expr& e, bool calendar_ok = false);
+
+  // ---- dates (analyzer_calendar.cc; calendar_literal.h) ----
+  // `literal` compared in WHERE with column `c`: a DATE / TIMESTAMP literal only with a column of
+  // its type, and a date or timestamp column only with such a literal or a quoted string (which
+  // the filter language parses in the column's form).
+  absl::Status CalendarOperand(const query::ColumnSchema& c, const Expr& literal) const;
+  // DATE_TRUNC(column, part)'s group_by entry, "column:bucket" as --group-by writes it, after
+  // checking that it truncates a date or timestamp column to a known part.
+  absl::StatusOr<std::string> TruncGroup(const Expr& call);
+  // GROUP BY DATE_TRUNC(...) (written at `at`): the planner's calendar-bucket group, every bucket
+  // the column's declared bounds span a released key ('YYYY-MM-DD'), no partition selection.
+  absl::Status GroupByTrunc(const Expr& call, Position at);
+  // DATE_TRUNC(...) in the select list: its GROUP BY key.
+  absl::StatusOr<OutputExpr> TruncKey(const Expr& call);
+  // GROUP BY <alias> of a selected DATE_TRUNC(...) (when no column has that name): that call;
+  // else `g` itself.
+  const Expr& SelectedTrunc(const Expr& g) const;
 
   // ---- GROUP BY ----
   absl::Status GroupBy();

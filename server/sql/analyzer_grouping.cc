@@ -15,6 +15,7 @@
 #include "server/query/filter/type_checker.h"
 #include "server/query/planner.h"
 #include "server/query/privacy_units.h"
+#include "server/sql/calendar_literal.h"
 #include "server/sql/diagnostics.h"
 #include "server/sql/expression_lowering.h"
 #include "server/sql/number_literal.h"
@@ -22,7 +23,7 @@
 
 namespace dpq::sql::internal {
 
-absl::StatusOr<const ColumnSchema*> Analyzer::Column(const Expr& e) {
+absl::StatusOr<const ColumnSchema*> Analyzer::Column(const Expr& e, bool calendar_ok) {
   if (!e.qualifier.empty() && e.qualifier != st_.table && e.qualifier != st_.table_alias) {
     return Invalid(e.pos, absl::StrCat("unknown table ", e.qualifier, ": FROM names ",
                                        st_.table_alias.empty() ? st_.table : st_.table_alias));
@@ -32,19 +33,26 @@ absl::StatusOr<const ColumnSchema*> Analyzer::Column(const Expr& e) {
     return Invalid(e.pos,
                    absl::StrCat("column ", e.name, " does not exist in dataset ", schema_.name));
   }
-  if (c->is_calendar()) {
-    // Dates are read only clamped, through the flag interface (docs/decisions.md).
-    return Unsupported(e.pos,
-                       absl::StrCat("column ", c->name, " is a ", query::ColumnTypeName(c->type),
-                                    ": DP SQL does not read date or timestamp columns "
-                                    "yet; use dpqctl query --where and --group-by "
-                                    "COLUMN:BUCKET"));
+  if (c->is_calendar() && !calendar_ok) {
+    // Dates are read only clamped, as the flag interface reads them (docs/decisions.md).
+    return Unsupported(
+        e.pos,
+        absl::StrCat(
+            "column ", c->name, " is a ", query::ColumnTypeName(c->type),
+            ": DP SQL reads it only compared with a literal in WHERE (", c->name,
+            " >= ", c->type == query::ColumnType::kDate ? "DATE 'YYYY-MM-DD'" : "TIMESTAMP '...'",
+            ", BETWEEN, IN, IS NULL) and grouped by DATE_TRUNC(", c->name, ", DAY|WEEK|MONTH)"));
   }
   return c;
 }
 
 absl::Status Analyzer::GroupBy() {
   for (const Expr& g : st_.group_by) {
+    const Expr& trunc = SelectedTrunc(g);
+    if (IsCalendarTrunc(trunc)) {
+      RETURN_IF_ERROR(GroupByTrunc(trunc, g.pos));
+      continue;
+    }
     const Expr& by = SelectedWidthBucket(g);
     if (IsWidthBucket(by)) {
       RETURN_IF_ERROR(GroupByWidthBucket(by, g.pos));
@@ -59,7 +67,15 @@ absl::Status Analyzer::GroupBy() {
       RETURN_IF_ERROR(GroupByExpression(g, "", g.pos));
       continue;
     }
-    ASSIGN_OR_RETURN(const ColumnSchema* c, Column(aliased != nullptr ? aliased->expr : g));
+    ASSIGN_OR_RETURN(const ColumnSchema* c,
+                     Column(aliased != nullptr ? aliased->expr : g, /*calendar_ok=*/true));
+    if (c->is_calendar()) {
+      // As --group-by day is refused: a date's groups are its declared calendar buckets.
+      return Invalid(g.pos, absl::StrCat("GROUP BY a ", query::ColumnTypeName(c->type),
+                                         " column groups by calendar bucket: write DATE_TRUNC(",
+                                         c->name, ", DAY), DATE_TRUNC(", c->name,
+                                         ", WEEK) or DATE_TRUNC(", c->name, ", MONTH)"));
+    }
     if (c->name == schema_.privacy_unit) {
       return Invalid(g.pos, "GROUP BY the privacy unit column would make every group one unit");
     }

@@ -15,6 +15,7 @@
 #include "server/query/filter/type_checker.h"
 #include "server/query/planner.h"
 #include "server/query/privacy_units.h"
+#include "server/sql/calendar_literal.h"
 #include "server/sql/diagnostics.h"
 #include "server/sql/number_literal.h"
 #include "server/sql/width_bucket.h"
@@ -29,9 +30,16 @@ absl::StatusOr<OutputExpr> Analyzer::Output(const Expr& e) {
         if (e.distinct) return Unsupported(e.pos, "WIDTH_BUCKET takes no DISTINCT");
         return WidthBucketKey(e);
       }
+      if (IsCalendarTrunc(e)) return TruncKey(e);
       return Aggregate(e);
     case Expr::Kind::kColumn: {
-      ASSIGN_OR_RETURN(const ColumnSchema* c, Column(e));
+      ASSIGN_OR_RETURN(const ColumnSchema* c, Column(e, /*calendar_ok=*/true));
+      if (c->is_calendar()) {
+        return Invalid(e.pos,
+                       absl::StrCat("column ", c->name, " is a ", query::ColumnTypeName(c->type),
+                                    ": select its GROUP BY bucket, DATE_TRUNC(", c->name,
+                                    ", DAY|WEEK|MONTH)"));
+      }
       auto it = std::find(out_.group_by.begin(), out_.group_by.end(), c->name);
       if (it == out_.group_by.end()) {
         return Invalid(

@@ -43,11 +43,13 @@ absl::StatusOr<std::string> Analyzer::RenderWhere(const Expr& e) {
       if (col->kind != Expr::Kind::kColumn) {
         return Unsupported(e.pos, "WHERE compares a column with a literal");
       }
-      ASSIGN_OR_RETURN(const ColumnSchema* c, Column(*col));
+      ASSIGN_OR_RETURN(const ColumnSchema* c, Column(*col, /*calendar_ok=*/true));
       if (lit->kind == Expr::Kind::kNull) {
         return Invalid(lit->pos,
                        "a comparison with NULL is never true: write IS NULL or IS NOT NULL");
       }
+      // A date compares only with a literal of its type (refused otherwise, not lowered).
+      RETURN_IF_ERROR(CalendarOperand(*c, *lit));
       absl::optional<std::string> l = FilterLiteral(*lit);
       if (!l)
         return Unsupported(lit->pos,
@@ -65,9 +67,10 @@ absl::StatusOr<std::string> Analyzer::RenderWhere(const Expr& e) {
       if (e.children[0].kind != Expr::Kind::kColumn) {
         return Unsupported(e.children[0].pos, "IN and BETWEEN test a column");
       }
-      ASSIGN_OR_RETURN(const ColumnSchema* c, Column(e.children[0]));
+      ASSIGN_OR_RETURN(const ColumnSchema* c, Column(e.children[0], /*calendar_ok=*/true));
       std::vector<std::string> lits;
       for (size_t i = 1; i < e.children.size(); ++i) {
+        RETURN_IF_ERROR(CalendarOperand(*c, e.children[i]));
         absl::optional<std::string> l = FilterLiteral(e.children[i]);
         if (!l)
           return Unsupported(e.children[i].pos, "expected a literal (a number or a 'string')");
@@ -84,7 +87,7 @@ absl::StatusOr<std::string> Analyzer::RenderWhere(const Expr& e) {
       if (e.children[0].kind != Expr::Kind::kColumn) {
         return Unsupported(e.children[0].pos, "IS NULL tests a column");
       }
-      ASSIGN_OR_RETURN(const ColumnSchema* c, Column(e.children[0]));
+      ASSIGN_OR_RETURN(const ColumnSchema* c, Column(e.children[0], /*calendar_ok=*/true));
       return absl::StrCat(c->name, e.negated ? " IS NOT NULL" : " IS NULL");
     }
     case Expr::Kind::kCall: return Unsupported(e.pos, "WHERE cannot call functions or aggregates");

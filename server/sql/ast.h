@@ -34,13 +34,16 @@ struct Expr {
                 // [operand,] w1, t1, w2, t2, ... [, e]; has_operand / has_else say which exist
     kCast,      // CAST(children[0] AS name): name is the target type, upper-cased
     kBool,      // TRUE / FALSE: text "TRUE" or "FALSE"
+    kCalendar,  // DATE '...' / TIMESTAMP '...': name "DATE" or "TIMESTAMP", text the value's
+                // canonical text (calendar_literal.h), checked by the parser
   };
   Kind kind = Kind::kColumn;
   Position pos;
   std::string qualifier;       // kColumn: the table alias or name, when written
   std::string name;            // kColumn: column (lower-cased); kCall: function (upper-cased);
-                               // kNamedArg: the argument's name (lower-cased)
-  std::string text;            // kNumber, kString, kBool
+                               // kNamedArg: the argument's name (lower-cased); kCalendar: type
+  std::string text;            // kNumber, kString, kBool, kCalendar; kCall of DATE_TRUNC or
+                               // TIMESTAMP_TRUNC: the date part as written, upper-cased
   std::string op;              // kUnary, kBinary
   bool negated = false;        // kIn, kBetween, kIsNull
   bool has_operand = false;    // kCase: a simple CASE (CASE x WHEN 1 THEN ...)

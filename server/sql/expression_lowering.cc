@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/base/status_macros.h"
+#include "server/sql/calendar_literal.h"
 #include "server/sql/diagnostics.h"
 
 namespace dpq::sql {
@@ -118,6 +119,11 @@ absl::StatusOr<qe::Expr> LowerCall(const Expr& e) {
       {"ABS", {qe::Expr::Kind::kAbs, {1, 1}}},
       {"LEAST", {qe::Expr::Kind::kLeast, {1, 0}}},
       {"GREATEST", {qe::Expr::Kind::kGreatest, {1, 0}}}};
+  if (IsCalendarTrunc(e)) {
+    return Unsupported(e.pos, absl::StrCat(e.name,
+                                           "(column, DAY|WEEK|MONTH) is a GROUP BY key (and that "
+                                           "key in the select list), not a per-row value"));
+  }
   auto f = kFunctions->find(e.name);
   if (f == kFunctions->end()) {
     return Unsupported(e.pos, absl::StrCat("function ", e.name,
@@ -174,6 +180,12 @@ absl::StatusOr<query::expression::Expr> LowerExpression(const Expr& e) {
     case Expr::Kind::kNamedArg:
       return Unsupported(e.pos,
                          absl::StrCat("named argument ", e.name, " in a per-row expression"));
+    case Expr::Kind::kCalendar:
+      // Dates are read only clamped, through the --where language (docs/decisions.md).
+      return Unsupported(e.pos, absl::StrCat("a ", e.name,
+                                             " literal is read only in a WHERE of comparisons, "
+                                             "BETWEEN, IN, IS NULL, AND, OR and NOT, against a "
+                                             "column of its type"));
   }
   return Unsupported(e.pos, "this construct is not a per-row value");
 }

@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "server/base/status_macros.h"
+#include "server/sql/calendar_literal.h"
 #include "server/sql/diagnostics.h"
 #include "server/sql/lexer.h"
 
@@ -587,6 +588,13 @@ class Parser {
       if (t.upper == "CAST" && IsSymbol("(", 1)) return ParseCast();
       if (t.upper == "EXISTS") return Unsupported(t.pos, "subqueries (EXISTS) are not supported");
       if (t.upper == "SELECT") return Unsupported(t.pos, "subqueries are not supported");
+      if ((t.upper == "DATE" || t.upper == "TIMESTAMP") && Peek(1).kind == Token::Kind::kString) {
+        const std::string word = Next().upper;
+        return CalendarLiteral(word, Next().text, e.pos);
+      }
+      if ((t.upper == "DATE_TRUNC" || t.upper == "TIMESTAMP_TRUNC") && IsSymbol("(", 1)) {
+        return ParseTrunc();
+      }
       if (IsSymbol("(", 1)) return ParseCall();
     }
     ASSIGN_OR_RETURN(std::string name, ParseName("an expression"));
@@ -640,6 +648,23 @@ class Parser {
     RETURN_IF_ERROR(ExpectKeyword("AS"));
     if (Peek().kind != Token::Kind::kIdent) return Expected("a type name after AS");
     e.name = Next().upper;
+    RETURN_IF_ERROR(ExpectSymbol(")"));
+    return e;
+  }
+
+  // DATE_TRUNC(expr, part), at the name: the date part is a bare word (ZetaSQL), kept in `text`
+  // so that no later pass reads it as a column (a column may well be called `day`).
+  absl::StatusOr<Expr> ParseTrunc() {
+    Expr e;
+    e.kind = Expr::Kind::kCall;
+    e.pos = Peek().pos;
+    e.name = Next().upper;
+    RETURN_IF_ERROR(ExpectSymbol("("));
+    ASSIGN_OR_RETURN(Expr operand, ParseExpr(0));
+    e.children.push_back(std::move(operand));
+    RETURN_IF_ERROR(ExpectSymbol(","));
+    if (Peek().kind != Token::Kind::kIdent) return Expected("a date part (DAY, WEEK or MONTH)");
+    e.text = Next().upper;
     RETURN_IF_ERROR(ExpectSymbol(")"));
     return e;
   }

@@ -312,5 +312,49 @@ TEST(SqlParserTest, DistinctInsideACallIsMarkedOnTheCall) {
   EXPECT_FALSE(s.statements[0].select[1].expr.distinct);
 }
 
+TEST(SqlParserTest, DateAndTimestampLiteralsAreCheckedAndCanonical) {
+  Script s = Parsed(DP
+                    "COUNT(*) FROM t WHERE d BETWEEN DATE '2026-02-01' AND date '2026-02-28' "
+                    "AND ts < TIMESTAMP '2026-02-01 12:00:00.5' AND ts > TIMESTAMP '2026-01-01'");
+  const Expr& where = s.statements[0].where;  // ((BETWEEN AND <) AND >)
+  const Expr& between = where.children[0].children[0];
+  ASSERT_EQ(between.kind, Expr::Kind::kBetween);
+  EXPECT_EQ(between.children[1].kind, Expr::Kind::kCalendar);
+  EXPECT_EQ(between.children[1].name, "DATE");
+  EXPECT_EQ(between.children[2].text, "2026-02-28");
+  const Expr& before = where.children[0].children[1].children[1];
+  EXPECT_EQ(before.name, "TIMESTAMP");
+  EXPECT_EQ(before.text, "2026-02-01T12:00:00.500000Z");
+  EXPECT_EQ(where.children[1].children[1].text, "2026-01-01T00:00:00Z");
+  // A column may be called date; only DATE followed by a string is a literal.
+  EXPECT_EQ(Parsed(DP "COUNT(*) FROM t WHERE date = 1").statements[0].where.children[0].kind,
+            Expr::Kind::kColumn);
+  for (const char* bad : {"DATE '2026-02-30'", "DATE '2026-2-1'", "DATE ''", "DATE '10000-01-01'",
+                          "TIMESTAMP '2026-02-01T24:00:00Z'", "TIMESTAMP '2026-02-01 12:00+01'",
+                          "TIMESTAMP '2026-02-01 12:00:00.1234567'"}) {
+    absl::StatusOr<Script> r = Parse(std::string(DP "COUNT(*) FROM t WHERE d = ") + bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(r.status().message(), HasSubstr("column 79")) << bad;
+    EXPECT_THAT(r.status().message(), HasSubstr("YYYY-MM-DD")) << bad;
+  }
+}
+
+TEST(SqlParserTest, DateTruncKeepsItsDatePartOutOfTheColumns) {
+  Script s =
+      Parsed(DP "DATE_TRUNC(t.day, week) AS w, COUNT(*) FROM t GROUP BY DATE_TRUNC(day, DAY)");
+  const Expr& w = s.statements[0].select[0].expr;
+  EXPECT_EQ(w.kind, Expr::Kind::kCall);
+  EXPECT_EQ(w.name, "DATE_TRUNC");
+  EXPECT_EQ(w.text, "WEEK");
+  ASSERT_EQ(w.children.size(), 1u);  // a column called `day` is never the date part
+  EXPECT_EQ(w.children[0].qualifier, "t");
+  EXPECT_EQ(s.statements[0].group_by[0].text, "DAY");
+  for (const char* bad :
+       {"DATE_TRUNC(day)", "DATE_TRUNC(day, 'week')", "DATE_TRUNC(day, WEEK, 1)"}) {
+    EXPECT_FALSE(Parse(std::string(DP "COUNT(*) FROM t GROUP BY ") + bad).ok()) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace dpq::sql

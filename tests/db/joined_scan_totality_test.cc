@@ -15,6 +15,7 @@
 #include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/query/calendar.h"
 #include "server/sql/join_resolution.h"
 #include "tests/db/scan_totality.h"
 #include "tests/support/status_matchers.h"
@@ -214,6 +215,50 @@ TEST_F(JoinedScanTotalityTest, EveryJoinedSqlExpressionFormScansWithoutError) {
           << "never scanned: " << Joined(form, x_as, n_as);
     }
   }
+}
+
+// Dates through a join: a private table of the same population holding only adversarial dates
+// (every pair of totality::AdversarialDays and AdversarialTimestamps for every unit), joined on
+// the unit; each SQL date form reads its date columns from it, clamped by its declared bounds.
+TEST_F(JoinedScanTotalityTest, EveryJoinedSqlDateFormScansWithoutError) {
+  query::DatasetSchema c;
+  c.name = "calendar_b";
+  c.population = schema_.population;
+  c.privacy_unit = "pid";
+  c.columns = {{"pid", ColumnType::kInteger, absl::nullopt, absl::nullopt, {}},
+               {"day", ColumnType::kDate, absl::nullopt, absl::nullopt, {}},
+               {"at", ColumnType::kTimestamp, absl::nullopt, absl::nullopt, {}}};
+  c.columns[1].calendar_lower = *query::ParseDate("2026-01-01");
+  c.columns[1].calendar_upper = *query::ParseDate("2026-12-31");
+  c.columns[2].calendar_lower = *query::ParseTimestamp("2026-01-01T00:00:00Z");
+  c.columns[2].calendar_upper = *query::ParseTimestamp("2026-06-30T23:59:59.999999Z");
+  ASSERT_OK_AND_ASSIGN(CreatedDataset created,
+                       CreateFromCsv(c, "pid,day,at\n1,2026-05-05,2026-05-05T10:00:00Z\n"));
+  const auto values = [](const std::vector<std::string>& v) {
+    std::vector<std::string> rows;
+    for (size_t i = 0; i < v.size(); ++i) rows.push_back(absl::StrCat("(", i, ", ", v[i], ")"));
+    return absl::StrJoin(rows, ", ");
+  };
+  Sql(absl::StrCat("INSERT INTO ", DataTableName(created.schema.id),
+                   " (pid, day, at, _dpq_rank) SELECT a.pid, d.v::date, t.v::timestamp, "
+                   "row_number() OVER (PARTITION BY a.pid ORDER BY d.i, t.i) FROM (SELECT "
+                   "DISTINCT pid FROM ",
+                   DataTableName(schema_.id), ") a CROSS JOIN (VALUES ",
+                   values(totality::AdversarialDays()), ") d(i, v) CROSS JOIN (VALUES ",
+                   values(totality::AdversarialTimestamps()), ") t(i, v)"));
+  tables_["calendar_b"] = created.schema;
+  AggregateScanner scanner(db());
+  for (const std::string& form : totality::SqlDateForms()) {
+    const std::string text = absl::StrReplaceAll(
+        form, {{" FROM calendar", " FROM adversarial JOIN calendar_b USING (pid)"}});
+    query::DatasetSchema joined;
+    absl::optional<sql::CompiledStatement> compiled = CompileJoined(text, &joined);
+    ASSERT_TRUE(compiled.has_value()) << text;
+    declared_ = &joined;
+    for (const QuerySpec& part : compiled->parts) EXPECT_TRUE(PlanAndScan(part, text, scanner));
+    declared_ = nullptr;
+  }
+  EXPECT_EQ(scanned_, static_cast<int>(totality::SqlDateForms().size()));
 }
 
 }  // namespace

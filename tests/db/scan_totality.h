@@ -192,6 +192,64 @@ inline std::vector<std::string> SqlExpressionForms() {
   return out;
 }
 
+// Stored dates and timestamps no dpq load writes but a writer behind dpq's back could: the
+// infinities, the ends of dpq's years, NULL, BC and far-future years, a rounding edge, and values
+// just past ordinary bounds (SQL literals, for an INSERT).
+inline const std::vector<std::string>& AdversarialDays() {
+  static const auto* const kDays = new std::vector<std::string>{
+      "'infinity'",      "'-infinity'",     "'0001-01-01'", "'9999-12-31'", "NULL",
+      "'4713-01-01 BC'", "'5874897-12-31'", "'1999-01-01'", "'2200-01-01'"};
+  return *kDays;
+}
+inline const std::vector<std::string>& AdversarialTimestamps() {
+  static const auto* const kTimestamps =
+      new std::vector<std::string>{"'infinity'",
+                                   "'-infinity'",
+                                   "'0001-01-01 00:00:00'",
+                                   "'9999-12-31 23:59:59.999999'",
+                                   "NULL",
+                                   "'4713-01-01 00:00:00 BC'",
+                                   "'294276-12-31 23:59:59.999999'",
+                                   "'2026-06-30 23:59:59.9999995'",
+                                   "'2027-01-01'"};
+  return *kTimestamps;
+}
+
+// DP SQL over the date and timestamp columns of DateColumnsScanWithoutErrorOnAdversarialValues'
+// table `calendar` (pid, day, at): every WHERE form on dates and every DATE_TRUNC grouping, COUNT
+// in each of its bounding forms and key-only selects. Each must compile (they are all valid).
+inline std::vector<std::string> SqlDateForms() {
+  const std::string head =
+      "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, max_groups_contributed = 3) ";
+  const std::vector<std::string> bodies = {
+      "COUNT(*) FROM calendar WHERE day >= DATE '2026-11-23'",
+      "COUNT(*, contribution_bounds_per_group => (0, 5)) FROM calendar WHERE at < TIMESTAMP "
+      "'2026-03-01 00:00:00' OR day IN (DATE '2026-01-01', DATE '2026-12-31')",
+      "COUNT(*) FROM calendar WHERE day BETWEEN DATE '0001-01-01' AND DATE '9999-12-31' AND "
+      "at <> TIMESTAMP '2026-06-30 23:59:59.999999'",
+      "COUNT(DISTINCT pid) FROM calendar WHERE NOT (day <> '2026-05-05') OR at IS NULL",
+      "COUNT(*) FROM calendar WHERE day IS NOT NULL AND day NOT BETWEEN DATE '2026-02-01' AND "
+      "DATE '2026-11-30'",
+      "DATE_TRUNC(day, DAY) AS d, COUNT(*) FROM calendar GROUP BY d",
+      "DATE_TRUNC(day, WEEK), COUNT(*, contribution_bounds_per_group => (0, 5)) FROM calendar "
+      "WHERE at >= TIMESTAMP '2026-06-30T23:59:59.999999Z' GROUP BY DATE_TRUNC(day, WEEK)",
+      "TIMESTAMP_TRUNC(at, MONTH) AS m, DATE_TRUNC(day, MONTH) AS dm, COUNT(*) FROM calendar "
+      "GROUP BY m, dm",
+      "TIMESTAMP_TRUNC(at, DAY) AS d, COUNT(DISTINCT pid) FROM calendar GROUP BY d",
+      "DATE_TRUNC(day, ISOWEEK) AS w FROM calendar WHERE day < DATE '0002-01-01' GROUP BY w",
+      "COUNT(*, contribution_bounds_per_group => (1, 3)) FROM calendar WHERE day IS NULL OR "
+      "day = DATE '2026-12-31' GROUP BY DATE_TRUNC(at, WEEK)",
+      "COUNT(*) FROM calendar WHERE at > TIMESTAMP '9999-12-31 23:59:59.999999' OR day < DATE "
+      "'0001-01-02'",
+  };
+  std::vector<std::string> out;
+  for (const std::string& body : bodies) out.push_back(head + body);
+  out.push_back(
+      "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, max_rows_contributed = 3) "
+      "COUNT(*) FROM calendar WHERE day > DATE '2026-06-01'");
+  return out;
+}
+
 }  // namespace dpq::store::totality
 
 #endif  // DPQ_TESTS_DB_SCAN_TOTALITY_H_

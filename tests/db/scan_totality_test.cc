@@ -365,18 +365,8 @@ TEST_F(ScanTotalityTest, DateColumnsScanWithoutErrorOnAdversarialValues) {
   schema.columns[2].calendar_upper = *query::ParseTimestamp("2026-06-30T23:59:59.999999Z");
   ASSERT_OK_AND_ASSIGN(CreatedDataset created,
                        CreateFromCsv(schema, "pid,day,at\n1,2026-05-05,2026-05-05T10:00:00Z\n"));
-  const std::vector<std::string> days = {"'infinity'",      "'-infinity'",  "'0001-01-01'",
-                                         "'9999-12-31'",    "NULL",         "'4713-01-01 BC'",
-                                         "'5874897-12-31'", "'1999-01-01'", "'2200-01-01'"};
-  const std::vector<std::string> ats = {"'infinity'",
-                                        "'-infinity'",
-                                        "'0001-01-01 00:00:00'",
-                                        "'9999-12-31 23:59:59.999999'",
-                                        "NULL",
-                                        "'4713-01-01 00:00:00 BC'",
-                                        "'294276-12-31 23:59:59.999999'",
-                                        "'2026-06-30 23:59:59.9999995'",
-                                        "'2027-01-01'"};
+  const std::vector<std::string>& days = totality::AdversarialDays();
+  const std::vector<std::string>& ats = totality::AdversarialTimestamps();
   std::vector<std::string> rows;
   for (size_t i = 0; i < days.size(); ++i) {
     for (size_t j = 0; j < ats.size(); ++j) {  // each pair in a unit of its own and all in one
@@ -429,6 +419,18 @@ TEST_F(ScanTotalityTest, DateColumnsScanWithoutErrorOnAdversarialValues) {
     }
   }
   EXPECT_EQ(scanned, 35);
+  // The same table through DP SQL: DATE / TIMESTAMP literals and DATE_TRUNC groups compile to
+  // the flag forms above, so every statement plans and scans.
+  declared_ = &created.schema;
+  for (const std::string& text : totality::SqlDateForms()) {
+    absl::optional<sql::CompiledStatement> compiled = Compile(text, created.schema);
+    ASSERT_TRUE(compiled.has_value()) << text;
+    for (const QuerySpec& part : compiled->parts) {
+      EXPECT_TRUE(PlanAndScan(part, text, scanner)) << text;
+    }
+  }
+  declared_ = nullptr;
+  EXPECT_EQ(scanned_, static_cast<int>(totality::SqlDateForms().size()));
 }
 
 // The fallback must be total too: with every float8 statement failing (fault injection), each

@@ -16,7 +16,8 @@ and on every D' as the same analyst, in the same order, with the same request id
   * `dpqctl sql` forms of the same questions: per-unit SUM / AVG (declared bounds and explicit
     contribution_bounds_per_group up to 1e15), row-clamped SUM, VAR_POP, STDDEV_POP (also with
     bounds of 1e-147) and PERCENTILE_CONT, per-unit COUNT, GROUP BY declared categories, keys
-    stated by WHERE, selected keys and WIDTH_BUCKET, a script of two statements, refusals; a
+    stated by WHERE, selected keys and WIDTH_BUCKET, dates (DATE literals, DATE_TRUNC buckets),
+    a script of two statements, refusals; a
     replay, a cached repeat and bob's release of one; `dpqctl sql --explain` of some;
   * `dpqctl query --per-unit` (count, sum, mean; grouped and not; extreme bounds), the first two
     being the flag twins of SQL statements asked before them (cached answers);
@@ -398,7 +399,7 @@ def sql_queries():
          "half_width": {"n"}, "selects": False},
         # Refused on every dataset: u has no declared bounds.
         sql_query("SUM(u) AS s " + d, ["s"]),
-    ] + sql_expression_queries()
+    ] + sql_expression_queries() + sql_date_queries()
 
 
 BAND = "CASE WHEN x < 50 THEN 'lo' ELSE 'hi' END"
@@ -429,12 +430,32 @@ def sql_expression_queries():
     ]
 
 
+def sql_date_queries():
+    """Dates in SQL, read as the flags read them: DATE literals in WHERE (clamped comparisons,
+    BETWEEN, IS NULL), DATE_TRUNC groups (every bucket of the declared bounds, with a category
+    too), a key-only select of the buckets, and the refusal of a date selected bare."""
+    d = "FROM {d}"
+    return [
+        sql_query("COUNT(*) AS n, SUM(x) AS s %s WHERE day >= DATE '2026-03-01' OR day IS NULL"
+                  % d, ["n", "s"]),
+        sql_query("DATE_TRUNC(day, WEEK) AS w, COUNT(*) AS n %s WHERE day BETWEEN "
+                  "DATE '2026-01-01' AND DATE '2026-02-15' GROUP BY w" % d, ["n"],
+                  extra=", max_groups_contributed = 3"),
+        sql_query("cat, DATE_TRUNC(day, MONTH) AS m, AVG(x) AS a, SUM(x) AS s %s GROUP BY cat, m"
+                  % d, ["s"], extra=", max_groups_contributed = 2"),
+        sql_query("DATE_TRUNC(day, DAY) AS d %s WHERE day <> DATE '2026-01-15' GROUP BY d" % d),
+        # Refused on every dataset (at `day`, before the dataset's name): a date is selected as
+        # its DATE_TRUNC bucket.
+        sql_query("day, COUNT(*) AS n %s GROUP BY DATE_TRUNC(day, DAY)" % d, ["n"]),
+    ]
+
+
 SQL_TWIN = 13            # index in sql_queries() of the SQL twin of per_unit_queries()[0]
 # Statements refused on every dataset (bounds above 1e15, no bounds, an unbounded column inside
 # arithmetic).
-SQL_REFUSED = (15, 16, 24, 34)
+SQL_REFUSED = (15, 16, 24, 34, 39)
 PER_UNIT_REFUSED = (5,)     # per_unit_queries() refused on every dataset (the overflow probe)
-SQL_EXPLAINED = (0, 5, 10, 11, 13, 15, 20, 21, 25, 27, 29)  # statements also run with --explain
+SQL_EXPLAINED = (0, 5, 10, 11, 13, 15, 20, 21, 25, 27, 29, 36)  # statements also run with --explain
 
 
 # ---------------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ import sql_support  # noqa: E402
 
 CASES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sql_conformance.json")
 # The tables of population trial (sql_support.create_trial): a statement reading one charges trial.
-TRIAL_TABLES = ("patients", "recurrence", "death", "visits", "doses")
+TRIAL_TABLES = ("patients", "recurrence", "death", "visits", "doses", "appointments")
 
 
 def ledger_of(case):

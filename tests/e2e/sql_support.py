@@ -4,6 +4,7 @@ with PostgreSQL's exact answer on the same clamped, bounded rows."""
 
 import atexit
 import csv
+import datetime
 import os
 import shutil
 import subprocess
@@ -31,8 +32,10 @@ TRUTH_TABLES = {
 # `patients` (one row per patient, the columns both rows share), `recurrence` and `death` (that
 # event's time and status), and the pair `visits` / `doses`, where a unit has several rows on
 # both sides (1-4 visits times 1-3 doses for patients 1-60, and 5 x 5 for patient 61, whose
-# values are constant so that any K of its joined rows give the same answer). `regimens` is a
-# public table: rx -> code, name (Placebo matches no patient).
+# values are constant so that any K of its joined rows give the same answer). `appointments`
+# holds dates: 1-4 per patient 1-60 (5 alike for patient 61), a date `day` and a UTC timestamp
+# `at` spread past both declared bounds (dpq reads them clamped: truth.appointments_clamped), some
+# empty. `regimens` is a public table: rx -> code, name (Placebo matches no patient).
 PATIENT_COLUMNS = ("patient_id", "study", "rx", "sex", "age", "obstruct", "perfor", "adhere",
                    "nodes", "differ", "extent", "surg", "node4")
 TRIAL = {
@@ -41,12 +44,23 @@ TRIAL = {
     "death": (("patient_id", "time", "status"), ("time=0:5000",), ()),
     "visits": (("patient_id", "visit", "kind", "score"), ("score=0:10",), ("kind=a|b|c",)),
     "doses": (("patient_id", "dose", "amount"), ("amount=0:5",), ()),
+    "appointments": (("patient_id", "slot", "day", "at", "fee"),
+                     ("day=2026-01-01:2026-06-30", "at=2026-03-01T00:00:00Z:2026-03-14T23:59:59Z",
+                      "fee=0:100"), ()),
 }
+# The rows of truth.appointments as dpq reads them: each date clamped into its bounds, NULL kept.
+APPOINTMENTS_CLAMPED = (
+    "CREATE VIEW truth.appointments_clamped AS SELECT patient_id, slot, fee, "
+    "CASE WHEN day IS NULL THEN NULL ELSE least(greatest(day, date '2026-01-01'), "
+    "date '2026-06-30') END AS day, "
+    "CASE WHEN at IS NULL THEN NULL ELSE least(greatest(at, timestamp '2026-03-01 00:00:00'), "
+    "timestamp '2026-03-14 23:59:59') END AS at FROM truth.appointments")
 REGIMENS = [("Obs", 0, "Observation"), ("Lev", 1, "Levamisole"),
             ("Lev+5FU", 2, "Levamisole+5-FU"), ("Placebo", 3, "Placebo")]
-SQL_TYPES = {"text": "text", "integer": "integer", "double": "float8"}
+SQL_TYPES = {"text": "text", "integer": "integer", "double": "float8", "date": "date",
+             "timestamp": "timestamp"}
 TRIAL_TYPES = {"rx": "text", "kind": "text", "score": "double", "amount": "double",
-               "name": "text"}
+               "name": "text", "day": "date", "at": "timestamp", "fee": "double"}
 TRIAL_COLUMNS = dict([(t, spec[0]) for t, spec in TRIAL.items()] +
                      [("regimens", ("rx", "code", "name"))])
 MANY_ROWS_UNIT = 61
@@ -55,6 +69,24 @@ _trial_dir = []
 
 def trial_type(column):
     return TRIAL_TYPES.get(column, "integer")
+
+
+def appointment_rows():
+    """Deterministic dates from 2025-12-20 (before the lower bound) to 2026-07-07 (after the
+    upper), timestamps from 2026-02-25 to 2026-03-18 (both bounds cut), about 1 in 12 empty."""
+    rows = []
+    day0 = datetime.date(2025, 12, 20)
+    at0 = datetime.datetime(2026, 2, 25)
+    for p in range(1, MANY_ROWS_UNIT):
+        for i in range(1 + p % 4):
+            day = "" if (p + i) % 13 == 0 else str(day0 + datetime.timedelta((11 * p + 17 * i) % 200))
+            at = "" if (3 * p + i) % 11 == 0 else (at0 + datetime.timedelta(
+                hours=(37 * p + 13 * i) % (22 * 24), minutes=(7 * p) % 60)).strftime(
+                    "%Y-%m-%dT%H:%M:%SZ")
+            rows.append([p, i + 1, day, at, (3 * p + 5 * i) % 120])
+    for k in range(5):
+        rows.append([MANY_ROWS_UNIT, k + 1, "2026-03-15", "2026-03-05T12:00:00Z", 40])
+    return rows
 
 
 def trial_rows():
@@ -68,7 +100,7 @@ def trial_rows():
         "patients": [[r[c] for c in PATIENT_COLUMNS] for r in first.values()],
         "recurrence": [[r["patient_id"], r["time"], r["status"]] for r in colon if r["etype"] == "1"],
         "death": [[r["patient_id"], r["time"], r["status"]] for r in colon if r["etype"] == "2"],
-        "visits": [], "doses": [],
+        "visits": [], "doses": [], "appointments": appointment_rows(),
         "regimens": [list(r) for r in REGIMENS],
     }
     for p in range(1, MANY_ROWS_UNIT):
@@ -144,6 +176,7 @@ def load_truth(dpqd):
         commands += ["-c", "CREATE TABLE truth.%s (%s)" % (name, columns),
                      "-c", "\\copy truth.%s FROM '%s' WITH (FORMAT csv, HEADER true)" %
                      (name, path)]
+    commands += ["-c", APPOINTMENTS_CLAMPED]
     psql(dpqd, "CREATE SCHEMA IF NOT EXISTS truth", *commands)
 
 

@@ -196,12 +196,16 @@ absl::StatusOr<Checked> Checker::CheckColumn(const Expr& e) {
                                       "; `dpqctl dataset show` lists its columns"));
   }
   if (column->is_calendar()) {
-    // Not yet in DP SQL: a date is read only clamped (docs/decisions.md, "Dates and timestamps"),
-    // through dpqctl query's --where and --group-by buckets.
+    // A date is read only clamped (docs/decisions.md, "Dates and timestamps"): compared with a
+    // literal in the filter language (--where, or a SQL WHERE of comparisons) and grouped by
+    // calendar bucket (--group-by COLUMN:BUCKET, DATE_TRUNC); never as a per-row value.
     return Refuse(e.pos,
                   absl::StrCat("column ", column->name, " is a ", ColumnTypeName(column->type),
-                               ": DP SQL does not read date or timestamp columns yet; "
-                               "use dpqctl query --where and --group-by COLUMN:BUCKET"));
+                               ": a per-row expression cannot read it; compare it with a literal "
+                               "in WHERE (with comparisons, BETWEEN, IN, IS NULL, AND, OR, NOT "
+                               "only) and group it by calendar bucket (DATE_TRUNC(",
+                               column->name, ", DAY|WEEK|MONTH) in SQL, --group-by ", column->name,
+                               ":week with flags)"));
   }
   Checked c{e, column->name};
   c.node.name = column->name;
