@@ -156,7 +156,14 @@ std::string BlockSpendProblem(const ChainWalk& walk, const BlockSpends& cells) {
                           " differs from the sum recomputed from the audit rows");
     }
   }
-  return "a time block's cell holds a spend that no audit row paid";
+  // Every paid block matched: some cell holds a spend that no row paid. Name it, as above.
+  for (const auto& [start, spent] : cells) {
+    if (walk.block_spends().count(start) == 0) {
+      return absl::StrCat("the cell of time block ", query::FormatDate(start),
+                          " holds a spend that no audit row paid");
+    }
+  }
+  return "";
 }
 
 // The dataset's checkpoint, if any; full_due when its last walk from genesis is older than

@@ -17,7 +17,6 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/dp/testing/seeded_random.h"
 #include "server/engine/query_engine.h"
 #include "server/store/aggregate_scanner.h"
 #include "server/store/budget_ledger.h"
@@ -25,6 +24,7 @@
 #include "server/store/population_store.h"
 #include "server/store/principal_store.h"
 #include "server/store/result_cache.h"
+#include "tests/db/engine_replica.h"
 #include "tests/db/store_test_env.h"
 #include "tests/support/status_matchers.h"
 
@@ -38,33 +38,6 @@ using ::testing::HasSubstr;
 constexpr double kEpsilon = 0.25;  // every query's charge: budgets below are multiples of it
 constexpr int kThreadsPerEngine = 3;
 constexpr int kMaxQueriesPerThread = 100;  // bounds a loop whose refusal never comes
-
-// SeededRandom is not thread-safe; a dpqd's random source is shared by its request threads.
-class LockedRandom final : public dp::RandomSource {
- public:
-  explicit LockedRandom(uint64_t seed) : rng_(seed) {}
-  uint64_t NextUint64() override {
-    std::lock_guard<std::mutex> lock(mu_);
-    return rng_.NextUint64();
-  }
-
- private:
-  std::mutex mu_;
-  dp::SeededRandom rng_;
-};
-
-// What one dpqd holds: its own pool, stores, result cache, random source and engine.
-struct Replica {
-  explicit Replica(uint64_t seed) : rng(seed) {}
-  LockedRandom rng;
-  std::unique_ptr<store::Database> db;
-  std::unique_ptr<store::DatasetStore> datasets;
-  std::unique_ptr<store::PrincipalStore> principals;
-  std::unique_ptr<store::BudgetLedger> ledger;
-  std::unique_ptr<store::AggregateScanner> scanner;
-  std::unique_ptr<store::ResultCache> cache;
-  std::unique_ptr<QueryEngine> engine;
-};
 
 // What the threads of one run saw, by request id.
 struct Tally {
@@ -103,17 +76,9 @@ class PopulationBudgetConcurrencyTest : public ::dpq::testing::StoreTest {
       for (const char* d : {"visits_a", "visits_b"}) ASSERT_OK(principals.Grant(who, d));
     }
     for (int i = 0; i < 2; ++i) {
-      auto r = std::make_unique<Replica>(1000 + i);
-      ASSERT_OK_AND_ASSIGN(r->db, store::Database::Open(url(), kThreadsPerEngine + 1));
-      r->datasets = std::make_unique<store::DatasetStore>(r->db.get());
-      r->principals = std::make_unique<store::PrincipalStore>(r->db.get());
-      r->ledger = std::make_unique<store::BudgetLedger>(r->db.get());
-      r->scanner = std::make_unique<store::AggregateScanner>(r->db.get());
-      r->cache = std::make_unique<store::ResultCache>(r->db.get());
-      r->engine = std::make_unique<QueryEngine>(
-          QueryEngine::Stores{r->datasets.get(), r->principals.get(), r->ledger.get(),
-                              r->scanner.get(), r->cache.get()},
-          &r->rng);
+      ASSERT_OK_AND_ASSIGN(
+          std::unique_ptr<::dpq::testing::EngineReplica> r,
+          ::dpq::testing::OpenEngineReplica(url(), kThreadsPerEngine + 1, 1000 + i));
       replicas_.push_back(std::move(r));
     }
   }
@@ -195,7 +160,7 @@ class PopulationBudgetConcurrencyTest : public ::dpq::testing::StoreTest {
 
   int64_t population_id_ = 0;
   store::Principal alice_, bob_;
-  std::vector<std::unique_ptr<Replica>> replicas_;
+  std::vector<std::unique_ptr<::dpq::testing::EngineReplica>> replicas_;
 };
 
 // Budget 12 at 0.25 a query: exactly 48 answers, whichever dpqd and dataset they came through;
