@@ -118,10 +118,12 @@ TEST(BudgetToJsonTest, HasEveryFieldOfTheBudgetMessage) {
   const nlohmann::json json = BudgetToJson(SampleBudget());
   for (const char* key : {"dataset", "epsilon_total", "delta_total", "epsilon_spent", "delta_spent",
                           "epsilon_remaining", "delta_remaining", "accountant", "preset",
-                          "max_query_epsilon", "warnings", "population", "via_dataset"}) {
+                          "max_query_epsilon", "warnings", "population", "via_dataset",
+                          "per_block", "blocks"}) {
     EXPECT_TRUE(json.contains(key)) << key;
   }
-  EXPECT_EQ(json.size(), 13u);
+  EXPECT_EQ(json.size(), 15u);
+  EXPECT_EQ(json.at("blocks"), nlohmann::json::array());
   EXPECT_TRUE(json.at("max_query_epsilon").is_null()) << "absent: no limit";
   EXPECT_EQ(json.at("epsilon_remaining"), 0.75);
   EXPECT_EQ(json.at("delta_spent"), 0.0);
@@ -320,9 +322,11 @@ TEST(AuditEntryToJsonTest, HasEveryFieldWithEnumWords) {
   entry.set_rows(3);
   entry.set_kind("query");
   entry.set_datasets("patients,visits");
+  entry.set_blocks("day:2026-11-29:2026-12-05");
   const nlohmann::json json = AuditEntryToJson(entry);
-  EXPECT_EQ(json.size(), 14u);
+  EXPECT_EQ(json.size(), 15u);
   EXPECT_EQ(json.at("datasets"), "patients,visits");
+  EXPECT_EQ(json.at("blocks"), "day:2026-11-29:2026-12-05");
   EXPECT_EQ(json.at("kind"), "query");
   EXPECT_EQ(json.at("rows"), 3);
   EXPECT_EQ(json.at("seq"), 7);

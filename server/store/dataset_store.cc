@@ -288,6 +288,21 @@ absl::StatusOr<int64_t> CopyRows(pqxx::work& tx, const DatasetSchema& schema,
   return rows;
 }
 
+// The datasets row of `schema` (its population and row rank already decided): id, version and
+// creation time.
+pqxx::row InsertDatasetRow(pqxx::work& tx, const DatasetSchema& schema) {
+  return tx.exec_params1(
+      "INSERT INTO datasets (name, privacy_unit, has_row_rank, population_id, is_public, "
+      "block_column, block_width) VALUES ($1, $2, $3, nullif($4, 0), $5, nullif($6, ''), "
+      "nullif($7, '')) RETURNING id, version, "
+      "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')",
+      schema.name, schema.is_public ? std::string() : schema.privacy_unit, schema.has_row_rank,
+      schema.population_id, schema.is_public,
+      schema.time_blocks ? schema.time_blocks->column : std::string(),
+      schema.time_blocks ? std::string(query::CalendarBucketName(schema.time_blocks->width))
+                         : std::string());
+}
+
 }  // namespace
 
 absl::StatusOr<CreatedDataset> DatasetStore::Create(const DatasetSchema& schema,
@@ -307,16 +322,7 @@ absl::StatusOr<CreatedDataset> DatasetStore::Create(const DatasetSchema& schema,
     }
     // A public table has no privacy unit, hence no per-unit row rank.
     created.schema.has_row_rank = !schema.is_public;
-    pqxx::row r = tx.exec_params1(
-        "INSERT INTO datasets (name, privacy_unit, has_row_rank, population_id, is_public, "
-        "block_column, block_width) VALUES ($1, $2, $3, nullif($4, 0), $5, nullif($6, ''), "
-        "nullif($7, '')) RETURNING id, version, "
-        "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')",
-        schema.name, schema.is_public ? std::string() : schema.privacy_unit,
-        created.schema.has_row_rank, created.schema.population_id, schema.is_public,
-        schema.time_blocks ? schema.time_blocks->column : std::string(),
-        schema.time_blocks ? std::string(query::CalendarBucketName(schema.time_blocks->width))
-                           : std::string());
+    const pqxx::row r = InsertDatasetRow(tx, created.schema);
     created.schema.id = r[0].as<int64_t>();
     created.schema.version = r[1].as<int64_t>();
     created.schema.created_at = r[2].as<std::string>();

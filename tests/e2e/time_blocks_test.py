@@ -112,6 +112,16 @@ class TimeBlocksTest(harness.DpqdTestCase):
                 truth = self.truth(truth_where)
                 self.assertGreater(truth, 0)
                 self.assert_exact(self.count("exact", 1e6, where), truth)
+        # DP SQL pays and reads the same way: DATE literals bound the block column.
+        statement = ("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1e6, "
+                     "max_groups_contributed = 1) COUNT(*, contribution_bounds_per_group => "
+                     "(0, %d)) AS n FROM exact WHERE day BETWEEN DATE '%s' AND DATE '%s'"
+                     % (K, day(40), day(46)))
+        doc = self.dpqd.ctl("sql", statement)
+        self.assertEqual(doc["rows"][0][0],
+                         self.truth("day BETWEEN '%s' AND '%s'" % (day(40), day(46))))
+        self.assertEqual(self.dpqd.ctl("audit", "exact")["entries"][-1]["blocks"],
+                         "day:%s:%s" % (day(40), day(46)))
         # The future rows (one dated in 2030, one in 9999 read as 2030-12-31) and the NULL row
         # exist, and are outside every answer above.
         self.assertEqual(self.truth("day > current_date"), 2)
