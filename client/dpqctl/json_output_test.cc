@@ -116,10 +116,10 @@ dpq::v1::Budget SampleBudget() {
 
 TEST(BudgetToJsonTest, HasEveryFieldOfTheBudgetMessage) {
   const nlohmann::json json = BudgetToJson(SampleBudget());
-  for (const char* key : {"dataset", "epsilon_total", "delta_total", "epsilon_spent", "delta_spent",
-                          "epsilon_remaining", "delta_remaining", "accountant", "preset",
-                          "max_query_epsilon", "warnings", "population", "via_dataset",
-                          "per_block", "blocks"}) {
+  for (const char* key :
+       {"dataset", "epsilon_total", "delta_total", "epsilon_spent", "delta_spent",
+        "epsilon_remaining", "delta_remaining", "accountant", "preset", "max_query_epsilon",
+        "warnings", "population", "via_dataset", "per_block", "blocks"}) {
     EXPECT_TRUE(json.contains(key)) << key;
   }
   EXPECT_EQ(json.size(), 15u);
