@@ -162,10 +162,11 @@ JOIN_FLAG_QUERIES = [
 
 
 def unname(value, side):
-    """`value` with the side's dataset and population names written as {P}, {A}, {B}, {C}."""
+    """`value` with the side's dataset and population names written as {P}, {A}, {B}, {C} (or
+    whatever roles the side has: the time-block suite's are P, D, L)."""
     if isinstance(value, str):
-        for role in JOIN_ROLES:
-            value = re.sub(r"\b%s\b" % re.escape(side[role]), "{%s}" % role, value)
+        for role, name in side.items():
+            value = re.sub(r"\b%s\b" % re.escape(name), "{%s}" % role, value)
         return value
     if isinstance(value, list):
         return [unname(v, side) for v in value]
@@ -241,7 +242,7 @@ def build_join_steps():
     return steps
 
 
-def run_join_grid(ctx, side, steps, deadline):
+def run_join_grid(ctx, side, steps, deadline, audit_fields=AUDIT_FIELDS + ("datasets",)):
     views = []
     for step in steps:
         if time.monotonic() > deadline:
@@ -249,7 +250,7 @@ def run_join_grid(ctx, side, steps, deadline):
                                  (side["P"], len(views), len(steps)))
         views.append(unname(step.run(ctx, side), side))
     entries = ctx.dpqd.ctl("audit", side["P"])["entries"]
-    audit = [unname({k: e.get(k) for k in AUDIT_FIELDS + ("datasets",)}, side) for e in entries]
+    audit = [unname({k: e.get(k) for k in audit_fields}, side) for e in entries]
     return views, audit
 
 
