@@ -254,6 +254,21 @@ def run_join_grid(ctx, side, steps, deadline, audit_fields=AUDIT_FIELDS + ("data
     return views, audit
 
 
+def side_differences(steps, side, base, other):
+    """What differs between two sides' (views, audit) from run_join_grid, in words: each step's
+    observables, then the audit chain (entries compared but their sequence numbers)."""
+    found = []
+    for step, a, b in zip(steps, base[0], other[0]):
+        for observable, va, vb in differences(a, b):
+            found.append("%s\n    observable %s: D=%s  D'=%s" % (
+                step.describe(side), observable, _short(va), _short(vb)))
+    strip = (lambda e: {k: v for k, v in e.items() if k != "seq"})
+    if [strip(e) for e in base[1]] != [strip(e) for e in other[1]]:
+        found.append("audit of the population: D=%s\n  D'=%s" % (_short(base[1], 2000),
+                                                                 _short(other[1], 2000)))
+    return found
+
+
 class JoinNeighbourTest(harness.DpqdTestCase):
     """D against D' = D plus one person with rows in every dataset of one population: joins of
     them (and with a public table), each of them alone, replays and plans, and the population's
@@ -311,18 +326,9 @@ class JoinNeighbourTest(harness.DpqdTestCase):
         return self.results[variant]
 
     def compare_with_base(self, variant):
-        base_views, base_audit = self._results("base")
-        views, audit = self._results(variant)
         side = self.sides[variant]
-        found = []
-        for step, a, b in zip(self.steps, base_views, views):
-            for observable, va, vb in differences(a, b):
-                found.append("%s\n    observable %s: D=%s  D'=%s" % (
-                    step.describe(side), observable, _short(va), _short(vb)))
-        strip = (lambda e: {k: v for k, v in e.items() if k != "seq"})
-        if [strip(e) for e in base_audit] != [strip(e) for e in audit]:
-            found.append("audit of the population: D=%s\n  D'=%s" % (_short(base_audit, 2000),
-                                                                     _short(audit, 2000)))
+        audit = self._results(variant)[1]
+        found = side_differences(self.steps, side, self._results("base"), self._results(variant))
         sys.stderr.write("[neighbour joins] %s: %d requests, %d audit rows, %d differences\n" % (
             variant, len(self.steps), len(audit), len(found)))
         if found:
