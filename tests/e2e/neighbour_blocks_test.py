@@ -18,8 +18,10 @@ a query pays, and so its charge, every block's spend, each refusal and its messa
 the keys of weekly groups come from the query text and the declared schema alone. It cannot see
 whether the scan read only the paid blocks: an unrestricted scan changes values, not observables.
 That is pinned by test_the_scan_reads_no_row_outside_the_paid_blocks, which compares the released
-values of a no-range count at epsilon 1e3 against a tolerance derived from the noise scale: the
-future-dated and NULL-dated person would move it by 3 if read, 25 noise scales.
+values of a no-range count at epsilon 1e3 against a tolerance derived from the noise scale b: the
+future-dated and NULL-dated person would move it by 3 = 1000 b if read; the tolerance is 40 b.
+Every side reads the same "today" (the server's UTC date): a run across midnight UTC would see
+one more block on the later sides.
 """
 
 import datetime
