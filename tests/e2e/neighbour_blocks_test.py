@@ -20,6 +20,8 @@ whether the scan read only the paid blocks: an unrestricted scan changes values,
 That is pinned by test_the_scan_reads_no_row_outside_the_paid_blocks, which compares the released
 values of a no-range count at epsilon 1e3 against a tolerance derived from the noise scale b: the
 future-dated and NULL-dated person would move it by 3 = 1000 b if read; the tolerance is 40 b.
+(Checked by hand: with the engine's restriction to the paid blocks switched off, the grid still
+compares equal and this test fails, the future side's count 3.0 above D's.)
 Every side reads the same "today" (the server's UTC date): a run across midnight UTC would see
 one more block on the later sides.
 """
