@@ -162,10 +162,11 @@ JOIN_FLAG_QUERIES = [
 
 
 def unname(value, side):
-    """`value` with the side's dataset and population names written as {P}, {A}, {B}, {C}."""
+    """`value` with the side's dataset and population names written as {P}, {A}, {B}, {C} (or
+    whatever roles the side has: the time-block suite's are P, D, L)."""
     if isinstance(value, str):
-        for role in JOIN_ROLES:
-            value = re.sub(r"\b%s\b" % re.escape(side[role]), "{%s}" % role, value)
+        for role, name in side.items():
+            value = re.sub(r"\b%s\b" % re.escape(name), "{%s}" % role, value)
         return value
     if isinstance(value, list):
         return [unname(v, side) for v in value]
@@ -241,7 +242,7 @@ def build_join_steps():
     return steps
 
 
-def run_join_grid(ctx, side, steps, deadline):
+def run_join_grid(ctx, side, steps, deadline, audit_fields=AUDIT_FIELDS + ("datasets",)):
     views = []
     for step in steps:
         if time.monotonic() > deadline:
@@ -249,8 +250,23 @@ def run_join_grid(ctx, side, steps, deadline):
                                  (side["P"], len(views), len(steps)))
         views.append(unname(step.run(ctx, side), side))
     entries = ctx.dpqd.ctl("audit", side["P"])["entries"]
-    audit = [unname({k: e.get(k) for k in AUDIT_FIELDS + ("datasets",)}, side) for e in entries]
+    audit = [unname({k: e.get(k) for k in audit_fields}, side) for e in entries]
     return views, audit
+
+
+def side_differences(steps, side, base, other):
+    """What differs between two sides' (views, audit) from run_join_grid, in words: each step's
+    observables, then the audit chain (entries compared but their sequence numbers)."""
+    found = []
+    for step, a, b in zip(steps, base[0], other[0]):
+        for observable, va, vb in differences(a, b):
+            found.append("%s\n    observable %s: D=%s  D'=%s" % (
+                step.describe(side), observable, _short(va), _short(vb)))
+    strip = (lambda e: {k: v for k, v in e.items() if k != "seq"})
+    if [strip(e) for e in base[1]] != [strip(e) for e in other[1]]:
+        found.append("audit of the population: D=%s\n  D'=%s" % (_short(base[1], 2000),
+                                                                 _short(other[1], 2000)))
+    return found
 
 
 class JoinNeighbourTest(harness.DpqdTestCase):
@@ -310,18 +326,9 @@ class JoinNeighbourTest(harness.DpqdTestCase):
         return self.results[variant]
 
     def compare_with_base(self, variant):
-        base_views, base_audit = self._results("base")
-        views, audit = self._results(variant)
         side = self.sides[variant]
-        found = []
-        for step, a, b in zip(self.steps, base_views, views):
-            for observable, va, vb in differences(a, b):
-                found.append("%s\n    observable %s: D=%s  D'=%s" % (
-                    step.describe(side), observable, _short(va), _short(vb)))
-        strip = (lambda e: {k: v for k, v in e.items() if k != "seq"})
-        if [strip(e) for e in base_audit] != [strip(e) for e in audit]:
-            found.append("audit of the population: D=%s\n  D'=%s" % (_short(base_audit, 2000),
-                                                                     _short(audit, 2000)))
+        audit = self._results(variant)[1]
+        found = side_differences(self.steps, side, self._results("base"), self._results(variant))
         sys.stderr.write("[neighbour joins] %s: %d requests, %d audit rows, %d differences\n" % (
             variant, len(self.steps), len(audit), len(found)))
         if found:
