@@ -62,7 +62,13 @@ absl::StatusOr<metrics::LedgerFigures> ReadLedgerFigures(store::BudgetLedger& le
                                                          store::Database* db) {
   metrics::LedgerFigures f;
   ASSIGN_OR_RETURN(auto budgets, ledger.ListBudgets());
-  for (const auto& b : budgets) f.budgets.push_back(BudgetFigure(b));
+  for (const auto& b : budgets) {
+    // A per-block budget has no one remaining figure: its total is each block's and its spent is
+    // over all blocks, so their difference means nothing (and would fire DpqPopulationBudgetLow
+    // as soon as a few blocks were queried). Its blocks are read with `budget show --blocks`.
+    if (b.per_block) continue;
+    f.budgets.push_back(BudgetFigure(b));
+  }
   ASSIGN_OR_RETURN(auto spent, spend.Refresh());
   for (const auto& s : spent) f.spent.push_back(SpentFigure(s));
   for (const auto& h : spend.History(RecentWindowSeconds())) f.history.push_back(HistoryFigure(h));
