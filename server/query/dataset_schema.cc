@@ -212,8 +212,10 @@ std::string BudgetPromise(const DatasetSchema& schema) {
         "person's total privacy loss is at most the sum of those blocks' spend, and it grows as ",
         "new blocks are queried");
   }
-  return absl::StrCat("one budget for all time: every person in population ", schema.population,
-                      " is protected by its one total, however many rows and queries come");
+  // No names in the text: it is the same sentence on every dataset with the same declarations
+  // (a neighbour dataset's differs only by its name, which is shown where names are).
+  return "one budget for all time: every person in the population is protected by its one total, "
+         "however many rows and queries come";
 }
 
 }  // namespace dpq::query
