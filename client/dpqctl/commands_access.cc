@@ -137,11 +137,13 @@ void RegisterGrantCommands(CLI::App& app, CommandLine& command_line) {
   grant->add_option("dataset", grant_flags.dataset, "dataset name");
   grant
       ->add_option("--epsilon-cap", grant_flags.epsilon_cap,
-                   "most epsilon this analyst may spend on the dataset (basic composition)")
+                   "most epsilon this analyst may spend on the dataset's population (basic "
+                   "composition; with time blocks: in each block)")
       ->check(kFinite);
   grant
       ->add_option("--delta-cap", grant_flags.delta_cap,
-                   "most delta this analyst may spend on the dataset")
+                   "most delta this analyst may spend on the dataset's population (with time "
+                   "blocks: in each block)")
       ->check(kFinite);
   AddGrantRevokeAndList(grant, command_line);
   grant->callback([grant, &grant_flags, &command_line] {

@@ -26,6 +26,7 @@
 #include "server/query/filter/type_checker.h"
 #include "server/query/privacy_units.h"
 #include "server/query/time_blocks/time_blocks.h"
+#include "server/store/debit_admission.h"
 
 namespace dpq::engine {
 namespace {
@@ -51,14 +52,6 @@ std::string CompactFingerprint(std::string fingerprint) {
 // The per-query key of the scan's random choice of groups per unit (aggregate_scanner.h).
 std::string NewPartitionSeed(dp::RandomSource& rng) {
   return absl::StrFormat("%016x%016x", rng.NextUint64(), rng.NextUint64());
-}
-
-// Deliberately the same message whether the id was used for another query or by another analyst:
-// the answer must not reveal what someone else asked.
-absl::Status RequestIdTaken(const std::string& request_id) {
-  return absl::AlreadyExistsError(
-      absl::StrCat("request_id ", request_id,
-                   " is already taken by a different query or analyst; use a new id"));
 }
 
 // An answer read back from its audit row (a replayed request id or a cache hit).
@@ -230,7 +223,7 @@ absl::StatusOr<Outcome> QueryEngine::RunCharged(const store::Principal& principa
   if (earlier.own.has_value()) {
     store::Allocation& prior = *earlier.own;
     if (prior.fingerprint != fingerprint || prior.principal_id != principal.id) {
-      return RequestIdTaken(request_id);
+      return store::RequestIdTaken(request_id);
     }
     ASSIGN_OR_RETURN(store::BudgetState budget, stores_.ledger->Get(schema.population_id));
     if (prior.released()) {
@@ -256,7 +249,7 @@ absl::StatusOr<Outcome> QueryEngine::RunCharged(const store::Principal& principa
   ASSIGN_OR_RETURN(store::DebitResult debit,
                    stores_.ledger->Debit(schema.population_id, std::move(a)));
   if (debit.replayed && debit.allocation.principal_id != principal.id) {
-    return RequestIdTaken(request_id);
+    return store::RequestIdTaken(request_id);
   }
   if (debit.replayed && debit.allocation.released()) {  // a concurrent twin committed and answered
     return steps.from_stored(std::move(debit.allocation), std::move(debit.budget),

@@ -11,6 +11,7 @@
 #include "server/base/validation.h"
 #include "server/dp/accounting/accountant.h"
 #include "server/query/privacy_units.h"
+#include "server/store/debit_admission.h"
 #include "server/store/ledger_accounting.h"
 #include "server/training/step_pricing.h"
 
@@ -182,9 +183,7 @@ absl::StatusOr<StepReportOutcome> TrainingEngine::ReportSteps(const store::Princ
   }
   ASSIGN_OR_RETURN(store::DebitResult debit, std::move(debited));
   if (debit.replayed && debit.allocation.principal_id != principal.id) {
-    return absl::AlreadyExistsError(
-        absl::StrCat("request_id ", request_id,
-                     " is already taken by a different query or analyst; use a new id"));
+    return store::RequestIdTaken(request_id);
   }
   StepReportOutcome out;
   out.allocation = std::move(debit.allocation);

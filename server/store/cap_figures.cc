@@ -13,8 +13,9 @@ absl::StatusOr<std::vector<AnalystCap>> ListAnalystCaps(Database* db) {
     pqxx::read_transaction tx(c);
     for (
         const auto& row : tx.exec(
-            "SELECT d.name, p.name, g.epsilon_cap_units, g.epsilon_spent_units, g.delta_cap_units, "
-            "g.delta_spent_units FROM population_caps g JOIN principals p ON p.id = g.principal_id "
+            "SELECT d.name, p.name, g.epsilon_cap_units, s.epsilon_spent_units, g.delta_cap_units, "
+            "s.delta_spent_units FROM population_caps g JOIN principals p ON p.id = g.principal_id "
+            "JOIN cap_spend s ON s.population_id = g.population_id AND s.principal_id = g.principal_id "
             "JOIN populations d ON d.id = g.population_id "
             "WHERE (g.epsilon_cap_units IS NOT NULL OR g.delta_cap_units IS NOT NULL) "
             "AND p.revoked_at IS NULL AND d.dropped_at IS NULL "

@@ -15,8 +15,10 @@ namespace dpq::store {
 struct AnalystCap {
   std::string population, analyst;
   bool has_epsilon_cap = false, has_delta_cap = false;
-  // Units of server/query/privacy_units.h; spent is the analyst's spend on the population (it
-  // survives a revoke and grant again, so a cap cannot be reset that way).
+  // Units of server/query/privacy_units.h; spent is what counts against the cap (view cap_spend,
+  // migration 0017): the analyst's spend on the population, or on a per-block population the
+  // most the analyst spent in any one block (the cap limits each block). It survives a revoke and
+  // grant again, so a cap cannot be reset that way.
   int64_t epsilon_cap_units = 0, epsilon_spent_units = 0, delta_cap_units = 0,
           delta_spent_units = 0;
 };

@@ -21,33 +21,42 @@ std::string GrantTarget(const Allocation& a) {
   return first.empty() ? std::string("DATASET") : first;
 }
 
-// RESOURCE_EXHAUSTED when `a`'s nominal charge does not fit the analyst's cap (caps compose
-// basically; decisions.md). Compared as "charge <= cap - spent", which cannot overflow.
-absl::Status CheckCap(const GrantCap& g, const std::string& population, const Allocation& a) {
-  const bool over_epsilon =
-      g.epsilon_cap_units && a.epsilon_units > *g.epsilon_cap_units - g.epsilon_spent_units;
-  const bool over_delta =
-      g.delta_cap_units && a.delta_units > *g.delta_cap_units - g.delta_spent_units;
-  if (!over_epsilon && !over_delta) return absl::OkStatus();
-  return absl::ResourceExhaustedError(absl::StrFormat(
-      "analyst %s's cap on population %s exhausted: requested epsilon=%.12g delta=%.12g, cap "
-      "remaining epsilon=%s delta=%s; ask for less, or ask an admin to raise the cap "
-      "(`dpqctl grant %s %s --epsilon-cap E`; the cap covers every dataset of population %s)",
-      a.analyst, population, query::EpsilonFromUnits(a.epsilon_units),
-      query::DeltaFromUnits(a.delta_units),
-      g.epsilon_cap_units ? absl::StrFormat("%.12g", query::EpsilonFromUnits(*g.epsilon_cap_units -
-                                                                             g.epsilon_spent_units))
-                          : std::string("unlimited"),
-      g.delta_cap_units ? absl::StrFormat("%.12g", query::DeltaFromUnits(*g.delta_cap_units -
-                                                                         g.delta_spent_units))
-                        : std::string("unlimited"),
-      a.analyst, GrantTarget(a), population));
-}
+// What an analyst's cap covers and what was already charged against it: the population, or one
+// time block of a per-block population.
+struct CapScope {
+  int64_t epsilon_spent_units = 0, delta_spent_units = 0;
+  absl::optional<int64_t> block;  // first day of the block; nullopt: the whole population
+};
 
-absl::Status RequestIdTaken(const std::string& request_id) {
-  return absl::AlreadyExistsError(
-      absl::StrCat("request_id ", request_id,
-                   " is already taken by a different query or analyst; use a new id"));
+// RESOURCE_EXHAUSTED when `a`'s nominal charge does not fit the analyst's cap `g` with `scope`'s
+// spend already charged (caps compose basically; decisions.md). Compared as "charge <= cap -
+// spent", which cannot overflow.
+absl::Status CheckCap(const GrantCap& g, const CapScope& scope, const std::string& population,
+                      const Allocation& a) {
+  const bool over_epsilon =
+      g.epsilon_cap_units && a.epsilon_units > *g.epsilon_cap_units - scope.epsilon_spent_units;
+  const bool over_delta =
+      g.delta_cap_units && a.delta_units > *g.delta_cap_units - scope.delta_spent_units;
+  if (!over_epsilon && !over_delta) return absl::OkStatus();
+  const std::string where = scope.block
+                                ? absl::StrCat("time block ", query::FormatDate(*scope.block),
+                                               " of population ", population)
+                                : absl::StrCat("population ", population);
+  return absl::ResourceExhaustedError(absl::StrFormat(
+      "analyst %s's cap on %s exhausted: requested epsilon=%.12g delta=%.12g, cap remaining "
+      "epsilon=%s delta=%s; %sask for less, or ask an admin to raise the cap (`dpqctl grant %s %s "
+      "--epsilon-cap E`; the cap covers every dataset of population %s%s)",
+      a.analyst, where, query::EpsilonFromUnits(a.epsilon_units),
+      query::DeltaFromUnits(a.delta_units),
+      g.epsilon_cap_units
+          ? absl::StrFormat(
+                "%.12g", query::EpsilonFromUnits(*g.epsilon_cap_units - scope.epsilon_spent_units))
+          : std::string("unlimited"),
+      g.delta_cap_units ? absl::StrFormat("%.12g", query::DeltaFromUnits(*g.delta_cap_units -
+                                                                         scope.delta_spent_units))
+                        : std::string("unlimited"),
+      scope.block ? "ask about other blocks (a narrower range of the block column in WHERE), " : "",
+      a.analyst, GrantTarget(a), population, scope.block ? ", in each of its time blocks" : ""));
 }
 
 // Decides member `i` when its request id is already taken, by a committed row (`prior`) or by a
@@ -165,14 +174,36 @@ absl::StatusOr<LedgerState> ChargeBlocks(const LedgerState& ledger, const Alloca
 }
 
 // Charges `in` to its analyst's grant row, if there is one; nothing changes when it does not fit.
-absl::Status ChargeCap(const std::string& population, const Allocation& in,
+// On a per-block ledger the cap limits each block `in` pays (the block spends of the row, locked
+// by the group), and the row's population-wide spend only adds up.
+absl::Status ChargeCap(const LedgerState& ledger, const Allocation& in,
                        std::map<int64_t, GrantCap>& grants) {
   auto grant = grants.find(in.principal_id);
   if (grant == grants.end()) return absl::OkStatus();
-  RETURN_IF_ERROR(CheckCap(grant->second, population, in));
-  grant->second.epsilon_spent_units += in.epsilon_units;
-  grant->second.delta_spent_units += in.delta_units;
-  grant->second.charged = true;
+  GrantCap& g = grant->second;
+  const std::string& population = ledger.budget.population;
+  if (!ledger.budget.per_block) {
+    RETURN_IF_ERROR(CheckCap(g, CapScope{g.epsilon_spent_units, g.delta_spent_units, absl::nullopt},
+                             population, in));
+  } else {
+    for (const int64_t start : in.block_starts) {
+      auto spent = g.blocks.find(start);
+      if (spent == g.blocks.end())
+        return absl::InternalError("debit: a block's cap was not locked");
+      RETURN_IF_ERROR(CheckCap(
+          g, CapScope{spent->second.epsilon_spent_units, spent->second.delta_spent_units, start},
+          population, in));
+    }
+    for (const int64_t start : in.block_starts) {
+      BlockSpend& spent = g.blocks[start];
+      spent.epsilon_spent_units += in.epsilon_units;
+      spent.delta_spent_units += in.delta_units;
+      spent.charged = true;
+    }
+  }
+  g.epsilon_spent_units += in.epsilon_units;
+  g.delta_spent_units += in.delta_units;
+  g.charged = true;
   return absl::OkStatus();
 }
 
@@ -207,7 +238,7 @@ DebitAdmission AdmitDebits(const LedgerState& ledger,
       out.decided[i] = after.status();
       continue;
     }
-    if (absl::Status cap = ChargeCap(ledger.budget.population, in, out.grants); !cap.ok()) {
+    if (absl::Status cap = ChargeCap(ledger, in, out.grants); !cap.ok()) {
       out.decided[i] = std::move(cap);
       continue;
     }
@@ -224,6 +255,13 @@ DebitAdmission AdmitDebits(const LedgerState& ledger,
     out.decided[i] = DebitResult{std::move(a), out.ledger.budget, /*replayed=*/false};
   }
   return out;
+}
+
+absl::Status RequestIdTaken(const std::string& request_id) {
+  return absl::AlreadyExistsError(absl::StrCat(
+      "request_id ", request_id,
+      " is already taken by a different query or analyst; use a new id (a query that pays time "
+      "blocks up to today is a different query once the date has changed)"));
 }
 
 absl::Status BudgetExhausted(const BudgetState& budget, int64_t epsilon_units,

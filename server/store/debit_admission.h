@@ -19,12 +19,21 @@
 
 namespace dpq::store {
 
-// An analyst's cap row on the population (population_caps), locked for the group: the cap and what was charged against
-// it so far, advanced in memory as the group's debits are admitted.
+// What an analyst spent in one time block (block_caps), locked for the group.
+struct BlockSpend {
+  int64_t epsilon_spent_units = 0, delta_spent_units = 0;
+  bool charged = false;  // changed by this group: written back before COMMIT
+};
+
+// An analyst's cap row on the population (population_caps), locked for the group: the cap and what
+// was charged against it so far, advanced in memory as the group's debits are admitted. On a
+// per-block population the cap limits each block (`blocks`: the analyst's spend in the group's
+// blocks, by first day); the population-wide spend then adds every charge and limits nothing.
 struct GrantCap {
   absl::optional<int64_t> epsilon_cap_units, delta_cap_units;  // nullopt: no cap
   int64_t epsilon_spent_units = 0, delta_spent_units = 0;
   bool charged = false;  // changed by this group: written back before COMMIT
+  std::map<int64_t, BlockSpend> blocks;
 };
 
 // A time block's ledger cell (ledger_blocks) of a per-block population, locked for the group: its
@@ -67,7 +76,8 @@ struct DebitAdmission {
 //   - INVALID_ARGUMENT unless epsilon_units > 0 and delta_units >= 0;
 //   - basic ledgers: RESOURCE_EXHAUSTED (BudgetExhausted) unless the nominal charge fits what
 //     remains; other accountants: the events composed onto the state (ComposeCharge);
-//   - RESOURCE_EXHAUSTED unless the nominal charge fits the analyst's cap;
+//   - RESOURCE_EXHAUSTED unless the nominal charge fits the analyst's cap (on a per-block ledger:
+//     in every block it pays, naming the first block it does not fit);
 //   - admitted: seq head_seq + 1, prev_hash the head's hash, hash ChainHash of the row.
 // Per-block ledgers (budget.per_block): instead of the ledger's budget, the charge must fit every
 // cell of the blocks it names (Allocation::blocks; `blocks` holds their locked cells), each one
@@ -81,6 +91,10 @@ DebitAdmission AdmitDebits(const LedgerState& ledger,
                            std::map<int64_t, GrantCap> grants,
                            absl::Span<const Allocation* const> group,
                            std::map<int64_t, BlockCell> blocks = {});
+
+// ALREADY_EXISTS for a request id taken by another query or analyst: deliberately the same message
+// for both, so the answer does not reveal what someone else asked.
+absl::Status RequestIdTaken(const std::string& request_id);
 
 // RESOURCE_EXHAUSTED naming the dataset, the request and what remains (display precision).
 absl::Status BudgetExhausted(const BudgetState& budget, int64_t epsilon_units, int64_t delta_units);

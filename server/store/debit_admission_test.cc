@@ -7,6 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/dp/accounting/privacy_event.h"
+#include "server/query/calendar.h"
 #include "server/store/audit_chain.h"
 
 namespace dpq::store {
@@ -181,6 +182,50 @@ TEST(DebitAdmissionTest, ComposedAccountantAdvancesItsStateOnlyForAdmittedDebits
   // Composed from scratch, the admitted debit alone gives the same state.
   const DebitAdmission alone = Admit(ledger, {Debit("a", kEpsilonUnit)});
   EXPECT_EQ(alone.ledger.accountant_state, out.ledger.accountant_state);
+}
+
+// A per-block ledger: the analyst's cap limits each block, whatever the analyst spent in others;
+// the refusal names the block and charges neither the blocks nor the cap.
+TEST(DebitAdmissionTest, PerBlockCapsLimitEachBlockAndNameTheFullOne) {
+  LedgerState ledger = BasicLedger(10 * kEpsilonUnit);
+  ledger.budget.per_block = true;
+  std::map<int64_t, BlockCell> cells;
+  cells[100] = BlockCell();
+  cells[101] = BlockCell();
+  std::map<int64_t, GrantCap> grants;
+  grants[2].epsilon_cap_units = 2 * kEpsilonUnit;
+  grants[2].epsilon_spent_units = 9 * kEpsilonUnit;  // all blocks together: limits nothing here
+  grants[2].blocks[100].epsilon_spent_units = kEpsilonUnit + kEpsilonUnit / 2;
+  grants[2].blocks[101].epsilon_spent_units = 0;
+  auto paying = [](Allocation a, std::vector<int64_t> starts) {
+    a.blocks = "day:" + query::FormatDate(starts.front()) + ":" + query::FormatDate(starts.back());
+    a.block_starts = std::move(starts);
+    return a;
+  };
+  const std::vector<Allocation> group = {paying(Debit("both", kEpsilonUnit), {100, 101}),
+                                         paying(Debit("later", kEpsilonUnit), {101}),
+                                         paying(Debit("again", kEpsilonUnit), {101})};
+  std::vector<const Allocation*> members;
+  for (const Allocation& a : group) members.push_back(&a);
+  const DebitAdmission out = AdmitDebits(ledger, {}, grants, members, cells);
+  EXPECT_THAT(out.admitted, ElementsAre(1, 2));
+  EXPECT_EQ(out.decided[0].status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(out.decided[0].status().message()),
+              HasSubstr("analyst alice's cap on time block 1970-04-11 of population salaries "
+                        "exhausted"));
+  EXPECT_EQ(out.grants.at(2).blocks.at(100).epsilon_spent_units, kEpsilonUnit + kEpsilonUnit / 2);
+  EXPECT_FALSE(out.grants.at(2).blocks.at(100).charged);
+  EXPECT_EQ(out.grants.at(2).blocks.at(101).epsilon_spent_units, 2 * kEpsilonUnit);
+  EXPECT_TRUE(out.grants.at(2).blocks.at(101).charged);
+  EXPECT_EQ(out.grants.at(2).epsilon_spent_units, 11 * kEpsilonUnit);
+  EXPECT_EQ(out.blocks.at(100).epsilon_spent_units, 0);
+  EXPECT_EQ(out.blocks.at(101).epsilon_spent_units, 2 * kEpsilonUnit);
+  // A third debit on block 101 would pass its budget (10) but not the analyst's cap there (2).
+  std::vector<const Allocation*> third = {&group[2]};
+  const DebitAdmission over = AdmitDebits(ledger, {}, out.grants, third, out.blocks);
+  EXPECT_EQ(over.decided[0].status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(over.decided[0].status().message()),
+              HasSubstr("cap on time block 1970-04-12"));
 }
 
 }  // namespace

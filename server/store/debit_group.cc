@@ -45,17 +45,30 @@ const std::vector<Statement>& LedgerStatements() {
        "delta_spent_units FROM population_caps WHERE population_id = $1 AND principal_id = ANY($2::bigint[]) "
        "ORDER BY principal_id FOR UPDATE"},
       // Per-block ledgers: the cells of the group's blocks, created when first charged (with the
-      // ledger's per-block budget: no totals of their own) and then locked in block order, the
-      // one order every debit uses (and only under the population's ledger row lock, so no
-      // other transaction creates or locks them meanwhile).
-      {"dpq_debit_create_blocks",
-       "INSERT INTO ledger_blocks (population_id, block_start) "
-       "SELECT $1, b FROM unnest($2::date[]) AS b ORDER BY b ON CONFLICT DO NOTHING"},
+      // ledger's per-block budget: no totals of their own) and locked in block order, the one
+      // order every debit uses (and only under the population's ledger row lock, so no other
+      // transaction creates or locks them meanwhile), in one statement: the ON CONFLICT update
+      // locks an existing cell as the insert does a new one (the days are distinct: each cell is
+      // touched once), and RETURNING reads both.
       {"dpq_debit_lock_blocks",
-       "SELECT block_start - date '1970-01-01', epsilon_total_units, delta_total_units, "
-       "epsilon_spent_units, delta_spent_units, accountant_state FROM ledger_blocks "
-       "WHERE population_id = $1 AND block_start = ANY($2::date[]) ORDER BY block_start "
-       "FOR UPDATE"},
+       "INSERT INTO ledger_blocks AS b (population_id, block_start) "
+       "SELECT $1, d FROM unnest($2::date[]) AS d ORDER BY d "
+       "ON CONFLICT (population_id, block_start) DO UPDATE SET "
+       "epsilon_spent_units = b.epsilon_spent_units "
+       "RETURNING block_start - date '1970-01-01', epsilon_total_units, delta_total_units, "
+       "epsilon_spent_units, delta_spent_units, accountant_state"},
+      // Per-block ledgers: the group's analysts' spend in each block they pay, created when first
+      // charged and locked in (principal, block) order in one statement: the ON CONFLICT update
+      // locks an existing row as the insert does a new one (pairs are distinct: each row is
+      // touched once), and RETURNING reads both. Only under the ledger row and population_caps locks.
+      {"dpq_debit_lock_block_caps",
+       "INSERT INTO block_caps AS c (population_id, principal_id, block_start) "
+       "SELECT $1, u.principal_id, u.block_start FROM unnest($2::bigint[], $3::date[]) AS "
+       "u(principal_id, block_start) ORDER BY u.principal_id, u.block_start "
+       "ON CONFLICT (population_id, principal_id, block_start) DO UPDATE SET "
+       "epsilon_spent_units = c.epsilon_spent_units "
+       "RETURNING principal_id, block_start - date '1970-01-01', epsilon_spent_units, "
+       "delta_spent_units"},
       // The group's writes in one statement (one round trip): the ledger's new head and spend, the
       // charged grants' spend, and one audit row per admitted debit. Data-modifying CTEs all run
       // to completion whatever the outer statement reads, on rows this transaction has locked
@@ -74,7 +87,12 @@ const std::vector<Statement>& LedgerStatements() {
        "delta_spent_units = c.delta_spent_units, accountant_state = c.accountant_state "
        "FROM unnest($38::date[], $39::bigint[], $40::bigint[], $41::text[]) AS c(block_start, "
        "epsilon_spent_units, delta_spent_units, accountant_state) "
-       "WHERE b.population_id = $1 AND b.block_start = c.block_start RETURNING 1) "
+       "WHERE b.population_id = $1 AND b.block_start = c.block_start RETURNING 1), "
+       "capcells AS (UPDATE block_caps b SET epsilon_spent_units = c.epsilon_spent_units, "
+       "delta_spent_units = c.delta_spent_units FROM unnest($42::bigint[], $43::date[], "
+       "$44::bigint[], $45::bigint[]) AS c(principal_id, block_start, epsilon_spent_units, "
+       "delta_spent_units) WHERE b.population_id = $1 AND b.principal_id = c.principal_id AND "
+       "b.block_start = c.block_start RETURNING 1) "
        "INSERT INTO audit (population_id, seq, request_id, principal_id, analyst, fingerprint, "
        "aggregate, column_name, mechanism, epsilon_units, delta_units, sensitivity, noise_scale, "
        "count_noise_scale, value, confidence, ci_lower, ci_upper, clamp_lower, clamp_upper, "
@@ -184,8 +202,32 @@ std::map<int64_t, GrantCap> LockGrants(pqxx::transaction_base& tx, int64_t popul
   return grants;
 }
 
+// 3c. Per-block ledgers: what each analyst with a grant row spent in each block the analyst's
+//     debits pay (the cap limits each block), created when first charged and locked in
+//     (principal, block) order, after the grant rows.
+void LockBlockCaps(pqxx::transaction_base& tx, int64_t population_id,
+                   absl::Span<const Allocation* const> group, std::map<int64_t, GrantCap>& grants) {
+  std::set<std::pair<int64_t, int64_t>> pairs;
+  for (const Allocation* a : group) {
+    if (grants.count(a->principal_id) == 0) continue;
+    for (int64_t start : a->block_starts) pairs.emplace(a->principal_id, start);
+  }
+  if (pairs.empty()) return;
+  ArrayLiteral principals, days;
+  for (const auto& [principal, start] : pairs) {
+    principals.AddInt(principal);
+    days.AddText(query::FormatDate(start));
+  }
+  for (const auto& row :
+       tx.exec_prepared("dpq_debit_lock_block_caps", population_id, principals.str(), days.str())) {
+    BlockSpend& spent = grants[row[0].as<int64_t>()].blocks[row[1].as<int64_t>()];
+    spent.epsilon_spent_units = row[2].as<int64_t>();
+    spent.delta_spent_units = row[3].as<int64_t>();
+  }
+}
+
 // 3b. Per-block ledgers: the cells of every block the group's debits pay (created when first
-//     charged), locked in block order.
+//     charged), locked in block order, in one round trip.
 std::map<int64_t, BlockCell> LockBlocks(pqxx::transaction_base& tx, int64_t population_id,
                                         absl::Span<const Allocation* const> group) {
   std::set<int64_t> starts;
@@ -194,7 +236,6 @@ std::map<int64_t, BlockCell> LockBlocks(pqxx::transaction_base& tx, int64_t popu
   if (starts.empty()) return cells;
   ArrayLiteral days;
   for (int64_t start : starts) days.AddText(query::FormatDate(start));
-  tx.exec_prepared("dpq_debit_create_blocks", population_id, days.str());
   for (const auto& row : tx.exec_prepared("dpq_debit_lock_blocks", population_id, days.str())) {
     BlockCell cell;
     cell.epsilon_total_units = OptionalInt(row[1]);
@@ -261,6 +302,16 @@ absl::Status WriteAdmitted(pqxx::transaction_base& tx, int64_t population_id,
     grant_epsilon_spent.AddInt(g.epsilon_spent_units);
     grant_delta_spent.AddInt(g.delta_spent_units);
   }
+  ArrayLiteral cap_principal, cap_block, cap_epsilon_spent, cap_delta_spent;
+  for (const auto& [principal, g] : admission.grants) {
+    for (const auto& [start, spent] : g.blocks) {
+      if (!spent.charged) continue;
+      cap_principal.AddInt(principal);
+      cap_block.AddText(query::FormatDate(start));
+      cap_epsilon_spent.AddInt(spent.epsilon_spent_units);
+      cap_delta_spent.AddInt(spent.delta_spent_units);
+    }
+  }
   ArrayLiteral block_start, block_epsilon_spent, block_delta_spent, block_state;
   for (const auto& [start, cell] : admission.blocks) {
     if (!cell.charged) continue;
@@ -282,7 +333,8 @@ absl::Status WriteAdmitted(pqxx::transaction_base& tx, int64_t population_id,
       ledger.budget.delta_spent_units, ledger.head_seq, ToHex(ledger.head_hash),
       ledger.accountant_state, grant_principal.str(), grant_epsilon_spent.str(),
       grant_delta_spent.str(), rows.datasets.str(), rows.blocks.str(), block_start.str(),
-      block_epsilon_spent.str(), block_delta_spent.str(), block_state.str());
+      block_epsilon_spent.str(), block_delta_spent.str(), block_state.str(), cap_principal.str(),
+      cap_block.str(), cap_epsilon_spent.str(), cap_delta_spent.str());
   const std::vector<size_t>& admitted = admission.admitted;
   if (inserted.size() != admitted.size()) {
     return absl::InternalError(absl::StrCat("debit group: inserted ", inserted.size(),
@@ -363,7 +415,10 @@ void CommitDebitGroup(Database* db, int64_t population_id, DebitBatcher::Group& 
         ReadPriorAllocations(c, tx, population_id, ledger.head_seq, group);
     std::map<int64_t, GrantCap> grants = LockGrants(tx, population_id, group);
     std::map<int64_t, BlockCell> blocks;
-    if (ledger.budget.per_block) blocks = LockBlocks(tx, population_id, group);
+    if (ledger.budget.per_block) {
+      blocks = LockBlocks(tx, population_id, group);
+      LockBlockCaps(tx, population_id, group, grants);
+    }
     // 4. Admission in arrival order, in memory (debit_admission.h).
     admission = AdmitDebits(ledger, prior, std::move(grants), group, std::move(blocks));
     // Replays and refusals only: nothing to write, so no COMMIT (and no WAL flush), as a refused

@@ -133,12 +133,14 @@ absl::StatusOr<std::vector<GrantRecord>> PrincipalStore::ListGrants(
       return DatasetNotFound(*dataset);
     }
     for (const pqxx::row& r : tx.exec_params(
-             absl::StrCat("SELECT p.name, d.name, g.epsilon_cap_units, g.delta_cap_units, "
+             absl::StrCat("SELECT p.name, d.name, c.epsilon_cap_units, c.delta_cap_units, "
                           "coalesce(g.epsilon_spent_units, 0), coalesce(g.delta_spent_units, 0), ",
                           Rfc3339("gr.created_at"), ", ", Rfc3339("gr.revoked_at"),
                           " FROM grants gr JOIN principals p ON p.id = gr.principal_id "
                           "JOIN datasets d ON d.id = gr.dataset_id "
-                          "LEFT JOIN population_caps g ON g.population_id = d.population_id "
+                          "LEFT JOIN population_caps c ON c.population_id = d.population_id "
+                          "AND c.principal_id = gr.principal_id "
+                          "LEFT JOIN cap_spend g ON g.population_id = d.population_id "
                           "AND g.principal_id = gr.principal_id "
                           "WHERE d.dropped_at IS NULL AND ($1 = '' OR d.name = $1) "
                           "ORDER BY d.name, p.name"),
@@ -266,16 +268,25 @@ absl::Status PrincipalStore::Grant(const std::string& analyst, const std::string
         "ON CONFLICT DO NOTHING",
         principal_id, population_id);
     if (epsilon_cap_units || delta_cap_units) {
-      // Locked like a debit does, so a cap change and a charge cannot interleave.
+      // Locked like a debit does, so a cap change and a charge cannot interleave: the debit
+      // writes the analyst's block spends (block_caps) only under this row's lock too.
+      tx.exec_params1(
+          "SELECT 1 FROM population_caps WHERE principal_id = $1 AND population_id = $2 FOR UPDATE",
+          principal_id, population_id);
+      // What counts against the cap (migration 0017): on a per-block population, the most spent
+      // in any one block.
       pqxx::row g = tx.exec_params1(
-          "SELECT epsilon_spent_units, delta_spent_units FROM population_caps "
-          "WHERE principal_id = $1 AND population_id = $2 FOR UPDATE",
+          "SELECT epsilon_spent_units, delta_spent_units FROM cap_spend "
+          "WHERE principal_id = $1 AND population_id = $2",
           principal_id, population_id);
       if ((epsilon_cap_units && *epsilon_cap_units < g[0].as<int64_t>()) ||
           (delta_cap_units && *delta_cap_units < g[1].as<int64_t>())) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("a cap cannot go below what analyst ", analyst,
-                         " already spent on the population of dataset ", dataset));
+        return absl::FailedPreconditionError(absl::StrCat(
+            "a cap cannot go below what analyst ", analyst,
+            " already spent on the population of dataset ", dataset,
+            " (with time blocks: in the block where the analyst spent most); choose a cap at "
+            "least that large (`dpqctl grant list ",
+            dataset, "` shows the spend)"));
       }
       const std::string eps = epsilon_cap_units ? absl::StrCat(*epsilon_cap_units) : "";
       const std::string del = delta_cap_units ? absl::StrCat(*delta_cap_units) : "";

@@ -30,7 +30,7 @@ struct PrincipalRecord {
 };
 
 // One grant, in force or revoked, with the analyst's spend against its cap (units of
-// privacy_units.h).
+// privacy_units.h): on the population, or with time blocks in the block where it is largest.
 struct GrantRecord {
   std::string analyst;
   std::string dataset;

@@ -20,6 +20,7 @@
 #include "server/query/calendar.h"
 #include "server/query/time_blocks/time_blocks.h"
 #include "server/store/block_ledger.h"
+#include "server/store/cap_figures.h"
 #include "server/store/population_store.h"
 #include "tests/db/engine_replica.h"
 #include "tests/db/engine_test_env.h"
@@ -233,7 +234,9 @@ TEST_F(TimeBlocksTest, ARefusedQueryChargesNoBlock) {
 
 // 2 engines (two pools on one database, as two dpqd) x 16 threads, each asking random 7-day
 // windows of a 20-day span at 0.25 against 1 a block: no block is ever overspent, every cell holds
-// exactly what the answers that paid it were charged, and the chain recomputes the cells.
+// exactly what the answers that paid it were charged, and the chain recomputes the cells. Half the
+// threads ask as bob, whose cap is 0.5 a block: his spend in a block never passes it and equals
+// his answers' charges there.
 TEST_F(TimeBlocksTest, ConcurrentOverlappingWindowsNeverOverspendABlock) {
   constexpr int kEngines = 2, kThreads = 16, kQueriesPerThread = 6, kSpan = 20, kWidth = 7;
   constexpr double kEpsilon = 0.25;
@@ -248,8 +251,12 @@ TEST_F(TimeBlocksTest, ConcurrentOverlappingWindowsNeverOverspendABlock) {
     r->engine->SetToday([] { return Day("2026-09-30"); });
     replicas.push_back(std::move(r));
   }
+  ASSERT_OK_AND_ASSIGN(store::Principal bob, CreatePrincipal("bob"));
+  store::PrincipalStore principals(db());
+  ASSERT_OK(principals.Grant("bob", "visits", EpsU(2 * kEpsilon)));
   std::mutex mu;
   std::vector<int64_t> paid_by_block(kSpan, 0);  // answers that paid each block of the span
+  std::vector<int64_t> bob_paid_by_block(kSpan, 0);
   int answered = 0, refused = 0;
   std::vector<std::string> unexpected;
   std::atomic<int> ready{0};
@@ -266,8 +273,10 @@ TEST_F(TimeBlocksTest, ConcurrentOverlappingWindowsNeverOverspendABlock) {
           const int n = 1 + i + kQueriesPerThread * (t + kThreads * e);
           const std::string where = Window(Date(span_first + first).c_str(),
                                            Date(span_first + first + kWidth - 1).c_str());
-          absl::StatusOr<QueryOutcome> r = replicas[e]->engine->Run(
-              alice_, Count(where, kEpsilon, n), absl::StrCat("c-", e, "-", t, "-", i));
+          const bool as_bob = t % 2 == 1;
+          absl::StatusOr<QueryOutcome> r =
+              replicas[e]->engine->Run(as_bob ? bob : alice_, Count(where, kEpsilon, n),
+                                       absl::StrCat("c-", e, "-", t, "-", i));
           std::lock_guard<std::mutex> lock(mu);
           if (r.ok()) {
             ++answered;
@@ -278,7 +287,10 @@ TEST_F(TimeBlocksTest, ConcurrentOverlappingWindowsNeverOverspendABlock) {
               unexpected.push_back(absl::StrCat(where, ": paid '", r->allocation.blocks, "'"));
               continue;
             }
-            for (int b = first; b < first + kWidth; ++b) ++paid_by_block[b];
+            for (int b = first; b < first + kWidth; ++b) {
+              ++paid_by_block[b];
+              if (as_bob) ++bob_paid_by_block[b];
+            }
           } else if (r.status().code() == absl::StatusCode::kResourceExhausted &&
                      absl::StrContains(r.status().message(), "time block")) {
             ++refused;
@@ -317,6 +329,58 @@ TEST_F(TimeBlocksTest, ConcurrentOverlappingWindowsNeverOverspendABlock) {
             absl::StrCat(paid_sum * EpsU(kEpsilon)));
   EXPECT_EQ(Sql(absl::StrCat("SELECT count(*) FROM audit WHERE population_id = ", population_id_)),
             absl::StrCat(answered));
+  std::string bob_want;
+  for (int b = 0; b < kSpan; ++b) {
+    EXPECT_LE(bob_paid_by_block[b], 2) << Date(span_first + b);
+    if (bob_paid_by_block[b] == 0) continue;
+    absl::StrAppend(&bob_want, bob_want.empty() ? "" : "\n", Date(span_first + b), "|",
+                    bob_paid_by_block[b] * EpsU(kEpsilon));
+  }
+  EXPECT_EQ(Sql(absl::StrCat("SELECT block_start, epsilon_spent_units FROM block_caps WHERE "
+                             "principal_id = ",
+                             bob.id, " AND epsilon_spent_units > 0 ORDER BY block_start")),
+            bob_want);
+  ExpectVerifies();
+}
+
+// An analyst's cap limits each block on a per-block population (block_caps, migration 0017): a
+// block where the cap is spent refuses, naming it and charging nothing, while other blocks still
+// answer; what counts against the cap (a lower cap is refused, the grant listing and the cap
+// metrics show it) is the most spent in one block, not the sum over blocks.
+TEST_F(TimeBlocksTest, AnAnalystsCapLimitsEachBlock) {
+  store::PrincipalStore principals(db());
+  ASSERT_OK(principals.Grant("alice", "visits", EpsU(0.5)));
+  ASSERT_OK(Ask(Window("2026-09-29", "2026-09-30"), 0.25).status());
+  ASSERT_OK(Ask("day = '2026-09-30'", 0.25).status());
+  const std::string before = Snapshot() + Sql("SELECT b::text FROM block_caps b ORDER BY 1") +
+                             Sql("SELECT g::text FROM population_caps g ORDER BY 1");
+  absl::StatusOr<QueryOutcome> r = Ask(Window("2026-09-28", "2026-09-30"), 0.25);
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted) << r.status();
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("analyst alice's cap on time block 2026-09-30 of population clinic"));
+  EXPECT_EQ(Snapshot() + Sql("SELECT b::text FROM block_caps b ORDER BY 1") +
+                Sql("SELECT g::text FROM population_caps g ORDER BY 1"),
+            before);
+  // Block 2026-09-30 has budget left (0.5 of 1) but not for alice; the blocks before it do.
+  for (int i = 0; i < 2; ++i) ASSERT_OK(Ask(Window("2026-09-27", "2026-09-28"), 0.25).status());
+  EXPECT_EQ(Sql(absl::StrCat("SELECT string_agg(block_start || ':' || epsilon_spent_units, ',' "
+                             "ORDER BY block_start) FROM block_caps WHERE population_id = ",
+                             population_id_)),
+            absl::StrCat("2026-09-27:", EpsU(0.5), ",2026-09-28:", EpsU(0.5),
+                         ",2026-09-29:", EpsU(0.25), ",2026-09-30:", EpsU(0.5)));
+  EXPECT_EQ(Sql("SELECT epsilon_spent_units FROM population_caps"), absl::StrCat(EpsU(1)));
+
+  absl::Status lower = principals.Grant("alice", "visits", EpsU(0.25));
+  EXPECT_EQ(lower.code(), absl::StatusCode::kFailedPrecondition) << lower;
+  EXPECT_THAT(lower.message(), HasSubstr("in the block where the analyst spent most"));
+  ASSERT_OK_AND_ASSIGN(std::vector<store::GrantRecord> grants, principals.ListGrants("visits"));
+  ASSERT_EQ(grants.size(), 1u);
+  EXPECT_EQ(grants[0].epsilon_spent_units, EpsU(0.5));
+  ASSERT_OK_AND_ASSIGN(std::vector<store::AnalystCap> caps, store::ListAnalystCaps(db()));
+  ASSERT_EQ(caps.size(), 1u);
+  EXPECT_EQ(caps[0].epsilon_spent_units, EpsU(0.5));
+  ASSERT_OK(principals.Grant("alice", "visits", EpsU(0.75)));
+  ASSERT_OK(Ask("day = '2026-09-30'", 0.25).status());
   ExpectVerifies();
 }
 

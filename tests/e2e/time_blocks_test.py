@@ -11,6 +11,7 @@ Checked here through the real CLI on a real dpqd:
     into the declared bounds; rows in blocks that have not started and NULL dates never read);
   - `budget show --blocks` (text and --json): a query pays exactly its blocks, a block that does
     not fit refuses the whole query naming it, charging nothing; a block's own budget;
+  - an analyst's cap limits each block, not all blocks together;
   - a rolling daily dashboard (a 7-day window per simulated day, 60 days) keeps answering on a
     per-block budget, while the same workload on one budget for all time is refused from query N,
     N computed from the budget and the per-query epsilon;
@@ -168,7 +169,42 @@ class TimeBlocksTest(harness.DpqdTestCase):
         text = self.dpqd.ctl_text("budget", "show", "paid", "--blocks")
         self.assertIn("per time block", text)
         self.assertRegex(text, r"\n%s +2\.0 +0\.5 +1\.5 .* own\n" % day(10))
+        # The last N blocks, up to the current one (today: the bounds run years ahead).
+        utc_today = lambda: datetime.datetime.now(datetime.timezone.utc).date()  # noqa: E731
+        before = utc_today()
+        last = [b["start"] for b in self.dpqd.ctl("budget", "show", "paid", "--last", 3)["blocks"]]
+        every = self.blocks("paid")
+        today = datetime.date.fromisoformat(last[-1])
+        self.assertIn(today, (before, utc_today()))  # the same day, unless midnight passed
+        self.assertEqual(last, [str(today - datetime.timedelta(i)) for i in (2, 1, 0)])
+        self.assertEqual(list(every)[-3:], last)
         self.assertTrue(self.dpqd.ctl("audit", "verify", "paid", "--full")["ok"])
+
+    def test_an_analysts_cap_limits_each_block(self):
+        """A cap of 0.5 on a per-block budget of 1: per block, not over all blocks together."""
+        self.blocked("capped", 1)
+        token = self.create_analyst(self.dpqd, "carol")
+        self.dpqd.ctl("grant", "carol", "capped", "--epsilon-cap", 0.5)
+
+        def ask(epsilon, where):
+            return self.dpqd.ctl("query", "capped", "--aggregate", "count", "--epsilon", epsilon,
+                                 "--max-contributions", K, "--where", where, token=token,
+                                 check=False)
+        for d in (10, 11, 12):  # 1.5 over three blocks: three times the cap, 0.5 in each
+            self.assertEqual(ask(0.5, "day = '%s'" % day(d)).returncode, 0)
+        before = (self.snapshot(self.dpqd, "capped"), self.blocks("capped"))
+        self.assert_error(ask(0.25, "day BETWEEN '%s' AND '%s'" % (day(9), day(10))),
+                          "RESOURCE_EXHAUSTED",
+                          ["carol's cap on time block %s" % day(10), "ask about other blocks"])
+        self.assertEqual((self.snapshot(self.dpqd, "capped"), self.blocks("capped")), before)
+        self.assertEqual(ask(0.5, "day = '%s'" % day(9)).returncode, 0)
+        # What counts against the cap is the fullest block's spend: 0.5, not 2.0.
+        grant = self.dpqd.ctl("grant", "list", "capped")["grants"][0]
+        self.assertAlmostEqual(grant["epsilon_spent"], 0.5)
+        self.assert_error(self.dpqd.ctl("grant", "carol", "capped", "--epsilon-cap", 0.4,
+                                        check=False),
+                          "FAILED_PRECONDITION", ["the block where the analyst spent most"])
+        self.assertTrue(self.dpqd.ctl("audit", "verify", "capped", "--full")["ok"])
 
     def test_a_rolling_daily_dashboard_keeps_answering_on_time_blocks(self):
         """60 simulated days; on day d the dashboard asks for the last 7 days [d-6, d]."""
