@@ -92,9 +92,10 @@ int RunHealth(const GlobalOptions& options, const Output& output, const std::str
 // output.err (text mode) or in the document's "warnings" (--json).
 int RunBudgetSet(const GlobalOptions& options, const Output& output,
                  const dpq::v1::SetBudgetRequest& request);
-// AnalystService.GetBudget; with `blocks`, a per-block budget's blocks as a table.
+// AnalystService.GetBudget; with `blocks` (or `last_blocks` > 0: only the last ones), a per-block
+// budget's blocks as a table.
 int RunBudgetShow(const GlobalOptions& options, const Output& output, const std::string& dataset,
-                  bool blocks);
+                  bool blocks, int last_blocks = 0);
 
 // --- query and audit (commands_query.cc, commands_audit.cc) ------------------------------------
 

@@ -28,10 +28,11 @@ int RunBudgetSet(const GlobalOptions& options, const Output& output,
 }
 
 int RunBudgetShow(const GlobalOptions& options, const Output& output, const std::string& dataset,
-                  bool blocks) {
+                  bool blocks, int last_blocks) {
   dpq::v1::GetBudgetRequest request;
   request.set_dataset(dataset);
-  request.set_blocks(blocks);
+  request.set_blocks(blocks || last_blocks > 0);
+  request.set_last_blocks(last_blocks);
   return RunRpc<dpq::v1::Budget>(
       options, output, kDefaultTimeoutSeconds,
       [&](const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* context,
@@ -119,11 +120,16 @@ void RegisterBudgetCommands(CLI::App& app, CommandLine& command_line) {
       ->add_option("name", show_dataset,
                    "population, or a dataset of it (an analyst names a granted dataset)")
       ->required();
+  int& show_last = command_line.Keep<int>();
   budget_show->add_flag("--blocks", show_blocks,
                         "a per-block budget's blocks, from the first to the current one");
-  command_line.RunWhenParsed(budget_show, [&show_dataset, &show_blocks](
+  budget_show
+      ->add_option("--last", show_last,
+                   "only the last N blocks, up to the current one (implies --blocks)")
+      ->check(CLI::PositiveNumber);
+  command_line.RunWhenParsed(budget_show, [&show_dataset, &show_blocks, &show_last](
                                               const GlobalOptions& options, const Output& output) {
-    return RunBudgetShow(options, output, show_dataset, show_blocks);
+    return RunBudgetShow(options, output, show_dataset, show_blocks, show_last);
   });
 }
 

@@ -114,7 +114,8 @@ grpc::Status AnalystService::GetBudget(grpc::ServerContext* context,
   return ToGrpcStatus(*context, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(store::Principal principal, Authenticate(*options_.auth, *context));
     ASSIGN_OR_RETURN(engine::DatasetBudget budget,
-                     options_.budgets->Get(principal, request->dataset(), request->blocks()));
+                     options_.budgets->Get(principal, request->dataset(), request->blocks(),
+                                           request->last_blocks()));
     ToProto(budget, response);
     return absl::OkStatus();
   }());

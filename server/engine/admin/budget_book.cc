@@ -70,7 +70,8 @@ DatasetBudget BudgetAsRead(store::BudgetState budget, std::string via_dataset) {
 }  // namespace
 
 absl::StatusOr<DatasetBudget> BudgetBook::Get(const store::Principal& principal,
-                                              const std::string& dataset, bool blocks) {
+                                              const std::string& dataset, bool blocks,
+                                              int64_t last_blocks) {
   DatasetBudget read;
   if (principal.role == store::Role::kAdmin) {
     // An admin names a population, or a dataset of it (dropped ones too: budgets outlive rows).
@@ -83,7 +84,7 @@ absl::StatusOr<DatasetBudget> BudgetBook::Get(const store::Principal& principal,
     std::string via_dataset = budget.population != schema.name ? schema.name : "";
     read = BudgetAsRead(std::move(budget), std::move(via_dataset));
   }
-  if (blocks) RETURN_IF_ERROR(AddBlocks(read));
+  if (blocks) RETURN_IF_ERROR(AddBlocks(read, last_blocks));
   return read;
 }
 
@@ -91,16 +92,26 @@ absl::StatusOr<query::DatasetSchema> BudgetBook::BlockedDataset(int64_t populati
                                                                 const std::string& population) {
   ASSIGN_OR_RETURN(std::vector<query::DatasetSchema> datasets,
                    stores_.datasets->List(absl::nullopt));
+  absl::optional<query::DatasetSchema> earliest;
   for (query::DatasetSchema& d : datasets) {
-    if (d.population_id == population_id && d.time_blocks.has_value()) return std::move(d);
+    if (d.population_id != population_id || !d.time_blocks.has_value()) continue;
+    if (!earliest || query::FirstBlockStart(d) < query::FirstBlockStart(*earliest)) {
+      earliest = std::move(d);
+    }
   }
+  if (earliest) return *std::move(earliest);
   return absl::FailedPreconditionError(
       absl::StrCat("population ", population,
                    " has no dataset with time blocks (`dpqctl dataset create ... --block-by "
                    "COLUMN --block-width day|week|month`)"));
 }
 
-absl::Status BudgetBook::AddBlocks(DatasetBudget& read) {
+absl::Status BudgetBook::AddBlocks(DatasetBudget& read, int64_t last_blocks) {
+  if (last_blocks < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("last_blocks: ", last_blocks,
+                                                   " is negative; give a count of blocks, or 0 for "
+                                                   "every block from the first"));
+  }
   const store::BudgetState& b = read.budget;
   if (!b.per_block) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -114,10 +125,14 @@ absl::Status BudgetBook::AddBlocks(DatasetBudget& read) {
   const int64_t first = query::FirstBlockStart(schema);
   const int64_t current = query::CurrentBlockStart(width, engine_->Today());
   if (current < first) return absl::OkStatus();  // no block has started yet
+  std::vector<int64_t> starts = query::BlockStarts(width, {first, current});
+  if (last_blocks > 0 && static_cast<size_t>(last_blocks) < starts.size()) {
+    starts.erase(starts.begin(), starts.end() - last_blocks);
+  }
   ASSIGN_OR_RETURN(std::vector<store::BlockBudget> cells,
-                   stores_.blocks->ListCells(b.population_id, first, current));
+                   stores_.blocks->ListCells(b.population_id, starts.front(), current));
   auto cell = cells.begin();
-  for (const int64_t start : query::BlockStarts(width, {first, current})) {
+  for (const int64_t start : starts) {
     if (cell != cells.end() && cell->start == start) {
       read.blocks.push_back(*cell++);
       continue;

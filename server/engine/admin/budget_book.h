@@ -66,9 +66,11 @@ class BudgetBook {
 
   // An analyst: the budget of the population of `dataset` if the analyst may query the dataset.
   // An admin: the budget of the population `dataset` names, directly or through a dataset of it.
-  // With `blocks`, a per-block budget comes with its blocks (FAILED_PRECONDITION for another).
+  // With `blocks`, a per-block budget comes with its blocks (FAILED_PRECONDITION for another):
+  // the last `last_blocks` up to the current one, or every one from the first when 0
+  // (INVALID_ARGUMENT when negative).
   absl::StatusOr<DatasetBudget> Get(const store::Principal& principal, const std::string& dataset,
-                                    bool blocks = false);
+                                    bool blocks = false, int64_t last_blocks = 0);
   // Sets the budget of the population change.dataset names (a population, or a dataset of it),
   // logged as "budget.set" on the population. INVALID_ARGUMENT names "preset", "epsilon", "delta"
   // or "max_query_epsilon" for a value it refuses; NOT_FOUND when no population or dataset has
@@ -78,11 +80,11 @@ class BudgetBook {
   absl::StatusOr<ServerOverview> Overview();
 
  private:
-  // A live dataset of the population with time blocks (they share one width): what blocks the
-  // population has. FAILED_PRECONDITION when none has.
+  // The live dataset of the population with time blocks (they share one width) whose blocks
+  // start first: what blocks the population has. FAILED_PRECONDITION when none has.
   absl::StatusOr<query::DatasetSchema> BlockedDataset(int64_t population_id,
                                                       const std::string& population);
-  absl::Status AddBlocks(DatasetBudget& read);
+  absl::Status AddBlocks(DatasetBudget& read, int64_t last_blocks);
   absl::StatusOr<DatasetBudget> SetBlocks(const store::AdminAction& log,
                                           const store::ResolvedPopulation& target,
                                           const BudgetChange& change, int64_t epsilon_units,
