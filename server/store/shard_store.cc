@@ -1,0 +1,351 @@
+#include "server/store/shard_store.h"
+
+#include <pqxx/pqxx>
+
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "server/base/status_macros.h"
+#include "server/base/validation.h"
+#include "server/store/admin_log.h"
+#include "server/store/postgres/pqxx_status.h"
+#include "server/store/shard_url.h"
+
+namespace dpq::store {
+namespace {
+
+// Columns read by ShardFromRow.
+constexpr char kShardColumns[] =
+    "id, name, host, port, dbname, username, server_version_num, "
+    "to_char(added_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')";
+
+Shard ShardFromRow(const pqxx::row& r) {
+  Shard s;
+  s.id = r[0].as<int64_t>();
+  s.name = r[1].as<std::string>();
+  s.host = r[2].as<std::string>();
+  s.port = r[3].as<int>();
+  s.dbname = r[4].as<std::string>();
+  s.user = r[5].as<std::string>();
+  s.server_version_num = r[6].as<int>();
+  s.added_at = r[7].as<std::string>();
+  return s;
+}
+
+absl::Status ShardNotFound(const std::string& name) {
+  return absl::NotFoundError(
+      absl::StrCat("shard ", name, " not found (`dpqctl shard list` lists them)"));
+}
+
+std::string ServerName(const std::string& shard) { return "dpq_shard_" + shard; }
+std::string HealthTable(const pqxx::transaction_base& tx, const std::string& shard) {
+  return "dpq_shards." + tx.quote_name("health_" + shard);
+}
+
+// The first line of a server or libpq message, without its severity prefix (DETAIL lines, where
+// PostgreSQL puts values, are dropped).
+std::string FirstLine(const char* what) {
+  absl::string_view text(what == nullptr ? "" : what);
+  text = text.substr(0, text.find('\n'));
+  for (absl::string_view prefix : {"ERROR:  ", "FATAL:  "}) {
+    if (absl::ConsumePrefix(&text, prefix)) break;
+  }
+  return std::string(absl::StripAsciiWhitespace(text));
+}
+
+// `status` with `secret` taken out of its message; code and payloads kept.
+absl::Status Scrubbed(const absl::Status& status, const std::string& secret) {
+  if (status.ok() || secret.empty()) return status;
+  absl::Status out(status.code(), WithoutSecret(std::string(status.message()), secret));
+  status.ForEachPayload(
+      [&out](absl::string_view url, const absl::Cord& payload) { out.SetPayload(url, payload); });
+  return out;
+}
+
+// A libpq keyword=value connection string (values single-quoted, \ and ' escaped).
+std::string Conninfo(const ShardUrl& u) {
+  auto quoted = [](const std::string& v) {
+    std::string out = "'";
+    for (char c : v) {
+      if (c == '\\' || c == '\'') out += '\\';
+      out += c;
+    }
+    return out + "'";
+  };
+  std::string info = absl::StrCat("host=", quoted(u.host), " port=", u.port,
+                                  " dbname=", quoted(u.dbname), " user=", quoted(u.user),
+                                  " connect_timeout=5 application_name='dpqd shard add'");
+  if (!u.password.empty()) absl::StrAppend(&info, " password=", quoted(u.password));
+  if (!u.sslmode.empty()) absl::StrAppend(&info, " sslmode=", quoted(u.sslmode));
+  return info;
+}
+
+// Connects to the shard directly, checks its version and creates the view dpq_shard.health.
+// Returns its server_version_num.
+absl::StatusOr<int> PrepareShard(const ShardUrl& u) {
+  const std::string where = absl::StrCat("the shard at ", ShardAddress(u.host, u.port),
+                                         " (database ", u.dbname, ", user ", u.user, ")");
+  try {
+    pqxx::connection conn(Conninfo(u));
+    pqxx::work tx(conn);
+    const int version = tx.exec1("SELECT current_setting('server_version_num')::int")[0].as<int>();
+    if (version < 150000) {
+      return absl::FailedPreconditionError(absl::StrCat(where,
+                                                        " runs PostgreSQL with server_version_num ",
+                                                        version, ": shards need 15 or later"));
+    }
+    tx.exec0("CREATE SCHEMA IF NOT EXISTS dpq_shard");
+    tx.exec0(
+        "CREATE OR REPLACE VIEW dpq_shard.health AS "
+        "SELECT current_setting('server_version_num')::int AS version_num");
+    tx.commit();
+    return version;
+  } catch (const pqxx::broken_connection& e) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot connect to ", where, ": ", WithoutSecret(FirstLine(e.what()), u.password),
+        " (check that the server runs and listens there, that its pg_hba.conf admits dpqd's host "
+        "and user, and the user and password in the URL)"));
+  } catch (const pqxx::insufficient_privilege&) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("user ", u.user, " may not create the schema dpq_shard on ", where,
+                     ": GRANT CREATE ON DATABASE ", u.dbname, " TO ", u.user, " on the shard"));
+  } catch (const std::exception& e) {
+    return Scrubbed(StatusFromPqxx(e, absl::StrCat("preparing ", where)), u.password);
+  }
+}
+
+// CREATE SERVER, the two user mappings and the health table; the caller's transaction.
+void CreateCoordinatorObjects(pqxx::work& tx, const std::string& name, const ShardUrl& u) {
+  const std::string server = tx.quote_name(ServerName(name));
+  tx.exec0("CREATE EXTENSION IF NOT EXISTS postgres_fdw");
+  // connect_timeout: postgres_fdw connects inside the statement, where statement_timeout cannot
+  // interrupt it (PostgreSQL 15); 2 s is the least libpq honours.
+  std::string options = absl::StrCat(
+      "host ", tx.quote(u.host), ", port ", tx.quote(std::to_string(u.port)), ", dbname ",
+      tx.quote(u.dbname), ", async_capable 'true', fetch_size '10000', connect_timeout '2'");
+  if (!u.sslmode.empty()) absl::StrAppend(&options, ", sslmode ", tx.quote(u.sslmode));
+  tx.exec0(absl::StrCat("CREATE SERVER ", server, " FOREIGN DATA WRAPPER postgres_fdw OPTIONS (",
+                        options, ")"));
+  // The password lives here only (pg_user_mapping: readable by superusers and the mapped user).
+  std::string mapping = absl::StrCat("OPTIONS (user ", tx.quote(u.user));
+  if (!u.password.empty()) absl::StrAppend(&mapping, ", password ", tx.quote(u.password));
+  mapping += ")";
+  tx.exec0(absl::StrCat("CREATE USER MAPPING FOR CURRENT_USER SERVER ", server, " ", mapping));
+  // Scans run as dpq_scan (SET LOCAL ROLE): postgres_fdw then connects with dpq_scan's mapping.
+  tx.exec0(absl::StrCat("CREATE USER MAPPING FOR dpq_scan SERVER ", server, " ", mapping));
+  const std::string table = HealthTable(tx, name);
+  tx.exec0(absl::StrCat("CREATE FOREIGN TABLE ", table, " (version_num integer) SERVER ", server,
+                        " OPTIONS (schema_name 'dpq_shard', table_name 'health')"));
+  tx.exec0(absl::StrCat("GRANT SELECT ON ", table, " TO dpq_scan"));
+}
+
+// Reads the health table as dpqd's role, then as dpq_scan, inside the add's transaction.
+absl::Status CheckThroughCoordinator(pqxx::connection& c, pqxx::work& tx, const std::string& name,
+                                     const ShardUrl& u) {
+  const std::string table = HealthTable(tx, name);
+  const char* as = "dpqd's database role";
+  try {
+    tx.exec1(absl::StrCat("SELECT version_num FROM ", table));
+    as = "dpq_scan";
+    tx.exec0("SET LOCAL ROLE dpq_scan");
+    tx.exec1(absl::StrCat("SELECT version_num FROM ", table));
+    tx.exec0("RESET ROLE");
+    return absl::OkStatus();
+  } catch (const pqxx::sql_error& e) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the coordinator cannot read shard ", name, " at ", ShardAddress(u.host, u.port),
+        " through postgres_fdw as ", as, " (SQLSTATE ", e.sqlstate(),
+        "): ", WithoutSecret(FirstLine(e.what()), u.password),
+        " (the shard must be reachable from the coordinator's host; for a role that is not a "
+        "superuser, such as dpq_scan, it must ask for the password: md5 or scram-sha-256 in its "
+        "pg_hba.conf)"));
+  } catch (const pqxx::broken_connection& e) {
+    if (!c.is_open()) throw;
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the coordinator cannot reach shard ", name, " at ", ShardAddress(u.host, u.port),
+        " through postgres_fdw as ", as, ": ", WithoutSecret(FirstLine(e.what()), u.password),
+        " (the shard must be reachable from the coordinator's host, not only from dpqd's)"));
+  }
+}
+
+}  // namespace
+
+absl::Status ValidateShardName(const std::string& name) {
+  bool ok = !name.empty() && name.size() <= 40 && absl::ascii_islower(name[0]);
+  for (char c : name) {
+    ok = ok && (absl::ascii_islower(c) || absl::ascii_isdigit(c) || c == '_');
+  }
+  if (!ok) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("name must match ^[a-z][a-z0-9_]{0,39}$, got ", QuoteForMessage(name)));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Shard> ShardStore::Add(const std::string& name, const std::string& url,
+                                      const AdminAction* log) {
+  RETURN_IF_ERROR(ValidateShardName(name));
+  ASSIGN_OR_RETURN(ShardUrl u, ParseShardUrl(url));
+  const absl::Status taken = db_->Run("check shard name", [&](pqxx::connection& c) {
+    pqxx::read_transaction tx(c);
+    if (!tx.exec_params("SELECT 1 FROM shards WHERE name = $1 AND removed_at IS NULL", name)
+             .empty()) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("shard ", name, " already exists (`dpqctl shard list` lists them)"));
+    }
+    return absl::OkStatus();
+  });
+  RETURN_IF_ERROR(taken);
+  ASSIGN_OR_RETURN(const int version, PrepareShard(u));
+  Shard added;
+  absl::Status status = db_->RunOnce("add shard", [&](pqxx::connection& c) -> absl::Status {
+    pqxx::work tx(c);
+    if (!tx.exec_params("SELECT 1 FROM pg_foreign_server WHERE srvname = $1", ServerName(name))
+             .empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("the coordinator already has a foreign server ", ServerName(name),
+                       " that no live shard owns: drop it (DROP SERVER ", ServerName(name),
+                       " CASCADE) or "
+                       "choose another name"));
+    }
+    CreateCoordinatorObjects(tx, name, u);
+    RETURN_IF_ERROR(CheckThroughCoordinator(c, tx, name, u));
+    added = ShardFromRow(tx.exec_params1(
+        absl::StrCat("INSERT INTO shards (name, host, port, dbname, username, server_version_num) "
+                     "VALUES ($1, $2, $3, $4, $5, $6) RETURNING ",
+                     kShardColumns),
+        name, u.host, u.port, u.dbname, u.user, version));
+    if (log != nullptr) AppendAdminAction(tx, *log);
+    tx.commit();
+    return absl::OkStatus();
+  });
+  if (status.code() == absl::StatusCode::kAlreadyExists) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("shard ", name, " already exists (`dpqctl shard list` lists them)"));
+  }
+  if (status.code() == absl::StatusCode::kPermissionDenied ||
+      (status.code() == absl::StatusCode::kInternal &&
+       absl::StrContains(status.message(), "42501"))) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "dpqd's database role may not create the shard's objects on the coordinator (",
+        WithoutSecret(std::string(status.message()), u.password),
+        "): run CREATE EXTENSION postgres_fdw as a superuser and GRANT USAGE ON FOREIGN DATA "
+        "WRAPPER postgres_fdw to dpqd's role"));
+  }
+  RETURN_IF_ERROR(Scrubbed(status, u.password));
+  return added;
+}
+
+absl::StatusOr<std::vector<Shard>> ShardStore::List() {
+  std::vector<Shard> out;
+  RETURN_IF_ERROR(db_->Run("list shards", [&](pqxx::connection& c) {
+    out.clear();
+    pqxx::read_transaction tx(c);
+    for (const pqxx::row& r : tx.exec(absl::StrCat(
+             "SELECT ", kShardColumns, " FROM shards WHERE removed_at IS NULL ORDER BY name"))) {
+      out.push_back(ShardFromRow(r));
+    }
+    return absl::OkStatus();
+  }));
+  return out;
+}
+
+absl::Status ShardStore::Remove(const std::string& name, const AdminAction* log) {
+  RETURN_IF_ERROR(ValidateShardName(name));
+  return db_->Run("remove shard", [&](pqxx::connection& c) -> absl::Status {
+    pqxx::work tx(c);
+    const pqxx::result r = tx.exec_params(
+        "SELECT id FROM shards WHERE name = $1 AND removed_at IS NULL FOR UPDATE", name);
+    if (r.empty()) return ShardNotFound(name);
+    // Check point: once datasets are placed on shards, a shard that holds a partition of a live
+    // dataset must be refused here (FAILED_PRECONDITION naming the dataset). No dataset is placed
+    // on a shard yet, so there is nothing to check. The DROP SERVER below has no CASCADE: it
+    // fails rather than drop a foreign table it does not know about.
+    const std::string server = tx.quote_name(ServerName(name));
+    tx.exec0(absl::StrCat("DROP FOREIGN TABLE IF EXISTS ", HealthTable(tx, name)));
+    // Every mapping of the server, also one made for a login role dpqd no longer uses.
+    for (const pqxx::row& m : tx.exec_params(
+             "SELECT usename FROM pg_user_mappings WHERE srvname = $1", ServerName(name))) {
+      const std::string user = m[0].as<std::string>();
+      tx.exec0(absl::StrCat("DROP USER MAPPING FOR ",
+                            user == "public" ? std::string("PUBLIC") : tx.quote_name(user),
+                            " SERVER ", server));
+    }
+    tx.exec0(absl::StrCat("DROP SERVER IF EXISTS ", server));
+    tx.exec_params0("UPDATE shards SET removed_at = now() WHERE id = $1", r[0][0].as<int64_t>());
+    if (log != nullptr) AppendAdminAction(tx, *log);
+    tx.commit();
+    return absl::OkStatus();
+  });
+}
+
+ShardProbe ShardStore::ProbeOne(const std::string& name) {
+  ShardProbe probe;
+  probe.name = name;
+  absl::Time started = absl::Now();
+  const absl::Status status = db_->Run("probe shard", [&](pqxx::connection& c) -> absl::Status {
+    bool failed = false;
+    {
+      pqxx::read_transaction tx(c);
+      tx.exec0(
+          absl::StrCat("SET LOCAL statement_timeout = ", absl::ToInt64Milliseconds(kProbeTimeout)));
+      started = absl::Now();
+      try {
+        probe.version_num =
+            tx.exec1(absl::StrCat("SELECT version_num FROM ", HealthTable(tx, name)))[0].as<int>();
+        probe.up = true;
+      } catch (const pqxx::sql_error& e) {
+        failed = true;
+        probe.error = absl::UnavailableError(absl::StrCat(
+            "shard ", name, " is down (SQLSTATE ", e.sqlstate(), "): ", FirstLine(e.what())));
+      } catch (const pqxx::broken_connection& e) {
+        if (!c.is_open()) throw;  // the coordinator's own session broke: not the shard's fault
+        failed = true;
+        probe.error = absl::UnavailableError(
+            absl::StrCat("shard ", name, " is down (connection failure): ", FirstLine(e.what())));
+      }
+      probe.seconds = absl::ToDoubleSeconds(absl::Now() - started);
+    }
+    if (failed) {
+      // This session's cached connection to the shard is broken or stale: dropped, so the next
+      // probe (or scan) on this session connects afresh instead of failing on it.
+      pqxx::nontransaction tx(c);
+      tx.exec_params("SELECT postgres_fdw_disconnect($1)", ServerName(name));
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) {
+    probe.up = false;
+    probe.seconds = absl::ToDoubleSeconds(absl::Now() - started);
+    probe.error =
+        absl::UnavailableError(absl::StrCat("shard ", name, " not probed: ", status.message()));
+  }
+  return probe;
+}
+
+absl::StatusOr<ShardProbe> ShardStore::Probe(const std::string& name) {
+  RETURN_IF_ERROR(ValidateShardName(name));
+  bool live = false;
+  RETURN_IF_ERROR(db_->Run("find shard", [&](pqxx::connection& c) {
+    pqxx::read_transaction tx(c);
+    live = !tx.exec_params("SELECT 1 FROM shards WHERE name = $1 AND removed_at IS NULL", name)
+                .empty();
+    return absl::OkStatus();
+  }));
+  if (!live) return ShardNotFound(name);
+  return ProbeOne(name);
+}
+
+absl::StatusOr<std::vector<ShardProbe>> ShardStore::ProbeAll() {
+  ASSIGN_OR_RETURN(std::vector<Shard> shards, List());
+  std::vector<ShardProbe> out;
+  out.reserve(shards.size());
+  for (const Shard& s : shards) out.push_back(ProbeOne(s.name));
+  return out;
+}
+
+}  // namespace dpq::store

@@ -1,0 +1,90 @@
+// The registry of shard servers (migration 0018): the PostgreSQL servers that will hold the
+// partitions of a dataset's raw rows, reached from the coordinator (the database dpqd connects
+// to, which holds the ledger) through postgres_fdw. Datasets are not placed on shards yet
+// (docs/scaling.md, "Shard servers").
+//
+// For each live shard the coordinator has a foreign server dpq_shard_<name>, a user mapping for
+// dpqd's login role and one for dpq_scan (scans run under SET LOCAL ROLE dpq_scan, migration
+// 0010, and postgres_fdw connects with the mapping of the role a foreign table is read as), and
+// the foreign table dpq_shards.health_<name> on the shard's view dpq_shard.health. The shard's
+// password is stored only in those two user mappings: never in the shards table, never in a
+// message or a log line.
+#ifndef DPQ_SERVER_STORE_SHARD_STORE_H_
+#define DPQ_SERVER_STORE_SHARD_STORE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "server/store/audit_chain.h"
+#include "server/store/database.h"
+
+namespace dpq::store {
+
+struct Shard {
+  int64_t id = 0;
+  std::string name, host;
+  int port = 0;
+  std::string dbname, user;
+  int server_version_num = 0;  // when it was added, e.g. 150018
+  std::string added_at;        // RFC 3339 UTC
+};
+
+// One health probe through the coordinator: the path scans will take (coordinator -> postgres_fdw
+// -> shard), not a direct connection.
+struct ShardProbe {
+  std::string name;
+  bool up = false;
+  double seconds = 0;   // wall time of the probe, up or down
+  int version_num = 0;  // the shard's server_version_num when up
+  // When down: UNAVAILABLE with the SQLSTATE and the server's message (never the password).
+  absl::Status error;
+};
+
+class ShardStore {
+ public:
+  explicit ShardStore(Database* db) : db_(db) {}
+
+  // Registers the shard at `url` (shard_url.h) as `name` ([a-z][a-z0-9_]{0,39}): checks that it
+  // answers (connect_timeout 5 s) and runs PostgreSQL 15 or later, creates the view
+  // dpq_shard.health on it (CREATE OR REPLACE: harmless and idempotent), then creates the
+  // coordinator's objects and the shards row in one transaction with `log`'s admin-log row, and
+  // reads the health table as dpq_scan before committing (so a mapping scans could not use is
+  // refused now, not at the first scan).
+  // INVALID_ARGUMENT: bad name or URL. ALREADY_EXISTS: a live shard has that name.
+  // FAILED_PRECONDITION: the shard cannot be reached or refuses the login (naming host:port and
+  // what to check), runs PostgreSQL < 15, or a step lacks a privilege. On any error nothing is left
+  // on the coordinator.
+  absl::StatusOr<Shard> Add(const std::string& name, const std::string& url,
+                            const AdminAction* log = nullptr);
+  // Every live shard, by name.
+  absl::StatusOr<std::vector<Shard>> List();
+  // Drops the shard's foreign table, user mappings and foreign server, and marks its row removed
+  // (the name may be used again). NOT_FOUND for a name no live shard has.
+  absl::Status Remove(const std::string& name, const AdminAction* log = nullptr);
+
+  // SELECT version_num FROM dpq_shards.health_<name>, under a statement_timeout of kProbeTimeout.
+  // NOT_FOUND for an unknown shard; a down shard is an OK ShardProbe with up false. A shard that
+  // went down and came back is seen up again: a failed probe drops the session's cached
+  // postgres_fdw connection to it, so the next probe connects afresh.
+  absl::StatusOr<ShardProbe> Probe(const std::string& name);
+  // Every live shard, by name, one after the other (each bounded by kProbeTimeout).
+  absl::StatusOr<std::vector<ShardProbe>> ProbeAll();
+
+  static constexpr absl::Duration kProbeTimeout = absl::Seconds(2);
+
+ private:
+  ShardProbe ProbeOne(const std::string& name);
+
+  Database* db_;
+};
+
+// [a-z][a-z0-9_]{0,39}: short enough for "dpq_shard_" and "health_" prefixes in a PostgreSQL name.
+absl::Status ValidateShardName(const std::string& name);
+
+}  // namespace dpq::store
+
+#endif  // DPQ_SERVER_STORE_SHARD_STORE_H_
