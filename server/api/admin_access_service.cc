@@ -112,6 +112,10 @@ grpc::Status AdminService::ServerStatus(grpc::ServerContext* context,
     }
     response->set_schema_version(overview.schema_version);
     for (const engine::DatasetBudget& b : overview.budgets) ToProto(b, response->add_budgets());
+    if (options_.shards != nullptr) {
+      ASSIGN_OR_RETURN(std::vector<engine::ShardView> shards, options_.shards->List());
+      for (const engine::ShardView& s : shards) ToProto(s, response->add_shards());
+    }
     return absl::OkStatus();
   }());
 }

@@ -13,6 +13,7 @@
 #include "server/engine/admin/budget_book.h"
 #include "server/engine/admin/dataset_admin.h"
 #include "server/engine/admin/population_admin.h"
+#include "server/engine/admin/shard_admin.h"
 #include "server/engine/authenticator.h"
 #include "server/engine/query_engine.h"
 #include "server/metrics/metrics.h"
@@ -37,6 +38,7 @@ struct ServiceOptions {
   QueryAdmission* admission;  // per-analyst concurrency and rate of Query and QueryBatch
   UploadLimits upload;
   engine::PopulationAdmin* populations = nullptr;
+  engine::ShardAdmin* shards = nullptr;  // null: the shard RPCs are UNIMPLEMENTED
 };
 
 class AnalystService final : public v1::AnalystService::Service {
@@ -66,6 +68,9 @@ class AnalystService final : public v1::AnalystService::Service {
  private:
   ServiceOptions options_;
 };
+
+// A shard as AdminService returns it (ListShards, AddShard, ServerStatus).
+void ToProto(const engine::ShardView& view, v1::Shard* out);
 
 class AdminService final : public v1::AdminService::Service {
  public:
@@ -119,6 +124,13 @@ class AdminService final : public v1::AdminService::Service {
   grpc::Status DropPopulation(grpc::ServerContext* context,
                               const v1::DropPopulationRequest* request,
                               v1::DropPopulationResponse* response) override;
+  // Shard servers (shard_admin_service.cc).
+  grpc::Status AddShard(grpc::ServerContext* context, const v1::AddShardRequest* request,
+                        v1::Shard* response) override;
+  grpc::Status ListShards(grpc::ServerContext* context, const v1::ListShardsRequest* request,
+                          v1::ListShardsResponse* response) override;
+  grpc::Status RemoveShard(grpc::ServerContext* context, const v1::RemoveShardRequest* request,
+                           v1::RemoveShardResponse* response) override;
 
  private:
   ServiceOptions options_;
