@@ -128,6 +128,8 @@ void Server::BuildAdministration() {
   access_admin_ = std::make_unique<engine::AccessAdmin>(principals_.get());
   populations_ = std::make_unique<store::PopulationStore>(db_.get());
   population_admin_ = std::make_unique<engine::PopulationAdmin>(populations_.get(), ledger_.get());
+  shards_ = std::make_unique<store::ShardStore>(db_.get());
+  shard_admin_ = std::make_unique<engine::ShardAdmin>(shards_.get());
   blocks_ = std::make_unique<store::BlockLedger>(db_.get());
   budget_book_ = std::make_unique<engine::BudgetBook>(
       engine_.get(), engine::BudgetBook::Stores{datasets_.get(), principals_.get(), ledger_.get(),
@@ -142,6 +144,7 @@ void Server::BuildServices() {
                               access_admin_.get(), budget_book_.get(),     audit_trails_.get(),
                               &accounting_,        metrics_.get(),         admission_.get(),
                               options_.upload,     population_admin_.get()};
+  options.shards = shard_admin_.get();
   analyst_service_ = std::make_unique<api::AnalystService>(options);
   admin_service_ = std::make_unique<api::AdminService>(options);
   accounting_service_ = std::make_unique<api::AccountingService>(options);
@@ -209,6 +212,9 @@ void Server::StartBackgroundJobs() {
                                                 options_.audit_full_verify_seconds);
     verifier_->Start();
   }
+  shard_prober_ = std::make_unique<ShardProber>(shards_.get(), metrics_.get(),
+                                                absl::Seconds(options_.shard_probe_seconds));
+  shard_prober_->Start();
 }
 
 void Server::LogListening() const {
@@ -239,6 +245,7 @@ absl::Status Server::Drain() {
   // charged keeps its charge and its answer is served to a retry with the same request id.
   health_->Stop();
   if (verifier_ != nullptr) verifier_->Stop();
+  shard_prober_->Stop();
   grpc_server_->GetHealthCheckService()->Shutdown();
   grpc_server_->Shutdown(
       absl::ToChronoTime(absl::Now() + absl::Seconds(options_.shutdown_grace_seconds)));

@@ -23,6 +23,7 @@
 #include "server/collection/collections.h"
 #include "server/daemon/audit_verifier.h"
 #include "server/daemon/health_watcher.h"
+#include "server/daemon/shard_prober.h"
 #include "server/daemon/startup_files.h"
 #include "server/engine/accounting.h"
 #include "server/engine/admin/access_admin.h"
@@ -30,6 +31,7 @@
 #include "server/engine/admin/budget_book.h"
 #include "server/engine/admin/dataset_admin.h"
 #include "server/engine/admin/population_admin.h"
+#include "server/engine/admin/shard_admin.h"
 #include "server/engine/authenticator.h"
 #include "server/engine/query_engine.h"
 #include "server/engine/training_engine.h"
@@ -47,6 +49,7 @@
 #include "server/store/principal_store.h"
 #include "server/store/result_cache.h"
 #include "server/store/scan_router.h"
+#include "server/store/shard_store.h"
 #include "server/store/spend_tally.h"
 #include "server/store/training_store.h"
 
@@ -72,6 +75,7 @@ class Server {
     double audit_verify_seconds = 3600;             // 0: audit chains verified only on request
     // BudgetLedger::VerifyOptions::full_after_seconds of each periodic pass (0: never by age).
     double audit_full_verify_seconds = 7 * 86400;
+    double shard_probe_seconds = 5.0;      // how often the shard servers are probed
     double shutdown_grace_seconds = 10.0;  // how long calls in flight may finish on SIGTERM
     std::string admin_token_file;          // the bootstrap admin token's file, else:
     std::string admin_token_from_env;      // its value from $DPQ_ADMIN_TOKEN (either may be empty)
@@ -135,6 +139,8 @@ class Server {
   std::unique_ptr<store::AdminLog> admin_log_;
   std::unique_ptr<store::PopulationStore> populations_;
   std::unique_ptr<engine::PopulationAdmin> population_admin_;
+  std::unique_ptr<store::ShardStore> shards_;
+  std::unique_ptr<engine::ShardAdmin> shard_admin_;
   std::unique_ptr<engine::DatasetAdmin> dataset_admin_;
   std::unique_ptr<engine::AccessAdmin> access_admin_;
   std::unique_ptr<engine::BudgetBook> budget_book_;
@@ -158,6 +164,7 @@ class Server {
   std::unique_ptr<grpc::Server> grpc_server_;
   std::unique_ptr<HealthWatcher> health_;
   std::unique_ptr<AuditVerifier> verifier_;  // null when audit_verify_seconds is 0
+  std::unique_ptr<ShardProber> shard_prober_;
 };
 
 }  // namespace dpq::daemon

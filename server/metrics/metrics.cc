@@ -233,6 +233,22 @@ std::vector<prometheus::MetricFamily> LedgerFamilies(const absl::StatusOr<Ledger
   return families;
 }
 
+// dpq_shard_up and dpq_shard_probe_seconds, one sample per registered shard.
+std::vector<prometheus::MetricFamily> ShardFamilies(const std::vector<ShardFigures>& shards) {
+  prometheus::MetricFamily up{
+      "dpq_shard_up",
+      "1 if the shard server answered dpqd's last probe through the coordinator (postgres_fdw)",
+      kGauge,
+      {}};
+  prometheus::MetricFamily seconds{
+      "dpq_shard_probe_seconds", "Wall time of that probe, up or down", kGauge, {}};
+  for (const ShardFigures& s : shards) {
+    up.metric.push_back(Sample({{"shard", s.shard}}, s.up ? 1 : 0, kGauge));
+    seconds.metric.push_back(Sample({{"shard", s.shard}}, s.probe_seconds, kGauge));
+  }
+  return {up, seconds};
+}
+
 }  // namespace
 
 class Metrics::PoolCollector : public prometheus::Collectable {
@@ -490,7 +506,14 @@ std::vector<prometheus::MetricFamily> Metrics::Collect() const {
   if (pool_ != nullptr) {
     for (auto& f : pool_->Collect()) out.push_back(std::move(f));
   }
+  absl::MutexLock lock(&shards_mu_);
+  for (auto& f : ShardFamilies(shards_)) out.push_back(std::move(f));
   return out;
+}
+
+void Metrics::SetShards(std::vector<ShardFigures> shards) {
+  absl::MutexLock lock(&shards_mu_);
+  shards_ = std::move(shards);
 }
 
 void Metrics::StopServing() {

@@ -18,7 +18,9 @@
 //  * this process's database connection pool (dpq_db_connections_opened_total,
 //    dpq_db_connections_closed_total{reason}, dpq_db_connect_failures_total,
 //    dpq_db_connections{state}), read from memory at scrape time, so they are there even when the
-//    database is not: a restart or a run of errors shows as sessions closed and opened again.
+//    database is not: a restart or a run of errors shows as sessions closed and opened again;
+//  * the shard servers' health as dpqd's last background probe found it (dpq_shard_up{shard},
+//    dpq_shard_probe_seconds{shard}), set by SetShards: only registered shards, by name.
 //
 // HTTP (Serve): GET /metrics is the text exposition; GET / and /status is the status page
 // (status_page.h), rendered from the same collection as a scrape, so it shows nothing /metrics
@@ -32,8 +34,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 
 namespace prometheus {
 class Registry;
@@ -98,6 +102,13 @@ struct PoolFigures {
 };
 using PoolSnapshot = std::function<PoolFigures()>;
 
+// One shard server's last probe through the coordinator (store::ShardProbe, copied by dpqd).
+struct ShardFigures {
+  std::string shard;
+  bool up = false;
+  double probe_seconds = 0;
+};
+
 struct BuildInfo {
   std::string version, git_sha;
 };
@@ -136,6 +147,9 @@ class Metrics {
   // fallback answered (dpq_scan_data_errors_total; an alert fires on any increase).
   void RecordScanDataError(absl::string_view dataset);
 
+  // The shards and their last probe, replacing the previous set (a removed shard's series go).
+  void SetShards(std::vector<ShardFigures> shards);
+
   // Everything one scrape shows, in exposition order (registry, ledger, pool). Reads the ledger
   // snapshot once; a population it lists that this process has not verified gets its
   // verification series at 0 first.
@@ -168,6 +182,8 @@ class Metrics {
   prometheus::Family<prometheus::Counter>* scan_data_errors_ = nullptr;
   prometheus::Family<prometheus::Counter>* verify_rows_ = nullptr;
   std::unique_ptr<HttpServer> http_;
+  mutable absl::Mutex shards_mu_;
+  std::vector<ShardFigures> shards_ ABSL_GUARDED_BY(shards_mu_);
 };
 
 }  // namespace dpq::metrics

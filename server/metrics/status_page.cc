@@ -219,6 +219,32 @@ std::string RenderDatabase(const Scrape& scrape, double ledger_ok) {
   return html;
 }
 
+// The shard servers and their state at dpqd's last probe (dpq_shard_up, dpq_shard_probe_seconds).
+std::string RenderShards(const Scrape& scrape) {
+  std::string html = "<section id=\"shards\"><h2>Shard servers</h2>";
+  std::vector<const Sample*> shards;
+  for (const auto& s : scrape.Of("dpq_shard_up")) {
+    if (s.labels.count("shard")) shards.push_back(&s);
+  }
+  if (shards.empty()) {
+    return html + "<p class=\"muted\">No shard servers registered.</p></section>\n";
+  }
+  std::sort(shards.begin(), shards.end(), [](const Sample* a, const Sample* b) {
+    return a->labels.at("shard") < b->labels.at("shard");
+  });
+  html += "<table><tr><th>shard</th><th>state</th><th>probe seconds</th></tr>";
+  for (const Sample* s : shards) {
+    const std::string& name = s->labels.at("shard");
+    absl::StrAppend(
+        &html, "<tr class=\"shard\" data-shard=\"", Escape(name), "\"><td>", Escape(name),
+        "</td><td data-field=\"shard-state\" data-value=\"",
+        s->value == 1 ? "up\" class=\"good\">up" : "down\" class=\"bad\">DOWN", "</td>",
+        Cell("shard-probe-seconds", scrape.Value("dpq_shard_probe_seconds", {{"shard", name}})),
+        "</tr>");
+  }
+  return html + "</table></section>\n";
+}
+
 // The accountant the population's ledger composes with ("basic" unless exported otherwise).
 std::string AccountantOf(const Scrape& scrape, const std::string& d) {
   std::string accountant = "basic";
@@ -363,6 +389,7 @@ std::string RenderStatusPage(const std::vector<prometheus::MetricFamily>& famili
   std::string html = RenderHeader(scrape, now);
   const double ledger_ok = scrape.Value("dpq_ledger_scrape_ok", {}, 0);
   html += RenderDatabase(scrape, ledger_ok);
+  html += RenderShards(scrape);
 
   std::set<std::string> populations;
   for (const auto& s : scrape.Of("dpq_budget_limit"))

@@ -117,5 +117,22 @@ TEST(StatusPageTest, APopulationNotVerifiedYetIsNotShownBroken) {
   EXPECT_THAT(html, Not(HasSubstr("BROKEN")));
 }
 
+TEST(StatusPageTest, ShardServersAndTheirStateFromTheLastProbe) {
+  Metrics m([]() -> absl::StatusOr<LedgerFigures> { return LedgerFigures{}; });
+  EXPECT_THAT(RenderStatusPage(m.Collect(), absl::FromUnixSeconds(1700000000)),
+              HasSubstr("No shard servers registered."));
+  m.SetShards({{"west", false, 2.0}, {"east", true, 0.004}});
+  const std::string html = RenderStatusPage(m.Collect(), absl::FromUnixSeconds(1700000000));
+  EXPECT_THAT(html, HasSubstr("data-shard=\"east\"><td>east</td><td data-field=\"shard-state\" "
+                              "data-value=\"up\" class=\"good\">up</td>"));
+  EXPECT_THAT(html, HasSubstr("data-shard=\"west\"><td>west</td><td data-field=\"shard-state\" "
+                              "data-value=\"down\" class=\"bad\">DOWN</td>"));
+  EXPECT_LT(html.find("data-shard=\"east\""), html.find("data-shard=\"west\""));
+  // A removed shard is gone at the next probe's figures.
+  m.SetShards({{"east", true, 0.004}});
+  EXPECT_THAT(RenderStatusPage(m.Collect(), absl::FromUnixSeconds(1700000000)),
+              Not(HasSubstr("west")));
+}
+
 }  // namespace
 }  // namespace dpq::metrics
