@@ -20,6 +20,7 @@ namespace {
 constexpr const char* kFooter = R"(Environment:
   DPQ_SERVER   default for --server
   DPQ_TOKEN    default for --token
+  DPQ_SHARD_URL  default for `shard add --url` (the shard's URL holds a password)
 
 Exit status: 0 success, 1 the server refused the call (or could not be reached, or
 `health` found it not SERVING), 2 usage error (nothing was sent), 4 `audit verify` found a broken
@@ -80,6 +81,7 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   RegisterHealthCommand(app, command_line);
   RegisterGrantCommands(app, command_line);
   RegisterPopulationCommands(app, command_line);
+  RegisterShardCommands(app, command_line);
   RegisterBudgetCommands(app, command_line);
   RegisterQueryCommands(app, command_line);
   RegisterSqlCommand(app, command_line);

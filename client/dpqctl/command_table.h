@@ -78,6 +78,8 @@ void RegisterHealthCommand(CLI::App& app, CommandLine& command_line);
 void RegisterGrantCommands(CLI::App& app, CommandLine& command_line);
 // population create | list | show | drop (commands_population.cc)
 void RegisterPopulationCommands(CLI::App& app, CommandLine& command_line);
+// shard add | list | remove (commands_shard.cc)
+void RegisterShardCommands(CLI::App& app, CommandLine& command_line);
 // budget set | show (commands_budget.cc)
 void RegisterBudgetCommands(CLI::App& app, CommandLine& command_line);
 // query, query-batch (commands_query.cc)

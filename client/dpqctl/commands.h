@@ -208,6 +208,16 @@ int RunTrainingShow(const GlobalOptions& options, const Output& output, const st
 // TrainingService.ListRuns.
 int RunTrainingList(const GlobalOptions& options, const Output& output, const std::string& dataset);
 
+// --- shard servers (commands_shard.cc) ---------------------------------------------------------
+
+// AdminService.AddShard; `url` is sent and never printed.
+int RunShardAdd(const GlobalOptions& options, const Output& output, const std::string& name,
+                const std::string& url);
+// AdminService.ListShards: each shard's address, version and state (probed now).
+int RunShardList(const GlobalOptions& options, const Output& output);
+// AdminService.RemoveShard.
+int RunShardRemove(const GlobalOptions& options, const Output& output, const std::string& name);
+
 // --- sql (commands_sql.cc) --------------------------------------------------------------------
 
 struct SqlArgs {

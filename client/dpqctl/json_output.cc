@@ -5,6 +5,7 @@
 
 #include "client/dpqctl/enum_names.h"
 #include "client/dpqctl/plan_report_output.h"
+#include "client/dpqctl/shard_output.h"
 
 namespace dpqctl {
 namespace internal {
@@ -356,12 +357,15 @@ nlohmann::json WhoAmIResponseToJson(const dpq::v1::WhoAmIResponse& response) {
 nlohmann::json ServerStatusResponseToJson(const dpq::v1::ServerStatusResponse& response) {
   nlohmann::json datasets = nlohmann::json::array();
   for (const dpq::v1::Budget& b : response.budgets()) datasets.push_back(BudgetToJson(b));
+  nlohmann::json shards = nlohmann::json::array();
+  for (const dpq::v1::Shard& s : response.shards()) shards.push_back(ShardToJson(s));
   return {
       {"server_version", response.server_version()},
       {"schema_version", response.schema_version()},
       {"database", response.database_reachable() ? "reachable" : "unreachable"},
       {"database_error", response.database_error()},
       {"datasets", std::move(datasets)},
+      {"shards", std::move(shards)},
   };
 }
 

@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "client/dpqctl/enum_names.h"
 #include "client/dpqctl/plan_report_output.h"
+#include "client/dpqctl/shard_output.h"
 #include "nlohmann/json.hpp"
 
 namespace dpqctl {
@@ -513,6 +514,7 @@ void WriteServerStatusText(std::ostream& out, const dpq::v1::ServerStatusRespons
   out << "database:  reachable, schema version " << response.schema_version() << '\n';
   if (response.budgets().empty()) {
     out << "datasets:  none\n";
+    WriteShardsSection(out, response.shards());
     return;
   }
   out << '\n';
@@ -529,6 +531,7 @@ void WriteServerStatusText(std::ostream& out, const dpq::v1::ServerStatusRespons
   }
   WriteTable(out, {"DATASET", "ACCOUNTANT", "EPSILON SPENT / TOTAL", "LEFT", "DELTA SPENT / TOTAL"},
              rows);
+  WriteShardsSection(out, response.shards());
 }
 
 void WriteListAdminLogText(std::ostream& out, const dpq::v1::ListAdminLogResponse& response) {

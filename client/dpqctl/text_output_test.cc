@@ -5,6 +5,7 @@
 #include <sstream>
 #include <utility>
 
+#include "client/dpqctl/shard_output.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -380,6 +381,35 @@ TEST(WriteQueryTextTest, MeanShowsCountNoiseScaleAndReplay) {
   EXPECT_THAT(out.str(), HasSubstr("count noise scale 3,"));
   EXPECT_THAT(out.str(), HasSubstr("replayed"));
   EXPECT_THAT(out.str(), ::testing::Not(HasSubstr("clamped to")));
+}
+
+TEST(WriteListShardsTextTest, AlignedRowsWithVersionAndState) {
+  dpq::v1::ListShardsResponse response;
+  std::ostringstream empty;
+  WriteListShardsText(empty, response);
+  EXPECT_EQ(empty.str(),
+            "no shard servers (add one with `dpqctl shard add NAME --url-file FILE`)\n");
+  dpq::v1::Shard* east = response.add_shards();
+  east->set_name("east");
+  east->set_host("10.0.0.7");
+  east->set_port(5432);
+  east->set_dbname("dpq");
+  east->set_server_version(150018);
+  east->set_up(true);
+  east->set_probe_seconds(0.0042);
+  dpq::v1::Shard* west = response.add_shards();
+  west->set_name("west_2");
+  west->set_host("::1");
+  west->set_port(6432);
+  west->set_dbname("rows");
+  west->set_server_version(160002);
+  west->set_probe_seconds(2.0001);
+  std::ostringstream out;
+  WriteListShardsText(out, response);
+  EXPECT_EQ(out.str(),
+            "SHARD   ADDRESS        DATABASE  VERSION  STATE  PROBE\n"
+            "east    10.0.0.7:5432  dpq       15.18    up     4.2 ms\n"
+            "west_2  [::1]:6432     rows      16.2     down   2000 ms\n");
 }
 
 }  // namespace
