@@ -28,3 +28,19 @@ CREATE UNIQUE INDEX shards_live_name ON shards (name) WHERE removed_at IS NULL;
 -- the shard's version number, so that it can check the mapping scans will use).
 CREATE SCHEMA dpq_shards;
 GRANT USAGE ON SCHEMA dpq_shards TO dpq_scan;
+
+-- One probe of a shard's health table, as ShardStore::Probe runs it through the coordinator: the
+-- shard's version number, or the SQLSTATE and message of the error reading it raised. The error is
+-- caught here (a subtransaction) so that its SQLSTATE reaches dpqd: libpqxx turns a connection
+-- failure's class 08 into an exception that no longer carries it. A statement_timeout
+-- (query_canceled) is not caught by WHEN OTHERS: it still ends the statement.
+CREATE FUNCTION dpq_shards.probe(shard text, OUT version_num integer, OUT error_state text,
+                                 OUT error_message text)
+LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE format('SELECT version_num FROM dpq_shards.%I', 'health_' || shard) INTO version_num;
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS error_state = RETURNED_SQLSTATE, error_message = MESSAGE_TEXT;
+END
+$$;
+REVOKE EXECUTE ON FUNCTION dpq_shards.probe(text) FROM PUBLIC;

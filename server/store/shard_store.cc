@@ -288,34 +288,26 @@ ShardProbe ShardStore::ProbeOne(const std::string& name) {
   probe.name = name;
   absl::Time started = absl::Now();
   const absl::Status status = db_->Run("probe shard", [&](pqxx::connection& c) -> absl::Status {
-    bool failed = false;
-    {
-      pqxx::read_transaction tx(c);
-      tx.exec0(
-          absl::StrCat("SET LOCAL statement_timeout = ", absl::ToInt64Milliseconds(kProbeTimeout)));
-      started = absl::Now();
-      try {
-        probe.version_num =
-            tx.exec1(absl::StrCat("SELECT version_num FROM ", HealthTable(tx, name)))[0].as<int>();
+    pqxx::read_transaction tx(c);
+    tx.exec0(
+        absl::StrCat("SET LOCAL statement_timeout = ", absl::ToInt64Milliseconds(kProbeTimeout)));
+    started = absl::Now();
+    try {
+      const pqxx::row r = tx.exec_params1(
+          "SELECT version_num, error_state, error_message FROM dpq_shards.probe($1)", name);
+      if (r[1].is_null()) {
+        probe.version_num = r[0].as<int>();
         probe.up = true;
-      } catch (const pqxx::sql_error& e) {
-        failed = true;
-        probe.error = absl::UnavailableError(absl::StrCat(
-            "shard ", name, " is down (SQLSTATE ", e.sqlstate(), "): ", FirstLine(e.what())));
-      } catch (const pqxx::broken_connection& e) {
-        if (!c.is_open()) throw;  // the coordinator's own session broke: not the shard's fault
-        failed = true;
-        probe.error = absl::UnavailableError(
-            absl::StrCat("shard ", name, " is down (connection failure): ", FirstLine(e.what())));
+      } else {
+        probe.error = absl::UnavailableError(absl::StrCat("shard ", name, " is down (SQLSTATE ",
+                                                          r[1].as<std::string>(),
+                                                          "): ", FirstLine(r[2].c_str())));
       }
-      probe.seconds = absl::ToDoubleSeconds(absl::Now() - started);
+    } catch (const pqxx::sql_error& e) {  // the statement_timeout, or the function is missing
+      probe.error = absl::UnavailableError(absl::StrCat("shard ", name, " is down (SQLSTATE ",
+                                                        e.sqlstate(), "): ", FirstLine(e.what())));
     }
-    if (failed) {
-      // This session's cached connection to the shard is broken or stale: dropped, so the next
-      // probe (or scan) on this session connects afresh instead of failing on it.
-      pqxx::nontransaction tx(c);
-      tx.exec_params("SELECT postgres_fdw_disconnect($1)", ServerName(name));
-    }
+    probe.seconds = absl::ToDoubleSeconds(absl::Now() - started);
     return absl::OkStatus();
   });
   if (!status.ok()) {

@@ -66,10 +66,12 @@ class ShardStore {
   // (the name may be used again). NOT_FOUND for a name no live shard has.
   absl::Status Remove(const std::string& name, const AdminAction* log = nullptr);
 
-  // SELECT version_num FROM dpq_shards.health_<name>, under a statement_timeout of kProbeTimeout.
+  // SELECT version_num FROM dpq_shards.health_<name> (through the function dpq_shards.probe,
+  // migration 0018, which keeps a failure's SQLSTATE), under a statement_timeout of kProbeTimeout.
   // NOT_FOUND for an unknown shard; a down shard is an OK ShardProbe with up false. A shard that
-  // went down and came back is seen up again: a failed probe drops the session's cached
-  // postgres_fdw connection to it, so the next probe connects afresh.
+  // went down and came back is seen up again on the same pooled session: postgres_fdw (since
+  // PostgreSQL 14) drops a cached connection it finds broken when it starts the next remote
+  // transaction, and connects afresh.
   absl::StatusOr<ShardProbe> Probe(const std::string& name);
   // Every live shard, by name, one after the other (each bounded by kProbeTimeout).
   absl::StatusOr<std::vector<ShardProbe>> ProbeAll();

@@ -11,6 +11,7 @@ no refused call wrote an audit row.
 """
 
 import os
+import subprocess
 import sys
 import unittest
 
@@ -46,6 +47,7 @@ ACCESS = {
 }
 COLLECTION = "matrix_survey"
 RUN = "granted_run"
+SHARD_PASSWORD = "matrix-shard-pw"
 
 
 class AuthorizationMatrixTest(harness.DpqdTestCase):
@@ -72,6 +74,7 @@ class AuthorizationMatrixTest(harness.DpqdTestCase):
                      "--noise-multiplier", 1.1, "--delta", 1e-6,
                      token=cls.tokens["analyst with grant"])
         cls.channel = grpc.insecure_channel(cls.dpqd.address)
+        cls.shard_url = cls.make_self_shard()
         cls.victims = 0
         cls.tiny_csv = os.path.join(cls.make_class_temp_dir(), "tiny.csv")
         with open(cls.tiny_csv, "w") as f:
@@ -80,6 +83,38 @@ class AuthorizationMatrixTest(harness.DpqdTestCase):
     @classmethod
     def tearDownClass(cls):
         cls.channel.close()
+
+    @classmethod
+    def make_self_shard(cls):
+        """The URL of a shard the admin's AddShard can register: the embedded cluster's own
+        database `postgres`, with a role that logs in by password (as a shard's must)."""
+        run = os.path.join(cls.dpqd.data_dir, "run")
+        hba = os.path.join(cls.dpqd.data_dir, "pg", "pg_hba.conf")
+        with open(hba) as f:
+            rules = f.read()
+        with open(hba, "w") as f:
+            f.write("local all matrix_shard scram-sha-256\n" + rules)
+        sql = ("CREATE ROLE matrix_shard LOGIN PASSWORD '%s'; "
+               "GRANT CREATE ON DATABASE postgres TO matrix_shard; SELECT pg_reload_conf()"
+               % SHARD_PASSWORD)
+        argv = ["/usr/lib/postgresql/15/bin/psql", "-XAtq", "-h", run, "-p", "5432", "-U",
+                "postgres", "-d", "postgres", "-c", sql]
+        if os.geteuid() == 0:
+            argv = ["runuser", "-u", "postgres", "--"] + argv
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=60)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return "postgresql://matrix_shard:%s@/postgres?host=%s&port=5432" % (SHARD_PASSWORD, run)
+
+    def shard_request(self, method, admin):
+        if method == "AddShard":
+            return dpq_pb2.AddShardRequest(name="shard_%d" % self.next_id(), url=self.shard_url)
+        if method == "ListShards":
+            return dpq_pb2.ListShardsRequest()
+        name = "shard_%d" % self.next_id()
+        if admin:  # a shard of its own to remove; refused callers name one that need not exist
+            self.dpqd.ctl("shard", "add", name, "--url", self.shard_url)
+        return dpq_pb2.RemoveShardRequest(name=name)
 
     # -- requests -------------------------------------------------------------------------
 
@@ -160,6 +195,9 @@ class AuthorizationMatrixTest(harness.DpqdTestCase):
             ("AdminService", "ListPopulations"): dpq_pb2.ListPopulationsRequest,
             ("AdminService", "GetPopulation"): lambda: dpq_pb2.GetPopulationRequest(name=DATASET),
             ("AdminService", "DropPopulation"): lambda: self.drop_population_request(admin),
+            ("AdminService", "AddShard"): lambda: self.shard_request("AddShard", admin),
+            ("AdminService", "ListShards"): lambda: self.shard_request("ListShards", admin),
+            ("AdminService", "RemoveShard"): lambda: self.shard_request("RemoveShard", admin),
             ("CollectionService", "CreateCollection"): lambda: collection_pb2.CreateCollectionRequest(
                 name="made_%d" % self.next_id(), domain=["a", "b"], epsilon=1,
                 mechanism=collection_pb2.LDP_MECHANISM_RR),
