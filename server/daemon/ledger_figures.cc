@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "server/base/status_macros.h"
 #include "server/dp/accounting/accountant_kind.h"
+#include "server/query/calendar.h"
 #include "server/query/privacy_units.h"
 
 namespace dpq::daemon {
@@ -13,6 +15,28 @@ metrics::LedgerFigures::Budget BudgetFigure(const store::BudgetState& b) {
   return {b.population,      std::string(dp::accounting::AccountantName(b.accountant)),
           b.epsilon_total(), b.epsilon_remaining(),
           b.delta_total(),   b.delta_remaining()};
+}
+
+std::vector<metrics::LedgerFigures::Block> BlockFigures(const store::RecentBlocks& blocks) {
+  // Remaining in exact units, as `budget show --blocks` computes it (never below 0).
+  auto figure = [&](const char* which, const store::BlockBudget& b) {
+    metrics::LedgerFigures::Block f;
+    f.population = blocks.population;
+    f.block = which;
+    f.start_seconds = b.start * (query::kMicrosPerDay / query::kMicrosPerSecond);
+    f.epsilon_limit = query::EpsilonFromUnits(b.epsilon_total_units);
+    f.epsilon_spent = query::EpsilonFromUnits(b.epsilon_spent_units);
+    f.epsilon_remaining = query::EpsilonFromUnits(
+        std::max<int64_t>(0, b.epsilon_total_units - b.epsilon_spent_units));
+    f.delta_limit = query::DeltaFromUnits(b.delta_total_units);
+    f.delta_spent = query::DeltaFromUnits(b.delta_spent_units);
+    f.delta_remaining =
+        query::DeltaFromUnits(std::max<int64_t>(0, b.delta_total_units - b.delta_spent_units));
+    return f;
+  };
+  std::vector<metrics::LedgerFigures::Block> out = {figure("current", blocks.current)};
+  if (blocks.previous.has_value()) out.push_back(figure("previous", *blocks.previous));
+  return out;
 }
 
 metrics::LedgerFigures::Spent SpentFigure(const store::AnalystSpend& s) {
@@ -58,6 +82,7 @@ std::vector<int64_t> RecentWindowSeconds() {
 }
 
 absl::StatusOr<metrics::LedgerFigures> ReadLedgerFigures(store::BudgetLedger& ledger,
+                                                         store::BlockLedger& blocks, int64_t today,
                                                          store::SpendTally& spend,
                                                          store::Database* db) {
   metrics::LedgerFigures f;
@@ -65,9 +90,13 @@ absl::StatusOr<metrics::LedgerFigures> ReadLedgerFigures(store::BudgetLedger& le
   for (const auto& b : budgets) {
     // A per-block budget has no one remaining figure: its total is each block's and its spent is
     // over all blocks, so their difference means nothing (and would fire DpqPopulationBudgetLow
-    // as soon as a few blocks were queried). Its blocks are read with `budget show --blocks`.
+    // as soon as a few blocks were queried). Its current and previous blocks are exported instead.
     if (b.per_block) continue;
     f.budgets.push_back(BudgetFigure(b));
+  }
+  ASSIGN_OR_RETURN(auto recent, blocks.ListRecentBlocks(today));
+  for (const auto& r : recent) {
+    for (auto& figure : BlockFigures(r)) f.blocks.push_back(std::move(figure));
   }
   ASSIGN_OR_RETURN(auto spent, spend.Refresh());
   for (const auto& s : spent) f.spent.push_back(SpentFigure(s));

@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "server/metrics/metrics.h"
 #include "server/store/allocation.h"
+#include "server/store/block_ledger.h"
 #include "server/store/budget_ledger.h"
 #include "server/store/cap_figures.h"
 #include "server/store/database.h"
@@ -18,10 +19,14 @@
 
 namespace dpq::daemon {
 
-// One scrape's ledger figures: every budget, the per-analyst spend (`spend` reads only the audit
-// rows appended since its last refresh), each population's recent epsilon over
-// metrics::kRecentWindows, and every capped grant. The first read that fails fails the scrape.
+// One scrape's ledger figures: every population-wide budget, the current and previous block of
+// every per-block population on `today` (days since 1970-01-01: the engine's
+// QueryEngine::Today(), so the metrics and the queries agree on which block is current), the
+// per-analyst spend (`spend` reads only the audit rows appended since its last refresh), each
+// population's recent epsilon over metrics::kRecentWindows, and every capped grant. The first read
+// that fails fails the scrape.
 absl::StatusOr<metrics::LedgerFigures> ReadLedgerFigures(store::BudgetLedger& ledger,
+                                                         store::BlockLedger& blocks, int64_t today,
                                                          store::SpendTally& spend,
                                                          store::Database* db);
 
@@ -30,6 +35,9 @@ metrics::PoolFigures ReadPoolFigures(const store::Database& db, const store::Sca
 
 // The conversions, one store row to one metrics row (pure).
 metrics::LedgerFigures::Budget BudgetFigure(const store::BudgetState& budget);
+// A population's current block, then its previous one if it has one; privacy units back to
+// epsilon and delta.
+std::vector<metrics::LedgerFigures::Block> BlockFigures(const store::RecentBlocks& blocks);
 metrics::LedgerFigures::Spent SpentFigure(const store::AnalystSpend& spend);
 // `history.epsilon_recent` holds one value per window of metrics::kRecentWindows, in that order.
 metrics::LedgerFigures::History HistoryFigure(const store::PopulationHistory& history);

@@ -65,6 +65,40 @@ TEST(LedgerFiguresTest, RecentEpsilonKeepsTheOrderOfTheWindows) {
   }
 }
 
+TEST(LedgerFiguresTest, BlocksAreTheCurrentThenThePreviousWithTheirFirstDayInSeconds) {
+  store::RecentBlocks recent;
+  recent.population = "visits";
+  recent.current.start = 20514;                            // 2026-03-02
+  recent.current.epsilon_total_units = 1'000'000'000'000;  // 1.0
+  recent.current.epsilon_spent_units = 250'000'000'000;    // 0.25
+  recent.current.delta_total_units = 1'000'000'000'000;    // 1e-6
+  std::vector<metrics::LedgerFigures::Block> blocks = BlockFigures(recent);
+  ASSERT_EQ(blocks.size(), 1u);  // no previous block: the current one is the first
+  EXPECT_EQ(blocks[0].population, "visits");
+  EXPECT_EQ(blocks[0].block, "current");
+  EXPECT_EQ(blocks[0].start_seconds, 1772409600);
+  EXPECT_DOUBLE_EQ(blocks[0].epsilon_limit, 1.0);
+  EXPECT_DOUBLE_EQ(blocks[0].epsilon_spent, 0.25);
+  EXPECT_DOUBLE_EQ(blocks[0].epsilon_remaining, 0.75);
+  EXPECT_DOUBLE_EQ(blocks[0].delta_limit, 1e-6);
+  EXPECT_DOUBLE_EQ(blocks[0].delta_spent, 0);
+  EXPECT_DOUBLE_EQ(blocks[0].delta_remaining, 1e-6);
+
+  store::BlockBudget previous;
+  previous.start = 20507;  // 2026-02-23
+  previous.epsilon_total_units = 2'000'000'000'000;
+  previous.epsilon_spent_units = 2'500'000'000'000;  // more than its budget: nothing remains
+  previous.delta_spent_units = 3'000;                // 3e-15
+  recent.previous = previous;
+  blocks = BlockFigures(recent);
+  ASSERT_EQ(blocks.size(), 2u);
+  EXPECT_EQ(blocks[1].block, "previous");
+  EXPECT_EQ(blocks[1].start_seconds, 1771804800);
+  EXPECT_DOUBLE_EQ(blocks[1].epsilon_limit, 2.0);
+  EXPECT_DOUBLE_EQ(blocks[1].epsilon_remaining, 0);
+  EXPECT_DOUBLE_EQ(blocks[1].delta_spent, 3e-15);
+}
+
 TEST(LedgerFiguresTest, PoolFiguresCopyEveryPoolAndRouterCounter) {
   store::PoolStats pool{1, 2, 3, 4, 5, 6};
   store::ScanRouteStats routes;

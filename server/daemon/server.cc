@@ -29,8 +29,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(const Options& opt
   RETURN_IF_ERROR(server->OpenDatabase());
   server->BuildStores();
   RETURN_IF_ERROR(server->AddBootstrapAdmin());
-  RETURN_IF_ERROR(server->StartMetrics());
   server->BuildEngine();
+  RETURN_IF_ERROR(server->StartMetrics());
   server->BuildAdministration();
   server->BuildServices();
   RETURN_IF_ERROR(server->BuildGrpcServer(std::move(credentials)));
@@ -86,6 +86,7 @@ void Server::BuildStores() {
   }
   scanner_ = std::make_unique<store::AggregateScanner>(scan_router_.get());
   cache_ = std::make_unique<store::ResultCache>(db_.get());
+  blocks_ = std::make_unique<store::BlockLedger>(db_.get());
 }
 
 absl::Status Server::AddBootstrapAdmin() {
@@ -102,12 +103,18 @@ absl::Status Server::AddBootstrapAdmin() {
 
 absl::Status Server::StartMetrics() {
   spend_ = std::make_unique<store::SpendTally>(db_.get());
+  // The engine's clock decides which time block is current, for the queries and the gauges alike.
   metrics_ = std::make_unique<metrics::Metrics>(
-      [this] { return ReadLedgerFigures(*ledger_, *spend_, db_.get()); },
+      [this] {
+        return ReadLedgerFigures(*ledger_, *blocks_, engine_->Today(), *spend_, db_.get());
+      },
       [this] { return ReadPoolFigures(*db_, *scan_router_); },
       metrics::BuildInfo{BuildVersion(), BuildGitSha()});
   ledger_->SetDebitObserver(
       [metrics = metrics_.get()](double seconds) { metrics->RecordDebit(seconds); });
+  engine_->OnScanDataError([metrics = metrics_.get()](const std::string& dataset) {
+    metrics->RecordScanDataError(dataset);
+  });
   return metrics_->Serve(options_.metrics_listen);
 }
 
@@ -116,9 +123,6 @@ void Server::BuildEngine() {
       engine::QueryEngine::Stores{datasets_.get(), principals_.get(), ledger_.get(), scanner_.get(),
                                   cache_.get()},
       &dp::SecureRandom());
-  engine_->OnScanDataError([metrics = metrics_.get()](const std::string& dataset) {
-    metrics->RecordScanDataError(dataset);
-  });
 }
 
 void Server::BuildAdministration() {
@@ -130,7 +134,6 @@ void Server::BuildAdministration() {
   population_admin_ = std::make_unique<engine::PopulationAdmin>(populations_.get(), ledger_.get());
   shards_ = std::make_unique<store::ShardStore>(db_.get());
   shard_admin_ = std::make_unique<engine::ShardAdmin>(shards_.get());
-  blocks_ = std::make_unique<store::BlockLedger>(db_.get());
   budget_book_ = std::make_unique<engine::BudgetBook>(
       engine_.get(), engine::BudgetBook::Stores{datasets_.get(), principals_.get(), ledger_.get(),
                                                 populations_.get(), blocks_.get()});

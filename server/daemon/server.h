@@ -105,8 +105,8 @@ class Server {
   absl::Status OpenDatabase();
   void BuildStores();
   absl::Status AddBootstrapAdmin();
-  absl::Status StartMetrics();
   void BuildEngine();
+  absl::Status StartMetrics();
   void BuildAdministration();  // authentication, admin actions and reads, accounting
   void BuildServices();
   absl::Status BuildGrpcServer(std::shared_ptr<grpc::ServerCredentials> credentials);
@@ -130,10 +130,11 @@ class Server {
   std::unique_ptr<store::ScanRouter> scan_router_;
   std::unique_ptr<store::AggregateScanner> scanner_;
   std::unique_ptr<store::ResultCache> cache_;
+  // Before metrics_: a scrape reads the engine's clock (Today()), so the engine outlives it.
+  std::unique_ptr<engine::QueryEngine> engine_;
   // Per-analyst spend, read incrementally at each scrape.
   std::unique_ptr<store::SpendTally> spend_;
   std::unique_ptr<metrics::Metrics> metrics_;
-  std::unique_ptr<engine::QueryEngine> engine_;
 
   std::unique_ptr<engine::Authenticator> auth_;
   std::unique_ptr<store::AdminLog> admin_log_;

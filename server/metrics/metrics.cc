@@ -130,6 +130,39 @@ std::vector<prometheus::MetricFamily> BudgetFamilies(
   return {remaining, total, accountant};
 }
 
+// A per-block population's current and previous block.
+std::vector<prometheus::MetricFamily> BlockFamilies(
+    const std::vector<LedgerFigures::Block>& blocks) {
+  prometheus::MetricFamily limit{
+      "dpq_block_budget_limit",
+      "Privacy budget of a time block of a per-block population (block: current, the one holding "
+      "today UTC, or previous; param: epsilon or delta)",
+      kGauge,
+      {}};
+  prometheus::MetricFamily spent{
+      "dpq_block_budget_spent", "Privacy budget a time block has spent", kGauge, {}};
+  prometheus::MetricFamily remaining{
+      "dpq_block_budget_remaining", "Privacy budget a time block has left", kGauge, {}};
+  prometheus::MetricFamily start{"dpq_block_start_timestamp_seconds",
+                                 "Unix time of a time block's first day, 00:00 UTC",
+                                 kGauge,
+                                 {}};
+  for (const auto& b : blocks) {
+    auto add = [&](const char* param, double total, double used, double left) {
+      const std::vector<prometheus::ClientMetric::Label> labels = {
+          {"population", b.population}, {"block", b.block}, {"param", param}};
+      limit.metric.push_back(Sample(labels, total, kGauge));
+      spent.metric.push_back(Sample(labels, used, kGauge));
+      remaining.metric.push_back(Sample(labels, left, kGauge));
+    };
+    add("epsilon", b.epsilon_limit, b.epsilon_spent, b.epsilon_remaining);
+    add("delta", b.delta_limit, b.delta_spent, b.delta_remaining);
+    start.metric.push_back(Sample({{"population", b.population}, {"block", b.block}},
+                                  static_cast<double>(b.start_seconds), kGauge));
+  }
+  return {limit, spent, remaining, start};
+}
+
 std::vector<prometheus::MetricFamily> SpentFamilies(
     const std::vector<LedgerFigures::Spent>& spent) {
   // A counter: the audit table is append-only, so these sums never decrease.
@@ -226,8 +259,9 @@ std::vector<prometheus::MetricFamily> LedgerFamilies(const absl::StatusOr<Ledger
     return {up};
   }
   std::vector<prometheus::MetricFamily> families = {up};
-  for (auto part : {BudgetFamilies(figures->budgets), SpentFamilies(figures->spent),
-                    HistoryFamilies(figures->history), CapFamilies(figures->caps)}) {
+  for (auto part : {BudgetFamilies(figures->budgets), BlockFamilies(figures->blocks),
+                    SpentFamilies(figures->spent), HistoryFamilies(figures->history),
+                    CapFamilies(figures->caps)}) {
     for (auto& family : part) families.push_back(std::move(family));
   }
   return families;
@@ -492,9 +526,13 @@ void Metrics::RecordAuditVerify(absl::string_view population, bool ok, double un
 void Metrics::ExpectAuditVerifications(const LedgerFigures& figures) const {
   // Family::Add returns the existing gauge when the labels match, so a verification recorded
   // before (or concurrently) keeps its values; a new gauge starts at 0.
-  for (const LedgerFigures::Budget& b : figures.budgets) {
-    verify_ok_->Add({{"population", b.population}});
-    verify_time_->Add({{"population", b.population}});
+  // A per-block population has no Budget but its blocks; its chain is verified all the same.
+  std::vector<std::string> populations;
+  for (const LedgerFigures::Budget& b : figures.budgets) populations.push_back(b.population);
+  for (const LedgerFigures::Block& b : figures.blocks) populations.push_back(b.population);
+  for (const std::string& p : populations) {
+    verify_ok_->Add({{"population", p}});
+    verify_time_->Add({{"population", p}});
   }
 }
 

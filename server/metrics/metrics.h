@@ -8,7 +8,9 @@
 //    dpq_epsilon_spent_total, dpq_delta_spent_total, dpq_epsilon_spent_recent{window},
 //    dpq_audit_rows_total, dpq_analyst_{epsilon,delta}_cap and their _remaining), labelled by
 //    population (one ledger per population), read from the database at scrape time through a
-//    snapshot function, so every replica reports the same truth;
+//    snapshot function, so every replica reports the same truth; a population whose budget is per
+//    time block has no dpq_budget_* series but dpq_block_budget_{limit,spent,remaining}{block,
+//    param} and dpq_block_start_timestamp_seconds{block} for its current and previous block;
 //  * the last audit verification this process ran per population (dpq_audit_verify_ok,
 //    dpq_audit_verify_timestamp_seconds), from the VerifyAudit RPC and dpqd's periodic check,
 //    and the rows those verifications read (dpq_audit_verify_rows_total). Every population the
@@ -84,7 +86,17 @@ struct LedgerFigures {
     bool has_delta_cap = false;
     double delta_cap = 0, delta_spent = 0;
   };
+  // One time block of a population whose budget is per block (block composition; such a
+  // population has no Budget): its current block (the one holding today, UTC) or the one before.
+  struct Block {
+    std::string population;
+    std::string block;          // "current" or "previous"
+    int64_t start_seconds = 0;  // the block's first day at 00:00 UTC, Unix seconds
+    double epsilon_limit = 0, epsilon_spent = 0, epsilon_remaining = 0;
+    double delta_limit = 0, delta_spent = 0, delta_remaining = 0;
+  };
   std::vector<Budget> budgets;
+  std::vector<Block> blocks;  // at most two per per-block population: bounded label values
   std::vector<Spent> spent;
   std::vector<History> history;
   std::vector<Cap> caps;

@@ -65,6 +65,47 @@ TEST(MetricsTest, ARecordedVerificationIsKeptByLaterScrapes) {
               HasSubstr("dpq_audit_verify_timestamp_seconds{population=\"clinic\"} 1700000000\n"));
 }
 
+// A per-block population: its two blocks, and no dpq_budget_* series.
+LedgerFigures PerBlockPopulation() {
+  LedgerFigures f;
+  // The current block began on 2026-03-02 (1772409600), the previous one on 2026-02-23.
+  f.blocks.push_back({"visits", "current", 1772409600, 1, 0.25, 0.75, 1e-6, 0, 1e-6});
+  f.blocks.push_back({"visits", "previous", 1771804800, 2, 2, 0, 0, 0, 0});
+  f.history.push_back({"visits", 4, {0, 0, 0.25, 2.75, 2.75}});
+  return f;
+}
+
+TEST(MetricsTest, BlockSeriesAreLabelledByPopulationBlockAndParam) {
+  const LedgerFigures figures = PerBlockPopulation();
+  Metrics m([&]() -> absl::StatusOr<LedgerFigures> { return figures; });
+  const std::string text = Scrape(m);
+  EXPECT_THAT(text, HasSubstr("dpq_block_budget_limit{population=\"visits\",block=\"current\","
+                              "param=\"epsilon\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("dpq_block_budget_spent{population=\"visits\",block=\"current\","
+                              "param=\"epsilon\"} 0.25\n"));
+  EXPECT_THAT(text, HasSubstr("dpq_block_budget_remaining{population=\"visits\",block=\"current\","
+                              "param=\"epsilon\"} 0.75\n"));
+  EXPECT_THAT(text, HasSubstr("dpq_block_budget_limit{population=\"visits\",block=\"current\","
+                              "param=\"delta\"} 1e-06\n"));
+  // The previous block, spent to the end.
+  EXPECT_THAT(text, HasSubstr("dpq_block_budget_remaining{population=\"visits\",block=\"previous\","
+                              "param=\"epsilon\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr("dpq_block_start_timestamp_seconds{population=\"visits\","
+                              "block=\"current\"} 1772409600\n"));
+  EXPECT_THAT(text, HasSubstr("dpq_block_start_timestamp_seconds{population=\"visits\","
+                              "block=\"previous\"} 1771804800\n"));
+  EXPECT_THAT(text, Not(HasSubstr("dpq_budget_limit{")));
+  EXPECT_THAT(text, Not(HasSubstr("dpq_budget_remaining{")));
+}
+
+// Its audit chain is verified like any other, so DpqAuditVerifyStale must see its series.
+TEST(MetricsTest, APerBlockPopulationHasVerificationSeriesToo) {
+  const LedgerFigures figures = PerBlockPopulation();
+  Metrics m([&]() -> absl::StatusOr<LedgerFigures> { return figures; });
+  EXPECT_THAT(Scrape(m),
+              HasSubstr("dpq_audit_verify_timestamp_seconds{population=\"visits\"} 0\n"));
+}
+
 TEST(MetricsTest, AnUnreadableLedgerAddsNoVerificationSeries) {
   Metrics m([]() -> absl::StatusOr<LedgerFigures> { return absl::UnavailableError("down"); });
   const std::string text = Scrape(m);

@@ -280,6 +280,45 @@ std::string RenderBudget(const Scrape& scrape, const std::string& d,
   return html;
 }
 
+// A population whose budget is per time block: instead of the budget table (it has no
+// dpq_budget_* series, whose one total and spent over all blocks would mean nothing together), a
+// bar per exported block, its current one (holding today, UTC) and the one before.
+std::string RenderBlocks(const Scrape& scrape, const std::string& d) {
+  std::string html;
+  absl::StrAppend(&html, "<section class=\"population\" data-population=\"", Escape(d),
+                  "\" data-accountant=\"basic\" data-budget=\"per-block\"><h2>", Escape(d),
+                  " <span class=\"accountant\">budget per time block</span></h2>\n"
+                  "<p class=\"muted\">Every block has a budget of its own and a query pays each "
+                  "block it reads; one total for the population would mean nothing. Older blocks: "
+                  "<code>dpqctl budget show ",
+                  Escape(d),
+                  " --blocks</code>.</p>\n<table class=\"blocks\"><tr><th>block</th><th>from</th>"
+                  "<th></th><th>spent</th><th>remaining</th><th>limit</th><th></th></tr>");
+  for (const char* block : {"current", "previous"}) {
+    const Labels which = {{"population", d}, {"block", block}};
+    const double start = scrape.Value("dpq_block_start_timestamp_seconds", which);
+    if (std::isnan(start)) continue;  // the current block is the first one
+    const std::string day =
+        absl::FormatTime("%Y-%m-%d", absl::UnixEpoch() + absl::Seconds(start), absl::UTCTimeZone());
+    for (const char* param : {"epsilon", "delta"}) {
+      Labels labels = which;
+      labels["param"] = param;
+      const double limit = scrape.Value("dpq_block_budget_limit", labels, 0);
+      const double spent = scrape.Value("dpq_block_budget_spent", labels, 0);
+      const double remaining = scrape.Value("dpq_block_budget_remaining", labels, 0);
+      const std::string p(param);
+      absl::StrAppend(&html, "<tr data-block=\"", block, "\" data-param=\"", p,
+                      "\" data-block-start=\"", day, "\"><th>", p == "epsilon" ? block : "",
+                      "</th><td>", p == "epsilon" ? day : "", "</td><th>",
+                      p == "epsilon" ? "ε" : "δ", "</th>", Cell(p + "-spent", spent),
+                      Cell(p + "-remaining", remaining), Cell(p + "-total", limit), "<td>",
+                      BudgetBar(spent, limit), "</td></tr>");
+    }
+  }
+  html += "</table>\n";
+  return html;
+}
+
 // The audit row count and this dpqd's last verification of the population's audit chain (none
 // while its timestamp is 0: Metrics exports every population before verifying it).
 std::string RenderAudit(const Scrape& scrape, const std::string& d) {
@@ -354,7 +393,8 @@ std::string RenderAnalysts(const Scrape& scrape, const std::string& d,
 // One population's section: budget, nominal spend over time, audit, analysts.
 std::string RenderPopulation(const Scrape& scrape, const std::string& d) {
   const std::string accountant = AccountantOf(scrape, d);
-  std::string html = RenderBudget(scrape, d, accountant);
+  const bool per_block = !std::isnan(scrape.Value("dpq_block_budget_limit", {{"population", d}}));
+  std::string html = per_block ? RenderBlocks(scrape, d) : RenderBudget(scrape, d, accountant);
 
   // Nominal spend: the sum of the queries' own epsilon (the ledger's spent is lower under a
   // non-basic accountant, which composes the charges more tightly).
@@ -392,8 +432,10 @@ std::string RenderStatusPage(const std::vector<prometheus::MetricFamily>& famili
   html += RenderShards(scrape);
 
   std::set<std::string> populations;
-  for (const auto& s : scrape.Of("dpq_budget_limit"))
-    populations.insert(s.labels.count("population") ? s.labels.at("population") : "");
+  for (const char* name : {"dpq_budget_limit", "dpq_block_budget_limit"}) {
+    for (const auto& s : scrape.Of(name))
+      populations.insert(s.labels.count("population") ? s.labels.at("population") : "");
+  }
   if (ledger_ok != 1) {
     html += "<p class=\"bad\">The ledger could not be read: no budget figures.</p>\n";
   } else if (populations.empty()) {

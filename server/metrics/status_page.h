@@ -5,12 +5,15 @@
 // It is rendered from the metric families of one collection, the very vector a /metrics scrape
 // serialises, so by construction it shows nothing /metrics does not: per population (one ledger
 // each) the budget bars (spent = limit - remaining, remaining, limit of epsilon and delta; the
-// accountant), nominal epsilon spent over time (dpq_epsilon_spent_total minus
+// accountant) or, for a population whose budget is per time block, a bar per exported block
+// (current and previous: spent, remaining, limit, first day), nominal epsilon spent over time (dpq_epsilon_spent_total minus
 // dpq_epsilon_spent_recent{window}), audit rows and the last verification, spend per analyst with
 // caps where a grant has one, and the database's health (ledger read, connection pool).
 //
 // DOM contract (tests rely on it): each population is <section class="population"
-// data-population=NAME data-accountant=A>; each figure is an element with
+// data-population=NAME data-accountant=A>, with data-budget="per-block" and a table.blocks whose
+// rows are <tr data-block=current|previous data-param=epsilon|delta data-block-start=YYYY-MM-DD>
+// for a per-block population; each figure is an element with
 // data-field="epsilon-spent" (etc.) and data-value holding the exact value (%.17g); visible text
 // is rounded to 6 significant digits.
 #ifndef DPQ_SERVER_METRICS_STATUS_PAGE_H_

@@ -134,5 +134,47 @@ TEST(StatusPageTest, ShardServersAndTheirStateFromTheLastProbe) {
               Not(HasSubstr("west")));
 }
 
+// A per-block population next to a population-wide one: its blocks are shown with their first
+// day and a bar each, and no population-wide budget row is made up for it.
+TEST(StatusPageTest, APerBlockPopulationShowsItsBlocksAndNoPopulationTotal) {
+  LedgerFigures f = TwoPopulations();
+  f.blocks.push_back({"visits", "current", 1772409600, 1, 0.25, 0.75, 1e-6, 0, 1e-6});
+  f.blocks.push_back({"visits", "previous", 1771804800, 1, 0.95, 0.05, 1e-6, 0, 1e-6});
+  f.history.push_back({"visits", 4, {0, 0, 0.25, 1.2, 1.2}});
+  f.spent.push_back({"visits", "alice", 1.2, 0});
+  const std::string html = Render(f);
+  EXPECT_THAT(html, HasSubstr("data-population=\"visits\" data-accountant=\"basic\" "
+                              "data-budget=\"per-block\""));
+  EXPECT_THAT(html, HasSubstr("budget per time block"));
+  const std::string visits = html.substr(html.find("data-population=\"visits\""));
+  const std::string current =
+      visits.substr(visits.find("<tr data-block=\"current\" data-param=\"epsilon\" "
+                                "data-block-start=\"2026-03-02\">"));
+  EXPECT_THAT(current.substr(0, current.find("</tr>")),
+              HasSubstr("data-field=\"epsilon-spent\" data-value=\"0.25\">0.25<"));
+  const std::string previous =
+      visits.substr(visits.find("<tr data-block=\"previous\" data-param=\"epsilon\" "
+                                "data-block-start=\"2026-02-23\">"));
+  // 95 % spent: the bar is full to 228 of 240 pixels, in the alarm colour.
+  EXPECT_THAT(previous.substr(0, previous.find("</tr>")), HasSubstr("aria-label=\"95% spent\""));
+  EXPECT_THAT(previous.substr(0, previous.find("</tr>")), HasSubstr("#c0392b"));
+  // The section has no population-wide budget table (its rows carry no data-block).
+  EXPECT_THAT(visits.substr(0, visits.find("</section>")), Not(HasSubstr("class=\"budget\"")));
+  // Its analysts and audit rows are still there.
+  EXPECT_THAT(visits, HasSubstr("data-field=\"audit-rows\" data-value=\"4\""));
+  // The population-wide ones keep their table.
+  EXPECT_THAT(html, HasSubstr("data-population=\"salaries\" data-accountant=\"basic\"><h2>"));
+}
+
+// A population whose first block is the current one: one block, no "previous" row.
+TEST(StatusPageTest, AFirstBlockHasNoPreviousRow) {
+  LedgerFigures f;
+  f.blocks.push_back({"visits", "current", 1772409600, 1, 0, 1, 0, 0, 0});
+  const std::string html = Render(f);
+  EXPECT_THAT(html, HasSubstr("data-block=\"current\""));
+  EXPECT_THAT(html, Not(HasSubstr("data-block=\"previous\"")));
+  EXPECT_THAT(html, Not(HasSubstr("No populations yet")));
+}
+
 }  // namespace
 }  // namespace dpq::metrics

@@ -1,13 +1,18 @@
 #include "server/store/block_ledger.h"
 
+#include <algorithm>
+#include <map>
 #include <string>
+#include <utility>
 
 #include <pqxx/pqxx>
 
 #include "absl/strings/str_cat.h"
 #include "server/base/status_macros.h"
 #include "server/query/calendar.h"
+#include "server/query/time_blocks/time_blocks.h"
 #include "server/store/admin_log.h"
+#include "server/store/array_literal.h"
 #include "server/store/ledger_rows.h"
 
 namespace dpq::store {
@@ -51,6 +56,80 @@ BlockBudget BlockFromRow(const pqxx::row& r, const BudgetState& ledger) {
 constexpr char kCellColumns[] =
     "block_start - date '1970-01-01', epsilon_total_units, delta_total_units, "
     "epsilon_spent_units, delta_spent_units";
+
+// The first block of a dataset whose block column `column` of `type` declares `lower_text` as its
+// lower bound (the canonical text Create stored, so it parses): through FirstBlockStart, the one
+// definition of where a dataset's blocks begin.
+int64_t FirstBlockOfColumn(const std::string& column, const std::string& type,
+                           const std::string& lower_text, query::CalendarBucket width) {
+  query::DatasetSchema schema;
+  query::ColumnSchema c;
+  c.name = column;
+  c.type = query::ParseColumnType(type).value_or(query::ColumnType::kDate);
+  c.calendar_lower = query::ParseCalendarValue(c.type, lower_text);
+  schema.columns.push_back(std::move(c));
+  schema.time_blocks = query::TimeBlocking{column, width};
+  return query::FirstBlockStart(schema);
+}
+
+// A block with no cell: the ledger's per-block budget, nothing spent.
+BlockBudget FreshBlock(int64_t start, int64_t epsilon_total_units, int64_t delta_total_units) {
+  BlockBudget b;
+  b.start = start;
+  b.epsilon_total_units = epsilon_total_units;
+  b.delta_total_units = delta_total_units;
+  return b;
+}
+
+// Every per-block population with a block that has started on `today`, its current and previous
+// blocks without their cells (FreshBlock), from its ledger row and its blocked datasets.
+std::vector<RecentBlocks> RecentBlockShells(pqxx::transaction_base& tx, int64_t today) {
+  struct Population {
+    RecentBlocks shell;
+    int64_t first = 0;  // the earliest first block of its datasets
+    int64_t epsilon_total_units = 0, delta_total_units = 0;
+  };
+  std::map<std::string, Population> found;  // by name: the order of the result
+  for (const pqxx::row& r :
+       tx.exec("SELECT l.population_id, p.name, l.epsilon_total_units, l.delta_total_units, "
+               "d.block_width, d.block_column, c.type, c.lower_text "
+               "FROM ledgers l JOIN populations p ON p.id = l.population_id "
+               "JOIN datasets d ON d.population_id = l.population_id AND d.dropped_at IS NULL "
+               "AND d.block_column IS NOT NULL "
+               "JOIN dataset_columns c ON c.dataset_id = d.id AND c.name = d.block_column "
+               "WHERE l.per_block")) {
+    // The CHECK of migration 0016 admits only bucket names; every dataset of a per-block
+    // population has the same width (population_store.h).
+    const query::CalendarBucket width =
+        query::ParseCalendarBucket(r[4].as<std::string>()).value_or(query::CalendarBucket::kDay);
+    const int64_t first = FirstBlockOfColumn(r[5].as<std::string>(), r[6].as<std::string>(),
+                                             r[7].as<std::string>(), width);
+    const std::string name = r[1].as<std::string>();
+    auto [it, inserted] = found.try_emplace(name);
+    Population& p = it->second;
+    if (inserted) {
+      p.shell.population_id = r[0].as<int64_t>();
+      p.shell.population = name;
+      p.shell.width = width;
+      p.first = first;
+      p.epsilon_total_units = r[2].as<int64_t>();
+      p.delta_total_units = r[3].as<int64_t>();
+    }
+    p.first = std::min(p.first, first);
+  }
+  std::vector<RecentBlocks> out;
+  for (auto& [name, p] : found) {
+    const int64_t current = query::CurrentBlockStart(p.shell.width, today);
+    if (current < p.first) continue;  // no block has started yet
+    p.shell.current = FreshBlock(current, p.epsilon_total_units, p.delta_total_units);
+    const int64_t previous = query::BucketStart(p.shell.width, current - 1);
+    if (previous >= p.first) {
+      p.shell.previous = FreshBlock(previous, p.epsilon_total_units, p.delta_total_units);
+    }
+    out.push_back(std::move(p.shell));
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -162,6 +241,40 @@ absl::StatusOr<std::vector<BlockBudget>> BlockLedger::ListCells(int64_t populati
     return absl::OkStatus();
   }));
   return cells;
+}
+
+absl::StatusOr<std::vector<RecentBlocks>> BlockLedger::ListRecentBlocks(int64_t today) {
+  std::vector<RecentBlocks> out;
+  RETURN_IF_ERROR(db_->Run("read recent blocks", [&](pqxx::connection& c) -> absl::Status {
+    pqxx::read_transaction tx(c);
+    out = RecentBlockShells(tx, today);
+    // The cells of those blocks, all populations at once: at most two rows each.
+    ArrayLiteral ids, starts;
+    std::map<std::pair<int64_t, int64_t>, BlockBudget*> wanted;
+    for (RecentBlocks& p : out) {
+      for (BlockBudget* b : {&p.current, p.previous ? &*p.previous : nullptr}) {
+        if (b == nullptr) continue;
+        ids.AddInt(p.population_id);
+        starts.AddText(query::FormatDate(b->start));
+        wanted[{p.population_id, b->start}] = b;
+      }
+    }
+    if (wanted.empty()) return absl::OkStatus();
+    for (const pqxx::row& r :
+         tx.exec_params(absl::StrCat("SELECT ", kCellColumns,
+                                     ", population_id FROM ledger_blocks JOIN unnest($1::bigint[], "
+                                     "$2::date[]) AS w(population_id, block_start) "
+                                     "USING (population_id, block_start)"),
+                        ids.str(), starts.str())) {
+      BlockBudget* b = wanted.at({r[5].as<int64_t>(), r[0].as<int64_t>()});
+      BudgetState ledger;  // BlockFromRow resolves a NULL total to the ledger's, already in *b
+      ledger.epsilon_total_units = b->epsilon_total_units;
+      ledger.delta_total_units = b->delta_total_units;
+      *b = BlockFromRow(r, ledger);
+    }
+    return absl::OkStatus();
+  }));
+  return out;
 }
 
 }  // namespace dpq::store

@@ -5,9 +5,12 @@
 #define DPQ_SERVER_STORE_BLOCK_LEDGER_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/optional.h"
+#include "server/query/dataset_schema.h"
 #include "server/store/allocation.h"
 #include "server/store/audit_chain.h"
 #include "server/store/database.h"
@@ -20,6 +23,15 @@ struct BlockBudget {
   int64_t epsilon_total_units = 0, delta_total_units = 0;
   int64_t epsilon_spent_units = 0, delta_spent_units = 0;
   bool own_budget = false;  // set for this block alone (else the ledger's per-block budget)
+};
+
+// A per-block population's two latest blocks, what the metrics export (bounded: two per population).
+struct RecentBlocks {
+  int64_t population_id = 0;
+  std::string population;
+  query::CalendarBucket width = query::CalendarBucket::kDay;
+  BlockBudget current;                   // the block holding today
+  absl::optional<BlockBudget> previous;  // the block before it, unless current is the first
 };
 
 class BlockLedger {
@@ -45,6 +57,14 @@ class BlockLedger {
   // ledger's per-block budget and spent nothing.
   absl::StatusOr<std::vector<BlockBudget>> ListCells(int64_t population_id, int64_t first,
                                                      int64_t last);
+
+  // For every per-block population with a block that has started on `today` (days since
+  // 1970-01-01; the engine's QueryEngine::Today(), so both agree on the current block): its current
+  // and previous block, totals resolved and spent 0 where no cell exists, ordered by population
+  // name. The blocks are those `budget show --blocks` lists last: calendar buckets of the
+  // population's width from the first block of its datasets (the earliest declared lower bound of
+  // their block columns). Two statements in one read transaction, whatever the population count.
+  absl::StatusOr<std::vector<RecentBlocks>> ListRecentBlocks(int64_t today);
 
  private:
   Database* db_;

@@ -515,6 +515,30 @@ class DpqdTestCase(unittest.TestCase):
             args += ["--type", t]
         return dpqd.ctl(*args)
 
+    @staticmethod
+    def create_recent_visits(dpqd, name="visits", width="day", epsilon=1, delta=1e-6):
+        """A dataset `name` (its own population) with a budget per time block of `width`: columns
+        pid, day (date, declared from 60 days before the real UTC today to a year after it), one
+        row a day, each its own person, over the last 14 days. Each block's budget is `epsilon`
+        and `delta`. Returns today (datetime.date, UTC) as the server sees it at creation."""
+        import datetime
+        today = datetime.datetime.now(datetime.timezone.utc).date()
+        fd, path = tempfile.mkstemp(prefix="dpq-e2e-visits-", suffix=".csv")
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write("pid,day\n")
+                for k in range(14):
+                    f.write("%d,%s\n" % (k + 1, today - datetime.timedelta(days=k)))
+            dpqd.ctl("dataset", "create", name, "--csv", path, "--privacy-unit", "pid",
+                     "--type", "pid=integer", "--type", "day=date", "--bounds",
+                     "day=%s:%s" % (today - datetime.timedelta(days=60),
+                                    today + datetime.timedelta(days=365)),
+                     "--block-by", "day", "--block-width", width)
+        finally:
+            os.remove(path)
+        dpqd.ctl("budget", "set", name, "--epsilon", epsilon, "--delta", delta, "--per-block")
+        return today
+
     def assert_promtool_accepts(self, exposition):
         """`promtool check metrics` accepts the exposition text (a scrape of /metrics)."""
         check = subprocess.run([PROMTOOL, "check", "metrics"], input=exposition.encode("utf-8"),

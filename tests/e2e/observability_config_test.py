@@ -22,6 +22,7 @@ below, which covers the subset these files use; where both exist, a test checks 
 Skipped only when promtool or prometheus is missing (each test names which).
 """
 
+import datetime
 import json
 import os
 import re
@@ -76,6 +77,7 @@ METRICS_SOURCE = os.path.join(harness.REPO_ROOT, "server", "metrics", "metrics.c
 # What the dashboard must show: a metric of each.
 DASHBOARD_MUST_USE = {
     "budget remaining per population": {"dpq_budget_remaining"},
+    "time block spend": {"dpq_block_budget_spent", "dpq_block_budget_limit"},
     "epsilon spent per analyst": {"dpq_epsilon_spent_total"},
     "queries per second by outcome": {"dpq_queries_total"},
     "rejections per second": {"dpq_budget_rejections_total"},
@@ -85,7 +87,8 @@ DASHBOARD_MUST_USE = {
 }
 # The alerts that must exist, by name in alerts.yml.
 REQUIRED_ALERTS = {"DpqPopulationBudgetLow", "DpqBudgetRejectionBurst", "DpqdDown",
-                   "DpqLedgerUnreadable", "DpqAuditVerifyFailing", "DpqSlowQueries"}
+                   "DpqLedgerUnreadable", "DpqAuditVerifyFailing", "DpqSlowQueries",
+                   "DpqTimeBlockBudgetLow"}
 
 
 
@@ -736,9 +739,11 @@ class DashboardAndComposeTest(unittest.TestCase):
 # ---------------------------------------------------------------------------------------------
 
 def populate(test_case, dpqd):
-    """Two datasets with typed columns, two analysts, answered, refused and invalid queries:
-    every labelled series dpqd exports exists afterwards. slid ends with 5 % of its epsilon
-    budget left (low), salaries with 5/6 of it (healthy). Returns the analysts' tokens."""
+    """Two datasets with typed columns, a third with a budget per day block, two analysts,
+    answered, refused and invalid queries: every labelled series dpqd exports exists afterwards.
+    slid ends with 5 % of its epsilon budget left (low), salaries with 5/6 of it (healthy), the
+    current and previous day blocks of visits with 0.8 of 1 each (healthy). Returns the analysts'
+    tokens."""
     test_case.create_slid(dpqd, bounds=("wages=0:100", "age=0:120"))
     test_case.create_salaries(dpqd)
     alice = test_case.create_analyst(dpqd, "alice")
@@ -748,6 +753,12 @@ def populate(test_case, dpqd):
     dpqd.ctl("grant", "bob", "salaries")
     dpqd.ctl("budget", "set", "slid", "--epsilon", 1, "--delta", 1e-6)
     dpqd.ctl("budget", "set", "salaries", "--epsilon", 3, "--delta", 1e-6)
+    test_case.create_recent_visits(dpqd, "visits")
+    dpqd.ctl("grant", "alice", "visits")
+    # The current block (today) and, by a range over the last two days, the previous one too.
+    dpqd.ctl("query", "visits", "--aggregate", "count", "--epsilon", 0.2, "--where",
+             "day >= '%s'" % (datetime.datetime.now(datetime.timezone.utc).date() -
+                              datetime.timedelta(days=1)), token=alice)
     dpqd.ctl("query", "slid", "--aggregate", "count", "--epsilon", 0.1, token=alice)
     dpqd.ctl("query", "slid", "--aggregate", "mean", "--column", "wages", "--epsilon", 0.15,
              "--mechanism", "gaussian", "--delta", 1e-7, token=alice)
@@ -766,6 +777,7 @@ def populate(test_case, dpqd):
     # The verification metrics (dpq_audit_verify_ok, ..._timestamp_seconds) of both datasets.
     dpqd.ctl("audit", "verify", "slid")
     dpqd.ctl("audit", "verify", "salaries")
+    dpqd.ctl("audit", "verify", "visits")
     return alice, bob
 
 
@@ -813,6 +825,11 @@ class LiveMetricsTest(harness.DpqdTestCase):
         params = {(l.get("population"), l.get("param")) for (n, l, _v) in samples
                   if n == "dpq_budget_limit"}
         self.assertEqual(params, {(d, p) for d in ("slid", "salaries")
+                                  for p in ("epsilon", "delta")})
+        # The per-block population has block series instead (two blocks, bounded).
+        blocks = {(l.get("population"), l.get("block"), l.get("param")) for (n, l, _v) in samples
+                  if n == "dpq_block_budget_limit"}
+        self.assertEqual(blocks, {("visits", b, p) for b in ("current", "previous")
                                   for p in ("epsilon", "delta")})
         states = {l.get("state") for (n, l, _v) in samples if n == "dpq_db_connections"}
         self.assertEqual(states, {"in_use", "idle"})
@@ -919,7 +936,7 @@ class LivePrometheusTest(harness.DpqdTestCase):
         burst = [(a["labels"]["dataset"], a["state"]) for a in found["DpqBudgetRejectionBurst"]]
         self.assertEqual(burst, [("slid", "firing")], burst)
         for name in ("DpqdDown", "DpqLedgerUnreadable", "DpqSlowQueries",
-                     "DpqAuditVerifyFailing", "DpqAuditVerifyStale"):
+                     "DpqAuditVerifyFailing", "DpqAuditVerifyStale", "DpqTimeBlockBudgetLow"):
             self.assertNotIn(name, found, found.get(name))
 
         # Every dashboard query returns data from the real series (ALERTS included, as two alerts
