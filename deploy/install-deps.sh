@@ -34,9 +34,9 @@ PACKAGES=(
 )
 
 # The packages owning every shared library dpqd and dpqctl link directly (their own dependencies
-# follow through apt).
+# follow through apt; libpq5 too: dpqd parses shard URLs with libpq's PQconninfoParse).
 RUNTIME_LIBRARIES=(
-  libabsl20220623 libgrpc++1.51 libgrpc29 libprotobuf32 libpqxx-6.4
+  libabsl20220623 libgrpc++1.51 libgrpc29 libprotobuf32 libpqxx-6.4 libpq5
   libprometheus-cpp-core1.0 libcivetweb1 libssl3 libstdc++6 libgcc-s1
   libc6
 )
