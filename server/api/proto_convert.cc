@@ -184,10 +184,8 @@ void ToProto(const store::BlockBudget& b, v1::BlockBudget* out) {
   out->set_delta_total(query::DeltaFromUnits(b.delta_total_units));
   out->set_epsilon_spent(query::EpsilonFromUnits(b.epsilon_spent_units));
   out->set_delta_spent(query::DeltaFromUnits(b.delta_spent_units));
-  out->set_epsilon_remaining(
-      query::EpsilonFromUnits(std::max<int64_t>(0, b.epsilon_total_units - b.epsilon_spent_units)));
-  out->set_delta_remaining(
-      query::DeltaFromUnits(std::max<int64_t>(0, b.delta_total_units - b.delta_spent_units)));
+  out->set_epsilon_remaining(query::EpsilonFromUnits(b.epsilon_remaining_units()));
+  out->set_delta_remaining(query::DeltaFromUnits(b.delta_remaining_units()));
   out->set_own_budget(b.own_budget);
 }
 

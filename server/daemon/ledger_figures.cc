@@ -18,7 +18,7 @@ metrics::LedgerFigures::Budget BudgetFigure(const store::BudgetState& b) {
 }
 
 std::vector<metrics::LedgerFigures::Block> BlockFigures(const store::RecentBlocks& blocks) {
-  // Remaining in exact units, as `budget show --blocks` computes it (never below 0).
+  // Remaining in exact units, as `budget show --blocks` reports it.
   auto figure = [&](const char* which, const store::BlockBudget& b) {
     metrics::LedgerFigures::Block f;
     f.population = blocks.population;
@@ -26,12 +26,10 @@ std::vector<metrics::LedgerFigures::Block> BlockFigures(const store::RecentBlock
     f.start_seconds = b.start * (query::kMicrosPerDay / query::kMicrosPerSecond);
     f.epsilon_limit = query::EpsilonFromUnits(b.epsilon_total_units);
     f.epsilon_spent = query::EpsilonFromUnits(b.epsilon_spent_units);
-    f.epsilon_remaining = query::EpsilonFromUnits(
-        std::max<int64_t>(0, b.epsilon_total_units - b.epsilon_spent_units));
+    f.epsilon_remaining = query::EpsilonFromUnits(b.epsilon_remaining_units());
     f.delta_limit = query::DeltaFromUnits(b.delta_total_units);
     f.delta_spent = query::DeltaFromUnits(b.delta_spent_units);
-    f.delta_remaining =
-        query::DeltaFromUnits(std::max<int64_t>(0, b.delta_total_units - b.delta_spent_units));
+    f.delta_remaining = query::DeltaFromUnits(b.delta_remaining_units());
     return f;
   };
   std::vector<metrics::LedgerFigures::Block> out = {figure("current", blocks.current)};

@@ -4,6 +4,7 @@
 #ifndef DPQ_SERVER_STORE_BLOCK_LEDGER_H_
 #define DPQ_SERVER_STORE_BLOCK_LEDGER_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,6 +24,14 @@ struct BlockBudget {
   int64_t epsilon_total_units = 0, delta_total_units = 0;
   int64_t epsilon_spent_units = 0, delta_spent_units = 0;
   bool own_budget = false;  // set for this block alone (else the ledger's per-block budget)
+
+  // What is left, never below 0 (exact units, as BudgetState computes it).
+  int64_t epsilon_remaining_units() const {
+    return std::max<int64_t>(0, epsilon_total_units - epsilon_spent_units);
+  }
+  int64_t delta_remaining_units() const {
+    return std::max<int64_t>(0, delta_total_units - delta_spent_units);
+  }
 };
 
 // A per-block population's two latest blocks, what the metrics export (bounded: two per population).
