@@ -161,7 +161,7 @@ class Renderer {
     if (!e.bounds) return Refused(e, "an unbounded value inside arithmetic");
     const std::string lo = param_(ExactDouble(e.bounds->lower), math_.type());
     const std::string hi = param_(ExactDouble(e.bounds->upper), math_.type());
-    return math_.StrictClamp(value, lo, hi);  // NULL stays NULL
+    return math_.Clamp(value, lo, hi);  // NULL stays NULL
   }
 
   absl::StatusOr<std::string> NumberLiteral(const Expr& e) {

@@ -8,8 +8,8 @@
 //    SafeArithmetic::Clamp(Raw(col), declared lower, declared upper): NaN and infinities become
 //    bounds, and every intermediate value lies in the interval CheckExpression derived, which it
 //    checked against kMaxBoundMagnitude: no overflow.
-//  * A column is clamped with SafeArithmetic::StrictClamp, which keeps NULL NULL (PostgreSQL's
-//    least/greatest skip NULLs, so a plain clamp would turn a NULL row into a bound).
+//  * SafeArithmetic::Clamp keeps NULL NULL (it is built from the strict float8smaller /
+//    float8larger; PostgreSQL's least/greatest would skip NULLs and turn a NULL row into a bound).
 //  * `*` and `/` are SafeArithmetic::Multiply and Divide, which flush factors and dividends to a
 //    multiple of 2^-500 first (scan_arithmetic.h has the argument): PostgreSQL raises on underflow
 //    to 0 otherwise. A divisor's interval excludes 0 (CheckExpression), so there is no division by

@@ -23,11 +23,6 @@ std::string SafeArithmetic::Raw(absl::string_view column) const {
 
 std::string SafeArithmetic::Clamp(absl::string_view value, absl::string_view lo,
                                   absl::string_view hi) const {
-  return absl::StrCat("least(greatest(", value, ", ", lo, "), ", hi, ")");
-}
-
-std::string SafeArithmetic::StrictClamp(absl::string_view value, absl::string_view lo,
-                                        absl::string_view hi) const {
   return Smaller(Larger(value, lo), hi);
 }
 

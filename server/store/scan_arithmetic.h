@@ -7,9 +7,13 @@
 // cannot raise a PostgreSQL data exception (SQLSTATE class 22) for any storable value and any
 // bounds that validation accepts (|bound| <= kMaxBoundMagnitude = 1e15):
 //
-//  * Clamp:  least(greatest(raw, lo), hi). Total on every float8 including NaN (PostgreSQL
-//    orders NaN above every number, so it clamps to hi) and +-Infinity (to the nearer bound);
-//    bigint columns are read through an exact-or-rounded cast to float8 that never fails.
+//  * Clamp:  float8smaller(float8larger(raw, lo), hi) (numeric_smaller / numeric_larger in
+//    numeric). Total on every float8 including NaN (PostgreSQL orders NaN above every number, so
+//    it clamps to hi) and +-Infinity (to the nearer bound); NULL stays NULL. bigint columns are
+//    read through an exact-or-rounded cast to float8 that never fails. Not least(greatest(..)):
+//    postgres_fdw never ships LEAST / GREATEST to a remote server, while these plain built-in
+//    functions are shipped, so a clamped aggregate over a shard runs on the shard
+//    (docs/scaling.md). They also keep NULL as NULL, which LEAST / GREATEST do not.
 //  * Difference c - center: both in [-1e15, 1e15], so |c - center| <= 2e15. float8 subtraction
 //    only raises on overflow, which is impossible here; a subnormal result is no error.
 //  * Sum over n kept values of magnitude <= 2e15 (n < 2^63): <= 1.9e34. Sums never raise on
@@ -88,12 +92,9 @@ class SafeArithmetic {
 
   // A raw numeric column (double or integer) read in this arithmetic: never fails.
   std::string Raw(absl::string_view column) const;
-  // `value` clamped into [lo, hi]: NaN to hi, +-Infinity to the nearer bound.
+  // `value` clamped into [lo, hi]: NaN to hi, +-Infinity to the nearer bound, NULL stays NULL
+  // (per-row expressions rely on a NULL propagating).
   std::string Clamp(absl::string_view value, absl::string_view lo, absl::string_view hi) const;
-  // Clamp that keeps NULL as NULL (least / greatest skip a NULL argument, so Clamp(NULL) is lo):
-  // for per-row expressions, where a NULL must propagate. Same result on every non-NULL value.
-  std::string StrictClamp(absl::string_view value, absl::string_view lo,
-                          absl::string_view hi) const;
   // A raw value clamped into +-kPreAggregateRawLimit, for the per-unit sums.
   std::string ClampForPreAggregate(absl::string_view raw) const;
   // value * value, with |value| < kTinyMagnitude flushed to 0 first.

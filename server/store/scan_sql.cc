@@ -147,7 +147,7 @@ class ScanBuilder {
   std::string CalendarKey(const std::string& column, const query::CalendarGrouping& g) {
     const absl::string_view type = g.type == query::ColumnType::kDate ? "date" : "timestamp";
     const std::string lower = Param(g.lower, type);
-    const std::string clamped = ClampedCalendarSql(column, lower, Param(g.upper, type));
+    const std::string clamped = ClampedCalendarSql(column, type, lower, Param(g.upper, type));
     return absl::StrCat("to_char(date_trunc('", query::CalendarBucketName(g.bucket), "', ", clamped,
                         "::timestamp), 'YYYY-MM-DD')");
   }
@@ -228,11 +228,12 @@ class ScanBuilder {
 
   // width_bucket over the sorted edges counts the edges <= c; clamped values lie in [e0, en], so
   // 1..n+1, and en joins the last bucket. The comparison is exact in float8 for either arithmetic
-  // (a clamped value is a stored double or a bound); `greatest(.., 1)` keeps a value that
+  // (a clamped value is a stored double or a bound); the lower clamp to 1 keeps a value that
   // ToFloat8 flushed to 0 below a tiny positive e0 in the first bucket, where its clamp put it.
+  // int4larger / int4smaller, not greatest / least, which postgres_fdw never ships.
   std::string BucketExpression(size_t buckets) {
     if (buckets == 0) return "NULL::int";
-    return absl::StrCat("greatest(least(width_bucket(", math_.ToFloat8("c"), ", ",
+    return absl::StrCat("int4larger(int4smaller(width_bucket(", math_.ToFloat8("c"), ", ",
                         Param(FloatArrayLiteral(plan_.bucket_edges), "float8[]"), "), ", buckets,
                         "), 1) - 1");
   }

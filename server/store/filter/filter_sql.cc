@@ -88,7 +88,7 @@ class Renderer {
     const std::string column = quote_ident_(e.column);
     if (e.clamp.size() != 2) return column;
     const std::string lower = Param(e.clamp[0]);
-    return ClampedCalendarSql(column, lower, Param(e.clamp[1]));
+    return ClampedCalendarSql(column, CastFor(e.clamp[0].kind), lower, Param(e.clamp[1]));
   }
 
   std::string Param(const TypedValue& v) {
@@ -103,12 +103,12 @@ class Renderer {
 
 }  // namespace
 
-std::string ClampedCalendarSql(absl::string_view column, absl::string_view lower,
-                               absl::string_view upper) {
-  // least / greatest skip a NULL argument (least(greatest(NULL, lo), hi) is lo), so NULL is kept
-  // apart: it stays NULL, and compares or groups as every other NULL does.
-  return absl::StrCat("(CASE WHEN ", column, " IS NULL THEN NULL ELSE least(greatest(", column,
-                      ", ", lower, "), ", upper, ") END)");
+std::string ClampedCalendarSql(absl::string_view column, absl::string_view type,
+                               absl::string_view lower, absl::string_view upper) {
+  // date_smaller / date_larger (timestamp_*) are strict: NULL stays NULL, and compares or groups
+  // as every other NULL does. Not least / greatest, which skip a NULL argument and which
+  // postgres_fdw never ships to a shard.
+  return absl::StrCat(type, "_smaller(", type, "_larger(", column, ", ", lower, "), ", upper, ")");
 }
 
 absl::StatusOr<SqlFragment> RenderFilter(

@@ -32,11 +32,12 @@ struct SqlFragment {
 // it is applied to schema column names only.
 // INVALID_ARGUMENT when first_param < 1 or the last placeholder would exceed $65535 (PostgreSQL's
 // limit on parameters per statement).
-// `column` clamped into [lower, upper] (SQL expressions of the column's type), NULL kept NULL:
+// `column` clamped into [lower, upper] (SQL expressions of the column's `type`, "date" or
+// "timestamp"), NULL kept NULL:
 // how every read of a date or timestamp column sees it, so no stored value ('infinity', a year
 // beyond the bounds) reaches a comparison, a bucket or a key unclamped.
-std::string ClampedCalendarSql(absl::string_view column, absl::string_view lower,
-                               absl::string_view upper);
+std::string ClampedCalendarSql(absl::string_view column, absl::string_view type,
+                               absl::string_view lower, absl::string_view upper);
 
 absl::StatusOr<SqlFragment> RenderFilter(
     const query::filter::TypedFilter& filter, int first_param,
