@@ -26,6 +26,7 @@ struct DatasetCreateArgs {
   bool is_public = false;               // --public: a lookup table, not personal
   std::string block_by;                 // --block-by: a date or timestamp column (time blocks)
   std::string block_width;              // --block-width: day, week or month
+  std::vector<std::string> shards;      // --shards s1,s2: shard servers to place the rows on
   std::vector<std::string> bounds;      // "COL=LO:HI"
   std::vector<std::string> types;       // "COL=integer|double|text"
   std::vector<std::string> categories;  // "COL=a|b|c" (text columns)

@@ -74,6 +74,7 @@ absl::StatusOr<dpq::v1::DatasetHeader> PrepareHeader(const DatasetCreateArgs& ar
     header->set_is_public(args.is_public);
     header->set_block_by(args.block_by);
     header->set_block_width(args.block_width);
+    for (const std::string& shard : args.shards) header->add_shards(shard);
   }
   return header;
 }
@@ -225,6 +226,11 @@ void AddDatasetCreate(CLI::App* dataset, CommandLine& command_line) {
       ->add_option("--block-width", create_args.block_width,
                    "time blocks: day, week (ISO, from Monday) or month")
       ->check(CLI::IsMember({"day", "week", "month"}));
+  create
+      ->add_option("--shards", create_args.shards,
+                   "shard servers (`dpqctl shard list`) to place the rows on, s1,s2,...: hashed by "
+                   "the privacy unit, so all of one person's rows sit on one shard")
+      ->delimiter(',');
   create->add_flag("--public", create_args.is_public,
                    "a lookup table whose contents are not personal (no privacy unit, no budget): "
                    "only ever joined by private datasets; the statement is kept in the admin log");

@@ -62,6 +62,10 @@ void WriteDatasetText(std::ostream& out, const dpq::v1::Dataset& dataset) {
       out << "time blocks:   one " << dataset.block_width() << " of " << dataset.block_by()
           << " each, from the first day of its lower bound\n";
     }
+    if (dataset.shards_size() > 0) {
+      out << "shards:        " << absl::StrJoin(dataset.shards(), ", ") << " (rows hashed by "
+          << dataset.privacy_unit() << ")\n";
+    }
     if (!dataset.promise().empty()) WrappedField(out, "budget:", dataset.promise());
   }
   out << "version:       " << dataset.version() << '\n'

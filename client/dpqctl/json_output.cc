@@ -53,6 +53,7 @@ nlohmann::json DatasetToJson(const dpq::v1::Dataset& dataset) {
       {"is_public", dataset.is_public()},
       {"block_by", dataset.block_by()},
       {"block_width", dataset.block_width()},
+      {"shards", std::vector<std::string>(dataset.shards().begin(), dataset.shards().end())},
       {"per_block_budget", dataset.per_block_budget()},
       {"promise", dataset.promise()},
       {"columns", std::move(columns)},

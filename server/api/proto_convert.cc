@@ -134,6 +134,7 @@ absl::StatusOr<query::DatasetSchema> DatasetSchemaFromProto(const v1::DatasetHea
   s.privacy_unit = h.privacy_unit();
   s.population = h.population();
   s.is_public = h.is_public();
+  s.shards.assign(h.shards().begin(), h.shards().end());
   if (!h.block_by().empty() || !h.block_width().empty()) {
     const absl::optional<query::CalendarBucket> width = query::ParseCalendarBucket(h.block_width());
     if (h.block_by().empty() || !width.has_value()) {
@@ -287,6 +288,7 @@ void ToProto(const query::DatasetSchema& s, v1::Dataset* out) {
     out->set_block_width(std::string(query::CalendarBucketName(s.time_blocks->width)));
   }
   out->set_per_block_budget(s.per_block_budget);
+  for (const std::string& shard : s.shards) out->add_shards(shard);
   if (!s.is_public) out->set_promise(query::BudgetPromise(s));
   for (const query::ColumnSchema& c : s.columns) {
     v1::Column* col = out->add_columns();

@@ -69,6 +69,7 @@ absl::Status Server::OpenDatabase() {
 
 void Server::BuildStores() {
   datasets_ = std::make_unique<store::DatasetStore>(db_.get());
+  shards_ = std::make_unique<store::ShardStore>(db_.get());
   principals_ = std::make_unique<store::PrincipalStore>(db_.get());
   ledger_ = std::make_unique<store::BudgetLedger>(db_.get());
   // Scans on the read standby when there is one (store/scan_router.h); it may be down now: the
@@ -121,7 +122,7 @@ absl::Status Server::StartMetrics() {
 void Server::BuildEngine() {
   engine_ = std::make_unique<engine::QueryEngine>(
       engine::QueryEngine::Stores{datasets_.get(), principals_.get(), ledger_.get(), scanner_.get(),
-                                  cache_.get()},
+                                  cache_.get(), shards_.get()},
       &dp::SecureRandom());
 }
 
@@ -132,7 +133,6 @@ void Server::BuildAdministration() {
   access_admin_ = std::make_unique<engine::AccessAdmin>(principals_.get());
   populations_ = std::make_unique<store::PopulationStore>(db_.get());
   population_admin_ = std::make_unique<engine::PopulationAdmin>(populations_.get(), ledger_.get());
-  shards_ = std::make_unique<store::ShardStore>(db_.get());
   shard_admin_ = std::make_unique<engine::ShardAdmin>(shards_.get());
   budget_book_ = std::make_unique<engine::BudgetBook>(
       engine_.get(), engine::BudgetBook::Stores{datasets_.get(), principals_.get(), ledger_.get(),

@@ -27,6 +27,7 @@
 #include "server/query/privacy_units.h"
 #include "server/query/time_blocks/time_blocks.h"
 #include "server/store/debit_admission.h"
+#include "server/store/sharded_scan.h"
 
 namespace dpq::engine {
 namespace {
@@ -139,6 +140,8 @@ absl::StatusOr<QueryEngine::Prepared> QueryEngine::PrepareOnSchema(
     ASSIGN_OR_RETURN(q.filter, query::filter::ParseAndCheckFilter(spec.where, schema));
   }
   if (schema.per_block_budget) RETURN_IF_ERROR(PayTimeBlocks(schema, q));
+  // Before the charge, from the plan's shape alone: a plan whose scan would not run on the shards.
+  RETURN_IF_ERROR(store::CheckShardedScan(q.plan.scan, q.filter.has_value()));
   if (q.filter.has_value()) {
     // The canonical filter joins the fingerprint: a filtered query is a different question (and
     // with time blocks, the blocks read are part of it).
@@ -243,6 +246,14 @@ absl::StatusOr<Outcome> QueryEngine::RunCharged(const store::Principal& principa
   // 4. Pay before you look: the charge commits (lock, check, audit row) before the scan starts, so
   //    a scan that fails for any reason, or a dpqd killed mid-scan, never returns its cost. A
   //    refusal (RESOURCE_EXHAUSTED) here has touched no data.
+  // A shard that is down now would fail the paid scan: refuse before the charge instead (a shard
+  // that fails after it follows the paid-scan rules: the retry with the request id re-runs it).
+  if (!schema.shards.empty()) {
+    if (stores_.shards == nullptr) {
+      return absl::FailedPreconditionError("this server cannot reach shard servers");
+    }
+    RETURN_IF_ERROR(stores_.shards->CheckUp(schema.shards));
+  }
   ASSIGN_OR_RETURN(store::Allocation a, steps.allocation());
   a.request_id = request_id;
   a.request_id_is_fresh = !callers_id;

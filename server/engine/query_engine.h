@@ -28,6 +28,7 @@
 #include "server/store/dataset_store.h"
 #include "server/store/principal_store.h"
 #include "server/store/result_cache.h"
+#include "server/store/shard_store.h"
 
 namespace dpq::engine {
 
@@ -91,6 +92,9 @@ class QueryEngine {
     store::BudgetLedger* ledger;
     store::AggregateScanner* scanner;
     store::ResultCache* cache;
+    // Probed before a query on a sharded dataset is charged; may stay null where no dataset is
+    // sharded (a sharded one is then refused before its charge).
+    store::ShardStore* shards = nullptr;
   };
   // `rng` must be dp::SecureRandom() in production.
   QueryEngine(Stores stores, dp::RandomSource* rng) : stores_(stores), rng_(rng) {}

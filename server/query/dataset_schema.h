@@ -83,6 +83,10 @@ struct DatasetSchema {
   // of the range it may read, and reads only those blocks (time_blocks.h). Set only together with
   // time_blocks: a per-block population has no dataset without them.
   bool per_block_budget = false;
+  // The shard servers (migration 0019) holding the table's hash partitions, in partition order
+  // (shard i holds the rows whose unit hashes to remainder i); empty: one local table. A fact of
+  // the dataset's creation, never of its rows.
+  std::vector<std::string> shards;
   // A joined schema (join_source.h ResolveJoin; never stored): the tables the scan reads instead of
   // this dataset's table. Null for a stored dataset.
   std::shared_ptr<const JoinSource> join;

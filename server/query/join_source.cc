@@ -142,6 +142,13 @@ absl::StatusOr<DatasetSchema> ResolveJoin(const JoinRequest& request,
     }
     if (i > 0)
       RETURN_IF_ERROR(CheckEquality(request, schemas, anchor, static_cast<int>(i), refusal));
+    if (!schemas[i].shards.empty()) {
+      // A join would read the shards' raw rows into the coordinator: not before it runs on them.
+      if (refusal != nullptr) refusal->table = static_cast<int>(i);
+      return absl::UnimplementedError(absl::StrCat(
+          "dataset ", schemas[i].name, " is sharded over ", absl::StrJoin(schemas[i].shards, ", "),
+          ", and joins of a sharded dataset do not run yet: query it on its own"));
+    }
   }
   DatasetSchema out = schemas[anchor];
   out.columns.clear();

@@ -527,6 +527,7 @@ absl::StatusOr<QueryPlan> PlanQuery(const QuerySpec& spec_in, const DatasetSchem
 
   plan.scan.dataset_id = schema.id;
   plan.scan.dataset_version = schema.version;
+  plan.scan.shards = schema.shards;
   plan.scan.unit_column = schema.privacy_unit;
   plan.scan.join = schema.join;
   ASSIGN_OR_RETURN(bool select_keys, PlanGroups(schema, spec, plan));

@@ -103,6 +103,9 @@ struct ScanPlan {
   // A joined schema's tables (DatasetSchema::join): the scan reads their join instead of the
   // dataset's table, never by stored row rank, and waits for every table's version. Null: one table.
   std::shared_ptr<const JoinSource> join;
+  // DatasetSchema::shards: the scan reads each shard's partition (store/sharded_scan.h), and only
+  // rows of loads up to dataset_version. Empty: the local table.
+  std::vector<std::string> shards;
 };
 
 // One released noisy statistic (per group, for grouped queries).

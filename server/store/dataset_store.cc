@@ -23,6 +23,7 @@
 #include "server/store/bounding_sql.h"
 #include "server/store/population_store.h"
 #include "server/store/row_ranker.h"
+#include "server/store/sharded_table.h"
 #include "server/store/text_array.h"
 
 namespace dpq::store {
@@ -59,7 +60,9 @@ std::string SchemaQuery(absl::string_view filter, absl::string_view per_dataset,
       "WITH d AS MATERIALIZED (SELECT d.id, d.name, d.privacy_unit, d.version, l.epsilon_preset, "
       "d.created_at, d.has_row_rank, coalesce(l.max_query_epsilon_units, 0) AS "
       "max_query_epsilon_units, d.population_id, coalesce(p.name, '') AS population, d.is_public, d.block_column, "
-      "d.block_width, coalesce(l.per_block, false) AS per_block",
+      "d.block_width, coalesce(l.per_block, false) AS per_block, "
+      "(SELECT coalesce(array_agg(s.name ORDER BY x.position), '{}') FROM dataset_shards x "
+      "JOIN shards s ON s.id = x.shard_id WHERE x.dataset_id = d.id) AS shards",
       per_dataset,
       " FROM datasets d LEFT JOIN populations p ON p.id = d.population_id "
       "LEFT JOIN ledgers l ON l.population_id = d.population_id WHERE ",
@@ -71,7 +74,7 @@ std::string SchemaQuery(absl::string_view filter, absl::string_view per_dataset,
          WHERE k.dataset_id = d.id AND k.column_name = c.name),
        d.has_row_rank, d.max_query_epsilon_units, coalesce(d.population_id, 0), d.population,
        d.is_public, c.lower_text, c.upper_text, d.block_column, d.block_width,
-       d.per_block)sql",
+       d.per_block, d.shards)sql",
       per_dataset.empty() ? "" : ", d.granted",
       " FROM d JOIN dataset_columns c ON c.dataset_id = d.id ORDER BY ", order_by);
 }
@@ -100,6 +103,7 @@ std::vector<DatasetSchema> SchemasFromRows(const pqxx::result& rows) {
                                                 .value_or(query::CalendarBucket::kDay)};
         s.per_block_budget = row[20].as<bool>();
       }
+      s.shards = ParseTextArray(row[21]);
       out.push_back(std::move(s));
     }
     ColumnSchema c;
@@ -240,7 +244,8 @@ class CopyWriterThread {
 // `_dpq_rank` (row_ranker.h): the ranks are assigned here, on the way into COPY, so they cost
 // no second pass over the table.
 absl::StatusOr<int64_t> CopyRows(pqxx::work& tx, const DatasetSchema& schema,
-                                 const CopyLineSource& source, RowRanker* ranker = nullptr) {
+                                 const std::string& table, const CopyLineSource& source,
+                                 RowRanker* ranker = nullptr) {
   std::vector<std::string> names;
   for (const ColumnSchema& col : schema.columns) {
     names.push_back(tx.quote_name(col.name));  // tablewriter splices the list unquoted
@@ -250,7 +255,7 @@ absl::StatusOr<int64_t> CopyRows(pqxx::work& tx, const DatasetSchema& schema,
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
   // tablewriter (deprecated in 6.4 in favour of stream_to) is the libpqxx 6.4 API that accepts
   // pre-encoded COPY lines; stream_to would re-encode every field.
-  pqxx::tablewriter writer(tx, DataTableName(schema.id), names.begin(), names.end());
+  pqxx::tablewriter writer(tx, table, names.begin(), names.end());
 #pragma GCC diagnostic pop
   std::string lines;
   std::string ranked;
@@ -286,6 +291,30 @@ absl::StatusOr<int64_t> CopyRows(pqxx::work& tx, const DatasetSchema& schema,
   writer.complete();
   RETURN_IF_ERROR(status);
   return rows;
+}
+
+// The dataset_columns and dataset_categories rows of column `position`.
+void InsertColumnRows(pqxx::work& tx, int64_t dataset_id, size_t position,
+                      const ColumnSchema& col) {
+  std::string lower = col.lower ? ExactDouble(*col.lower) : "";
+  std::string upper = col.upper ? ExactDouble(*col.upper) : "";
+  std::string lower_text, upper_text;
+  if (col.calendar_lower && col.calendar_upper) {
+    lower_text = query::FormatCalendarValue(col.type, *col.calendar_lower);
+    upper_text = query::FormatCalendarValue(col.type, *col.calendar_upper);
+  }
+  tx.exec_params(
+      "INSERT INTO dataset_columns (dataset_id, position, name, type, lower_bound, upper_bound, "
+      "lower_text, upper_text) VALUES ($1, $2, $3, $4, nullif($5, '')::float8, "
+      "nullif($6, '')::float8, nullif($7, ''), nullif($8, ''))",
+      dataset_id, static_cast<int>(position), col.name,
+      std::string(query::ColumnTypeName(col.type)), lower, upper, lower_text, upper_text);
+  for (size_t k = 0; k < col.categories.size(); ++k) {
+    tx.exec_params0(
+        "INSERT INTO dataset_categories (dataset_id, column_name, position, value) "
+        "VALUES ($1, $2, $3, $4)",
+        dataset_id, col.name, static_cast<int>(k), col.categories[k]);
+  }
 }
 
 // The datasets row of `schema` (its population and row rank already decided): id, version and
@@ -339,42 +368,35 @@ absl::StatusOr<CreatedDataset> DatasetStore::Create(const DatasetSchema& schema,
            schema.columns[rank_position].type != ColumnType::kText) {
       ++rank_position;
     }
-    std::vector<std::string> definitions;
+    std::vector<TableColumn> columns;
     for (size_t i = 0; i <= schema.columns.size(); ++i) {
-      if (i == rank_position)
-        definitions.push_back(absl::StrCat(kRowRankColumn, " integer NOT NULL"));
+      if (i == rank_position) columns.push_back({kRowRankColumn, "integer"});
       if (i == schema.columns.size()) break;
       const ColumnSchema& col = schema.columns[i];
-      std::string lower = col.lower ? ExactDouble(*col.lower) : "";
-      std::string upper = col.upper ? ExactDouble(*col.upper) : "";
-      std::string lower_text, upper_text;
-      if (col.calendar_lower && col.calendar_upper) {
-        lower_text = query::FormatCalendarValue(col.type, *col.calendar_lower);
-        upper_text = query::FormatCalendarValue(col.type, *col.calendar_upper);
-      }
-      tx.exec_params(
-          "INSERT INTO dataset_columns (dataset_id, position, name, type, lower_bound, upper_bound, "
-          "lower_text, upper_text) VALUES ($1, $2, $3, $4, nullif($5, '')::float8, "
-          "nullif($6, '')::float8, nullif($7, ''), nullif($8, ''))",
-          created.schema.id, static_cast<int>(i), col.name,
-          std::string(query::ColumnTypeName(col.type)), lower, upper, lower_text, upper_text);
-      for (size_t k = 0; k < col.categories.size(); ++k) {
-        tx.exec_params0(
-            "INSERT INTO dataset_categories (dataset_id, column_name, position, value) "
-            "VALUES ($1, $2, $3, $4)",
-            created.schema.id, col.name, static_cast<int>(k), col.categories[k]);
-      }
-      definitions.push_back(absl::StrCat(tx.quote_name(col.name), " ", SqlType(col.type)));
+      InsertColumnRows(tx, created.schema.id, i, col);
+      columns.push_back({col.name, SqlType(col.type)});
     }
-    tx.exec0(absl::StrCat("CREATE TABLE ", DataTableName(created.schema.id), " (",
-                          absl::StrJoin(definitions, ", "), ")"));
+    std::string table = DataTableName(created.schema.id);
+    if (!schema.shards.empty()) {
+      columns.push_back({kLoadColumn, "bigint"});
+      RETURN_IF_ERROR(CreateShardedTable(tx, created.schema, columns));
+      table = CreateStagingTable(tx, created.schema.id);
+    } else {
+      std::vector<std::string> definitions;
+      for (const TableColumn& c : columns) {
+        definitions.push_back(absl::StrCat(tx.quote_name(c.name), " ", c.type,
+                                           c.name == kRowRankColumn ? " NOT NULL" : ""));
+      }
+      tx.exec0(absl::StrCat("CREATE TABLE ", table, " (", absl::StrJoin(definitions, ", "), ")"));
+    }
     if (schema.is_public) {
-      ASSIGN_OR_RETURN(created.rows_loaded, CopyRows(tx, created.schema, source));
+      ASSIGN_OR_RETURN(created.rows_loaded, CopyRows(tx, created.schema, table, source));
     } else {
       ASSIGN_OR_RETURN(RowRanker ranker, NewRanker(created.schema));
-      ASSIGN_OR_RETURN(created.rows_loaded, CopyRows(tx, created.schema, source, &ranker));
+      ASSIGN_OR_RETURN(created.rows_loaded, CopyRows(tx, created.schema, table, source, &ranker));
       LogRanks(created.schema, ranker);
     }
+    if (!schema.shards.empty()) MoveStagedRows(tx, created.schema.id, created.schema.version);
     if (log != nullptr) AppendAdminAction(tx, WithRows(*log, created.rows_loaded));
     tx.commit();
     return absl::OkStatus();
@@ -394,11 +416,20 @@ absl::StatusOr<int64_t> DatasetStore::Append(const DatasetSchema& schema,
     pqxx::work tx(c);
     // Lock the dataset row: concurrent loads and a drop serialise, and the version bump is exact.
     pqxx::result d = tx.exec_params(
-        "SELECT has_row_rank FROM datasets WHERE id = $1 AND dropped_at IS NULL FOR UPDATE",
+        "SELECT has_row_rank, version FROM datasets WHERE id = $1 AND dropped_at IS NULL "
+        "FOR UPDATE",
         schema.id);
     if (d.empty()) return absl::NotFoundError(absl::StrCat("dataset ", schema.name, " not found"));
+    const int64_t version = d[0][1].as<int64_t>();
+    std::string table = DataTableName(schema.id);
+    if (!schema.shards.empty()) {
+      DeleteUncommittedRows(tx, schema.id, version);
+      // Each shard's max rank per unit is a complete aggregate over its partition (the unit is
+      // the partition key), which postgres_fdw runs on the shard.
+      tx.exec0("SET LOCAL enable_partitionwise_aggregate = on");
+    }
     if (!d[0][0].as<bool>()) {  // a table from before migration 0006: no rank column
-      ASSIGN_OR_RETURN(appended, CopyRows(tx, schema, source));
+      ASSIGN_OR_RETURN(appended, CopyRows(tx, schema, table, source));
     } else {
       ASSIGN_OR_RETURN(RowRanker ranker, NewRanker(schema));
       // The counters continue from the stored ranks, read under the row lock above (loads
@@ -409,13 +440,15 @@ absl::StatusOr<int64_t> DatasetStore::Append(const DatasetSchema& schema,
       const std::string unit = tx.quote_name(schema.privacy_unit);
       for (const pqxx::row& r :
            tx.exec(absl::StrCat("SELECT ", unit, "::text, ", unit, " IS NULL, max(", kRowRankColumn,
-                                ") FROM ", DataTableName(schema.id), " GROUP BY ", unit))) {
+                                ") FROM ", table, " GROUP BY ", unit))) {
         RETURN_IF_ERROR(ranker.Seed(r[1].as<bool>() ? "" : r[0].as<std::string>(), r[1].as<bool>(),
                                     r[2].as<int32_t>()));
       }
-      ASSIGN_OR_RETURN(appended, CopyRows(tx, schema, source, &ranker));
+      if (!schema.shards.empty()) table = CreateStagingTable(tx, schema.id);
+      ASSIGN_OR_RETURN(appended, CopyRows(tx, schema, table, source, &ranker));
       LogRanks(schema, ranker);
     }
+    if (!schema.shards.empty()) MoveStagedRows(tx, schema.id, version + 1);
     tx.exec_params0("UPDATE datasets SET version = version + 1 WHERE id = $1", schema.id);
     if (log != nullptr) AppendAdminAction(tx, WithRows(*log, appended));
     tx.commit();
@@ -432,7 +465,11 @@ absl::Status DatasetStore::Drop(const DatasetSchema& schema, const AdminAction* 
         "WHERE id = $1 AND dropped_at IS NULL RETURNING id",
         schema.id);
     if (d.empty()) return absl::NotFoundError(absl::StrCat("dataset ", schema.name, " not found"));
-    tx.exec0(absl::StrCat("DROP TABLE ", DataTableName(schema.id)));
+    if (schema.shards.empty()) {
+      tx.exec0(absl::StrCat("DROP TABLE ", DataTableName(schema.id)));
+    } else {
+      DropShardedTable(tx, schema);
+    }
     if (log != nullptr) AppendAdminAction(tx, *log);
     tx.commit();
     return absl::OkStatus();

@@ -10,6 +10,8 @@
 #include "server/store/expression_sql.h"
 #include "server/store/filter/filter_sql.h"
 #include "server/store/join_sql.h"
+#include "server/store/sharded_scan.h"
+#include "server/store/sharded_table.h"
 
 namespace dpq::store {
 namespace {
@@ -33,10 +35,18 @@ std::string FloatArrayLiteral(const std::vector<double>& values) {
 // per-unit pre-aggregation, reduces those rows to one clamped value per unit and group first.
 class ScanBuilder {
  public:
+  // With a `shard`, the statement reads that shard's partition only, and rows of committed loads
+  // only, and is written so that postgres_fdw runs all of it on the shard (sharded_scan.h).
   ScanBuilder(const query::ScanPlan& plan, const query::filter::TypedFilter* filter,
               const std::string& seed, ScanArithmetic arithmetic,
-              const std::function<std::string(const std::string&)>& quote)
-      : plan_(plan), filter_(filter), seed_(seed), math_(arithmetic), quote_(quote) {}
+              const std::function<std::string(const std::string&)>& quote,
+              const std::string* shard = nullptr)
+      : plan_(plan),
+        filter_(filter),
+        seed_(seed),
+        math_(arithmetic),
+        quote_(quote),
+        shard_(shard) {}
 
   absl::StatusOr<ScanStatement> Build() {
     pre_ = plan_.pre_aggregate;
@@ -60,6 +70,10 @@ class ScanBuilder {
     std::string kept = absl::StrCat("rn <= ", Param(absl::StrCat(plan_.max_contributions), "int"));
     if (!group_refs_.empty()) {
       absl::StrAppend(&kept, " AND pn <= ", Param(absl::StrCat(plan_.max_partitions), "int"));
+    }
+    if (shard_ != nullptr) {
+      conditions_.push_back(
+          absl::StrCat(kLoadColumn, " <= ", Param(absl::StrCat(plan_.dataset_version), "bigint")));
     }
     if (filter_ != nullptr) {
       ASSIGN_OR_RETURN(SqlFragment fragment, RenderFilter(*filter_, next_param(), quote_));
@@ -94,6 +108,7 @@ class ScanBuilder {
   }
   // The dataset's table, or a joined scan's tables as one subquery (join_sql.h).
   std::string Source() const {
+    if (shard_ != nullptr) return ShardPartitionName(plan_.dataset_id, *shard_);
     return plan_.join != nullptr ? JoinedSourceSql(*plan_.join, quote_)
                                  : DataTableName(plan_.dataset_id);
   }
@@ -242,8 +257,16 @@ class ScanBuilder {
   std::vector<std::string> Aggregates() {
     std::vector<std::string> select = group_refs_;
     const bool bucketed = !plan_.bucket_edges.empty();
-    select.push_back(bucketed ? "b" : "NULL::int");
-    select.push_back(bucketed ? "GROUPING(b)" : "1");
+    if (shard_ != nullptr) {
+      // A shard's statement groups by b alone (no GROUPING SETS or GROUPING(), which postgres_fdw
+      // does not ship), and selects only what the coordinator reads (ShardedScanStatement): an
+      // unused column would keep a projection between the Append and the Foreign Scan, which
+      // then no longer runs asynchronously.
+      if (bucketed) select.push_back("b");
+    } else {
+      select.push_back(bucketed ? "b" : "NULL::int");
+      select.push_back(bucketed ? "GROUPING(b)" : "1");
+    }
     select.push_back("count(*)");
     std::string sum = "0::float8", sum_sq = "0::float8";
     if (plan_.sum_values || plan_.sum_squares) {
@@ -261,6 +284,9 @@ class ScanBuilder {
 
   std::string GroupClause(bool bucketed) const {
     const std::string groups = absl::StrJoin(group_refs_, ", ");
+    if (bucketed && shard_ != nullptr) {
+      return absl::StrCat(" GROUP BY ", groups, group_refs_.empty() ? "" : ", ", "b");
+    }
     if (bucketed) {
       return absl::StrCat(" GROUP BY GROUPING SETS ((", groups, group_refs_.empty() ? "" : ", ",
                           "b), (", groups, "))");
@@ -273,6 +299,7 @@ class ScanBuilder {
   const std::string& seed_;
   SafeArithmetic math_;
   const std::function<std::string(const std::string&)>& quote_;
+  const std::string* shard_;
   std::vector<std::string> params_;
   bool pre_ = false;
   std::string unit_, unit_ref_, lo_, hi_;
@@ -299,7 +326,18 @@ absl::StatusOr<ScanStatement> BuildScanStatement(
     const query::ScanPlan& plan, const query::filter::TypedFilter* filter,
     const std::string& partition_seed, ScanArithmetic arithmetic,
     const std::function<std::string(const std::string&)>& quote_name) {
-  return ScanBuilder(plan, filter, partition_seed, arithmetic, quote_name).Build();
+  if (plan.shards.empty()) {
+    return ScanBuilder(plan, filter, partition_seed, arithmetic, quote_name).Build();
+  }
+  RETURN_IF_ERROR(CheckShardedScan(plan, filter != nullptr));
+  std::vector<ScanStatement> branches;
+  for (const std::string& shard : plan.shards) {
+    ASSIGN_OR_RETURN(
+        ScanStatement branch,
+        ScanBuilder(plan, filter, partition_seed, arithmetic, quote_name, &shard).Build());
+    branches.push_back(std::move(branch));
+  }
+  return ShardedScanStatement(std::move(branches));
 }
 
 }  // namespace dpq::store

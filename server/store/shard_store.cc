@@ -41,10 +41,40 @@ absl::Status ShardNotFound(const std::string& name) {
       absl::StrCat("shard ", name, " not found (`dpqctl shard list` lists them)"));
 }
 
-std::string ServerName(const std::string& shard) { return "dpq_shard_" + shard; }
 std::string HealthTable(const pqxx::transaction_base& tx, const std::string& shard) {
   return "dpq_shards." + tx.quote_name("health_" + shard);
 }
+
+// The shard's side of placing a dataset's partition there (dpq_shard.partitions): a row inserted
+// creates the table dpq_shard.<table_name> with the listed columns, a row deleted drops it. The
+// coordinator writes these rows through postgres_fdw (ShardPartitionsTable), so the table is
+// created in the same remote transaction as the rows loaded into it, and vanishes with it when
+// the coordinator's transaction aborts. Names are checked and quoted (%I) and types come from a
+// fixed list, so nothing written through the foreign table can inject SQL.
+constexpr char kShardPartitionsSql[] = R"sql(
+CREATE TABLE IF NOT EXISTS dpq_shard.partitions (
+  table_name   text PRIMARY KEY CHECK (table_name ~ '^ds_[0-9]{1,19}$'),
+  column_names text[] NOT NULL,
+  column_types text[] NOT NULL CHECK (column_types <@ ARRAY['bigint', 'double precision', 'text',
+                                        'date', 'timestamp', 'integer']::text[]),
+  CHECK (cardinality(column_names) = cardinality(column_types) AND cardinality(column_names) > 0)
+);
+CREATE OR REPLACE FUNCTION dpq_shard.place_partition() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    EXECUTE format('CREATE TABLE dpq_shard.%I (%s)', NEW.table_name,
+                   (SELECT string_agg(format('%I %s', n, t), ', ' ORDER BY i)
+                      FROM unnest(NEW.column_names, NEW.column_types) WITH ORDINALITY AS c(n, t, i)));
+    RETURN NEW;
+  END IF;
+  EXECUTE format('DROP TABLE IF EXISTS dpq_shard.%I', OLD.table_name);
+  RETURN OLD;
+END
+$f$;
+DROP TRIGGER IF EXISTS place_partition ON dpq_shard.partitions;
+CREATE TRIGGER place_partition AFTER INSERT OR DELETE ON dpq_shard.partitions
+  FOR EACH ROW EXECUTE FUNCTION dpq_shard.place_partition();
+)sql";
 
 // The first line of a server or libpq message, without its severity prefix (DETAIL lines, where
 // PostgreSQL puts values, are dropped).
@@ -102,6 +132,7 @@ absl::StatusOr<int> PrepareShard(const ShardUrl& u) {
     tx.exec0(
         "CREATE OR REPLACE VIEW dpq_shard.health AS "
         "SELECT current_setting('server_version_num')::int AS version_num");
+    tx.exec0(kShardPartitionsSql);
     tx.commit();
     return version;
   } catch (const pqxx::broken_connection& e) {
@@ -120,7 +151,7 @@ absl::StatusOr<int> PrepareShard(const ShardUrl& u) {
 
 // CREATE SERVER, the two user mappings and the health table; the caller's transaction.
 void CreateCoordinatorObjects(pqxx::work& tx, const std::string& name, const ShardUrl& u) {
-  const std::string server = tx.quote_name(ServerName(name));
+  const std::string server = tx.quote_name(ShardServerName(name));
   tx.exec0("CREATE EXTENSION IF NOT EXISTS postgres_fdw");
   // connect_timeout: postgres_fdw connects inside the statement, where statement_timeout cannot
   // interrupt it (PostgreSQL 15); 2 s is the least libpq honours.
@@ -141,6 +172,9 @@ void CreateCoordinatorObjects(pqxx::work& tx, const std::string& name, const Sha
   tx.exec0(absl::StrCat("CREATE FOREIGN TABLE ", table, " (version_num integer) SERVER ", server,
                         " OPTIONS (schema_name 'dpq_shard', table_name 'health')"));
   tx.exec0(absl::StrCat("GRANT SELECT ON ", table, " TO dpq_scan"));
+  tx.exec0(absl::StrCat("CREATE FOREIGN TABLE ", ShardPartitionsTable(name),
+                        " (table_name text, column_names text[], column_types text[]) SERVER ",
+                        server, " OPTIONS (schema_name 'dpq_shard', table_name 'partitions')"));
 }
 
 // Reads the health table as dpqd's role, then as dpq_scan, inside the add's transaction.
@@ -174,6 +208,12 @@ absl::Status CheckThroughCoordinator(pqxx::connection& c, pqxx::work& tx, const 
 
 }  // namespace
 
+std::string ShardServerName(const std::string& shard) { return "dpq_shard_" + shard; }
+
+std::string ShardPartitionsTable(const std::string& shard) {
+  return "dpq_shards.partitions_" + shard;
+}
+
 absl::Status ValidateShardName(const std::string& name) {
   bool ok = !name.empty() && name.size() <= 40 && absl::ascii_islower(name[0]);
   for (char c : name) {
@@ -204,11 +244,11 @@ absl::StatusOr<Shard> ShardStore::Add(const std::string& name, const std::string
   Shard added;
   absl::Status status = db_->RunOnce("add shard", [&](pqxx::connection& c) -> absl::Status {
     pqxx::work tx(c);
-    if (!tx.exec_params("SELECT 1 FROM pg_foreign_server WHERE srvname = $1", ServerName(name))
+    if (!tx.exec_params("SELECT 1 FROM pg_foreign_server WHERE srvname = $1", ShardServerName(name))
              .empty()) {
       return absl::FailedPreconditionError(
-          absl::StrCat("the coordinator already has a foreign server ", ServerName(name),
-                       " that no live shard owns: drop it (DROP SERVER ", ServerName(name),
+          absl::StrCat("the coordinator already has a foreign server ", ShardServerName(name),
+                       " that no live shard owns: drop it (DROP SERVER ", ShardServerName(name),
                        " CASCADE) or "
                        "choose another name"));
     }
@@ -261,15 +301,23 @@ absl::Status ShardStore::Remove(const std::string& name, const AdminAction* log)
     const pqxx::result r = tx.exec_params(
         "SELECT id FROM shards WHERE name = $1 AND removed_at IS NULL FOR UPDATE", name);
     if (r.empty()) return ShardNotFound(name);
-    // Check point: once datasets are placed on shards, a shard that holds a partition of a live
-    // dataset must be refused here (FAILED_PRECONDITION naming the dataset). No dataset is placed
-    // on a shard yet, so there is nothing to check. The DROP SERVER below has no CASCADE: it
-    // fails rather than drop a foreign table it does not know about.
-    const std::string server = tx.quote_name(ServerName(name));
+    // A shard holding a partition of a live dataset stays: its rows are part of the answers. The
+    // DROP SERVER below has no CASCADE: it fails rather than drop a foreign table it does not know.
+    const pqxx::result used = tx.exec_params(
+        "SELECT coalesce(string_agg(d.name, ', ' ORDER BY d.name), '') FROM dataset_shards x "
+        "JOIN datasets d ON d.id = x.dataset_id WHERE x.shard_id = $1 AND d.dropped_at IS NULL",
+        r[0][0].as<int64_t>());
+    if (!used[0][0].as<std::string>().empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("shard ", name, " holds rows of dataset(s) ", used[0][0].as<std::string>(),
+                       ": drop them first (`dpqctl dataset drop NAME`)"));
+    }
+    const std::string server = tx.quote_name(ShardServerName(name));
     tx.exec0(absl::StrCat("DROP FOREIGN TABLE IF EXISTS ", HealthTable(tx, name)));
+    tx.exec0(absl::StrCat("DROP FOREIGN TABLE IF EXISTS ", ShardPartitionsTable(name)));
     // Every mapping of the server, also one made for a login role dpqd no longer uses.
     for (const pqxx::row& m : tx.exec_params(
-             "SELECT usename FROM pg_user_mappings WHERE srvname = $1", ServerName(name))) {
+             "SELECT usename FROM pg_user_mappings WHERE srvname = $1", ShardServerName(name))) {
       const std::string user = m[0].as<std::string>();
       tx.exec0(absl::StrCat("DROP USER MAPPING FOR ",
                             user == "public" ? std::string("PUBLIC") : tx.quote_name(user),
@@ -330,6 +378,14 @@ absl::StatusOr<ShardProbe> ShardStore::Probe(const std::string& name) {
   }));
   if (!live) return ShardNotFound(name);
   return ProbeOne(name);
+}
+
+absl::Status ShardStore::CheckUp(const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    ShardProbe probe = ProbeOne(name);
+    if (!probe.up) return probe.error;
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<ShardProbe>> ShardStore::ProbeAll() {

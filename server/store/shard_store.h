@@ -1,7 +1,7 @@
 // The registry of shard servers (migration 0018): the PostgreSQL servers that will hold the
 // partitions of a dataset's raw rows, reached from the coordinator (the database dpqd connects
-// to, which holds the ledger) through postgres_fdw. Datasets are not placed on shards yet
-// (docs/scaling.md, "Shard servers").
+// to, which holds the ledger) through postgres_fdw; a sharded dataset (dataset_store.h) keeps one
+// hash partition of its rows on each of its shards (docs/scaling.md, "Shard servers").
 //
 // For each live shard the coordinator has a foreign server dpq_shard_<name>, a user mapping for
 // dpqd's login role and one for dpq_scan (scans run under SET LOCAL ROLE dpq_scan, migration
@@ -73,6 +73,10 @@ class ShardStore {
   // PostgreSQL 14) drops a cached connection it finds broken when it starts the next remote
   // transaction, and connects afresh.
   absl::StatusOr<ShardProbe> Probe(const std::string& name);
+  // OK when every named shard answers its probe now (one after the other, each bounded by
+  // kProbeTimeout); else the first down shard's UNAVAILABLE. What a sharded query checks before
+  // it is charged.
+  absl::Status CheckUp(const std::vector<std::string>& names);
   // Every live shard, by name, one after the other (each bounded by kProbeTimeout).
   absl::StatusOr<std::vector<ShardProbe>> ProbeAll();
 
@@ -83,6 +87,12 @@ class ShardStore {
 
   Database* db_;
 };
+
+// Names on the coordinator of a validated shard name (ValidateShardName: no quoting needed): the
+// foreign server, and the foreign table on the shard's dpq_shard.partitions (created by Add; a
+// row written there creates a dataset's table on the shard, a row deleted drops it).
+std::string ShardServerName(const std::string& shard);       // dpq_shard_<name>
+std::string ShardPartitionsTable(const std::string& shard);  // dpq_shards.partitions_<name>
 
 // [a-z][a-z0-9_]{0,39}: short enough for "dpq_shard_" and "health_" prefixes in a PostgreSQL name.
 absl::Status ValidateShardName(const std::string& name);

@@ -87,10 +87,14 @@ inline query::DatasetSchema AdversarialSchema() {
 }
 
 // Creates the dataset "adversarial" (AdversarialSchema) on `db` through the store, then adds the
-// adversarial rows with SQL on `url` as the superuser, each with its per-unit rank.
-inline absl::StatusOr<query::DatasetSchema> CreateAdversarialDataset(store::Database* db,
-                                                                     const std::string& url) {
-  const query::DatasetSchema schema = AdversarialSchema();
+// adversarial rows with SQL on `url` as the superuser, each with its per-unit rank. With `shards`,
+// the dataset is sharded over them (the rows then go through the coordinator's partitioned
+// table to the shards, as rows of the first load).
+inline absl::StatusOr<query::DatasetSchema> CreateAdversarialDataset(
+    store::Database* db, const std::string& url, const std::vector<std::string>& shards = {}) {
+  query::DatasetSchema schema = AdversarialSchema();
+  schema.shards = shards;
+  const std::string load = shards.empty() ? "" : ", 1";
   auto encoder = std::make_shared<query::CsvToCopy>(schema.columns);
   auto done = std::make_shared<bool>(false);
   const store::CopyLineSource source = [encoder, done](std::string* lines) -> absl::StatusOr<bool> {
@@ -114,7 +118,7 @@ inline absl::StatusOr<query::DatasetSchema> CreateAdversarialDataset(store::Data
     const std::string xv = x == "NULL" ? "NULL" : absl::StrCat("'", x, "'::float8");
     rows.push_back(absl::StrCat("(", unit, ", ", xv, ", ", ns[i % ns.size()], ", ",
                                 cats[i % cats.size()], ", ", grps[i % grps.size()], ", ", rank,
-                                ")"));
+                                load, ")"));
   };
   int64_t pid = 100;
   // Each value alone in its unit, then every value in one unit, then pairs of equal values.
@@ -128,15 +132,16 @@ inline absl::StatusOr<query::DatasetSchema> CreateAdversarialDataset(store::Data
   // The NULL unit (all NULL-unit rows form one unit).
   for (size_t i = 0; i < 4; ++i) row("NULL", static_cast<int>(i) + 1, xs[i], i);
   const std::string table = store::DataTableName(created->schema.id);
-  const std::string columns = " (pid, x, n, cat, grp, _dpq_rank) ";
+  const std::string columns =
+      absl::StrCat(" (pid, x, n, cat, grp, _dpq_rank", shards.empty() ? "" : ", _dpq_load", ") ");
   // A unit with thousands of rows of the largest magnitudes, and one of subnormals and 1e-200,
   // with every integer extreme, category and group value among them.
   const std::string many = absl::StrCat(
       "INSERT INTO ", table, columns,
       "SELECT $UNIT, (CASE WHEN r % 2 = 1 THEN '$ODD' ELSE '$EVEN' END)::float8, "
       "(ARRAY[-9223372036854775808, 9223372036854775807, 0, 1, -1, NULL]::bigint[])[1 + r % 6], "
-      "(ARRAY['a', 'b', 'c', NULL])[1 + r % 4], (ARRAY['g0', 'g1', '', NULL, 'zz', 'g2'])[1 + r % 6], r "
-      "FROM generate_series(1, $ROWS) r");
+      "(ARRAY['a', 'b', 'c', NULL])[1 + r % 4], (ARRAY['g0', 'g1', '', NULL, 'zz', 'g2'])[1 + r % 6], r",
+      load, " FROM generate_series(1, $ROWS) r");
   const std::string sql =
       absl::StrCat("INSERT INTO ", table, columns, "VALUES ", absl::StrJoin(rows, ", "), "; ",
                    absl::StrReplaceAll(many, {{"$UNIT", absl::StrCat(pid)},

@@ -27,7 +27,9 @@
 
 namespace dpq::store::totality {
 
+using ::dpq::testing::AdversarialBounds;
 using ::dpq::testing::Bounds;
+using query::AggregateKind;
 using query::QuerySpec;
 
 // SQL forms of one aggregate function: the call with its bounds arguments, in every grouping the
@@ -248,6 +250,128 @@ inline std::vector<std::string> SqlDateForms() {
       "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, max_rows_contributed = 3) "
       "COUNT(*) FROM calendar WHERE day > DATE '2026-06-01'");
   return out;
+}
+
+// The flag interface's query shapes (ScanTotalityTest, and the sharded scans of
+// sharded_dataset_test).
+enum class Grouping { kNone, kDeclaredKeys, kKeyList, kSelectedKeys, kNumericBins, kTextHistogram };
+inline constexpr Grouping kAllGroupings[] = {Grouping::kNone,        Grouping::kDeclaredKeys,
+                                             Grouping::kKeyList,     Grouping::kSelectedKeys,
+                                             Grouping::kNumericBins, Grouping::kTextHistogram};
+inline std::string GroupingName(Grouping g) {
+  switch (g) {
+    case Grouping::kNone: return "none";
+    case Grouping::kDeclaredKeys: return "declared_keys";
+    case Grouping::kKeyList: return "key_list";
+    case Grouping::kSelectedKeys: return "selected_keys";
+    case Grouping::kNumericBins: return "numeric_bins";
+    case Grouping::kTextHistogram: return "text_histogram";
+  }
+  return "?";
+}
+
+// Filters, each applied before contribution bounding: none, one on the value column (NaN passes
+// `x > 0` in PostgreSQL's order), one on the integer column with its extremes, one on text.
+inline const std::vector<std::string>& Filters() {
+  static const auto* const kFilters =
+      new std::vector<std::string>{"", "x > 0 OR n IS NULL", "n >= 0 AND cat <> 'b'"};
+  return *kFilters;
+}
+
+// One query shape to plan: the spec and the labels the coverage is counted by.
+struct Shape {
+  QuerySpec spec;
+  Grouping grouping = Grouping::kNone;
+  std::string label;
+};
+
+// The specs of one aggregate kind with one grouping and bounding request; empty where the
+// combination does not exist for that kind (bins and text histograms are histogram-only).
+// A kind this switch does not know fails the test: new aggregates must be covered here.
+inline std::vector<QuerySpec> SpecsFor(AggregateKind kind, Grouping grouping, bool per_unit,
+                                       Bounds b) {
+  QuerySpec spec;
+  spec.dataset = "adversarial";
+  spec.aggregate = kind;
+  spec.epsilon = 1;
+  spec.pre_aggregate = per_unit;
+  spec.max_contributions = per_unit ? 1 : 5;
+  spec.max_partitions = 2;
+  spec.lower = b.lower;
+  spec.upper = b.upper;
+  switch (kind) {
+    case AggregateKind::kCount:
+      if (!per_unit) spec.lower.reset(), spec.upper.reset();
+      break;
+    case AggregateKind::kSum:
+    case AggregateKind::kMean:
+    case AggregateKind::kVariance:
+    case AggregateKind::kStddev: spec.column = "x"; break;
+    case AggregateKind::kQuantile: spec.column = "x"; break;
+    case AggregateKind::kHistogram:
+      spec.column = grouping == Grouping::kTextHistogram ? "grp" : "x";
+      break;
+    default:
+      ADD_FAILURE() << "the scan-totality test has no shapes for aggregate "
+                    << query::AggregateName(kind) << ": add them to SpecsFor";
+      return {};
+  }
+  const bool histogram = kind == AggregateKind::kHistogram;
+  if (histogram && grouping == Grouping::kTextHistogram) {
+    spec.lower.reset(), spec.upper.reset();
+  } else if (histogram) {
+    if (grouping != Grouping::kNumericBins) return {};
+    spec.bins = {b.lower, b.lower + (b.upper - b.lower) / 2, b.upper};
+  } else if (grouping == Grouping::kNumericBins || grouping == Grouping::kTextHistogram) {
+    return {};
+  }
+  switch (grouping) {
+    case Grouping::kDeclaredKeys: spec.group_by = {"cat"}; break;
+    case Grouping::kKeyList: spec.group_by = {"grp"}, spec.keys = {"g0", "g1", "", "zz"}; break;
+    case Grouping::kSelectedKeys: spec.group_by = {"grp"}; break;
+    default: break;
+  }
+  if (grouping == Grouping::kSelectedKeys || (histogram && grouping == Grouping::kTextHistogram)) {
+    spec.delta = 1e-6;
+  }
+  std::vector<QuerySpec> out;
+  if (kind == AggregateKind::kQuantile) {
+    spec.quantiles = {0.5};
+    out.push_back(spec);
+    spec.quantiles = {0.05, 0.25, 0.4, 0.5, 0.6, 0.75, 0.95};  // read off the noisy CDF
+  }
+  out.push_back(spec);
+  if (kind == AggregateKind::kMean || kind == AggregateKind::kSum) {
+    spec.mechanism = query::MechanismKind::kGaussian;
+    spec.delta = 1e-6;
+    out.push_back(spec);
+  }
+  return out;
+}
+
+inline std::vector<Shape> FlagShapes(const std::vector<Bounds>& bounds = AdversarialBounds()) {
+  std::vector<Shape> shapes;
+  for (AggregateKind kind : query::kAllAggregateKinds) {
+    for (Grouping grouping : kAllGroupings) {
+      for (bool per_unit : {false, true}) {
+        for (const Bounds& b : bounds) {
+          for (QuerySpec spec : SpecsFor(kind, grouping, per_unit, b)) {
+            for (const std::string& where : Filters()) {
+              spec.where = where;
+              shapes.push_back(
+                  {spec, grouping,
+                   absl::StrFormat("%s per_unit=%d grouping=%s bounds=[%.17g, %.17g] "
+                                   "mechanism=%s quantiles=%d where=\"%s\"",
+                                   query::AggregateName(kind), per_unit, GroupingName(grouping),
+                                   b.lower, b.upper, query::MechanismName(spec.mechanism),
+                                   spec.quantiles.size(), where)});
+            }
+          }
+        }
+      }
+    }
+  }
+  return shapes;
 }
 
 }  // namespace dpq::store::totality

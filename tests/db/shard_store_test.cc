@@ -13,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/store/admin_log.h"
+#include "tests/db/shard_clusters.h"
 #include "tests/db/store_test_env.h"
 #include "tests/support/status_matchers.h"
 
@@ -25,26 +26,17 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-constexpr char kPassword[] = "Sh4rd-pw-7731";
+using ::dpq::testing::kShardPassword;
+constexpr const char* kPassword = kShardPassword;
 
 class ShardStoreTest : public ::dpq::testing::StoreTest {
  protected:
   static void SetUpTestSuite() {
     StoreTest::SetUpTestSuite();
     if (pg_ == nullptr) return;
-    auto shard = TestPostgres::Start();
+    auto shard = ::dpq::testing::StartShardCluster();
     ASSERT_TRUE(shard.ok()) << shard.status();
     shard_ = std::move(shard).value().release();
-    // shard_user logs in with its password; everyone else keeps the cluster's trust.
-    ASSERT_OK(shard_
-                  ->Query(absl::StrCat("CREATE ROLE shard_user LOGIN PASSWORD '", kPassword,
-                                       "'; GRANT CREATE ON DATABASE dpq TO shard_user"))
-                  .status());
-    const std::string hba = shard_->server().pg_data_dir() + "/pg_hba.conf";
-    std::stringstream old;
-    old << std::ifstream(hba).rdbuf();
-    std::ofstream(hba) << "local all shard_user scram-sha-256\n" << old.str();
-    ASSERT_OK(shard_->Query("SELECT pg_reload_conf()").status());
   }
   static void TearDownTestSuite() {
     delete shard_;
@@ -61,8 +53,7 @@ class ShardStoreTest : public ::dpq::testing::StoreTest {
   }
 
   static std::string ShardUrl(const std::string& user, const std::string& password) {
-    return absl::StrCat("postgresql://", user, password.empty() ? "" : ":", password,
-                        "@/dpq?host=", shard_->server().socket_dir(), "&port=5432");
+    return ::dpq::testing::ShardClusterUrl(*shard_, user, password);
   }
 
   // The coordinator's postgres_fdw objects and shard rows, for "nothing half-created".
@@ -90,7 +81,7 @@ TEST_F(ShardStoreTest, AddListProbeRemove) {
   EXPECT_EQ(added.dbname, "dpq");
   EXPECT_EQ(added.user, "shard_user");
   EXPECT_GE(added.server_version_num, 150000);
-  EXPECT_EQ(CoordinatorObjects(), "1/2/1/1");
+  EXPECT_EQ(CoordinatorObjects(), "1/2/2/1");
   // The password is only in the user mappings: not in the shards row.
   EXPECT_EQ(
       Sql(absl::StrCat("SELECT count(*) FROM shards WHERE shards::text LIKE '%", kPassword, "%'")),
@@ -125,7 +116,7 @@ TEST_F(ShardStoreTest, AddListProbeRemove) {
   EXPECT_THAT(shards.Remove("east"), StatusIs(absl::StatusCode::kNotFound));
   // The name is free again.
   ASSERT_OK(shards.Add("east", ShardUrl("shard_user", kPassword)).status());
-  EXPECT_EQ(CoordinatorObjects(), "1/2/1/1");
+  EXPECT_EQ(CoordinatorObjects(), "1/2/2/1");
 }
 
 TEST_F(ShardStoreTest, AStoppedShardIsDownWithinTheTimeoutAndUpAgainOnceRestarted) {
@@ -188,7 +179,7 @@ TEST_F(ShardStoreTest, DuplicateNamesBadNamesAndBadUrlsAreRefused) {
   }
   EXPECT_THAT(shards.Add("west", absl::StrCat("mysql://u:", kPassword, "@h/d")).status(),
               StatusIs(absl::StatusCode::kInvalidArgument, Not(HasSubstr(kPassword))));
-  EXPECT_EQ(CoordinatorObjects(), "1/2/1/1");
+  EXPECT_EQ(CoordinatorObjects(), "1/2/2/1");
 }
 
 TEST_F(ShardStoreTest, AFailureOnTheCoordinatorLeavesNothingHalfCreated) {

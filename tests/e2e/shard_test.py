@@ -5,7 +5,8 @@ The real dpqd (embedded PostgreSQL: the coordinator) and a second PostgreSQL clu
 test (tests/e2e/pg_cluster.py) as the shard, whose user logs in with a password. Through the real
 dpqctl: `shard add` (URL from a file), `shard list` (aligned text and --json), `status`, the
 metrics (dpq_shard_up 1, then 0 once the shard is stopped), the status page, `shard remove`; an
-analyst is refused every shard command; the password shows in no output and no log line.
+analyst is refused every shard command; the password shows in no output and no log line. And a
+dataset sharded over two shard clusters, created, queried and dropped through dpqctl.
 """
 
 import os
@@ -25,22 +26,27 @@ PROBE_WAIT_S = 30  # the background probe runs every 5 s; each probe takes at mo
 class ShardTest(harness.DpqdTestCase):
 
     def setUp(self):
-        self.shard = pg_cluster.TestCluster(self.make_temp_dir("dpq-shard-"))
-        self.shard.init_and_start()
-        self.addCleanup(self.shard.stop)
-        self.shard.psql("CREATE ROLE shard_user LOGIN PASSWORD '%s'" % PASSWORD)
-        self.shard.psql("GRANT CREATE ON DATABASE dpq TO shard_user")
-        hba = os.path.join(self.shard.pgdata, "pg_hba.conf")
+        self.shard = self.start_shard_cluster()
+        self.dpqd = self.new_dpqd()
+
+    def start_shard_cluster(self):
+        shard = pg_cluster.TestCluster(self.make_temp_dir("dpq-shard-"))
+        shard.init_and_start()
+        self.addCleanup(shard.stop)
+        shard.psql("CREATE ROLE shard_user LOGIN PASSWORD '%s'" % PASSWORD)
+        shard.psql("GRANT CREATE ON DATABASE dpq TO shard_user")
+        hba = os.path.join(shard.pgdata, "pg_hba.conf")
         with open(hba) as f:
             rules = f.read()
         with open(hba, "w") as f:
             f.write("local all shard_user scram-sha-256\n" + rules)
-        self.shard.psql("SELECT pg_reload_conf()")
-        self.dpqd = self.new_dpqd()
+        shard.psql("SELECT pg_reload_conf()")
+        return shard
 
-    def url(self, password=PASSWORD):
+    def url(self, password=PASSWORD, shard=None):
+        shard = shard or self.shard
         return "postgresql://shard_user:%s@/dpq?host=%s&port=%d" % (
-            password, self.shard.socket_dir, self.shard.port)
+            password, shard.socket_dir, shard.port)
 
     def url_file(self, password=PASSWORD):
         path = os.path.join(self.make_temp_dir(), "shard.url")
@@ -136,6 +142,56 @@ class ShardTest(harness.DpqdTestCase):
         for text in (self.dpqd.log_text(), str(self.dpqd.ctl("audit", "--admin-log"))):
             self.assertNotIn(PASSWORD, text)
             self.assertNotIn(wrong, text)
+
+
+    def test_a_sharded_dataset_through_the_cli(self):
+        """dataset create --shards, show, exact answers at epsilon 1e6, refusals, remove, drop."""
+        west = self.start_shard_cluster()
+        self.dpqd.ctl("shard", "add", "east", "--url", self.url())
+        self.dpqd.ctl("shard", "add", "west", "--url", self.url(shard=west))
+        csv = os.path.join(self.make_temp_dir(), "visits.csv")
+        with open(csv, "w") as f:
+            f.write("uid,x\n")
+            for uid in range(1, 201):
+                f.write("%d,%s\n" % (uid, uid % 13 - 1.5))  # some values below 0 clamp to 0
+        created = self.dpqd.ctl("dataset", "create", "visits", "--csv", csv, "--privacy-unit",
+                                "uid", "--type", "uid=integer", "--type", "x=double", "--bounds",
+                                "x=0:10", "--shards", "east,west")
+        self.assertEqual(created["rows_loaded"], 200, created)
+        self.assertEqual(self.dpqd.ctl("dataset", "show", "visits")["shards"],
+                         ["east", "west"])
+        self.assertIn("shards:        east, west (rows hashed by uid)\n",
+                      self.dpqd.ctl_text("dataset", "show", "visits"))
+        # Every row on exactly one shard, and both shards hold some.
+        counts = [int(c.psql("SELECT count(*) FROM dpq_shard.ds_1")) for c in (self.shard, west)]
+        self.assertEqual(sum(counts), 200)
+        self.assertTrue(all(counts), counts)
+
+        self.dpqd.ctl("budget", "set", "visits", "--epsilon", 100)
+        exact = sum(min(max(uid % 13 - 1.5, 0), 10) for uid in range(1, 201))
+        doc = self.dpqd.ctl("query", "visits", "--aggregate", "sum", "--column", "x",
+                            "--epsilon", 10)
+        # Laplace with scale 10/10 = 1: |noise| > 30 has probability e^-30.
+        self.assertLess(abs(doc["value"] - exact), 30, (doc, exact))
+        spent = self.dpqd.ctl("status")["datasets"][0]["epsilon_spent"]
+        self.assertAlmostEqual(spent, 10, delta=1e-9)
+
+        grouped = self.dpqd.ctl("query", "visits", "--aggregate", "count", "--epsilon", 1,
+                                "--delta", 1e-6, "--group-by", "x", check=False)
+        self.assert_error(grouped, "UNIMPLEMENTED", ["sharded over east, west", "grouped"])
+        west.stop()
+        down = self.dpqd.ctl("query", "visits", "--aggregate", "count", "--epsilon", 1,
+                             check=False)
+        self.assert_error(down, "UNAVAILABLE", "shard west is down")
+        self.assertAlmostEqual(self.dpqd.ctl("status")["datasets"][0]["epsilon_spent"], spent,
+                               delta=1e-9)
+        west.start()
+
+        self.assert_error(self.dpqd.ctl("shard", "remove", "east", check=False),
+                          "FAILED_PRECONDITION", "visits")
+        self.dpqd.ctl("dataset", "drop", "visits", "--yes")
+        self.assertEqual(self.shard.psql("SELECT count(*) FROM dpq_shard.partitions"), "0")
+        self.dpqd.ctl("shard", "remove", "east")
 
 
 if __name__ == "__main__":
