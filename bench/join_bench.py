@@ -50,7 +50,7 @@ def generate(visits_path, patients_path, rows, seed):
     return len(order), units
 
 
-def abba(methods, reps, warmup):
+def abba(methods, reps, warmup, label="p8"):
     """Wall times (and psql's in-session times) per method: warm-up rounds, then `reps` rounds
     alternating forward and reversed order (A B C, C B A, ...)."""
     names = list(methods)
@@ -66,7 +66,7 @@ def abba(methods, reps, warmup):
                 wall[m].append(dt)
                 if in_session is not None:
                     session.setdefault(m, []).append(in_session)
-        q10.log("  p8 round %d%s done (%s)" % (r, "" if measured else " (warm-up)",
+        q10.log("  %s round %d%s done (%s)" % (label, r, "" if measured else " (warm-up)",
                                                q10.load_conditions()))
     return wall, session
 

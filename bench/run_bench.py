@@ -48,6 +48,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import query_10m_bench as q10  # noqa: E402  (reused: dpqd/psql plumbing, CSV generator)
 import join_bench  # noqa: E402
+import shard_bench  # noqa: E402
 
 PGBIN = "/usr/lib/postgresql/15/bin"
 ACCOUNTANTS = ("basic", "rdp", "zcdp", "pld")
@@ -61,13 +62,15 @@ SIZES = {
                  p3_rows=10_000, p3_seconds=4, p3_pairs=2,
                  history=[0, 10_000, 100_000], p7_history=10_000, p4_seconds=3, p4_pairs=2,
                  prefill_clients=64, prefill_max_seconds=900, price_reps=5, hot_rows=1_000,
-                 p8_rows=1_000_000, p8_reps=8, p8_warmup=1),
+                 p8_rows=1_000_000, p8_reps=8, p8_warmup=1,
+                 p9_rows=10_000_000, p9_reps=6, p9_warmup=1, p9_copy_rows=200_000),
     "quick": dict(p1_rows=[20_000], p1_ingest_reps=1, p1_reps=1, p1_warmup=0,
                   clients=[1, 4], p2_seconds=1, random_datasets=3, random_clients=4,
                   p3_rows=1_000, p3_seconds=1, p3_pairs=1,
                   history=[0, 200], p7_history=200, p4_seconds=0.5, p4_pairs=1,
                   prefill_clients=4, prefill_max_seconds=60, price_reps=1, hot_rows=100,
-                  p8_rows=10_000, p8_reps=2, p8_warmup=1),
+                  p8_rows=10_000, p8_reps=2, p8_warmup=1,
+                  p9_rows=10_000, p9_reps=2, p9_warmup=0, p9_copy_rows=2_000),
 }
 
 
@@ -205,6 +208,10 @@ class Scenarios(q10.Bench):
             s = self.size
             join_bench.p8_join_sum(self, s["p8_rows"], rows_label(s["p8_rows"]), s["p8_reps"],
                                    s["p8_warmup"])
+        if "p9" in self.only:
+            s = self.size
+            shard_bench.p9_sharded(self, s["p9_rows"], rows_label(s["p9_rows"]), s["p9_reps"],
+                                   s["p9_warmup"], s["p9_copy_rows"])
         self.conditions["end"] = q10.load_conditions()
 
     def p2_p6_debits_per_second(self):
@@ -486,9 +493,9 @@ def main():
     p.add_argument("--p1-rows", default=None,
                    help="comma-separated row counts for p1/p5 (default 1000000,10000000)")
     p.add_argument("--skip-p1", action="store_true", help="leave out p1/p5 (query_10m_bench)")
-    p.add_argument("--only", default="p1,p2,p3,p4,p8",
+    p.add_argument("--only", default="p1,p2,p3,p4,p8,p9",
                    help="comma-separated scenario groups to run: p1 (with p5), p2 (with p6), p3, "
-                        "p4 (with p7), p8; default all")
+                        "p4 (with p7), p8, p9 (sharded; as root); default all")
     p.add_argument("--clients", default=None,
                    help="comma-separated client counts for p2 (default 1,8,32,64; quick 1,4)")
     p.add_argument("--random-datasets", type=int, default=None,
@@ -501,9 +508,9 @@ def main():
     p.add_argument("--keep", action="store_true")
     args = p.parse_args()
     args.only = set(x.strip() for x in args.only.split(",") if x.strip())
-    unknown = args.only - {"p1", "p2", "p3", "p4", "p8"}
+    unknown = args.only - {"p1", "p2", "p3", "p4", "p8", "p9"}
     if unknown:
-        p.error("--only: unknown scenario group(s) %s (known: p1, p2, p3, p4, p8)"
+        p.error("--only: unknown scenario group(s) %s (known: p1, p2, p3, p4, p8, p9)"
                 % ", ".join(sorted(unknown)))
     args.psql = os.path.join(PGBIN, "psql")
     args.dpqd_args = ["--max-queries-per-minute", "0"]  # the default 6000/min would cap p2
