@@ -39,16 +39,7 @@ PASSWORD = "bench-shard-pw-0041"
 def start_shard(bench, name):
     root = os.path.join(bench.tmp, "shard-" + name)
     os.makedirs(root)
-    cluster = pg_cluster.TestCluster(root)
-    cluster.init_and_start()
-    cluster.psql("CREATE ROLE shard_user LOGIN PASSWORD '%s'" % PASSWORD)
-    cluster.psql("GRANT CREATE ON DATABASE dpq TO shard_user")
-    hba = os.path.join(cluster.pgdata, "pg_hba.conf")
-    with open(hba) as f:
-        rules = f.read()
-    with open(hba, "w") as f:
-        f.write("local all shard_user scram-sha-256\n" + rules)
-    cluster.psql("SELECT pg_reload_conf()")
+    cluster = pg_cluster.start_shard_cluster(root, "shard_user", PASSWORD)
     bench.ctl("shard", "add", name, "--url", "postgresql://shard_user:%s@/dpq?host=%s&port=%d"
               % (PASSWORD, cluster.socket_dir, cluster.port))
     return cluster

@@ -92,3 +92,20 @@ class TestCluster:
                         "pg_stat_activity WHERE datname = 'dpq' AND backend_type = 'client backend' "
                         "AND pid <> pg_backend_pid()")
         return int(out or 0)
+
+
+def start_shard_cluster(root, user, password):
+    """A started cluster (database dpq) whose `user` may create schemas in dpq and logs in by
+    password (scram-sha-256) over the socket, as postgres_fdw requires of a shard for a role that
+    is not a superuser; everyone else keeps trust. The caller stops it."""
+    cluster = TestCluster(root)
+    cluster.init_and_start()
+    cluster.psql("CREATE ROLE %s LOGIN PASSWORD '%s'" % (user, password))
+    cluster.psql("GRANT CREATE ON DATABASE dpq TO %s" % user)
+    hba = os.path.join(cluster.pgdata, "pg_hba.conf")
+    with open(hba) as f:
+        rules = f.read()
+    with open(hba, "w") as f:
+        f.write("local all %s scram-sha-256\n" % user + rules)
+    cluster.psql("SELECT pg_reload_conf()")
+    return cluster

@@ -30,17 +30,9 @@ class ShardTest(harness.DpqdTestCase):
         self.dpqd = self.new_dpqd()
 
     def start_shard_cluster(self):
-        shard = pg_cluster.TestCluster(self.make_temp_dir("dpq-shard-"))
-        shard.init_and_start()
+        shard = pg_cluster.start_shard_cluster(self.make_temp_dir("dpq-shard-"), "shard_user",
+                                               PASSWORD)
         self.addCleanup(shard.stop)
-        shard.psql("CREATE ROLE shard_user LOGIN PASSWORD '%s'" % PASSWORD)
-        shard.psql("GRANT CREATE ON DATABASE dpq TO shard_user")
-        hba = os.path.join(shard.pgdata, "pg_hba.conf")
-        with open(hba) as f:
-            rules = f.read()
-        with open(hba, "w") as f:
-            f.write("local all shard_user scram-sha-256\n" + rules)
-        shard.psql("SELECT pg_reload_conf()")
         return shard
 
     def url(self, password=PASSWORD, shard=None):
