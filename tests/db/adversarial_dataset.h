@@ -89,11 +89,14 @@ inline query::DatasetSchema AdversarialSchema() {
 // Creates the dataset "adversarial" (AdversarialSchema) on `db` through the store, then adds the
 // adversarial rows with SQL on `url` as the superuser, each with its per-unit rank. With `shards`,
 // the dataset is sharded over them (the rows then go through the coordinator's partitioned
-// table to the shards, as rows of the first load).
+// table to the shards, as rows of the first load). `name` names it (the query shapes of
+// scan_totality.h ask for "adversarial").
 inline absl::StatusOr<query::DatasetSchema> CreateAdversarialDataset(
-    store::Database* db, const std::string& url, const std::vector<std::string>& shards = {}) {
+    store::Database* db, const std::string& url, const std::vector<std::string>& shards = {},
+    const std::string& name = "adversarial") {
   query::DatasetSchema schema = AdversarialSchema();
   schema.shards = shards;
+  schema.name = name;
   const std::string load = shards.empty() ? "" : ", 1";
   auto encoder = std::make_shared<query::CsvToCopy>(schema.columns);
   auto done = std::make_shared<bool>(false);

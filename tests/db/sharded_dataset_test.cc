@@ -395,5 +395,49 @@ TEST_F(ShardedDatasetTest, ScanTotalityEveryShapeThatRunsOnShardsScansWithoutErr
       scanned, refused);
 }
 
+// The neighbour rule on shards: two sharded datasets that differ in one person (a unit whose rows
+// hold the largest, smallest and non-finite values, on whichever shard its id hashes to) give every
+// flag shape the same status, message, charge and number of released rows; only the noisy values
+// may differ. Most shapes are refused as not sharding: the refusal must be the same on both.
+TEST_F(ShardedDatasetTest, NeighbouringShardedDatasetsDifferOnlyInTheNoisyValues) {
+  const std::vector<std::string> shards = {"east", "west"};
+  ASSERT_OK_AND_ASSIGN(query::DatasetSchema d,
+                       ::dpq::testing::CreateAdversarialDataset(db(), url(), shards, "near"));
+  ASSERT_OK_AND_ASSIGN(query::DatasetSchema d2,
+                       ::dpq::testing::CreateAdversarialDataset(db(), url(), shards, "far"));
+  Sql(absl::StrCat("INSERT INTO dpq_data.ds_", d2.id,
+                   " (pid, x, n, cat, grp, _dpq_rank, _dpq_load) SELECT 99999, (ARRAY['1e308', "
+                   "'-Infinity', 'NaN', '-1e308']::float8[])[1 + r % 4], 9223372036854775807, "
+                   "'c', 'new', r, 1 FROM generate_series(1, 500) r"));
+  for (const query::DatasetSchema* s : {&d, &d2}) {
+    ASSERT_OK(ledger_->Set(s->population_id, ::dpq::testing::EpsU(9e6), 1000000000000000));
+  }
+  int answered = 0, refused = 0, i = 0;
+  for (const store::totality::Shape& shape :
+       store::totality::FlagShapes({::dpq::testing::AdversarialBounds()[0]})) {
+    std::vector<absl::StatusOr<QueryOutcome>> out;
+    for (const char* name : {"near", "far"}) {
+      QuerySpec spec = shape.spec;
+      spec.dataset = name;
+      out.push_back(engine_->Run(admin_, spec, absl::StrCat("n-", name, "-", i)));
+    }
+    ++i;
+    SCOPED_TRACE(shape.label);
+    ASSERT_EQ(out[0].status().code(), out[1].status().code()) << out[1].status();
+    if (!out[0].ok()) {
+      EXPECT_EQ(out[0].status().message(), out[1].status().message());
+      ++refused;
+      continue;
+    }
+    ++answered;
+    EXPECT_EQ(out[0]->allocation.epsilon_units, out[1]->allocation.epsilon_units);
+    EXPECT_EQ(out[0]->allocation.delta_units, out[1]->allocation.delta_units);
+    EXPECT_EQ(out[0]->rows.size(), out[1]->rows.size());
+  }
+  EXPECT_GT(answered, 0);
+  EXPECT_GT(refused, 0);
+  EXPECT_EQ(SpentUnits(d), SpentUnits(d2));
+}
+
 }  // namespace
 }  // namespace dpq::engine
