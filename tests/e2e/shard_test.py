@@ -168,6 +168,22 @@ class ShardTest(harness.DpqdTestCase):
         spent = self.dpqd.ctl("status")["datasets"][0]["epsilon_spent"]
         self.assertAlmostEqual(spent, 10, delta=1e-9)
 
+        # DP SQL: a count bounded by rows per person runs on the shards; a per-person sum (a
+        # per-unit pre-aggregation) does not, and is refused before its charge.
+        sql = ("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 10, max_rows_contributed = 1) "
+               "COUNT(*) AS n FROM visits")
+        counted = self.dpqd.ctl("sql", sql)
+        # Laplace with scale 1/10: |noise| > 3 has probability e^-30.
+        self.assertLess(abs(counted["rows"][0][0] - 200), 3, counted)
+        spent += 10
+        per_person = ("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, "
+                      "max_groups_contributed = 1) SUM(x, contribution_bounds_per_group => (0, 10)) "
+                      "AS s FROM visits")
+        self.assert_error(self.dpqd.ctl("sql", per_person, check=False), "UNIMPLEMENTED",
+                          "pre-aggregation")
+        self.assertAlmostEqual(self.dpqd.ctl("status")["datasets"][0]["epsilon_spent"], spent,
+                               delta=1e-9)
+
         grouped = self.dpqd.ctl("query", "visits", "--aggregate", "count", "--epsilon", 1,
                                 "--delta", 1e-6, "--group-by", "x", check=False)
         self.assert_error(grouped, "UNIMPLEMENTED", ["sharded over east, west", "grouped"])
