@@ -83,7 +83,7 @@ std::string CreateStagingTable(pqxx::work& tx, int64_t dataset_id) {
   return "pg_temp.dpq_staged";
 }
 
-int64_t MoveStagedRows(pqxx::work& tx, int64_t dataset_id, int64_t load_version) {
+void MoveStagedRows(pqxx::work& tx, int64_t dataset_id, int64_t load_version) {
   std::vector<std::string> columns;
   for (const pqxx::row& r :
        tx.exec("SELECT attname FROM pg_attribute WHERE attrelid = 'pg_temp.dpq_staged'::regclass "
@@ -91,11 +91,10 @@ int64_t MoveStagedRows(pqxx::work& tx, int64_t dataset_id, int64_t load_version)
     columns.push_back(tx.quote_name(r[0].as<std::string>()));
   }
   const std::string list = absl::StrJoin(columns, ", ");
-  const pqxx::result moved = tx.exec_params(
+  tx.exec_params0(
       absl::StrCat("INSERT INTO ", DataTableName(dataset_id), " (", list, ", ", kLoadColumn,
                    ") SELECT ", list, ", $1::bigint FROM pg_temp.dpq_staged"),
       load_version);
-  return static_cast<int64_t>(moved.affected_rows());
 }
 
 void DeleteUncommittedRows(pqxx::work& tx, int64_t dataset_id, int64_t committed_version) {

@@ -44,8 +44,8 @@ absl::Status CreateShardedTable(pqxx::work& tx, const query::DatasetSchema& sche
 // MoveStagedRows: postgres_fdw in PostgreSQL 15 sends COPY into a foreign partition as one INSERT
 // per row, and an INSERT ... SELECT in batches of batch_size rows.
 std::string CreateStagingTable(pqxx::work& tx, int64_t dataset_id);
-// Routes the staged rows to their shards with kLoadColumn = `load_version`; returns the count.
-int64_t MoveStagedRows(pqxx::work& tx, int64_t dataset_id, int64_t load_version);
+// Routes the staged rows to their shards with kLoadColumn = `load_version`.
+void MoveStagedRows(pqxx::work& tx, int64_t dataset_id, int64_t load_version);
 
 // Deletes rows of loads the coordinator never committed (kLoadColumn > `committed_version`).
 void DeleteUncommittedRows(pqxx::work& tx, int64_t dataset_id, int64_t committed_version);

@@ -3,9 +3,7 @@
 // password (scram-sha-256), as postgres_fdw requires for a role that is not a superuser (dpq_scan).
 #include "server/store/shard_store.h"
 
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
