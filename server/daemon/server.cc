@@ -86,6 +86,8 @@ void Server::BuildStores() {
                     "; aggregate scans on the read standby at --read-database-url");
   }
   scanner_ = std::make_unique<store::AggregateScanner>(scan_router_.get());
+  shard_fan_out_ = std::make_unique<store::ShardFanOut>(shards_.get());
+  scanner_->SetShardFanOut(shard_fan_out_.get());
   cache_ = std::make_unique<store::ResultCache>(db_.get());
   blocks_ = std::make_unique<store::BlockLedger>(db_.get());
 }
@@ -113,6 +115,10 @@ absl::Status Server::StartMetrics() {
       metrics::BuildInfo{BuildVersion(), BuildGitSha()});
   ledger_->SetDebitObserver(
       [metrics = metrics_.get()](double seconds) { metrics->RecordDebit(seconds); });
+  shard_fan_out_->SetScanObserver(
+      [metrics = metrics_.get()](const std::string& shard, double seconds) {
+        metrics->RecordShardScan(shard, seconds);
+      });
   engine_->OnScanDataError([metrics = metrics_.get()](const std::string& dataset) {
     metrics->RecordScanDataError(dataset);
   });

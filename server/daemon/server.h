@@ -49,6 +49,7 @@
 #include "server/store/principal_store.h"
 #include "server/store/result_cache.h"
 #include "server/store/scan_router.h"
+#include "server/store/shard_fan_out.h"
 #include "server/store/shard_store.h"
 #include "server/store/spend_tally.h"
 #include "server/store/training_store.h"
@@ -128,6 +129,7 @@ class Server {
   std::unique_ptr<store::BudgetLedger> ledger_;
   std::unique_ptr<store::BlockLedger> blocks_;  // the time-block cells of per-block budgets
   std::unique_ptr<store::ScanRouter> scan_router_;
+  std::unique_ptr<store::ShardFanOut> shard_fan_out_;  // before scanner_, which points to it
   std::unique_ptr<store::AggregateScanner> scanner_;
   std::unique_ptr<store::ResultCache> cache_;
   // Before metrics_: a scrape reads the engine's clock (Today()), so the engine outlives it.

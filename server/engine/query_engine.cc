@@ -140,8 +140,6 @@ absl::StatusOr<QueryEngine::Prepared> QueryEngine::PrepareOnSchema(
     ASSIGN_OR_RETURN(q.filter, query::filter::ParseAndCheckFilter(spec.where, schema));
   }
   if (schema.per_block_budget) RETURN_IF_ERROR(PayTimeBlocks(schema, q));
-  // Before the charge, from the plan's shape alone: a plan whose scan would not run on the shards.
-  RETURN_IF_ERROR(store::CheckShardedScan(q.plan.scan, q.filter.has_value()));
   if (q.filter.has_value()) {
     // The canonical filter joins the fingerprint: a filtered query is a different question (and
     // with time blocks, the blocks read are part of it).

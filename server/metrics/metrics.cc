@@ -269,9 +269,22 @@ Metrics::Metrics(LedgerSnapshot snapshot, PoolSnapshot pool, BuildInfo build)
                                "scans are total by construction) and were answered by the "
                                "exact numeric fallback, by dataset")
                            .Register(*registry_);
+  shard_scan_duration_ = &prometheus::BuildHistogram()
+                              .Name("dpq_shard_scan_seconds")
+                              .Help(
+                                  "Wall time of one shard's part of the scans dpqd sends to each "
+                                  "shard itself (grouped, filtered, per-person pre-aggregated), "
+                                  "by shard, whatever the outcome")
+                              .Register(*registry_);
 }
 
 Metrics::~Metrics() = default;
+
+void Metrics::RecordShardScan(absl::string_view shard, double seconds) {
+  static const prometheus::Histogram::BucketBoundaries kBuckets = {
+      0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
+  shard_scan_duration_->Add({{"shard", std::string(shard)}}, kBuckets).Observe(seconds);
+}
 
 void Metrics::RecordAuditVerifyRows(absl::string_view population, int64_t rows) {
   verify_rows_->Add({{"population", std::string(population)}}).Increment(static_cast<double>(rows));

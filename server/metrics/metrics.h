@@ -22,7 +22,9 @@
 //    dpq_db_connections{state}), read from memory at scrape time, so they are there even when the
 //    database is not: a restart or a run of errors shows as sessions closed and opened again;
 //  * the shard servers' health as dpqd's last background probe found it (dpq_shard_up{shard},
-//    dpq_shard_probe_seconds{shard}), set by SetShards: only registered shards, by name.
+//    dpq_shard_probe_seconds{shard}), set by SetShards: only registered shards, by name; and the
+//    wall time of each shard's part of the scans dpqd sends to the shards itself
+//    (dpq_shard_scan_seconds{shard}, store/shard_fan_out.h).
 //
 // HTTP (Serve): GET /metrics is the text exposition; GET / and /status is the status page
 // (status_page.h), rendered from the same collection as a scrape, so it shows nothing /metrics
@@ -159,6 +161,10 @@ class Metrics {
   // fallback answered (dpq_scan_data_errors_total; an alert fires on any increase).
   void RecordScanDataError(absl::string_view dataset);
 
+  // One shard's part of a fan-out scan took `seconds` (dpq_shard_scan_seconds{shard}). Labels are
+  // registered shard names only, so the series stay few.
+  void RecordShardScan(absl::string_view shard, double seconds);
+
   // The shards and their last probe, replacing the previous set (a removed shard's series go).
   void SetShards(std::vector<ShardFigures> shards);
 
@@ -192,6 +198,7 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>* verify_time_;
   prometheus::Family<prometheus::Counter>* ldp_reports_ = nullptr;
   prometheus::Family<prometheus::Counter>* scan_data_errors_ = nullptr;
+  prometheus::Family<prometheus::Histogram>* shard_scan_duration_ = nullptr;
   prometheus::Family<prometheus::Counter>* verify_rows_ = nullptr;
   std::unique_ptr<HttpServer> http_;
   mutable absl::Mutex shards_mu_;

@@ -14,34 +14,16 @@
 #include "server/query/planner.h"
 #include "server/store/database.h"
 #include "server/store/scan_arithmetic.h"
+#include "server/store/scan_result.h"
 #include "server/store/scan_router.h"
 
 namespace dpq::store {
 
+class ShardFanOut;
+
 // The database role every scan runs under (migration 0010; docs/database-roles.md): SELECT on the
 // dataset tables in dpq_data, nothing else.
 inline constexpr char kScanRole[] = "dpq_scan";
-
-// The exact statistics of one group (ScanPlan's comment defines them).
-struct GroupStats {
-  std::vector<std::string> key;  // the group columns' values as text; empty when ungrouped
-  int64_t count = 0;             // kept rows
-  double sum = 0;     // sum of (clamped value - center) over kept rows; 0 without a value column
-  double sum_sq = 0;  // sum of squares of the centred values (ScanPlan::sum_squares)
-  std::vector<int64_t> buckets;  // kept rows per bucket (ScanPlan::bucket_edges); else empty
-  int64_t units = 0;  // distinct privacy units among the kept rows (ScanPlan::count_units)
-};
-
-// Ungrouped: the totals are in the GroupStats fields and `groups` is empty. Grouped: one entry per
-// group with at least one kept row, sorted by key; the top-level fields stay zero.
-struct ScanResult : GroupStats {
-  std::vector<GroupStats> groups;
-  // Empty when the float8 statement answered. Otherwise the SQLSTATE of the data exception it
-  // raised: the answer then came from the same scan in exact numeric (scan_arithmetic.h). By the
-  // argument of scan_arithmetic.h this never happens; when it does it is a bug, and the engine
-  // logs it and counts it (dpq_scan_data_errors_total) while the analyst still gets the answer.
-  std::string recovered_data_error;
-};
 
 class AggregateScanner {
  public:
@@ -73,6 +55,10 @@ class AggregateScanner {
                                   const query::filter::TypedFilter* filter = nullptr,
                                   const std::string& partition_seed = "");
 
+  // Where the scans of a sharded dataset that do not push down whole go (shard_fan_out.h). Without
+  // one they fail with FAILED_PRECONDITION; dpqd always sets it.
+  void SetShardFanOut(ShardFanOut* fan_out) { fan_out_ = fan_out; }
+
   // Fault injection for the fallback's tests: every float8 statement raises division_by_zero
   // (SQLSTATE 22012), as a scan with an arithmetic bug would. Never set in production.
   void FailFloat8ScansForTesting(bool fail) { fail_float8_for_testing_ = fail; }
@@ -86,6 +72,7 @@ class AggregateScanner {
 
   std::unique_ptr<ScanRouter> own_router_;
   ScanRouter* router_;
+  ShardFanOut* fan_out_ = nullptr;
   bool fail_float8_for_testing_ = false;
 };
 

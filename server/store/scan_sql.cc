@@ -35,17 +35,25 @@ std::string FloatArrayLiteral(const std::vector<double>& values) {
 // per-unit pre-aggregation, reduces those rows to one clamped value per unit and group first.
 class ScanBuilder {
  public:
-  // With a `shard`, the statement reads that shard's partition only, and rows of committed loads
-  // only, and is written so that postgres_fdw runs all of it on the shard (sharded_scan.h).
+  // Where the statement runs and what it reads.
+  enum class Placement {
+    kTable,          // the dataset's table (or a join's tables) on the coordinator
+    kForeignBranch,  // on the coordinator, one shard's foreign partition, shaped for push-down
+    kOnShard,        // on a shard itself, its own table (shard_fan_out.h)
+  };
+  // A shard's statement (`shard` for kForeignBranch) reads rows of committed loads only; a
+  // kForeignBranch statement is written so that postgres_fdw runs all of it on the shard
+  // (sharded_scan.h).
   ScanBuilder(const query::ScanPlan& plan, const query::filter::TypedFilter* filter,
               const std::string& seed, ScanArithmetic arithmetic,
               const std::function<std::string(const std::string&)>& quote,
-              const std::string* shard = nullptr)
+              Placement placement = Placement::kTable, const std::string* shard = nullptr)
       : plan_(plan),
         filter_(filter),
         seed_(seed),
         math_(arithmetic),
         quote_(quote),
+        placement_(placement),
         shard_(shard) {}
 
   absl::StatusOr<ScanStatement> Build() {
@@ -71,7 +79,7 @@ class ScanBuilder {
     if (!group_refs_.empty()) {
       absl::StrAppend(&kept, " AND pn <= ", Param(absl::StrCat(plan_.max_partitions), "int"));
     }
-    if (shard_ != nullptr) {
+    if (placement_ != Placement::kTable) {
       conditions_.push_back(
           absl::StrCat(kLoadColumn, " <= ", Param(absl::StrCat(plan_.dataset_version), "bigint")));
     }
@@ -108,7 +116,10 @@ class ScanBuilder {
   }
   // The dataset's table, or a joined scan's tables as one subquery (join_sql.h).
   std::string Source() const {
-    if (shard_ != nullptr) return ShardPartitionName(plan_.dataset_id, *shard_);
+    if (placement_ == Placement::kForeignBranch) {
+      return ShardPartitionName(plan_.dataset_id, *shard_);
+    }
+    if (placement_ == Placement::kOnShard) return ShardLocalTableName(plan_.dataset_id);
     return plan_.join != nullptr ? JoinedSourceSql(*plan_.join, quote_)
                                  : DataTableName(plan_.dataset_id);
   }
@@ -257,7 +268,7 @@ class ScanBuilder {
   std::vector<std::string> Aggregates() {
     std::vector<std::string> select = group_refs_;
     const bool bucketed = !plan_.bucket_edges.empty();
-    if (shard_ != nullptr) {
+    if (placement_ == Placement::kForeignBranch) {
       // A shard's statement groups by b alone (no GROUPING SETS or GROUPING(), which postgres_fdw
       // does not ship), and selects only what the coordinator reads (ShardedScanStatement): an
       // unused column would keep a projection between the Append and the Foreign Scan, which
@@ -284,7 +295,7 @@ class ScanBuilder {
 
   std::string GroupClause(bool bucketed) const {
     const std::string groups = absl::StrJoin(group_refs_, ", ");
-    if (bucketed && shard_ != nullptr) {
+    if (bucketed && placement_ == Placement::kForeignBranch) {
       return absl::StrCat(" GROUP BY ", groups, group_refs_.empty() ? "" : ", ", "b");
     }
     if (bucketed) {
@@ -299,6 +310,7 @@ class ScanBuilder {
   const std::string& seed_;
   SafeArithmetic math_;
   const std::function<std::string(const std::string&)>& quote_;
+  const Placement placement_;
   const std::string* shard_;
   std::vector<std::string> params_;
   bool pre_ = false;
@@ -329,15 +341,32 @@ absl::StatusOr<ScanStatement> BuildScanStatement(
   if (plan.shards.empty()) {
     return ScanBuilder(plan, filter, partition_seed, arithmetic, quote_name).Build();
   }
-  RETURN_IF_ERROR(CheckShardedScan(plan, filter != nullptr));
+  if (!PushesDownWhole(plan, filter != nullptr)) {
+    return absl::InternalError(
+        "this scan of a sharded dataset does not push down whole: it runs on each shard "
+        "(BuildShardLocalScanStatement)");
+  }
   std::vector<ScanStatement> branches;
   for (const std::string& shard : plan.shards) {
-    ASSIGN_OR_RETURN(
-        ScanStatement branch,
-        ScanBuilder(plan, filter, partition_seed, arithmetic, quote_name, &shard).Build());
+    ASSIGN_OR_RETURN(ScanStatement branch,
+                     ScanBuilder(plan, filter, partition_seed, arithmetic, quote_name,
+                                 ScanBuilder::Placement::kForeignBranch, &shard)
+                         .Build());
     branches.push_back(std::move(branch));
   }
   return ShardedScanStatement(std::move(branches));
+}
+
+absl::StatusOr<ScanStatement> BuildShardLocalScanStatement(
+    const query::ScanPlan& plan, const query::filter::TypedFilter* filter,
+    const std::string& partition_seed, ScanArithmetic arithmetic,
+    const std::function<std::string(const std::string&)>& quote_name) {
+  if (plan.shards.empty() || plan.join != nullptr) {
+    return absl::InternalError("a shard-local scan needs a sharded dataset's plan without a join");
+  }
+  return ScanBuilder(plan, filter, partition_seed, arithmetic, quote_name,
+                     ScanBuilder::Placement::kOnShard)
+      .Build();
 }
 
 }  // namespace dpq::store

@@ -48,6 +48,15 @@ absl::StatusOr<ScanStatement> BuildScanStatement(
     const std::string& partition_seed, ScanArithmetic arithmetic,
     const std::function<std::string(const std::string&)>& quote_name);
 
+// For a sharded dataset, the same statement as one table's, run on a shard itself over its own
+// table (dpq_shard.ds_<id>) and only the rows of loads up to plan.dataset_version: what
+// shard_fan_out.h sends to each shard when the scan cannot be pushed down whole through
+// postgres_fdw. INTERNAL for a plan that is not sharded or joins.
+absl::StatusOr<ScanStatement> BuildShardLocalScanStatement(
+    const query::ScanPlan& plan, const query::filter::TypedFilter* filter,
+    const std::string& partition_seed, ScanArithmetic arithmetic,
+    const std::function<std::string(const std::string&)>& quote_name);
+
 }  // namespace dpq::store
 
 #endif  // DPQ_SERVER_STORE_SCAN_SQL_H_

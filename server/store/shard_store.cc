@@ -2,6 +2,7 @@
 
 #include <pqxx/pqxx>
 
+#include <map>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -12,6 +13,7 @@
 #include "server/base/status_macros.h"
 #include "server/base/validation.h"
 #include "server/store/admin_log.h"
+#include "server/store/array_literal.h"
 #include "server/store/postgres/pqxx_status.h"
 #include "server/store/shard_url.h"
 
@@ -96,31 +98,13 @@ absl::Status Scrubbed(const absl::Status& status, const std::string& secret) {
   return out;
 }
 
-// A libpq keyword=value connection string (values single-quoted, \ and ' escaped).
-std::string Conninfo(const ShardUrl& u) {
-  auto quoted = [](const std::string& v) {
-    std::string out = "'";
-    for (char c : v) {
-      if (c == '\\' || c == '\'') out += '\\';
-      out += c;
-    }
-    return out + "'";
-  };
-  std::string info = absl::StrCat("host=", quoted(u.host), " port=", u.port,
-                                  " dbname=", quoted(u.dbname), " user=", quoted(u.user),
-                                  " connect_timeout=5 application_name='dpqd shard add'");
-  if (!u.password.empty()) absl::StrAppend(&info, " password=", quoted(u.password));
-  if (!u.sslmode.empty()) absl::StrAppend(&info, " sslmode=", quoted(u.sslmode));
-  return info;
-}
-
 // Connects to the shard directly, checks its version and creates the view dpq_shard.health.
 // Returns its server_version_num.
 absl::StatusOr<int> PrepareShard(const ShardUrl& u) {
   const std::string where = absl::StrCat("the shard at ", ShardAddress(u.host, u.port),
                                          " (database ", u.dbname, ", user ", u.user, ")");
   try {
-    pqxx::connection conn(Conninfo(u));
+    pqxx::connection conn(ShardConninfo(u, 5, "dpqd shard add"));
     pqxx::work tx(conn);
     const int version = tx.exec1("SELECT current_setting('server_version_num')::int")[0].as<int>();
     if (version < 150000) {
@@ -386,6 +370,49 @@ absl::Status ShardStore::CheckUp(const std::vector<std::string>& names) {
     if (!probe.up) return probe.error;
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<ShardUrl>> ShardStore::ConnectionUrls(
+    const std::vector<std::string>& names) {
+  ArrayLiteral wanted;
+  for (const std::string& name : names) wanted.AddText(name);
+  std::map<std::string, ShardUrl> found;
+  RETURN_IF_ERROR(db_->Run("reading the shards' connections", [&](pqxx::connection& c) {
+    found.clear();
+    pqxx::read_transaction tx(c);
+    const pqxx::result rows = tx.exec_params(
+        "SELECT s.name, s.host, s.port, s.dbname, s.username, "
+        "  (SELECT option_value FROM pg_options_to_table(m.umoptions) "
+        "   WHERE option_name = 'password'), "
+        "  (SELECT option_value FROM pg_options_to_table(f.srvoptions) "
+        "   WHERE option_name = 'sslmode') "
+        "FROM shards s JOIN pg_foreign_server f ON f.srvname = 'dpq_shard_' || s.name "
+        "JOIN pg_user_mappings m ON m.srvid = f.oid AND m.usename = current_user "
+        "WHERE s.name = ANY($1::text[]) AND s.removed_at IS NULL",
+        wanted.str());
+    for (const pqxx::row& r : rows) {
+      ShardUrl& u = found[r[0].as<std::string>()];
+      u.host = r[1].as<std::string>();
+      u.port = r[2].as<int>();
+      u.dbname = r[3].as<std::string>();
+      u.user = r[4].as<std::string>();
+      if (!r[5].is_null()) u.password = r[5].as<std::string>();
+      if (!r[6].is_null()) u.sslmode = r[6].as<std::string>();
+    }
+    return absl::OkStatus();
+  }));
+  std::vector<ShardUrl> out;
+  for (const std::string& name : names) {
+    auto it = found.find(name);
+    if (it == found.end()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("shard ", name,
+                       " has no live registration with a user mapping for dpqd's role "
+                       "(`dpqctl shard list`; remove the shard and add it again)"));
+    }
+    out.push_back(it->second);
+  }
+  return out;
 }
 
 absl::StatusOr<std::vector<ShardProbe>> ShardStore::ProbeAll() {

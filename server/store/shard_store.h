@@ -21,6 +21,7 @@
 #include "absl/time/time.h"
 #include "server/store/audit_chain.h"
 #include "server/store/database.h"
+#include "server/store/shard_url.h"
 
 namespace dpq::store {
 
@@ -79,6 +80,13 @@ class ShardStore {
   absl::Status CheckUp(const std::vector<std::string>& names);
   // Every live shard, by name, one after the other (each bounded by kProbeTimeout).
   absl::StatusOr<std::vector<ShardProbe>> ProbeAll();
+
+  // How dpqd itself reaches each named live shard, in order: the address and user from the shards
+  // row, the password and sslmode from the coordinator's user mapping and foreign server (the only
+  // place the password is kept; readable by the mapping's own user, dpqd's login role). For the
+  // scans postgres_fdw cannot push down whole (shard_fan_out.h). FAILED_PRECONDITION for a shard
+  // that is not live or lacks the mapping.
+  absl::StatusOr<std::vector<ShardUrl>> ConnectionUrls(const std::vector<std::string>& names);
 
   static constexpr absl::Duration kProbeTimeout = absl::Seconds(2);
 

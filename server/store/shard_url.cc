@@ -75,6 +75,24 @@ absl::StatusOr<ShardUrl> ParseShardUrl(absl::string_view url) {
   return out;
 }
 
+std::string ShardConninfo(const ShardUrl& u, int connect_timeout_s, absl::string_view application) {
+  auto quoted = [](absl::string_view v) {
+    std::string out = "'";
+    for (char c : v) {
+      if (c == '\\' || c == '\'') out += '\\';
+      out += c;
+    }
+    return out + "'";
+  };
+  std::string info =
+      absl::StrCat("host=", quoted(u.host), " port=", u.port, " dbname=", quoted(u.dbname),
+                   " user=", quoted(u.user), " connect_timeout=", connect_timeout_s,
+                   " application_name=", quoted(application));
+  if (!u.password.empty()) absl::StrAppend(&info, " password=", quoted(u.password));
+  if (!u.sslmode.empty()) absl::StrAppend(&info, " sslmode=", quoted(u.sslmode));
+  return info;
+}
+
 std::string ShardAddress(const std::string& host, int port) {
   if (absl::StrContains(host, ':') && !absl::StartsWith(host, "/")) {
     return absl::StrCat("[", host, "]:", port);

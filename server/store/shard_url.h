@@ -26,6 +26,11 @@ struct ShardUrl {
 // never its value.
 absl::StatusOr<ShardUrl> ParseShardUrl(absl::string_view url);
 
+// A libpq keyword=value connection string for `u` (values single-quoted, \ and ' escaped), with
+// connect_timeout `connect_timeout_s` and the application name `application` (which the shard's
+// pg_stat_activity and logs show). It holds the password: never log it or put it in a message.
+std::string ShardConninfo(const ShardUrl& u, int connect_timeout_s, absl::string_view application);
+
 // "host:port" for messages and listings ("[::1]:5432" for an IPv6 address; a socket directory is
 // shown as it is).
 std::string ShardAddress(const std::string& host, int port);

@@ -8,20 +8,8 @@
 
 namespace dpq::store {
 
-absl::Status CheckShardedScan(const query::ScanPlan& plan, bool has_filter) {
-  if (plan.shards.empty() || BoundingModeOf(plan, has_filter) == BoundingMode::kStoredRank) {
-    return absl::OkStatus();
-  }
-  const char* what = plan.pre_aggregate            ? "per-person pre-aggregation (a per-unit bound)"
-                     : !plan.group_columns.empty() ? "a grouped query"
-                     : has_filter || plan.row_condition != nullptr ? "a filtered query"
-                                                                   : "this query";
-  return absl::UnimplementedError(absl::StrCat(
-      "the dataset is sharded over ", absl::StrJoin(plan.shards, ", "), ", and ", what,
-      " does not run on shards yet: it bounds each person's rows by a choice made per query, "
-      "which postgres_fdw cannot run on the shards. On a sharded dataset ask ungrouped, "
-      "unfiltered counts, sums, means, variances, standard deviations, quantiles and histograms, "
-      "or query an unsharded copy"));
+bool PushesDownWhole(const query::ScanPlan& plan, bool has_filter) {
+  return BoundingModeOf(plan, has_filter) == BoundingMode::kStoredRank;
 }
 
 absl::StatusOr<ScanStatement> ShardedScanStatement(std::vector<ScanStatement> branches) {

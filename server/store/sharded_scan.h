@@ -12,25 +12,24 @@
 // its buckets.
 //
 // Only the stored-rank bound (bounding_sql.h: ungrouped, unfiltered, not pre-aggregated) pushes
-// down whole today; the random per-query choice and per-unit pre-aggregation would need a window
-// function or an aggregate over a subquery on the shard, which postgres_fdw does not ship, and
-// would pull rows to the coordinator. Those plans are refused before the charge
-// (CheckShardedScan), on declared facts only (the plan's shape), never on the data.
+// down whole; the random per-query choice and per-unit pre-aggregation need a window function or
+// an aggregate over a subquery on the shard, which postgres_fdw does not ship, and would pull rows
+// to the coordinator. dpqd sends those to each shard itself (shard_fan_out.h).
 #ifndef DPQ_SERVER_STORE_SHARDED_SCAN_H_
 #define DPQ_SERVER_STORE_SHARDED_SCAN_H_
 
 #include <vector>
 
-#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "server/query/planner.h"
 #include "server/store/scan_sql.h"
 
 namespace dpq::store {
 
-// OK for a plan on a local table or one whose whole scan runs on the shards; UNIMPLEMENTED,
-// naming what does not shard and what does, otherwise.
-absl::Status CheckShardedScan(const query::ScanPlan& plan, bool has_filter);
+// True when `plan` (on a sharded dataset) runs as one coordinator statement whose every branch
+// postgres_fdw pushes down whole (ShardedScanStatement); false when dpqd must send it to each
+// shard itself (shard_fan_out.h). Decided from the plan's shape alone, never from the data.
+bool PushesDownWhole(const query::ScanPlan& plan, bool has_filter);
 
 // The coordinator's statement over `branches` (one per shard, built with the same plan, so with
 // the same parameters): the same result columns as one table's ScanStatement.

@@ -21,6 +21,10 @@ std::string ArrayOf(const std::vector<TableColumn>& columns, bool names) {
 
 }  // namespace
 
+std::string ShardLocalTableName(int64_t dataset_id) {
+  return absl::StrCat("dpq_shard.", ShardTableName(dataset_id));
+}
+
 std::string ShardPartitionName(int64_t dataset_id, const std::string& shard) {
   return absl::StrCat(DataTableName(dataset_id), "_", shard);
 }

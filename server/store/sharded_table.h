@@ -31,6 +31,9 @@ struct TableColumn {
   std::string type;
 };
 
+// dpq_shard.ds_<id>: the dataset's own table on each of its shards.
+std::string ShardLocalTableName(int64_t dataset_id);
+
 // dpq_data.ds_<id>_<shard>: the foreign partition of `shard` (a validated shard name).
 std::string ShardPartitionName(int64_t dataset_id, const std::string& shard);
 

@@ -137,7 +137,7 @@ class ShardTest(harness.DpqdTestCase):
 
 
     def test_a_sharded_dataset_through_the_cli(self):
-        """dataset create --shards, show, exact answers at epsilon 1e6, refusals, remove, drop."""
+        """dataset create --shards, show, answers pushed down and fanned out, a shard down, drop."""
         west = self.start_shard_cluster()
         self.dpqd.ctl("shard", "add", "east", "--url", self.url())
         self.dpqd.ctl("shard", "add", "west", "--url", self.url(shard=west))
@@ -159,7 +159,7 @@ class ShardTest(harness.DpqdTestCase):
         self.assertEqual(sum(counts), 200)
         self.assertTrue(all(counts), counts)
 
-        self.dpqd.ctl("budget", "set", "visits", "--epsilon", 100)
+        self.dpqd.ctl("budget", "set", "visits", "--epsilon", 100, "--delta", 1e-3)
         exact = sum(min(max(uid % 13 - 1.5, 0), 10) for uid in range(1, 201))
         doc = self.dpqd.ctl("query", "visits", "--aggregate", "sum", "--column", "x",
                             "--epsilon", 10)
@@ -168,25 +168,33 @@ class ShardTest(harness.DpqdTestCase):
         spent = self.dpqd.ctl("status")["datasets"][0]["epsilon_spent"]
         self.assertAlmostEqual(spent, 10, delta=1e-9)
 
-        # DP SQL: a count bounded by rows per person runs on the shards; a per-person sum (a
-        # per-unit pre-aggregation) does not, and is refused before its charge.
+        # DP SQL: a count bounded by rows per person is pushed down through postgres_fdw; a
+        # per-person sum (a per-unit pre-aggregation) and a grouped count are sent by dpqd to
+        # each shard, and answer as one table would.
         sql = ("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 10, max_rows_contributed = 1) "
                "COUNT(*) AS n FROM visits")
         counted = self.dpqd.ctl("sql", sql)
         # Laplace with scale 1/10: |noise| > 3 has probability e^-30.
         self.assertLess(abs(counted["rows"][0][0] - 200), 3, counted)
-        spent += 10
-        per_person = ("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, "
+        per_person = ("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 10, "
                       "max_groups_contributed = 1) SUM(x, contribution_bounds_per_group => (0, 10)) "
                       "AS s FROM visits")
-        self.assert_error(self.dpqd.ctl("sql", per_person, check=False), "UNIMPLEMENTED",
-                          "pre-aggregation")
+        summed = self.dpqd.ctl("sql", per_person)
+        # One row per person, so the per-person sum is the clamped sum; Laplace scale 10/10 = 1.
+        self.assertLess(abs(summed["rows"][0][0] - exact), 30, (summed, exact))
+        grouped = self.dpqd.ctl("query", "visits", "--aggregate", "count", "--epsilon", 10,
+                                "--delta", 1e-6, "--group-by", "x", "--max-partitions", 1)
+        # x = uid % 13 - 1.5 takes 13 values, each on 15 or 16 people: all pass the threshold of
+        # partition selection at epsilon 10 (Laplace scale 1/10 on counts of at least 15).
+        self.assertEqual(len(grouped["rows"]), 13, grouped)
+        spent += 10 + 10 + 10
         self.assertAlmostEqual(self.dpqd.ctl("status")["datasets"][0]["epsilon_spent"], spent,
                                delta=1e-9)
-
-        grouped = self.dpqd.ctl("query", "visits", "--aggregate", "count", "--epsilon", 1,
-                                "--delta", 1e-6, "--group-by", "x", check=False)
-        self.assert_error(grouped, "UNIMPLEMENTED", ["sharded over east, west", "grouped"])
+        # Each shard's part of the two fan-out scans is in dpq_shard_scan_seconds.
+        for shard in ("east", "west"):
+            self.assertEqual(harness.metric_values(self.dpqd.metrics(),
+                                                   "dpq_shard_scan_seconds_count", shard=shard),
+                             [2], shard)
         west.stop()
         down = self.dpqd.ctl("query", "visits", "--aggregate", "count", "--epsilon", 1,
                              check=False)

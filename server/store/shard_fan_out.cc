@@ -1,0 +1,90 @@
+#include "server/store/shard_fan_out.h"
+
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <pqxx/pqxx>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "server/base/status_macros.h"
+#include "server/store/one_trip_transaction.h"
+#include "server/store/scan_result_rows.h"
+#include "server/store/scan_sql.h"
+
+namespace dpq::store {
+namespace {
+
+// One shard's part of a fan-out scan.
+struct ShardPart {
+  std::string name;
+  Database* pool = nullptr;
+  absl::Status status;
+  ScanResult result;
+  std::string data_error;
+};
+
+// Runs the shard-local statement on `part`'s shard.
+void ScanShard(const query::ScanPlan& plan, absl::Time deadline,
+               const query::filter::TypedFilter* filter, const std::string& partition_seed,
+               ScanArithmetic arithmetic, ShardPart& part) {
+  part.status =
+      part.pool->Run(absl::StrCat("aggregate scan on shard ", part.name), [&](pqxx::connection& c) {
+        // READ ONLY: the shard's login may own the table, and the scan must not be able to
+        // write even if the statement were wrong.
+        ASSIGN_OR_RETURN(std::string settings, StatementTimeoutSetting(deadline, "aggregate scan"));
+        OneTripTransaction read_only(c, OneTripTransaction::Mode::kReadOnly, settings);
+        pqxx::transaction_base& tx = read_only.tx();
+        const auto quote = [&tx](const std::string& name) { return tx.quote_name(name); };
+        ASSIGN_OR_RETURN(
+            ScanStatement statement,
+            BuildShardLocalScanStatement(plan, filter, partition_seed, arithmetic, quote));
+        return RunScanStatement(tx, statement, &part.result, &part.data_error);
+      });
+}
+
+}  // namespace
+
+Database* ShardFanOut::PoolFor(const ShardUrl& url) {
+  const std::string conninfo = ShardConninfo(url, 2, "dpqd scan");
+  absl::MutexLock lock(&mu_);
+  std::unique_ptr<Database>& pool = pools_[conninfo];
+  if (pool == nullptr) pool = Database::OpenDeferred(conninfo, kSessionsPerShard);
+  return pool.get();
+}
+
+absl::Status ShardFanOut::Scan(const query::ScanPlan& plan, absl::Time deadline,
+                               const query::filter::TypedFilter* filter,
+                               const std::string& partition_seed, ScanArithmetic arithmetic,
+                               ScanResult* out, std::string* data_error) {
+  *out = ScanResult{};
+  data_error->clear();
+  ASSIGN_OR_RETURN(std::vector<ShardUrl> urls, shards_->ConnectionUrls(plan.shards));
+  std::vector<ShardPart> parts(plan.shards.size());
+  for (size_t i = 0; i < parts.size(); ++i) {
+    parts[i].name = plan.shards[i];
+    parts[i].pool = PoolFor(urls[i]);
+  }
+  const auto run = [&](ShardPart& part) {
+    const absl::Time start = absl::Now();
+    ScanShard(plan, deadline, filter, partition_seed, arithmetic, part);
+    if (observer_) observer_(part.name, absl::ToDoubleSeconds(absl::Now() - start));
+  };
+  // All shards at once: one thread per shard beyond the first, which runs here.
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < parts.size(); ++i) threads.emplace_back(run, std::ref(parts[i]));
+  if (!parts.empty()) run(parts[0]);
+  for (std::thread& t : threads) t.join();
+  for (const ShardPart& part : parts) RETURN_IF_ERROR(part.status);
+  for (const ShardPart& part : parts) {
+    if (!part.data_error.empty()) {
+      *data_error = part.data_error;
+      return absl::OkStatus();
+    }
+  }
+  for (const ShardPart& part : parts) AddShardPartial(part.result, out);
+  return absl::OkStatus();
+}
+
+}  // namespace dpq::store
