@@ -13,6 +13,10 @@ The same generated CSV (query_10m_bench.generate_csv: units with 1..19 rows, shu
       it: the rows and bytes the coordinator received from the shards for one query (EXPLAIN
       ANALYZE of the captured statement: each Foreign Scan's actual rows times its row width),
       which must be one partial per shard, not rows.
+  p9_sharded_grouped_sum_<rows>: the DP sum grouped by kind (declared keys, K = 5, M = 1): the
+      per-query random choice of each person's rows is a window function, which postgres_fdw does
+      not ship, so dpqd sends the statement to each shard itself and adds the partials
+      (server/store/shard_fan_out.h); against the same query on the one-server dataset, ABBA.
   p9_sharded_load_<rows>: `dpqctl dataset create --shards` (CSV checks, per-unit ranks, staging,
       batched INSERT through postgres_fdw) in rows/s, against psql `\\copy` of the same file into
       a partitioned table of the same shape with foreign partitions on the same shards (which
@@ -33,6 +37,8 @@ sys.path.insert(0, os.path.join(q10.REPO_ROOT, "tests", "e2e"))
 import pg_cluster  # noqa: E402  (the e2e tests' throwaway cluster, run as the postgres user)
 
 SHARDS = ("s1", "s2", "s3")
+# Grouped by kind over its declared values: a shape that runs on each shard by dpqd's fan-out.
+GROUPED = ("--group-by", "kind", "--keys", "visit,call,lab,refill")
 PASSWORD = "bench-shard-pw-0041"
 
 
@@ -116,10 +122,10 @@ def p9_sharded(bench, rows, label, reps, warmup, copy_rows):
         q10.log("  \\copy baseline: %d rows in %.1f s" % (copied, copy_s))
         bench.psql("CHECKPOINT")
 
-        def dp_sum(dataset):
+        def dp_sum(dataset, extra=()):
             def run():
                 dt, doc = bench.ctl("query", dataset, "--aggregate", "sum", "--column", "amount",
-                                    "--max-contributions", q10.K, "--epsilon",
+                                    "--max-contributions", q10.K, *extra, "--epsilon",
                                     bench.next_epsilon(), token=bench.token)
                 if doc.get("cached"):
                     raise RuntimeError("p9: a cached answer in a benchmark run: %s" % doc)
@@ -135,6 +141,10 @@ def p9_sharded(bench, rows, label, reps, warmup, copy_rows):
         methods = {"one server": dp_sum("p9_one"), "3 shards": dp_sum("p9_sharded")}
         wall, _ = join_bench.abba(methods, reps, warmup, "p9")
         one, sharded = wall["one server"], wall["3 shards"]
+        grouped = {"one server": dp_sum("p9_one", GROUPED),
+                   "3 shards": dp_sum("p9_sharded", GROUPED)}
+        grouped_wall, _ = join_bench.abba(grouped, reps, warmup, "p9 grouped")
+        grouped_one, grouped_sharded = grouped_wall["one server"], grouped_wall["3 shards"]
         common = dict(rows=rows, shards=len(SHARDS), reps=reps, warmup=warmup, order="ABBA",
                       conditions_start=conditions_start, conditions_end=q10.load_conditions(),
                       seconds=round(time.perf_counter() - t_start, 1))
@@ -145,6 +155,14 @@ def p9_sharded(bench, rows, label, reps, warmup, copy_rows):
                        foreign_scans=scans, received_rows=rows_in, received_bytes=bytes_in,
                        partials_only=(rows_in == scans == len(SHARDS)), sql=exact,
                        baseline_is="the same DP sum through dpqd on one server's table", **common)
+        bench.scenario("p9_sharded_grouped_sum_%s" % label,
+                       round(statistics.median(grouped_sharded), 4),
+                       round(statistics.median(grouped_one), 4), "s",
+                       pair_ratios=join_bench.pair_ratios(grouped_sharded, grouped_one),
+                       sharded=join_bench.spread(grouped_sharded),
+                       one_server=join_bench.spread(grouped_one), query=" ".join(GROUPED),
+                       baseline_is="the same grouped DP sum through dpqd on one server's table",
+                       **common)
         bench.scenario("p9_sharded_load_%s" % label, round(loaded / load_s), round(copy_rate),
                        "rows/s", load_s=round(load_s, 2), copy_rows=copied,
                        copy_s=round(copy_s, 2),
