@@ -498,9 +498,10 @@ class DpqdTestCase(unittest.TestCase):
     # -- common fixtures ------------------------------------------------------------------
 
     @staticmethod
-    def create_slid(dpqd, name="slid", bounds=("wages=0:100", "age=0:120", "education=0:25")):
+    def create_slid(dpqd, name="slid", bounds=("wages=0:100", "age=0:120", "education=0:25"),
+                    extra=()):
         args = ["dataset", "create", name, "--csv", data_file("slid.csv"),
-                "--privacy-unit", "person_id"]
+                "--privacy-unit", "person_id", *extra]
         for t in SLID_TYPES:
             args += ["--type", t]
         for b in bounds:

@@ -186,10 +186,12 @@ def truth_rows(dpqd, sql):
     return [line.split("|") for line in out.splitlines()] if out else []
 
 
-def create_datasets(dpqd):
-    harness.DpqdTestCase.create_slid(dpqd)
+def create_datasets(dpqd, shards=()):
+    """slid, colon (over `shards` when given: `dpqctl dataset create --shards`) and trial."""
+    sharding = ["--shards", ",".join(shards)] if shards else []
+    harness.DpqdTestCase.create_slid(dpqd, extra=sharding)
     args = ["dataset", "create", "colon", "--csv", harness.data_file("colon.csv"),
-            "--privacy-unit", "patient_id"]
+            "--privacy-unit", "patient_id", *sharding]
     for t in COLON_TYPES:
         args += ["--type", t]
     for b in COLON_BOUNDS:
