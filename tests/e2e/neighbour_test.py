@@ -504,6 +504,42 @@ def build_steps(batch_dir, with_grpc):
     return steps, repeated
 
 
+def load_and_run_grid(cls, names, create_extra=()):
+    """Loads the datasets `names` (nb_base and nb_<variant>; `create_extra` added to each
+    `dataset create`) into cls.dpqd, grants them to alice and bob and runs the whole grid on each,
+    setting what compare_with_base reads: cls.created, loaded, steps, results, grid_errors."""
+    started = time.monotonic()
+    cls.dir = cls.make_class_temp_dir()
+    cls.base = base_rows()
+    cls.created = {}
+    for name in names:
+        rows = cls.base + (VARIANTS[name[3:]] if name != "nb_base" else [])
+        path = os.path.join(cls.dir, name + ".csv")
+        write_csv(path, rows)
+        cls.created[name] = cls.dpqd.ctl(*create_args(name, path), *create_extra, check=False)
+    cls.loaded = [n for n in names if cls.created[n].returncode == 0]
+    assert "nb_base" in cls.loaded, "base dataset not created: %r" % dict(cls.created["nb_base"])
+    tokens = {"alice": cls.create_analyst(cls.dpqd, "alice"),
+              "bob": cls.create_analyst(cls.dpqd, "bob")}
+    for name in cls.loaded:
+        cls.dpqd.ctl("budget", "set", name, "--epsilon", BUDGET_EPS, "--delta", BUDGET_DELTA)
+        for who in tokens:
+            cls.dpqd.ctl("grant", who, name)
+    cls.with_grpc = _GRPC_IMPORT_ERROR is None
+    batch_dir = os.path.join(cls.dir, "batches")
+    os.makedirs(batch_dir)
+    cls.steps, cls.repeated = build_steps(batch_dir, cls.with_grpc)
+    cls.ctx = Context(cls.dpqd, tokens)
+    cls.addClassCleanup(cls.ctx.close)
+    cls.results, cls.grid_errors = run_grids(run_grid, cls.ctx, {n: n for n in cls.loaded},
+                                             cls.steps)
+    base_ok = sum(1 for v in cls.results.get("nb_base", ([],))[0] if v.get("exit", 0) == 0
+                  and "error.code" not in v)
+    sys.stderr.write("[neighbour] %d datasets x %d requests (%d answered on D) in %.0f s%s\n" % (
+        len(cls.loaded), len(cls.steps), base_ok, time.monotonic() - started,
+        "" if cls.with_grpc else " (no gRPC stubs: %s)" % _GRPC_IMPORT_ERROR))
+
+
 class ComparatorTest(unittest.TestCase):
 
     def test_comparator_flags_every_kind_of_public_difference(self):
@@ -585,38 +621,8 @@ class NeighbourTest(harness.DpqdTestCase):
 
     @classmethod
     def setUpClass(cls):
-        started = time.monotonic()
         cls.dpqd = cls.new_class_dpqd()
-        cls.dir = cls.make_class_temp_dir()
-        cls.base = base_rows()
-        cls.created = {}
-        names = ["nb_base"] + ["nb_" + v for v in VARIANTS]
-        for name in names:
-            rows = cls.base + (VARIANTS[name[3:]] if name != "nb_base" else [])
-            path = os.path.join(cls.dir, name + ".csv")
-            write_csv(path, rows)
-            cls.created[name] = cls.dpqd.ctl(*create_args(name, path), check=False)
-        cls.loaded = [n for n in names if cls.created[n].returncode == 0]
-        assert "nb_base" in cls.loaded, "base dataset not created: %r" % dict(cls.created["nb_base"])
-        tokens = {"alice": cls.create_analyst(cls.dpqd, "alice"),
-                  "bob": cls.create_analyst(cls.dpqd, "bob")}
-        for name in cls.loaded:
-            cls.dpqd.ctl("budget", "set", name, "--epsilon", BUDGET_EPS, "--delta", BUDGET_DELTA)
-            for who in tokens:
-                cls.dpqd.ctl("grant", who, name)
-        cls.with_grpc = _GRPC_IMPORT_ERROR is None
-        batch_dir = os.path.join(cls.dir, "batches")
-        os.makedirs(batch_dir)
-        cls.steps, cls.repeated = build_steps(batch_dir, cls.with_grpc)
-        cls.ctx = Context(cls.dpqd, tokens)
-        cls.addClassCleanup(cls.ctx.close)
-        cls.results, cls.grid_errors = run_grids(run_grid, cls.ctx, {n: n for n in cls.loaded},
-                                                 cls.steps)
-        base_ok = sum(1 for v in cls.results.get("nb_base", ([],))[0] if v.get("exit", 0) == 0
-                      and "error.code" not in v)
-        sys.stderr.write("[neighbour] %d datasets x %d requests (%d answered on D) in %.0f s%s\n" % (
-            len(cls.loaded), len(cls.steps), base_ok, time.monotonic() - started,
-            "" if cls.with_grpc else " (no gRPC stubs: %s)" % _GRPC_IMPORT_ERROR))
+        load_and_run_grid(cls, ["nb_base"] + ["nb_" + v for v in VARIANTS])
 
     # -- the neighbour comparisons ----------------------------------------------------------
 
