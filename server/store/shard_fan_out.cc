@@ -1,5 +1,7 @@
 #include "server/store/shard_fan_out.h"
 
+#include <iterator>
+#include <memory>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -19,7 +21,7 @@ namespace {
 // One shard's part of a fan-out scan.
 struct ShardPart {
   std::string name;
-  Database* pool = nullptr;
+  std::shared_ptr<Database> pool;
   absl::Status status;
   ScanResult result;
   std::string data_error;
@@ -46,12 +48,16 @@ void ScanShard(const query::ScanPlan& plan, absl::Time deadline,
 
 }  // namespace
 
-Database* ShardFanOut::PoolFor(const ShardUrl& url) {
+std::shared_ptr<Database> ShardFanOut::PoolFor(const ShardUrl& url, absl::Time now) {
   const std::string conninfo = ShardConninfo(url, 2, "dpqd scan");
   absl::MutexLock lock(&mu_);
-  std::unique_ptr<Database>& pool = pools_[conninfo];
-  if (pool == nullptr) pool = Database::OpenDeferred(conninfo, kSessionsPerShard);
-  return pool.get();
+  for (auto it = pools_.begin(); it != pools_.end();) {
+    it = now - it->second.last_used > kIdlePoolLifetime ? pools_.erase(it) : std::next(it);
+  }
+  Pool& pool = pools_[conninfo];
+  if (pool.db == nullptr) pool.db = Database::OpenDeferred(conninfo, kSessionsPerShard);
+  pool.last_used = now;
+  return pool.db;
 }
 
 absl::Status ShardFanOut::Scan(const query::ScanPlan& plan, absl::Time deadline,
@@ -62,9 +68,10 @@ absl::Status ShardFanOut::Scan(const query::ScanPlan& plan, absl::Time deadline,
   data_error->clear();
   ASSIGN_OR_RETURN(std::vector<ShardUrl> urls, shards_->ConnectionUrls(plan.shards));
   std::vector<ShardPart> parts(plan.shards.size());
+  const absl::Time now = absl::Now();
   for (size_t i = 0; i < parts.size(); ++i) {
     parts[i].name = plan.shards[i];
-    parts[i].pool = PoolFor(urls[i]);
+    parts[i].pool = PoolFor(urls[i], now);
   }
   const auto run = [&](ShardPart& part) {
     const absl::Time start = absl::Now();

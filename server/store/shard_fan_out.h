@@ -56,14 +56,24 @@ class ShardFanOut {
                     ScanArithmetic arithmetic, ScanResult* out, std::string* data_error);
 
  private:
+  // A pool unused this long is closed (its idle sessions with it), so a shard that was removed,
+  // or added again elsewhere or with a new password, does not keep sessions from dpqd forever.
+  static constexpr absl::Duration kIdlePoolLifetime = absl::Minutes(10);
+
   // The pool of sessions to the shard at `url`, opened on first use. Keyed by the whole connection
   // string, so a shard removed and added again elsewhere, or with a new password, gets a new pool.
-  Database* PoolFor(const ShardUrl& url);
+  // Shared: a scan keeps its pools alive while an idle one is closed.
+  std::shared_ptr<Database> PoolFor(const ShardUrl& url, absl::Time now);
+
+  struct Pool {
+    std::shared_ptr<Database> db;
+    absl::Time last_used;
+  };
 
   ShardStore* shards_;
   std::function<void(const std::string&, double)> observer_;
   absl::Mutex mu_;
-  std::map<std::string, std::unique_ptr<Database>> pools_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, Pool> pools_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace dpq::store
