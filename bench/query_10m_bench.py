@@ -462,6 +462,26 @@ class Bench:
                 json.dump(self.results, f, indent=1)
 
 
+def round_trips_and_statements(log_text):
+    """From a PostgreSQL log written with log_min_duration_statement = 0: (round trips, SQL
+    statements, the first 110 characters of each trip's SQL). A `statement:` line is one simple Query message (its ';'-separated commands count
+    one by one); an `execute` line is one extended-protocol Execute, sent with its Parse and Bind
+    in the same trip (their own `parse`/`bind` lines are not counted again)."""
+    trips = statements = 0
+    texts = []
+    for line in log_text.splitlines():
+        m = re.search(r"duration: [0-9.]+ ms  (statement|execute [^:]*): (.*)$", line)
+        if not m:
+            continue
+        trips += 1
+        texts.append(m.group(2)[:110])
+        if m.group(1) == "statement":
+            statements += sum(1 for part in m.group(2).split(";") if part.strip())
+        else:
+            statements += 1
+    return trips, statements, texts
+
+
 def extract_scan_sql(log_text, table):
     """The scan statement of one dpqd query from a PostgreSQL log (log_min_duration_statement = 0),
     with its bound parameters substituted as literals (every parameter carries an explicit cast)."""

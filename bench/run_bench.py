@@ -306,6 +306,29 @@ class Scenarios(q10.Bench):
         self.scenario("p3_small_query_p50", dpq, raw, "ms", ("<=", 1.3),
                       rows=s["p3_rows"], dpq_p50s=dpq_p50, raw_p50s=[round(x, 3) for x in raw_p50],
                       baseline_is="pgbench -c 1: dpqd's captured count SQL, then the debit transaction")
+        self.p3_round_trips(script)
+
+    def p3_round_trips(self, script):
+        """The round trips and statements of one warm small query, from PostgreSQL's statement
+        log, against one run of the pgbench script it is compared with. dpqd's background work
+        (the health watcher's migration check, the shard prober) writes to the same log now and
+        then: the fewest of three captures (of each side) is the query's own."""
+        trips, statements, texts = min(
+            q10.round_trips_and_statements(
+                self.server_log_of(lambda: self.dpq_bench(["small"], 1, count=1)))
+            for _ in range(3))
+        argv = [os.path.join(PGBIN, "pgbench"), "-n", "-M", "prepared", "-f", script, "-t", "1",
+                "-D", "ds=%d" % self.ledger_ids["pgbench_small"],
+                "-D", "principal=%d" % self.ids["principal"], self.url]
+        for i, text in enumerate(texts, 1):
+            log("    trip %2d: %s" % (i, text))
+        pg_trips, pg_statements, _ = min(
+            q10.round_trips_and_statements(self.server_log_of(lambda: q10.timed(argv)))
+            for _ in range(3))
+        self.scenario("p3_round_trips_per_query", trips, pg_trips, "round trips",
+                      statements=statements, baseline_statements=pg_statements,
+                      baseline_is="one pgbench transaction of the p3 script (count SQL + debit)",
+                      source="PostgreSQL statement log, log_min_duration_statement = 0")
 
     def capture_count_sql(self, name):
         text = self.server_log_of(lambda: self.dpq_bench([name], 1, count=1))
