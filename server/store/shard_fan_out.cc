@@ -25,6 +25,7 @@ struct ShardPart {
   absl::Status status;
   ScanResult result;
   std::string data_error;
+  double seconds = 0;  // wall time, from asking the pool for a session to the last row
 };
 
 // Runs the shard-local statement on `part`'s shard.
@@ -76,13 +77,17 @@ absl::Status ShardFanOut::Scan(const query::ScanPlan& plan, absl::Time deadline,
   const auto run = [&](ShardPart& part) {
     const absl::Time start = absl::Now();
     ScanShard(plan, deadline, filter, partition_seed, arithmetic, part);
-    if (observer_) observer_(part.name, absl::ToDoubleSeconds(absl::Now() - start));
+    part.seconds = absl::ToDoubleSeconds(absl::Now() - start);
   };
   // All shards at once: one thread per shard beyond the first, which runs here.
   std::vector<std::thread> threads;
   for (size_t i = 1; i < parts.size(); ++i) threads.emplace_back(run, std::ref(parts[i]));
   if (!parts.empty()) run(parts[0]);
   for (std::thread& t : threads) t.join();
+  // On this thread, one shard after the other: the observer need not be thread-safe.
+  if (observer_) {
+    for (const ShardPart& part : parts) observer_(part.name, part.seconds);
+  }
   for (const ShardPart& part : parts) RETURN_IF_ERROR(part.status);
   for (const ShardPart& part : parts) {
     if (!part.data_error.empty()) {

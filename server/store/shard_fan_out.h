@@ -42,7 +42,8 @@ class ShardFanOut {
   explicit ShardFanOut(ShardStore* shards) : shards_(shards) {}
 
   // Called once per shard and scan, with the shard's name and the wall time of its statement
-  // (from asking the pool for a session to the last row), whether it succeeded or not.
+  // (from asking the pool for a session to the last row), whether it succeeded or not; on the
+  // scanning thread, after every shard finished, so it need not be thread-safe.
   void SetScanObserver(std::function<void(const std::string& shard, double seconds)> observer) {
     observer_ = std::move(observer);
   }
