@@ -379,6 +379,34 @@ TEST_F(ShardedDatasetTest, AShardDownBeforeTheQueryRefusesItWithNothingCharged) 
   EXPECT_THAT(engine_->Run(admin_, Spec("people_sharded", AggregateKind::kSum), "down-2"), IsOk());
 }
 
+// A shard that fails after the charge (its table moved away while it still answers the probe)
+// follows the paid-scan rules: charged and unanswered (UNAVAILABLE, the fixed message), and the
+// retry with the same request id, once the shard is whole again, runs the paid scan without a
+// second charge. On both paths: pushed down through postgres_fdw, and sent to each shard by dpqd.
+TEST_F(ShardedDatasetTest, AShardFailingAfterTheChargeIsAnsweredOnTheRetryWithoutASecondCharge) {
+  const std::string table = absl::StrCat("ds_", sharded_.id);
+  const std::vector<std::pair<QuerySpec, std::string>> paths = {
+      {Spec("people_sharded", AggregateKind::kSum), "paid-pushed-down"},
+      {FanOutSpecs("people_sharded")[1], "paid-fanned-out"}};
+  int64_t spent = 0;
+  for (const auto& [spec, request_id] : paths) {
+    SCOPED_TRACE(request_id);
+    ASSERT_OK(
+        west_->Query(absl::StrCat("ALTER TABLE dpq_shard.", table, " RENAME TO moved")).status());
+    absl::StatusOr<QueryOutcome> failed = engine_->Run(admin_, spec, request_id);
+    ASSERT_OK(west_->Query(absl::StrCat("ALTER TABLE dpq_shard.moved RENAME TO ", table)).status());
+    EXPECT_THAT(failed, StatusIs(absl::StatusCode::kUnavailable,
+                                 HasSubstr("was charged but not answered")));
+    const int64_t charged = SpentUnits(sharded_);
+    EXPECT_GT(charged, spent);
+    ASSERT_OK_AND_ASSIGN(QueryOutcome retried, engine_->Run(admin_, spec, request_id));
+    EXPECT_GT(retried.rows.size(), 0u);
+    EXPECT_EQ(SpentUnits(sharded_), charged) << "the retry was charged again";
+    spent = charged;
+  }
+  EXPECT_EQ(AuditRows(), "2");
+}
+
 TEST_F(ShardedDatasetTest, ALoadThatFailsLeavesNothingVisibleAndTheNextLoadClearsItsRows) {
   ASSERT_OK_AND_ASSIGN(store::ScanResult before,
                        ExactScan(Spec("people_sharded", AggregateKind::kSum)));
