@@ -84,7 +84,7 @@ absl::Status ShardFanOut::Scan(const query::ScanPlan& plan, absl::Time deadline,
   for (size_t i = 1; i < parts.size(); ++i) threads.emplace_back(run, std::ref(parts[i]));
   if (!parts.empty()) run(parts[0]);
   for (std::thread& t : threads) t.join();
-  // On this thread, one shard after the other: the observer need not be thread-safe.
+  // On this thread, one shard after the other (shard_fan_out.h says what the observer may assume).
   if (observer_) {
     for (const ShardPart& part : parts) observer_(part.name, part.seconds);
   }

@@ -43,7 +43,8 @@ class ShardFanOut {
 
   // Called once per shard and scan, with the shard's name and the wall time of its statement
   // (from asking the pool for a session to the last row), whether it succeeded or not; on the
-  // scanning thread, after every shard finished, so it need not be thread-safe.
+  // scanning thread, after every shard of that scan finished, so one scan's shards never call it
+  // at once. Concurrent scans do: it must be thread-safe (dpqd's metrics are).
   void SetScanObserver(std::function<void(const std::string& shard, double seconds)> observer) {
     observer_ = std::move(observer);
   }
