@@ -464,19 +464,19 @@ class Bench:
 
 def round_trips_and_statements(log_text):
     """From a PostgreSQL log written with log_min_duration_statement = 0: (round trips, SQL
-    statements, the first 110 characters of each trip's SQL). A `statement:` line is one simple Query message (its ';'-separated commands count
+    statements, each trip's server-side duration and the first 100 characters of its SQL). A `statement:` line is one simple Query message (its ';'-separated commands count
     one by one); an `execute` line is one extended-protocol Execute, sent with its Parse and Bind
     in the same trip (their own `parse`/`bind` lines are not counted again)."""
     trips = statements = 0
     texts = []
     for line in log_text.splitlines():
-        m = re.search(r"duration: [0-9.]+ ms  (statement|execute [^:]*): (.*)$", line)
+        m = re.search(r"duration: ([0-9.]+) ms  (statement|execute [^:]*): (.*)$", line)
         if not m:
             continue
         trips += 1
-        texts.append(m.group(2)[:110])
-        if m.group(1) == "statement":
-            statements += sum(1 for part in m.group(2).split(";") if part.strip())
+        texts.append("%7.3f ms  %s" % (float(m.group(1)), m.group(3)[:100]))
+        if m.group(2) == "statement":
+            statements += sum(1 for part in m.group(3).split(";") if part.strip())
         else:
             statements += 1
     return trips, statements, texts

@@ -529,6 +529,9 @@ def main():
                    help="visits rows of p8's join (default 1000000; quick 10000)")
     p.add_argument("--tmp-dir", default=None)
     p.add_argument("--keep", action="store_true")
+    p.add_argument("--dpqd-arg", action="append", default=[], metavar="FLAG",
+                   help="one more dpqd flag (repeatable), e.g. --dpqd-arg=--db-pool-size=32, "
+                        "to compare settings side by side; recorded in the results' dpqd_flags")
     args = p.parse_args()
     args.only = set(x.strip() for x in args.only.split(",") if x.strip())
     unknown = args.only - {"p1", "p2", "p3", "p4", "p8", "p9"}
@@ -536,7 +539,8 @@ def main():
         p.error("--only: unknown scenario group(s) %s (known: p1, p2, p3, p4, p8, p9)"
                 % ", ".join(sorted(unknown)))
     args.psql = os.path.join(PGBIN, "psql")
-    args.dpqd_args = ["--max-queries-per-minute", "0"]  # the default 6000/min would cap p2
+    # The default 6000/min would cap p2.
+    args.dpqd_args = ["--max-queries-per-minute", "0"] + args.dpqd_arg
     size = dict(SIZES["quick" if args.quick else "full"])
     if args.p1_rows:
         size["p1_rows"] = [int(x) for x in args.p1_rows.split(",")]

@@ -36,7 +36,8 @@ ABSL_FLAG(std::string, admin_token_file, "",
           "file holding the bootstrap admin token (else env DPQ_ADMIN_TOKEN; no default exists)");
 ABSL_FLAG(std::string, migrations_dir, "",
           "directory of NNNN_*.sql migrations; empty: the migrations built into dpqd");
-ABSL_FLAG(int, db_pool_size, 8, "database connections per dpqd process");
+ABSL_FLAG(int, db_pool_size, 8,
+          "sessions in each of dpqd's two pools per database server (its own and the scan pool)");
 ABSL_FLAG(std::string, read_database_url, "",
           "libpq URL of a streaming-replication hot standby of --database-url: aggregate scans run "
           "there once it has replayed the dataset, every write stays on the primary (docs/"

@@ -105,7 +105,8 @@ absl::StatusOr<metrics::LedgerFigures> ReadLedgerFigures(store::BudgetLedger& le
 }
 
 metrics::PoolFigures ReadPoolFigures(const store::Database& db, const store::ScanRouter& router) {
-  return PoolFiguresOf(db.Stats(), router.Stats());
+  // Every session dpqd holds to the primary: the main pool and the scan pool.
+  return PoolFiguresOf(db.Stats() + router.PrimaryScanPoolStats(), router.Stats());
 }
 
 }  // namespace dpq::daemon

@@ -5,7 +5,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "server/base/status_macros.h"
-#include "server/store/one_trip_transaction.h"
 #include "server/store/scan_result_rows.h"
 #include "server/store/scan_sql.h"
 #include "server/store/shard_fan_out.h"
@@ -25,15 +24,12 @@ absl::Status AggregateScanner::RunOnce(const query::ScanPlan& plan, absl::Time d
     return fan_out_->Scan(plan, deadline, filter, partition_seed, arithmetic, out, data_error);
   }
   const auto scan = [&](pqxx::connection& c) -> absl::Status {
-    // Least privilege (docs/database-roles.md): the raw rows are read in a READ ONLY transaction
-    // under dpq_scan, which can read the dataset tables and nothing else, so even a flaw in the
-    // SQL built below could neither write nor read a ledger, an audit row or a token hash.
-    // BEGIN and the settings go in one round trip (one_trip_transaction.h).
-    ASSIGN_OR_RETURN(std::string timeout, StatementTimeoutSetting(deadline, "aggregate scan"));
-    std::string settings = absl::StrCat("SET LOCAL ROLE ", kScanRole);
-    if (!timeout.empty()) absl::StrAppend(&settings, "; ", timeout);
-    OneTripTransaction read_only(c, OneTripTransaction::Mode::kReadOnly, settings);
-    pqxx::transaction_base& tx = read_only.tx();
+    // Least privilege (docs/database-roles.md): the router's scan sessions read the raw rows as
+    // dpq_scan, which can read the dataset tables and nothing else, in read-only transactions, so
+    // even a flaw in the SQL built below could neither write nor read a ledger, an audit row or a
+    // token hash. The scan is one autocommitted statement: one round trip (scan_session.h).
+    RETURN_IF_ERROR(ApplyScanDeadline(c, deadline, "aggregate scan"));
+    pqxx::nontransaction tx(c);
     // Identifiers come from the stored schema (validated at creation) and are quoted; every value
     // is a bound parameter.
     const auto quote = [&tx](const std::string& name) { return tx.quote_name(name); };

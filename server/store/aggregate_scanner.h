@@ -16,14 +16,11 @@
 #include "server/store/scan_arithmetic.h"
 #include "server/store/scan_result.h"
 #include "server/store/scan_router.h"
+#include "server/store/scan_session.h"
 
 namespace dpq::store {
 
 class ShardFanOut;
-
-// The database role every scan runs under (migration 0010; docs/database-roles.md): SELECT on the
-// dataset tables in dpq_data, nothing else.
-inline constexpr char kScanRole[] = "dpq_scan";
 
 class AggregateScanner {
  public:

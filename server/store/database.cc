@@ -13,12 +13,24 @@ namespace dpq::store {
 
 std::string ExactDouble(double v) { return absl::StrFormat("%.17g", v); }
 
-Database::Database(std::string url, int pool_size) : url_(std::move(url)), pool_size_(pool_size) {}
+Database::Database(std::string url, int pool_size, SessionSetup session_setup)
+    : url_(std::move(url)), pool_size_(pool_size), session_setup_(std::move(session_setup)) {}
 
 Database::~Database() = default;
 
-std::unique_ptr<Database> Database::OpenDeferred(std::string url, int pool_size) {
-  return std::unique_ptr<Database>(new Database(std::move(url), pool_size < 1 ? 1 : pool_size));
+std::unique_ptr<Database> Database::OpenDeferred(std::string url, int pool_size,
+                                                 SessionSetup session_setup) {
+  return std::unique_ptr<Database>(
+      new Database(std::move(url), pool_size < 1 ? 1 : pool_size, std::move(session_setup)));
+}
+
+PoolStats operator+(const PoolStats& a, const PoolStats& b) {
+  return PoolStats{a.opened + b.opened,
+                   a.connect_failures + b.connect_failures,
+                   a.closed_after_error + b.closed_after_error,
+                   a.closed_by_server + b.closed_by_server,
+                   a.in_use + b.in_use,
+                   a.idle + b.idle};
 }
 
 absl::StatusOr<std::unique_ptr<Database>> Database::Open(std::string url, int pool_size) {
@@ -60,7 +72,7 @@ void InhibitReactivation(pqxx::connection& conn) {
 // (extra_float_digits = 3: shortest round-trip text, so `x::text` is injective on doubles and group
 // keys compared as text in the bounding window and in the grouping agree); dates and times in ISO
 // and UTC; unqualified names resolve in public only; backslashes in literals are literal; no
-// statement, lock or idle timeout but the ones a caller sets with SET LOCAL (the scan's deadline).
+// statement, lock or idle timeout but the ones a caller sets (the scan's deadline, scan_session.h).
 // The timeouts come first: PostgreSQL applies statement_timeout to each statement of this string
 // in turn, so a tiny timeout from the URL could otherwise cancel the pinning itself (it did, under
 // ASan, with statement_timeout = 1 ms).
@@ -106,6 +118,7 @@ absl::StatusOr<std::unique_ptr<pqxx::connection>> Database::Acquire() {
     auto conn = std::make_unique<pqxx::connection>(url_);
     InhibitReactivation(*conn);
     PinSessionSettings(*conn);
+    if (session_setup_) session_setup_(*conn);
     absl::MutexLock lock(&mu_);
     ++counts_.opened;
     return conn;

@@ -45,7 +45,12 @@ class Database {
   static absl::StatusOr<std::unique_ptr<Database>> Open(std::string url, int pool_size);
   // As Open, without the eager connection: for a server that may be down when dpqd starts (a read
   // standby, store/scan_router.h); the first Run connects, and fails with UNAVAILABLE if it cannot.
-  static std::unique_ptr<Database> OpenDeferred(std::string url, int pool_size);
+  // `session_setup` (may be null) runs on every new session after the pinned settings, outside
+  // any transaction: a pool whose sessions all hold one role and mode (the scan pool,
+  // scan_session.h). A throw from it fails the connection attempt (UNAVAILABLE).
+  using SessionSetup = std::function<void(pqxx::connection&)>;
+  static std::unique_ptr<Database> OpenDeferred(std::string url, int pool_size,
+                                                SessionSetup session_setup = nullptr);
   ~Database();
 
   // Runs `fn` on a pooled connection. Exceptions thrown inside are mapped to a Status naming
@@ -68,13 +73,14 @@ class Database {
   }
 
   const std::string& url() const { return url_; }
+  int pool_size() const { return pool_size_; }
 
   PoolStats Stats() const;
 
   static constexpr int kMaxAttempts = 3;
 
  private:
-  Database(std::string url, int pool_size);
+  Database(std::string url, int pool_size, SessionSetup session_setup);
   absl::Status RunWithAttempts(absl::string_view context,
                                const std::function<absl::Status(pqxx::connection&)>& fn,
                                int attempts);
@@ -84,11 +90,15 @@ class Database {
 
   const std::string url_;
   const int pool_size_;
+  const SessionSetup session_setup_;
   mutable absl::Mutex mu_;
   std::vector<std::unique_ptr<pqxx::connection>> idle_ ABSL_GUARDED_BY(mu_);
   int open_ ABSL_GUARDED_BY(mu_) = 0;      // established or being established, lent out or idle
   PoolStats counts_ ABSL_GUARDED_BY(mu_);  // the counters only; Stats() fills in the gauges
 };
+
+// The sum of two pools' figures (dpqd's metrics count every session it holds to the primary).
+PoolStats operator+(const PoolStats& a, const PoolStats& b);
 
 // Formats a double so that it parses back to the same value (17 significant digits).
 std::string ExactDouble(double v);

@@ -4,10 +4,11 @@
 
 #include <pqxx/pqxx>
 
-#include "absl//strings/str_cat.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "server/base/database_failure.h"
 #include "server/base/status_macros.h"
+#include "server/store/scan_session.h"
 
 namespace dpq::store {
 namespace {
@@ -26,6 +27,19 @@ absl::StatusOr<int64_t> ReplayedVersion(Database& standby, int64_t dataset_id) {
 }
 
 }  // namespace
+
+ScanRouter::ScanRouter(Database* primary)
+    : primary_scans_(
+          Database::OpenDeferred(primary->url(), primary->pool_size(), SetUpScanSession)) {}
+
+ScanRouter::ScanRouter(Database* primary, std::unique_ptr<Database> standby,
+                       ScanRouterOptions options)
+    : primary_scans_(
+          Database::OpenDeferred(primary->url(), primary->pool_size(), SetUpScanSession)),
+      standby_(std::move(standby)),
+      standby_scans_(
+          Database::OpenDeferred(standby_->url(), standby_->pool_size(), SetUpScanSession)),
+      options_(options) {}
 
 bool ScanRouter::StandbyWorthTrying() {
   absl::MutexLock lock(&mu_);
@@ -74,7 +88,7 @@ absl::Status ScanRouter::Run(absl::string_view context,
   if (standby_ != nullptr && StandbyWorthTrying()) {
     const absl::Status fresh = AwaitStandby(versions, deadline);
     if (fresh.ok()) {
-      const absl::Status s = standby_->Run(context, scan);
+      const absl::Status s = standby_scans_->Run(context, scan);
       // Retryable failures are all UNAVAILABLE (pqxx_status.h): the standby broke, or recovery
       // conflicts cancelled the scan on every attempt (kConflict: the standby itself is up).
       const bool unusable = s.code() == absl::StatusCode::kUnavailable;
@@ -103,7 +117,7 @@ absl::Status ScanRouter::Run(absl::string_view context,
     absl::MutexLock lock(&mu_);
     ++stats_.scans_on_primary;
   }
-  return primary_->Run(context, scan);
+  return primary_scans_->Run(context, scan);
 }
 
 absl::StatusOr<bool> InRecovery(Database& db) {

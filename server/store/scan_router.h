@@ -53,10 +53,12 @@ struct ScanRouterOptions {
 
 class ScanRouter {
  public:
-  // Without a standby every scan runs on `primary`.
-  explicit ScanRouter(Database* primary) : primary_(primary) {}
-  ScanRouter(Database* primary, std::unique_ptr<Database> standby, ScanRouterOptions options)
-      : primary_(primary), standby_(std::move(standby)), options_(options) {}
+  // Without a standby every scan runs on the server behind `primary`. Scans never run on
+  // `primary`'s own sessions: the router opens a scan pool of the same size and URL, whose
+  // sessions hold the scan role and read-only mode from their start (scan_session.h), and one on
+  // the standby; `standby` itself reads the replayed versions.
+  explicit ScanRouter(Database* primary);
+  ScanRouter(Database* primary, std::unique_ptr<Database> standby, ScanRouterOptions options);
 
   // Runs `scan` (a retryable unit of work, as for Database::Run) on the standby when it has
   // replayed `dataset_id` at `min_version` or later, else on the primary. Errors are those of the
@@ -71,6 +73,8 @@ class ScanRouter {
                    const std::function<absl::Status(pqxx::connection&)>& scan);
 
   ScanRouteStats Stats() const;
+  // The primary's scan pool (dpqd's metrics count it with the main pool: sessions to the primary).
+  PoolStats PrimaryScanPoolStats() const { return primary_scans_->Stats(); }
 
  private:
   // OK: the standby serves this scan. NOT_FOUND: lagging past the wait. UNAVAILABLE: unusable.
@@ -80,8 +84,9 @@ class ScanRouter {
   bool StandbyWorthTrying();
   void NoteStandby(bool up);
 
-  Database* primary_;
-  std::unique_ptr<Database> standby_;
+  std::unique_ptr<Database> primary_scans_;
+  std::unique_ptr<Database> standby_;        // the replayed versions (dpqd's role)
+  std::unique_ptr<Database> standby_scans_;  // the scans (the scan role)
   ScanRouterOptions options_;
   mutable absl::Mutex mu_;
   ScanRouteStats stats_ ABSL_GUARDED_BY(mu_);

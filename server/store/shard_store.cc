@@ -374,22 +374,28 @@ absl::Status ShardStore::CheckUp(const std::vector<std::string>& names) {
 
 absl::StatusOr<std::vector<ShardUrl>> ShardStore::ConnectionUrls(
     const std::vector<std::string>& names) {
+  // Each shard's name with its foreign server's (ShardServerName, the one place that names it).
   ArrayLiteral wanted;
-  for (const std::string& name : names) wanted.AddText(name);
+  ArrayLiteral servers;
+  for (const std::string& name : names) {
+    wanted.AddText(name);
+    servers.AddText(ShardServerName(name));
+  }
   std::map<std::string, ShardUrl> found;
   RETURN_IF_ERROR(db_->Run("reading the shards' connections", [&](pqxx::connection& c) {
     found.clear();
-    pqxx::read_transaction tx(c);
+    pqxx::nontransaction tx(c);  // one statement: its own snapshot, no BEGIN and COMMIT
     const pqxx::result rows = tx.exec_params(
         "SELECT s.name, s.host, s.port, s.dbname, s.username, "
         "  (SELECT option_value FROM pg_options_to_table(m.umoptions) "
         "   WHERE option_name = 'password'), "
         "  (SELECT option_value FROM pg_options_to_table(f.srvoptions) "
         "   WHERE option_name = 'sslmode') "
-        "FROM shards s JOIN pg_foreign_server f ON f.srvname = 'dpq_shard_' || s.name "
-        "JOIN pg_user_mappings m ON m.srvid = f.oid AND m.usename = current_user "
-        "WHERE s.name = ANY($1::text[]) AND s.removed_at IS NULL",
-        wanted.str());
+        "FROM unnest($1::text[], $2::text[]) AS w(name, server) "
+        "JOIN shards s ON s.name = w.name AND s.removed_at IS NULL "
+        "JOIN pg_foreign_server f ON f.srvname = w.server "
+        "JOIN pg_user_mappings m ON m.srvid = f.oid AND m.usename = current_user",
+        wanted.str(), servers.str());
     for (const pqxx::row& r : rows) {
       ShardUrl& u = found[r[0].as<std::string>()];
       u.host = r[1].as<std::string>();

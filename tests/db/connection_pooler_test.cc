@@ -51,7 +51,8 @@ int FreeLoopbackPort() {
 class PgBouncer {
  public:
   static absl::StatusOr<std::unique_ptr<PgBouncer>> Start(const std::string& server_socket_dir,
-                                                          const std::string& pool_mode) {
+                                                          const std::string& pool_mode,
+                                                          int server_connections) {
     std::unique_ptr<PgBouncer> b(new PgBouncer());
     ASSIGN_OR_RETURN(b->dir_, TempDir::Create("dpq-pgbouncer-"));
     b->port_ = FreeLoopbackPort();
@@ -63,7 +64,8 @@ class PgBouncer {
                      "[pgbouncer]\nlisten_addr = 127.0.0.1\nlisten_port = ", b->port_,
                      "\nunix_socket_dir =\nauth_type = trust\nauth_file = ", dir,
                      "/users.txt\npool_mode = ", pool_mode,
-                     "\ndefault_pool_size = 1\nmax_client_conn = 50\n"
+                     "\ndefault_pool_size = ", server_connections,
+                     "\nmax_client_conn = 50\n"
                      "ignore_startup_parameters = options\nlogfile = ",
                      dir, "/pgbouncer.log\npidfile = ", dir, "/pgbouncer.pid\n")));
     absl::optional<RunAsUser> as;
@@ -119,11 +121,13 @@ class PgBouncer {
 
 class ConnectionPoolerTest : public ::dpq::testing::StoreTest {};
 
-// The whole query path through PgBouncer in session mode, with one server connection for all the
-// pool's clients: dataset load (COPY), grants, a query (plan, debit with its audit row, scan under
+// The whole query path through PgBouncer in session mode, with two server connections for all the
+// clients: one for dpqd's pool, one for the scan pool beside it (scan_session.h), each used by one
+// caller at a time. A session-mode pooler lends a server connection to a client for the client's
+// whole session, so it needs as many as dpqd holds sessions open: dataset load (COPY), grants, a query (plan, debit with its audit row, scan under
 // the scan role, release), its replay, and audit verification.
 TEST_F(ConnectionPoolerTest, SessionModeCarriesTheWholeQueryPath) {
-  ASSERT_OK_AND_ASSIGN(auto bouncer, PgBouncer::Start(pg_->server().socket_dir(), "session"));
+  ASSERT_OK_AND_ASSIGN(auto bouncer, PgBouncer::Start(pg_->server().socket_dir(), "session", 2));
   ASSERT_OK_AND_ASSIGN(auto pooled, Database::Open(bouncer->url(database()), 4));
   DatasetStore datasets(pooled.get());
   PrincipalStore principals(pooled.get());
@@ -173,7 +177,8 @@ TEST_F(ConnectionPoolerTest, TransactionModeBreaksPerSessionPreparedStatements) 
   ASSERT_THAT(BudgetLedger(db()).Set(dataset.schema.population_id, ::dpq::testing::EpsU(10), 0),
               IsOk());
   ASSERT_OK_AND_ASSIGN(Principal ann, CreatePrincipal("ann"));
-  ASSERT_OK_AND_ASSIGN(auto bouncer, PgBouncer::Start(pg_->server().socket_dir(), "transaction"));
+  ASSERT_OK_AND_ASSIGN(auto bouncer,
+                       PgBouncer::Start(pg_->server().socket_dir(), "transaction", 1));
   ASSERT_OK_AND_ASSIGN(auto client_a, Database::Open(bouncer->url(database()), 1));
   ASSERT_OK_AND_ASSIGN(auto client_b, Database::Open(bouncer->url(database()), 1));
   BudgetLedger ledger_a(client_a.get()), ledger_b(client_b.get());
