@@ -123,10 +123,13 @@ absl::StatusOr<absl::optional<Allocation>> BudgetLedger::FindAllocation(
 
 absl::StatusOr<DebitResult> BudgetLedger::Debit(int64_t population_id, Allocation allocation) {
   const absl::Time start = absl::Now();
-  absl::StatusOr<DebitResult> result = DebitBatcher::Shared().Submit(
-      db_, population_id, std::move(allocation), [this, population_id](DebitBatcher::Group& group) {
-        CommitDebitGroup(db_, population_id, group);
-      });
+  // The group runs on the leader's own function, so this debit's principal is the leader's.
+  const int64_t principal = allocation.principal_id;
+  absl::StatusOr<DebitResult> result =
+      DebitBatcher::Shared().Submit(db_, population_id, std::move(allocation),
+                                    [this, population_id, principal](DebitBatcher::Group& group) {
+                                      CommitDebitGroup(db_, population_id, principal, group);
+                                    });
   if (debit_observer_) debit_observer_(absl::ToDoubleSeconds(absl::Now() - start));
   return result;
 }

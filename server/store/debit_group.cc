@@ -28,22 +28,37 @@ struct Statement {
   std::string sql;
 };
 
+// A population_caps row as GrantCapFromRow reads it, from column `first` on.
+constexpr char kGrantCapColumns[] =
+    "principal_id, epsilon_cap_units, delta_cap_units, epsilon_spent_units, delta_spent_units";
+
 const std::vector<Statement>& LedgerStatements() {
   static const std::vector<Statement>* const statements = new std::vector<Statement>{
       {"dpq_find_allocation",
        absl::StrCat("SELECT ", kAllocationColumns,
                     " FROM audit WHERE population_id = $1 AND request_id = $2")},
+      // The ledger row, then the leader's grant row ($2), in one round trip and in that order:
+      // the CTE's own row lock runs as its row is fetched, and the LATERAL subquery, which needs
+      // that row's values, only after it. (A FOR UPDATE on the outer query would lock after the
+      // join, so after the grant.) The grant row is read under the statement's snapshot, taken
+      // before the ledger lock was granted: a row updated since is locked and returned at its
+      // newest version (READ COMMITTED's FOR UPDATE), and none can appear since, because an
+      // analyst's population_caps row is created with the analyst's first grant, which committed
+      // before the query read its schema and grant.
       {"dpq_debit_lock_ledger",
-       absl::StrCat(
-           "SELECT ", kBudgetColumns,
-           " FROM ledgers l JOIN populations p ON p.id = l.population_id WHERE l.population_id = $1 "
-           "FOR UPDATE OF l")},
+       absl::StrCat("WITH k AS MATERIALIZED (SELECT ", kBudgetColumns,
+                    " FROM ledgers l JOIN populations p ON p.id = l.population_id "
+                    "WHERE l.population_id = $1 FOR UPDATE OF l) "
+                    "SELECT k.*, g.* FROM k LEFT JOIN LATERAL (SELECT ",
+                    kGrantCapColumns,
+                    " FROM population_caps c WHERE c.population_id = k.population_id "
+                    "AND c.principal_id = $2 FOR UPDATE) g ON true")},
       // ORDER BY below FOR UPDATE: rows are locked in principal order (the LockRows step runs on
       // the sorted rows), the one order every debit group uses.
       {"dpq_debit_lock_grants",
-       "SELECT principal_id, epsilon_cap_units, delta_cap_units, epsilon_spent_units, "
-       "delta_spent_units FROM population_caps WHERE population_id = $1 AND principal_id = ANY($2::bigint[]) "
-       "ORDER BY principal_id FOR UPDATE"},
+       absl::StrCat("SELECT ", kGrantCapColumns,
+                    " FROM population_caps WHERE population_id = $1 AND principal_id = "
+                    "ANY($2::bigint[]) ORDER BY principal_id FOR UPDATE")},
       // Per-block ledgers: the cells of the group's blocks, created when first charged (with the
       // ledger's per-block budget: no totals of their own) and locked in block order, the one
       // order every debit uses (and only under the population's ledger row lock, so no other
@@ -143,12 +158,32 @@ absl::optional<int64_t> OptionalInt(const pqxx::field& f) {
 
 std::string OptionalDouble(const absl::optional<double>& v) { return v ? ExactDouble(*v) : ""; }
 
+// The analyst's cap and spend in a population_caps row read from column `first` on
+// (kGrantCapColumns).
+std::pair<int64_t, GrantCap> GrantCapFromRow(const pqxx::row& row, pqxx::row::size_type first) {
+  GrantCap g;
+  g.epsilon_cap_units = OptionalInt(row[first + 1]);
+  g.delta_cap_units = OptionalInt(row[first + 2]);
+  g.epsilon_spent_units = row[first + 3].as<int64_t>();
+  g.delta_spent_units = row[first + 4].as<int64_t>();
+  return {row[first].as<int64_t>(), g};
+}
+
 // 1. The ledger row, locked until the transaction ends: every budget change of the dataset is
-//    serialised on it, group after group.
-absl::StatusOr<LedgerState> LockLedgerRow(pqxx::transaction_base& tx, int64_t population_id) {
-  const pqxx::result ledger = tx.exec_prepared("dpq_debit_lock_ledger", population_id);
+//    serialised on it, group after group. The leader's grant row comes locked with it, into
+//    `grants` (nothing for a principal without one: an admin), so a group of one analyst's
+//    debits, the common case, locks its grants without a round trip of its own.
+absl::StatusOr<LedgerState> LockLedgerRow(pqxx::transaction_base& tx, int64_t population_id,
+                                          int64_t leader_principal,
+                                          std::map<int64_t, GrantCap>* grants) {
+  const pqxx::result ledger =
+      tx.exec_prepared("dpq_debit_lock_ledger", population_id, leader_principal);
   if (ledger.empty()) {
     return absl::NotFoundError(absl::StrCat("no ledger for dataset id ", population_id));
+  }
+  grants->clear();
+  if (!ledger[0][kLedgerColumnCount].is_null()) {
+    grants->insert(GrantCapFromRow(ledger[0], kLedgerColumnCount));
   }
   return LedgerFromRow(ledger[0]);
 }
@@ -180,26 +215,24 @@ std::map<std::string, Allocation> ReadPriorAllocations(pqxx::connection& c,
   return prior;
 }
 
-// 3. The grant rows of the group's principals (lock order: ledger, then grants by principal id; a
-//    grant row belongs to one dataset, so groups of different datasets share no row). Principals
-//    without a grant row (admins) have no cap.
-std::map<int64_t, GrantCap> LockGrants(pqxx::transaction_base& tx, int64_t population_id,
-                                       absl::Span<const Allocation* const> group) {
+// 3. The grant rows of the group's other principals, after the leader's (lock order: ledger,
+//    the leader's grant, then the others by principal id; every debit group of a population holds
+//    its ledger row first, and a grant row belongs to one population, so no two groups wait on
+//    each other's grants). Principals without a grant row (admins) have no cap. No statement when
+//    every member is the leader's principal.
+void LockGrants(pqxx::transaction_base& tx, int64_t population_id, int64_t leader_principal,
+                absl::Span<const Allocation* const> group, std::map<int64_t, GrantCap>* grants) {
   std::set<int64_t> principal_ids;
-  for (const Allocation* a : group) principal_ids.insert(a->principal_id);
+  for (const Allocation* a : group) {
+    if (a->principal_id != leader_principal) principal_ids.insert(a->principal_id);
+  }
+  if (principal_ids.empty()) return;
   ArrayLiteral principals;
   for (int64_t id : principal_ids) principals.AddInt(id);
-  std::map<int64_t, GrantCap> grants;
   for (const auto& row :
        tx.exec_prepared("dpq_debit_lock_grants", population_id, principals.str())) {
-    GrantCap g;
-    g.epsilon_cap_units = OptionalInt(row[1]);
-    g.delta_cap_units = OptionalInt(row[2]);
-    g.epsilon_spent_units = row[3].as<int64_t>();
-    g.delta_spent_units = row[4].as<int64_t>();
-    grants.emplace(row[0].as<int64_t>(), g);
+    grants->insert(GrantCapFromRow(row, 0));
   }
-  return grants;
 }
 
 // 3c. Per-block ledgers: what each analyst with a grant row spent in each block the analyst's
@@ -397,14 +430,17 @@ void AttachReleases(pqxx::transaction_base& tx, int64_t population_id,
   }
 }
 
-void CommitDebitGroup(Database* db, int64_t population_id, DebitBatcher::Group& taker) {
+void CommitDebitGroup(Database* db, int64_t population_id, int64_t leader_principal,
+                      DebitBatcher::Group& taker) {
   DebitAdmission admission;
   const absl::Status run = db->Run("debit", [&](pqxx::connection& c) -> absl::Status {
     PrepareLedgerStatements(c);
     // BEGIN and the plan mode in one round trip (one_trip_transaction.h).
     OneTripTransaction t(c, OneTripTransaction::Mode::kReadWrite, kGenericPlans);
     pqxx::transaction_base& tx = t.tx();
-    ASSIGN_OR_RETURN(const LedgerState ledger, LockLedgerRow(tx, population_id));
+    std::map<int64_t, GrantCap> grants;
+    ASSIGN_OR_RETURN(const LedgerState ledger,
+                     LockLedgerRow(tx, population_id, leader_principal, &grants));
     // Only now take the group: debits that arrived while this leader connected and waited for the
     // lock join it (under load, those are typically the members of the previous group, back with
     // their next debit). A retried transaction (Run repeats this function after a serialization
@@ -413,7 +449,7 @@ void CommitDebitGroup(Database* db, int64_t population_id, DebitBatcher::Group& 
     for (const DebitBatcher::Member* m : taker.Take()) group.push_back(&m->allocation);
     const std::map<std::string, Allocation> prior =
         ReadPriorAllocations(c, tx, population_id, ledger.head_seq, group);
-    std::map<int64_t, GrantCap> grants = LockGrants(tx, population_id, group);
+    LockGrants(tx, population_id, leader_principal, group, &grants);
     std::map<int64_t, BlockCell> blocks;
     if (ledger.budget.per_block) {
       blocks = LockBlocks(tx, population_id, group);

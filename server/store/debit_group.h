@@ -41,10 +41,12 @@ void AttachReleases(pqxx::transaction_base& tx, int64_t population_id,
                     const std::vector<Allocation*>& allocations);
 
 // Decides and writes one group of debits of `population_id`, members in arrival order, in ONE
-// transaction: lock the ledger row, take the group, look up its request ids, lock the grants,
+// transaction: lock the ledger row with the grant row of `leader_principal` (the leader's own
+// debit's principal), take the group, look up its request ids, lock the other members' grants,
 // admit in memory (debit_admission.h), one statement writing the audit rows, the ledger and the
 // charged grants, one COMMIT. Every member gets its own result.
-void CommitDebitGroup(Database* db, int64_t population_id, DebitBatcher::Group& taker);
+void CommitDebitGroup(Database* db, int64_t population_id, int64_t leader_principal,
+                      DebitBatcher::Group& taker);
 
 }  // namespace dpq::store
 

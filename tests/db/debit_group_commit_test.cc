@@ -708,18 +708,18 @@ TEST_F(DebitGroupCommitTest, ALeaderFailingBeforeItFormsItsGroupFailsAlone) {
 
 // A group whose transaction fails after the group was formed (here: killed while waiting for a
 // grant row lock) gives that error to every member and writes nothing; the same request ids then
-// succeed, each charged once.
+// succeed, each charged once. The leader's own grant row is locked with the ledger row, before the
+// group forms, so the group waits on another analyst's grant: bob's, held by another session.
 TEST_F(DebitGroupCommitTest, AFailedGroupTransactionFailsEveryMemberAndWritesNothing) {
   constexpr int kQueued = 6;
   const int64_t ds = NewDataset("lost_group", 100, 0);
   PrincipalStore principals(db());
   ASSERT_THAT(principals.Grant("alice", "lost_group"), IsOk());
+  ASSERT_THAT(principals.Grant("bob", "lost_group"), IsOk());
   ASSERT_OK_AND_ASSIGN(DebitResult before, ledger_->Debit(ds, Alloc(alice_, "before", 1)));
-  // Another session holds alice's grant row: a group gets the ledger lock, is formed, then waits.
   std::thread holder([&] {
     (void)TrySql(absl::StrCat("SELECT 1 FROM population_caps WHERE population_id = ", ds,
-                              " AND principal_id = ", alice_.id,
-                              " FOR UPDATE; SELECT pg_sleep(5)"));
+                              " AND principal_id = ", bob_.id, " FOR UPDATE; SELECT pg_sleep(5)"));
   });
   ASSERT_TRUE(WaitFor([&] {
     return Sql("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND datname = "
@@ -727,16 +727,32 @@ TEST_F(DebitGroupCommitTest, AFailedGroupTransactionFailsEveryMemberAndWritesNot
   }));
   auto blocked_on_grant = [&] {
     return Sql("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND "
-               "wait_event_type = 'Lock' AND query LIKE '%FROM population_caps%FOR UPDATE'") == "1";
+               "wait_event_type = 'Lock' AND query LIKE '%FROM population_caps%FOR UPDATE%'") ==
+           "1";
   };
+  // Bob's debit leads and waits for his grant row inside its ledger lock, before taking a group.
   absl::StatusOr<DebitResult> first = absl::UnknownError("not run");
-  std::thread leader([&] { first = ledger_->Debit(ds, Alloc(alice_, "first", 1)); });
+  std::thread leader([&] { first = ledger_->Debit(ds, Alloc(bob_, "first", 1)); });
   ASSERT_TRUE(WaitFor(blocked_on_grant));
+  // The lock order: it holds the ledger row while it waits for the grant row.
+  const absl::StatusOr<std::string> probe = TrySql(
+      absl::StrCat("SELECT 1 FROM ledgers WHERE population_id = ", ds, " FOR UPDATE NOWAIT"));
+  ASSERT_FALSE(probe.ok()) << "the ledger row was free while the debit waited for a grant row";
+  EXPECT_THAT(std::string(probe.status().message()), HasSubstr("could not obtain lock"));
+  // Queued behind it: alice's m0 first (the next leader), then bob's and alice's by turns.
   std::vector<absl::StatusOr<DebitResult>> queued(kQueued, absl::UnknownError("not run"));
-  std::vector<std::thread> threads = QueueDebits(ds, &queued);
-  ASSERT_TRUE(WaitFor([&] { return DebitBatcher::Shared().Pending(db(), ds) == kQueued; }));
-  // Kill the first group (the leader alone); the next leader forms a group of all kQueued, which
-  // then waits for the grant row as well, and is killed too.
+  auto member_principal = [&](int i) { return i % 2 == 0 ? alice_ : bob_; };
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kQueued; ++i) {
+    threads.emplace_back([this, ds, &queued, &member_principal, i] {
+      BudgetLedger ledger(db());
+      queued[static_cast<size_t>(i)] =
+          ledger.Debit(ds, Alloc(member_principal(i), absl::StrCat("m", i), 1));
+    });
+    ASSERT_TRUE(WaitFor([&] { return DebitBatcher::Shared().Pending(db(), ds) == i + 2; }));
+  }
+  // Kill the first leader (alone: it took no group); the next, alice's, locks the ledger and her
+  // grant, forms a group of all kQueued, then waits for bob's grant row, and is killed too.
   EXPECT_EQ(KillBlocked("FROM population_caps%FOR UPDATE"), "t");
   leader.join();
   EXPECT_THAT(first, StatusIs(absl::StatusCode::kUnavailable));
@@ -749,14 +765,15 @@ TEST_F(DebitGroupCommitTest, AFailedGroupTransactionFailsEveryMemberAndWritesNot
   EXPECT_EQ(AuditRows(ds), 1);
   ASSERT_OK_AND_ASSIGN(BudgetState b, ledger_->Get(ds));
   EXPECT_EQ(b.epsilon_spent_units, EpsU(1));
-  EXPECT_EQ(Count(absl::StrCat(
-                "SELECT epsilon_spent_units FROM population_caps WHERE population_id = ", ds)),
+  EXPECT_EQ(Count(absl::StrCat("SELECT sum(epsilon_spent_units) FROM population_caps "
+                               "WHERE population_id = ",
+                               ds)),
             EpsU(1));
 
   // Retries charge each id exactly once.
   std::vector<Outcome> outcomes = {Record(Alloc(alice_, "before", 1), before)};
   for (int i = 0; i < kQueued; ++i) {
-    const Allocation a = Alloc(alice_, absl::StrCat("m", i), 1);
+    const Allocation a = Alloc(member_principal(i), absl::StrCat("m", i), 1);
     auto r = ledger_->Debit(ds, a);
     ASSERT_THAT(r, IsOk());
     EXPECT_FALSE(r->replayed);
