@@ -3,7 +3,6 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 
 namespace dpq::store {
 
@@ -55,13 +54,6 @@ void OneTripTransaction::Commit() {
     }
     throw;
   }
-}
-
-absl::StatusOr<std::string> StatementTimeoutSetting(absl::Time deadline, absl::string_view what) {
-  if (deadline == absl::InfiniteFuture()) return std::string();
-  const int64_t ms = absl::ToInt64Milliseconds(deadline - absl::Now());
-  if (ms <= 0) return absl::DeadlineExceededError(absl::StrCat(what, ": deadline already passed"));
-  return absl::StrCat("SET LOCAL statement_timeout = ", ms);
 }
 
 }  // namespace dpq::store

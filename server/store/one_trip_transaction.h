@@ -14,9 +14,7 @@
 
 #include <pqxx/pqxx>
 
-#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "absl/time/time.h"
 
 namespace dpq::store {
 
@@ -48,11 +46,6 @@ class OneTripTransaction {
   const int uncaught_at_start_;
   bool open_ = false;
 };
-
-// "SET LOCAL statement_timeout = <ms left until deadline>" (an integer computed here, never
-// request text), or "" for an infinite deadline; DEADLINE_EXCEEDED naming `what` when it has
-// passed. So a client that gave up does not leave a statement running.
-absl::StatusOr<std::string> StatementTimeoutSetting(absl::Time deadline, absl::string_view what);
 
 }  // namespace dpq::store
 

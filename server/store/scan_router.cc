@@ -26,19 +26,20 @@ absl::StatusOr<int64_t> ReplayedVersion(Database& standby, int64_t dataset_id) {
   return version;
 }
 
+// A scan pool (scan_session.h) to the same server as `db`, as large as its pool.
+std::unique_ptr<Database> ScanPoolBeside(const Database& db) {
+  return Database::OpenDeferred(db.url(), db.pool_size(), SetUpScanSession);
+}
+
 }  // namespace
 
-ScanRouter::ScanRouter(Database* primary)
-    : primary_scans_(
-          Database::OpenDeferred(primary->url(), primary->pool_size(), SetUpScanSession)) {}
+ScanRouter::ScanRouter(Database* primary) : primary_scans_(ScanPoolBeside(*primary)) {}
 
 ScanRouter::ScanRouter(Database* primary, std::unique_ptr<Database> standby,
                        ScanRouterOptions options)
-    : primary_scans_(
-          Database::OpenDeferred(primary->url(), primary->pool_size(), SetUpScanSession)),
+    : primary_scans_(ScanPoolBeside(*primary)),
       standby_(std::move(standby)),
-      standby_scans_(
-          Database::OpenDeferred(standby_->url(), standby_->pool_size(), SetUpScanSession)),
+      standby_scans_(ScanPoolBeside(*standby_)),
       options_(options) {}
 
 bool ScanRouter::StandbyWorthTrying() {

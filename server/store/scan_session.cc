@@ -11,13 +11,24 @@
 
 namespace dpq::store {
 
-void SetUpScanSession(pqxx::connection& c) {
+namespace {
+
+// `role` (a SET ROLE with its semicolon, or nothing), read-only transactions and no timeout.
+void SetUpReadOnlySession(pqxx::connection& c, absl::string_view role) {
   {
     pqxx::nontransaction tx(c);
-    tx.exec0(absl::StrCat("SET ROLE ", kScanRole, "; SET default_transaction_read_only = on"));
+    tx.exec0(absl::StrCat(role, "SET default_transaction_read_only = on"));
   }
   c.set_variable("statement_timeout", "0");
 }
+
+}  // namespace
+
+void SetUpScanSession(pqxx::connection& c) {
+  SetUpReadOnlySession(c, absl::StrCat("SET ROLE ", kScanRole, "; "));
+}
+
+void SetUpShardScanSession(pqxx::connection& c) { SetUpReadOnlySession(c, ""); }
 
 std::optional<int64_t> ScanTimeoutChange(int64_t current_ms, absl::Duration remaining) {
   if (remaining == absl::InfiniteDuration()) {

@@ -33,6 +33,10 @@ inline constexpr char kScanRole[] = "dpq_scan";
 // its SELECT. Then statement_timeout 0 through libpqxx, which so remembers it (ApplyScanDeadline):
 // two round trips, once in a session's life.
 void SetUpScanSession(pqxx::connection& c);
+// The same for a shard's scan sessions (shard_fan_out.h), without the role: a shard has no
+// dpq_scan, and its login reads the shard's tables only. Read-only, because that login may own
+// them.
+void SetUpShardScanSession(pqxx::connection& c);
 
 // The statement_timeout (ms; 0: none) a scan session must take so a scan with `remaining` time to
 // its deadline is neither cut short nor left running long after it, or nullopt when `current_ms`

@@ -11,8 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "server/base/status_macros.h"
-#include "server/store/one_trip_transaction.h"
 #include "server/store/scan_result_rows.h"
+#include "server/store/scan_session.h"
 #include "server/store/scan_sql.h"
 
 namespace dpq::store {
@@ -34,11 +34,11 @@ void ScanShard(const query::ScanPlan& plan, absl::Time deadline,
                ScanArithmetic arithmetic, ShardPart& part) {
   part.status =
       part.pool->Run(absl::StrCat("aggregate scan on shard ", part.name), [&](pqxx::connection& c) {
-        // READ ONLY: the shard's login may own the table, and the scan must not be able to
-        // write even if the statement were wrong.
-        ASSIGN_OR_RETURN(std::string settings, StatementTimeoutSetting(deadline, "aggregate scan"));
-        OneTripTransaction read_only(c, OneTripTransaction::Mode::kReadOnly, settings);
-        pqxx::transaction_base& tx = read_only.tx();
+        // One autocommitted statement on a read-only session (SetUpShardScanSession: the
+        // shard's login may own the table, and the scan must not be able to write even if the
+        // statement were wrong), its deadline the session's statement_timeout.
+        RETURN_IF_ERROR(ApplyScanDeadline(c, deadline, "aggregate scan"));
+        pqxx::nontransaction tx(c);
         const auto quote = [&tx](const std::string& name) { return tx.quote_name(name); };
         ASSIGN_OR_RETURN(
             ScanStatement statement,
@@ -56,7 +56,8 @@ std::shared_ptr<Database> ShardFanOut::PoolFor(const ShardUrl& url, absl::Time n
     it = now - it->second.last_used > kIdlePoolLifetime ? pools_.erase(it) : std::next(it);
   }
   Pool& pool = pools_[conninfo];
-  if (pool.db == nullptr) pool.db = Database::OpenDeferred(conninfo, kSessionsPerShard);
+  if (pool.db == nullptr)
+    pool.db = Database::OpenDeferred(conninfo, kSessionsPerShard, SetUpShardScanSession);
   pool.last_used = now;
   return pool.db;
 }
