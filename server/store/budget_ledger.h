@@ -14,6 +14,11 @@
 //   UPDATE ledgers SET spent, audit head, accountant state;  UPDATE grants ... (per analyst);
 //   COMMIT
 // and each caller releases its answer only after Debit returns OK, i.e. after that COMMIT.
+// A group this process can decide on the rows it remembers from its last group of the dataset
+// (server-drawn request ids, known grant rows, no time blocks) skips all but the write: one
+// autocommitted statement locks the same rows in the same order and writes only if each is
+// exactly as remembered; otherwise it writes nothing and the group runs the transaction above
+// (known_ledgers.h, debit_write.h).
 #ifndef DPQ_SERVER_STORE_BUDGET_LEDGER_H_
 #define DPQ_SERVER_STORE_BUDGET_LEDGER_H_
 

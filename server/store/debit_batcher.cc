@@ -44,6 +44,22 @@ absl::Span<DebitBatcher::Member* const> DebitBatcher::Group::TakeUpTo(size_t lim
   return absl::MakeConstSpan(members_);
 }
 
+absl::Span<DebitBatcher::Member* const> DebitBatcher::Group::TakeWhile(
+    absl::FunctionRef<bool(const Allocation&)> fits) {
+  if (taken_) return absl::MakeConstSpan(members_);
+  size_t n = 0;
+  {
+    absl::MutexLock lock(&batcher_->mu_);
+    const std::deque<Waiter*>& pending = queue_->pending;
+    while (n < pending.size() && n < batcher_->max_group_ && fits(pending[n]->member.allocation)) {
+      ++n;
+    }
+  }
+  // Only this leader removes from `pending`, so its first n members are still those checked.
+  if (n == 0) return {};
+  return TakeUpTo(n);
+}
+
 absl::StatusOr<DebitResult> DebitBatcher::Submit(const void* owner, int64_t population_id,
                                                  Allocation allocation, GroupFn commit_group) {
   Waiter self;

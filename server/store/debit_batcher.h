@@ -68,6 +68,11 @@ class DebitBatcher {
     // before it could form its group, so that the others wait for the next leader instead of
     // failing untried.
     absl::Span<Member* const> TakeLeader() { return TakeUpTo(1); }
+    // Takes the longest run of pending debits, from the leader's own, that `fits` accepts (at most
+    // max_group; called under the batcher's lock, so it must be quick and not call back). Takes
+    // nothing, and returns an empty span, when the leader's own does not fit: Take() may then
+    // still form the group later. Once taken, returns the taken members, as Take() does.
+    absl::Span<Member* const> TakeWhile(absl::FunctionRef<bool(const Allocation&)> fits);
     bool taken() const { return taken_; }
 
    private:

@@ -17,6 +17,8 @@
 #include "server/query/calendar.h"
 #include "server/store/array_literal.h"
 #include "server/store/debit_admission.h"
+#include "server/store/debit_write.h"
+#include "server/store/known_ledgers.h"
 #include "server/store/ledger_rows.h"
 #include "server/store/one_trip_transaction.h"
 
@@ -28,7 +30,8 @@ struct Statement {
   std::string sql;
 };
 
-// A population_caps row as GrantCapFromRow reads it, from column `first` on.
+// A population_caps row as GrantFromRow reads it, from column `first` on: these figures, then
+// the row's image (debit_write.h: the row value of exactly these columns, as text).
 constexpr char kGrantCapColumns[] =
     "principal_id, epsilon_cap_units, delta_cap_units, epsilon_spent_units, delta_spent_units";
 
@@ -44,21 +47,22 @@ const std::vector<Statement>& LedgerStatements() {
       // before the ledger lock was granted: a row updated since is locked and returned at its
       // newest version (READ COMMITTED's FOR UPDATE), and none can appear since, because an
       // analyst's population_caps row is created with the analyst's first grant, which committed
-      // before the query read its schema and grant.
+      // before the query read its schema and grant. k::text and g::text are the rows' images
+      // (debit_write.h): a row value of the same columns prints as the write statement's does.
       {"dpq_debit_lock_ledger",
        absl::StrCat("WITH k AS MATERIALIZED (SELECT ", kBudgetColumns,
                     " FROM ledgers l JOIN populations p ON p.id = l.population_id "
                     "WHERE l.population_id = $1 FOR UPDATE OF l) "
-                    "SELECT k.*, g.* FROM k LEFT JOIN LATERAL (SELECT ",
+                    "SELECT k.*, k::text, g.*, g::text FROM k LEFT JOIN LATERAL (SELECT ",
                     kGrantCapColumns,
                     " FROM population_caps c WHERE c.population_id = k.population_id "
                     "AND c.principal_id = $2 FOR UPDATE) g ON true")},
       // ORDER BY below FOR UPDATE: rows are locked in principal order (the LockRows step runs on
       // the sorted rows), the one order every debit group uses.
       {"dpq_debit_lock_grants",
-       absl::StrCat("SELECT ", kGrantCapColumns,
-                    " FROM population_caps WHERE population_id = $1 AND principal_id = "
-                    "ANY($2::bigint[]) ORDER BY principal_id FOR UPDATE")},
+       absl::StrCat("SELECT ", kGrantCapColumns, ", ", GrantImageSql("c"),
+                    " FROM population_caps c WHERE c.population_id = $1 AND c.principal_id = "
+                    "ANY($2::bigint[]) ORDER BY c.principal_id FOR UPDATE")},
       // Per-block ledgers: the cells of the group's blocks, created when first charged (with the
       // ledger's per-block budget: no totals of their own) and locked in block order, the one
       // order every debit uses (and only under the population's ledger row lock, so no other
@@ -84,50 +88,7 @@ const std::vector<Statement>& LedgerStatements() {
        "epsilon_spent_units = c.epsilon_spent_units "
        "RETURNING principal_id, block_start - date '1970-01-01', epsilon_spent_units, "
        "delta_spent_units"},
-      // The group's writes in one statement (one round trip): the ledger's new head and spend, the
-      // charged grants' spend, and one audit row per admitted debit. Data-modifying CTEs all run
-      // to completion whatever the outer statement reads, on rows this transaction has locked
-      // (steps 1 and 3), so the result is that of the three statements in a row. Every value is a
-      // bound parameter (arrays, unnested in parallel); doubles travel as %.17g text and hashes as
-      // hex, so all round-trip exactly.
-      {"dpq_debit_write",
-       "WITH ledger AS (UPDATE ledgers SET epsilon_spent_units = $28, delta_spent_units = $29, "
-       "audit_head_seq = $30, audit_head_hash = decode($31, 'hex'), accountant_state = $32, "
-       "updated_at = now() WHERE population_id = $1 RETURNING 1), "
-       "charged AS (UPDATE population_caps g SET epsilon_spent_units = c.epsilon_spent_units, "
-       "delta_spent_units = c.delta_spent_units FROM unnest($33::bigint[], $34::bigint[], "
-       "$35::bigint[]) AS c(principal_id, epsilon_spent_units, delta_spent_units) "
-       "WHERE g.principal_id = c.principal_id AND g.population_id = $1 RETURNING 1), "
-       "cells AS (UPDATE ledger_blocks b SET epsilon_spent_units = c.epsilon_spent_units, "
-       "delta_spent_units = c.delta_spent_units, accountant_state = c.accountant_state "
-       "FROM unnest($38::date[], $39::bigint[], $40::bigint[], $41::text[]) AS c(block_start, "
-       "epsilon_spent_units, delta_spent_units, accountant_state) "
-       "WHERE b.population_id = $1 AND b.block_start = c.block_start RETURNING 1), "
-       "capcells AS (UPDATE block_caps b SET epsilon_spent_units = c.epsilon_spent_units, "
-       "delta_spent_units = c.delta_spent_units FROM unnest($42::bigint[], $43::date[], "
-       "$44::bigint[], $45::bigint[]) AS c(principal_id, block_start, epsilon_spent_units, "
-       "delta_spent_units) WHERE b.population_id = $1 AND b.principal_id = c.principal_id AND "
-       "b.block_start = c.block_start RETURNING 1) "
-       "INSERT INTO audit (population_id, seq, request_id, principal_id, analyst, fingerprint, "
-       "aggregate, column_name, mechanism, epsilon_units, delta_units, sensitivity, noise_scale, "
-       "count_noise_scale, value, confidence, ci_lower, ci_upper, clamp_lower, clamp_upper, "
-       "max_contributions, prev_hash, hash, events, dataset_version, result, release_deferred, "
-       "datasets, blocks) "
-       "SELECT $1, u.seq, u.request_id, u.principal_id, u.analyst, u.fingerprint, u.aggregate, "
-       "u.column_name, u.mechanism, u.epsilon_units, u.delta_units, u.sensitivity::float8, "
-       "u.noise_scale::float8, u.count_noise_scale::float8, u.val::float8, u.confidence::float8, "
-       "u.ci_lower::float8, u.ci_upper::float8, nullif(u.clamp_lower, '')::float8, "
-       "nullif(u.clamp_upper, '')::float8, u.max_contributions, decode(u.prev_hash, 'hex'), "
-       "decode(u.hash, 'hex'), u.events, u.dataset_version, u.result, u.release_deferred, u.datasets, "
-       "u.blocks FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], "
-       "$8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::text[], $13::text[], $14::text[], "
-       "$15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[], $21::int[], "
-       "$22::text[], $23::text[], $24::text[], $25::bigint[], $26::text[], $27::bool[], $36::text[], "
-       "$37::text[]) AS u(seq, request_id, principal_id, analyst, fingerprint, aggregate, column_name, mechanism, "
-       "epsilon_units, delta_units, sensitivity, noise_scale, count_noise_scale, val, confidence, "
-       "ci_lower, ci_upper, clamp_lower, clamp_upper, max_contributions, prev_hash, hash, events, "
-       "dataset_version, result, release_deferred, datasets, blocks) "
-       "RETURNING seq, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"},
+      {kDebitWrite, DebitWriteSql()},
   };
   return *statements;
 }
@@ -156,36 +117,40 @@ absl::optional<int64_t> OptionalInt(const pqxx::field& f) {
   return f.as<int64_t>();
 }
 
-std::string OptionalDouble(const absl::optional<double>& v) { return v ? ExactDouble(*v) : ""; }
-
-// The analyst's cap and spend in a population_caps row read from column `first` on
-// (kGrantCapColumns).
-std::pair<int64_t, GrantCap> GrantCapFromRow(const pqxx::row& row, pqxx::row::size_type first) {
-  GrantCap g;
-  g.epsilon_cap_units = OptionalInt(row[first + 1]);
-  g.delta_cap_units = OptionalInt(row[first + 2]);
-  g.epsilon_spent_units = row[first + 3].as<int64_t>();
-  g.delta_spent_units = row[first + 4].as<int64_t>();
-  return {row[first].as<int64_t>(), g};
+// The analyst's cap, spend and row image in a population_caps row read from column `first` on
+// (kGrantCapColumns, then the image).
+std::pair<int64_t, KnownGrant> GrantFromRow(const pqxx::row& row, pqxx::row::size_type first) {
+  KnownGrant g;
+  g.cap.epsilon_cap_units = OptionalInt(row[first + 1]);
+  g.cap.delta_cap_units = OptionalInt(row[first + 2]);
+  g.cap.epsilon_spent_units = row[first + 3].as<int64_t>();
+  g.cap.delta_spent_units = row[first + 4].as<int64_t>();
+  g.image = row[first + 5].as<std::string>();
+  return {row[first].as<int64_t>(), std::move(g)};
 }
 
 // 1. The ledger row, locked until the transaction ends: every budget change of the dataset is
-//    serialised on it, group after group. The leader's grant row comes locked with it, into
-//    `grants` (nothing for a principal without one: an admin), so a group of one analyst's
-//    debits, the common case, locks its grants without a round trip of its own.
-absl::StatusOr<LedgerState> LockLedgerRow(pqxx::transaction_base& tx, int64_t population_id,
-                                          int64_t leader_principal,
-                                          std::map<int64_t, GrantCap>* grants) {
+//    serialised on it, group after group. The leader's grant row comes locked with it (or its
+//    absence, for a principal without one: an admin), so a group of one analyst's debits, the
+//    common case, locks its grants without a round trip of its own. Into `seen`, with their
+//    images; grants of other principals seen before stay (they are only ever a guess: the write
+//    compares them).
+absl::Status LockLedgerRow(pqxx::transaction_base& tx, int64_t population_id,
+                           int64_t leader_principal, KnownLedger& seen) {
   const pqxx::result ledger =
       tx.exec_prepared("dpq_debit_lock_ledger", population_id, leader_principal);
   if (ledger.empty()) {
     return absl::NotFoundError(absl::StrCat("no ledger for dataset id ", population_id));
   }
-  grants->clear();
-  if (!ledger[0][kLedgerColumnCount].is_null()) {
-    grants->insert(GrantCapFromRow(ledger[0], kLedgerColumnCount));
+  seen.ledger = LedgerFromRow(ledger[0]);
+  seen.image = ledger[0][kLedgerColumnCount].as<std::string>();
+  constexpr pqxx::row::size_type kGrant = kLedgerColumnCount + 1;
+  if (ledger[0][kGrant].is_null()) {
+    seen.grants[leader_principal] = absl::nullopt;
+  } else {
+    seen.grants[leader_principal] = GrantFromRow(ledger[0], kGrant).second;
   }
-  return LedgerFromRow(ledger[0]);
+  return absl::OkStatus();
 }
 
 // 2. The group's request ids already committed, in one query, with their releases. It runs after
@@ -221,17 +186,21 @@ std::map<std::string, Allocation> ReadPriorAllocations(pqxx::connection& c,
 //    each other's grants). Principals without a grant row (admins) have no cap. No statement when
 //    every member is the leader's principal.
 void LockGrants(pqxx::transaction_base& tx, int64_t population_id, int64_t leader_principal,
-                absl::Span<const Allocation* const> group, std::map<int64_t, GrantCap>* grants) {
+                absl::Span<const Allocation* const> group, KnownLedger& seen) {
   std::set<int64_t> principal_ids;
   for (const Allocation* a : group) {
     if (a->principal_id != leader_principal) principal_ids.insert(a->principal_id);
   }
   if (principal_ids.empty()) return;
   ArrayLiteral principals;
-  for (int64_t id : principal_ids) principals.AddInt(id);
+  for (int64_t id : principal_ids) {
+    principals.AddInt(id);
+    seen.grants[id] = absl::nullopt;  // until its row is read
+  }
   for (const auto& row :
        tx.exec_prepared("dpq_debit_lock_grants", population_id, principals.str())) {
-    grants->insert(GrantCapFromRow(row, 0));
+    auto [principal, grant] = GrantFromRow(row, 0);
+    seen.grants[principal] = std::move(grant);
   }
 }
 
@@ -281,110 +250,6 @@ std::map<int64_t, BlockCell> LockBlocks(pqxx::transaction_base& tx, int64_t popu
   return cells;
 }
 
-// The admitted audit rows as the parallel arrays dpq_debit_write unnests ($2..$27 and $36, in that order),
-// one element per row. Doubles travel as %.17g text and hashes as hex, so all round-trip exactly.
-struct AuditRowArrays {
-  ArrayLiteral seq, request_id, principal_id, analyst, fingerprint, aggregate, column, mechanism,
-      epsilon_units, delta_units, sensitivity, noise_scale, count_noise_scale, value, confidence,
-      ci_lower, ci_upper, clamp_lower, clamp_upper, max_contributions, prev_hash, hash, events,
-      dataset_version, result, release_deferred, datasets, blocks;
-
-  void Add(const Allocation& a) {
-    seq.AddInt(a.seq);
-    request_id.AddText(a.request_id);
-    principal_id.AddInt(a.principal_id);
-    analyst.AddText(a.analyst);
-    fingerprint.AddText(a.fingerprint);
-    aggregate.AddText(a.aggregate);
-    column.AddText(a.column);
-    mechanism.AddText(a.mechanism);
-    epsilon_units.AddInt(a.epsilon_units);
-    delta_units.AddInt(a.delta_units);
-    sensitivity.AddText(ExactDouble(a.sensitivity));
-    noise_scale.AddText(ExactDouble(a.noise_scale));
-    count_noise_scale.AddText(ExactDouble(a.count_noise_scale));
-    value.AddText(ExactDouble(a.value));
-    confidence.AddText(ExactDouble(a.confidence));
-    ci_lower.AddText(ExactDouble(a.ci_lower));
-    ci_upper.AddText(ExactDouble(a.ci_upper));
-    clamp_lower.AddText(OptionalDouble(a.clamp_lower));
-    clamp_upper.AddText(OptionalDouble(a.clamp_upper));
-    max_contributions.AddInt(a.max_contributions);
-    prev_hash.AddText(ToHex(a.prev_hash));
-    hash.AddText(ToHex(a.hash));
-    events.AddText(a.events);
-    dataset_version.AddInt(a.dataset_version);
-    result.AddText(a.result);
-    release_deferred.AddText(a.release_deferred ? "t" : "f");
-    datasets.AddText(a.datasets);
-    blocks.AddText(a.blocks);
-  }
-};
-
-// 5. One statement writes it all (dpq_debit_write): the admitted rows (seqs head+1.. in admission
-//    order, each hash chained onto the previous row's), the ledger, the charged grants. Fills in
-//    the admitted allocations' created_at from what the INSERT returned.
-absl::Status WriteAdmitted(pqxx::transaction_base& tx, int64_t population_id,
-                           DebitAdmission& admission) {
-  AuditRowArrays rows;
-  for (size_t i : admission.admitted) rows.Add(admission.decided[i]->allocation);
-  ArrayLiteral grant_principal, grant_epsilon_spent, grant_delta_spent;
-  for (const auto& [principal, g] : admission.grants) {
-    if (!g.charged) continue;
-    grant_principal.AddInt(principal);
-    grant_epsilon_spent.AddInt(g.epsilon_spent_units);
-    grant_delta_spent.AddInt(g.delta_spent_units);
-  }
-  ArrayLiteral cap_principal, cap_block, cap_epsilon_spent, cap_delta_spent;
-  for (const auto& [principal, g] : admission.grants) {
-    for (const auto& [start, spent] : g.blocks) {
-      if (!spent.charged) continue;
-      cap_principal.AddInt(principal);
-      cap_block.AddText(query::FormatDate(start));
-      cap_epsilon_spent.AddInt(spent.epsilon_spent_units);
-      cap_delta_spent.AddInt(spent.delta_spent_units);
-    }
-  }
-  ArrayLiteral block_start, block_epsilon_spent, block_delta_spent, block_state;
-  for (const auto& [start, cell] : admission.blocks) {
-    if (!cell.charged) continue;
-    block_start.AddText(query::FormatDate(start));
-    block_epsilon_spent.AddInt(cell.epsilon_spent_units);
-    block_delta_spent.AddInt(cell.delta_spent_units);
-    block_state.AddText(cell.accountant_state);
-  }
-  const LedgerState& ledger = admission.ledger;
-  const pqxx::result inserted = tx.exec_prepared(
-      "dpq_debit_write", population_id, rows.seq.str(), rows.request_id.str(),
-      rows.principal_id.str(), rows.analyst.str(), rows.fingerprint.str(), rows.aggregate.str(),
-      rows.column.str(), rows.mechanism.str(), rows.epsilon_units.str(), rows.delta_units.str(),
-      rows.sensitivity.str(), rows.noise_scale.str(), rows.count_noise_scale.str(),
-      rows.value.str(), rows.confidence.str(), rows.ci_lower.str(), rows.ci_upper.str(),
-      rows.clamp_lower.str(), rows.clamp_upper.str(), rows.max_contributions.str(),
-      rows.prev_hash.str(), rows.hash.str(), rows.events.str(), rows.dataset_version.str(),
-      rows.result.str(), rows.release_deferred.str(), ledger.budget.epsilon_spent_units,
-      ledger.budget.delta_spent_units, ledger.head_seq, ToHex(ledger.head_hash),
-      ledger.accountant_state, grant_principal.str(), grant_epsilon_spent.str(),
-      grant_delta_spent.str(), rows.datasets.str(), rows.blocks.str(), block_start.str(),
-      block_epsilon_spent.str(), block_delta_spent.str(), block_state.str(), cap_principal.str(),
-      cap_block.str(), cap_epsilon_spent.str(), cap_delta_spent.str());
-  const std::vector<size_t>& admitted = admission.admitted;
-  if (inserted.size() != admitted.size()) {
-    return absl::InternalError(absl::StrCat("debit group: inserted ", inserted.size(),
-                                            " audit rows of ", admitted.size()));
-  }
-  const int64_t first_seq = admission.decided[admitted.front()]->allocation.seq;
-  for (const auto& row : inserted) {
-    const int64_t s = row[0].as<int64_t>() - first_seq;
-    if (s < 0 || s >= static_cast<int64_t>(admitted.size())) {
-      return absl::InternalError("debit group: the INSERT returned an unexpected seq");
-    }
-    Allocation& a = admission.decided[admitted[static_cast<size_t>(s)]]->allocation;
-    a.created_at = row[1].as<std::string>();
-  }
-  return absl::OkStatus();
-}
-
 // Only now, after COMMIT returned (or when nothing needed writing), does any member get OK. A
 // failed transaction (UNAVAILABLE, a commit in doubt included, ...) fails every member: their
 // decisions assumed the others' rows. A transaction that failed before taking the group (while
@@ -404,6 +269,107 @@ void HandOutResults(const absl::Status& run, DebitBatcher::Group& taker,
     if (first >= 0) decided[i]->allocation = decided[static_cast<size_t>(first)]->allocation;
   }
   for (size_t i = 0; i < group.size(); ++i) group[i]->result = std::move(decided[i]);
+}
+
+std::vector<const Allocation*> Allocations(absl::Span<DebitBatcher::Member* const> members) {
+  std::vector<const Allocation*> out;
+  for (const DebitBatcher::Member* m : members) out.push_back(&m->allocation);
+  return out;
+}
+
+// What a group's run leaves: its status, each member's outcome, and the rows it leaves behind for
+// the next group (known_ledgers.h), when it knows them.
+struct GroupOutcome {
+  absl::Status run;
+  DebitAdmission admission;
+  absl::optional<KnownLedger> known_after;
+};
+
+// The locked path, in ONE transaction: lock the ledger row with the leader's grant row, take the
+// group (debits that arrived while this leader connected and waited for the lock join it, unless
+// the one-trip path took it already), look up its callers' request ids, lock the other members'
+// grants (and, per block, the cells), admit in memory, write, COMMIT. `known` (may be empty): what
+// was remembered, whose other analysts' grant rows are kept for later groups.
+GroupOutcome CommitLocked(Database* db, int64_t population_id, int64_t leader_principal,
+                          absl::optional<KnownLedger> known, DebitBatcher::Group& taker) {
+  GroupOutcome out;
+  out.run = db->Run("debit", [&](pqxx::connection& c) -> absl::Status {
+    PrepareLedgerStatements(c);
+    // BEGIN and the plan mode in one round trip (one_trip_transaction.h).
+    OneTripTransaction t(c, OneTripTransaction::Mode::kReadWrite, kGenericPlans);
+    pqxx::transaction_base& tx = t.tx();
+    KnownLedger seen;
+    if (known.has_value()) seen.grants = known->grants;
+    RETURN_IF_ERROR(LockLedgerRow(tx, population_id, leader_principal, seen));
+    // A retried transaction (Run repeats this function after a serialization failure) gets the
+    // same group and decides everything afresh.
+    const std::vector<const Allocation*> group = Allocations(taker.Take());
+    const std::map<std::string, Allocation> prior =
+        ReadPriorAllocations(c, tx, population_id, seen.ledger.head_seq, group);
+    LockGrants(tx, population_id, leader_principal, group, seen);
+    std::map<int64_t, GrantCap> grants = seen.CapsFor(group);
+    std::map<int64_t, BlockCell> blocks;
+    if (seen.ledger.budget.per_block) {
+      blocks = LockBlocks(tx, population_id, group);
+      LockBlockCaps(tx, population_id, group, grants);
+    }
+    // 4. Admission in arrival order, in memory (debit_admission.h).
+    out.admission = AdmitDebits(seen.ledger, prior, std::move(grants), group, std::move(blocks));
+    out.known_after.reset();
+    // Replays and refusals only: nothing to write, so no COMMIT (and no WAL flush), as a refused
+    // debit always ended; the row locks go with the rollback. What was read is what is committed.
+    if (out.admission.admitted.empty()) {
+      out.known_after = std::move(seen);
+      return absl::OkStatus();
+    }
+    // 5. The write (debit_write.h), on rows this transaction holds: they are as read.
+    ASSIGN_OR_RETURN(const absl::optional<WrittenImages> written,
+                     WriteIfUnchanged(tx, population_id, out.admission, seen.ExpectFor(group)));
+    if (!written.has_value()) {
+      return absl::InternalError("debit group: a locked row changed before the write");
+    }
+    t.Commit();
+    out.known_after = seen.After(out.admission, *written);
+    return absl::OkStatus();
+  });
+  return out;
+}
+
+// The one-trip path (known_ledgers.h): `group` decided on what `known` remembers and written by
+// one autocommitted statement, which writes nothing unless every row it was decided on is
+// unchanged. True when that settled the group (written, or failed: `out.run`); false when the
+// locked path must decide it: a row differed, or no member was admitted (a refusal is only ever
+// given on rows read under the lock).
+bool DebitInOneTrip(Database* db, int64_t population_id, const KnownLedger& known,
+                    absl::Span<const Allocation* const> group, GroupOutcome& out) {
+  bool unsettled = false;
+  bool differed = false;
+  out.run = db->Run("debit", [&](pqxx::connection& c) -> absl::Status {
+    unsettled = differed = false;
+    PrepareLedgerStatements(c);
+    out.admission = AdmitDebits(known.ledger, {}, known.CapsFor(group), group);
+    if (out.admission.admitted.empty()) {
+      unsettled = true;
+      return absl::OkStatus();
+    }
+    pqxx::nontransaction tx(c);
+    absl::StatusOr<absl::optional<WrittenImages>> written;
+    try {
+      written = WriteIfUnchanged(tx, population_id, out.admission, known.ExpectFor(group));
+    } catch (const pqxx::broken_connection& e) {
+      // The statement is its own transaction: it may have committed.
+      throw pqxx::in_doubt_error(std::string("connection lost during a debit: ") + e.what());
+    }
+    RETURN_IF_ERROR(written.status());
+    if (!written->has_value()) {
+      unsettled = differed = true;
+      return absl::OkStatus();
+    }
+    out.known_after = known.After(out.admission, **written);
+    return absl::OkStatus();
+  });
+  if (out.run.ok() && !(unsettled && !differed)) KnownLedgers::Shared().Count(!differed);
+  return !out.run.ok() || !unsettled;
 }
 
 }  // namespace
@@ -432,39 +398,22 @@ void AttachReleases(pqxx::transaction_base& tx, int64_t population_id,
 
 void CommitDebitGroup(Database* db, int64_t population_id, int64_t leader_principal,
                       DebitBatcher::Group& taker) {
-  DebitAdmission admission;
-  const absl::Status run = db->Run("debit", [&](pqxx::connection& c) -> absl::Status {
-    PrepareLedgerStatements(c);
-    // BEGIN and the plan mode in one round trip (one_trip_transaction.h).
-    OneTripTransaction t(c, OneTripTransaction::Mode::kReadWrite, kGenericPlans);
-    pqxx::transaction_base& tx = t.tx();
-    std::map<int64_t, GrantCap> grants;
-    ASSIGN_OR_RETURN(const LedgerState ledger,
-                     LockLedgerRow(tx, population_id, leader_principal, &grants));
-    // Only now take the group: debits that arrived while this leader connected and waited for the
-    // lock join it (under load, those are typically the members of the previous group, back with
-    // their next debit). A retried transaction (Run repeats this function after a serialization
-    // failure) gets the same group and decides everything afresh.
-    std::vector<const Allocation*> group;
-    for (const DebitBatcher::Member* m : taker.Take()) group.push_back(&m->allocation);
-    const std::map<std::string, Allocation> prior =
-        ReadPriorAllocations(c, tx, population_id, ledger.head_seq, group);
-    LockGrants(tx, population_id, leader_principal, group, &grants);
-    std::map<int64_t, BlockCell> blocks;
-    if (ledger.budget.per_block) {
-      blocks = LockBlocks(tx, population_id, group);
-      LockBlockCaps(tx, population_id, group, grants);
-    }
-    // 4. Admission in arrival order, in memory (debit_admission.h).
-    admission = AdmitDebits(ledger, prior, std::move(grants), group, std::move(blocks));
-    // Replays and refusals only: nothing to write, so no COMMIT (and no WAL flush), as a refused
-    // debit always ended; the row locks go with the rollback.
-    if (admission.admitted.empty()) return absl::OkStatus();
-    RETURN_IF_ERROR(WriteAdmitted(tx, population_id, admission));
-    t.Commit();
-    return absl::OkStatus();
-  });
-  HandOutResults(run, taker, admission);
+  KnownLedgers& known_ledgers = KnownLedgers::Shared();
+  absl::optional<KnownLedger> known = known_ledgers.Take(db, population_id);
+  GroupOutcome out;
+  bool decided = false;
+  if (known.has_value()) {
+    // The members the remembered rows can decide, from the front of the queue: none when the
+    // leader's own debit cannot be (the group then forms under the lock, as below).
+    const std::vector<const Allocation*> group =
+        Allocations(taker.TakeWhile([&](const Allocation& a) { return known->Decides(a); }));
+    if (!group.empty()) decided = DebitInOneTrip(db, population_id, *known, group, out);
+  }
+  if (!decided) out = CommitLocked(db, population_id, leader_principal, std::move(known), taker);
+  if (out.run.ok() && out.known_after.has_value()) {
+    known_ledgers.Put(db, population_id, *std::move(out.known_after));
+  }
+  HandOutResults(out.run, taker, out.admission);
 }
 
 }  // namespace dpq::store

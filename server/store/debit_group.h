@@ -40,11 +40,15 @@ void PrepareLedgerStatements(pqxx::connection& c);
 void AttachReleases(pqxx::transaction_base& tx, int64_t population_id,
                     const std::vector<Allocation*>& allocations);
 
-// Decides and writes one group of debits of `population_id`, members in arrival order, in ONE
-// transaction: lock the ledger row with the grant row of `leader_principal` (the leader's own
-// debit's principal), take the group, look up its request ids, lock the other members' grants,
-// admit in memory (debit_admission.h), one statement writing the audit rows, the ledger and the
-// charged grants, one COMMIT. Every member gets its own result.
+// Decides and writes one group of debits of `population_id`, members in arrival order.
+// When this process remembers the population's rows (known_ledgers.h) and they decide the
+// leader's debit, the group is the run of queued debits they decide, admitted in memory and
+// written by one autocommitted statement that writes only if those rows are unchanged
+// (debit_write.h; the statement runs with the session's plans: it looks up no request id).
+// Otherwise, or when a row changed, in ONE transaction: lock the ledger row with the grant row of
+// `leader_principal` (the leader's own debit's principal), take the group, look up its request
+// ids, lock the other members' grants, admit in memory (debit_admission.h), the same write, one
+// COMMIT. Every member gets its own result.
 void CommitDebitGroup(Database* db, int64_t population_id, int64_t leader_principal,
                       DebitBatcher::Group& taker);
 
