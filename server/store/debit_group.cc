@@ -254,7 +254,9 @@ std::map<int64_t, BlockCell> LockBlocks(pqxx::transaction_base& tx, int64_t popu
 // failed transaction (UNAVAILABLE, a commit in doubt included, ...) fails every member: their
 // decisions assumed the others' rows. A transaction that failed before taking the group (while
 // connecting or waiting for the ledger lock) fails the leader's debit alone: the others were not
-// tried, and the next leader tries them.
+// tried, and the next leader tries them; unless the one-trip path took the group already (its
+// statement found a row changed), when the whole group fails, each member's retry with its
+// request id being as safe as after any failed write.
 void HandOutResults(const absl::Status& run, DebitBatcher::Group& taker,
                     DebitAdmission& admission) {
   const absl::Span<DebitBatcher::Member* const> group =
