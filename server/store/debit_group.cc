@@ -12,7 +12,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/optional.h"
 #include "absl/types/span.h"
-#include "server/base/sha256.h"
 #include "server/base/status_macros.h"
 #include "server/query/calendar.h"
 #include "server/store/array_literal.h"
@@ -29,11 +28,6 @@ struct Statement {
   const char* name;
   std::string sql;
 };
-
-// A population_caps row as GrantFromRow reads it, from column `first` on: these figures, then
-// the row's image (debit_write.h: the row value of exactly these columns, as text).
-constexpr char kGrantCapColumns[] =
-    "principal_id, epsilon_cap_units, delta_cap_units, epsilon_spent_units, delta_spent_units";
 
 const std::vector<Statement>& LedgerStatements() {
   static const std::vector<Statement>* const statements = new std::vector<Statement>{
@@ -60,7 +54,7 @@ const std::vector<Statement>& LedgerStatements() {
       // ORDER BY below FOR UPDATE: rows are locked in principal order (the LockRows step runs on
       // the sorted rows), the one order every debit group uses.
       {"dpq_debit_lock_grants",
-       absl::StrCat("SELECT ", kGrantCapColumns, ", ", GrantImageSql("c"),
+       absl::StrCat("SELECT ", kGrantCapColumns, ", ", GrantImageSql(),
                     " FROM population_caps c WHERE c.population_id = $1 AND c.principal_id = "
                     "ANY($2::bigint[]) ORDER BY c.principal_id FOR UPDATE")},
       // Per-block ledgers: the cells of the group's blocks, created when first charged (with the

@@ -97,11 +97,7 @@ enum ReturnedKind { kInsertedRow = 0, kLedgerImage = 1, kGrantImage = 2 };
 
 std::string LedgerImageSql() { return absl::StrCat("ROW(", kBudgetColumns, ")::text"); }
 
-std::string GrantImageSql(absl::string_view alias) {
-  return absl::StrCat("ROW(", alias, ".principal_id, ", alias, ".epsilon_cap_units, ", alias,
-                      ".delta_cap_units, ", alias, ".epsilon_spent_units, ", alias,
-                      ".delta_spent_units)::text");
-}
+std::string GrantImageSql() { return absl::StrCat("ROW(", kGrantCapColumns, ")::text"); }
 
 // Lock, compare, write, in one statement. held_ledger locks the ledger row only if its image is
 // $46 (FOR UPDATE rechecks the condition on the newest version of a row updated meanwhile, under
@@ -119,7 +115,7 @@ std::string DebitWriteSql() {
       LedgerImageSql(),
       " = $46 FOR UPDATE OF l), "
       "held_grants AS MATERIALIZED (SELECT ",
-      GrantImageSql("c"),
+      GrantImageSql(),
       " AS image FROM population_caps c WHERE c.population_id = $1 AND c.principal_id = "
       "ANY($47::bigint[]) AND EXISTS (SELECT FROM held_ledger) ORDER BY c.principal_id "
       "FOR UPDATE OF c), "
@@ -132,12 +128,12 @@ std::string DebitWriteSql() {
       "l.population_id AND (SELECT ok FROM unchanged) RETURNING ",
       LedgerImageSql(),
       " AS image), "
-      "charged AS (UPDATE population_caps g SET epsilon_spent_units = c.epsilon_spent_units, "
-      "delta_spent_units = c.delta_spent_units FROM unnest($33::bigint[], $34::bigint[], "
-      "$35::bigint[]) AS c(principal_id, epsilon_spent_units, delta_spent_units) "
-      "WHERE g.principal_id = c.principal_id AND g.population_id = $1 AND (SELECT ok FROM "
+      "charged AS (UPDATE population_caps g SET epsilon_spent_units = c.epsilon_spent, "
+      "delta_spent_units = c.delta_spent FROM unnest($33::bigint[], $34::bigint[], "
+      "$35::bigint[]) AS c(principal, epsilon_spent, delta_spent) "
+      "WHERE g.principal_id = c.principal AND g.population_id = $1 AND (SELECT ok FROM "
       "unchanged) RETURNING g.principal_id, ",
-      GrantImageSql("g"),
+      GrantImageSql(),
       " AS image), "
       "cells AS (UPDATE ledger_blocks b SET epsilon_spent_units = c.epsilon_spent_units, "
       "delta_spent_units = c.delta_spent_units, accountant_state = c.accountant_state "

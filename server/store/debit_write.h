@@ -13,17 +13,21 @@
 #include <pqxx/pqxx>
 
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "absl/types/optional.h"
 #include "server/store/debit_admission.h"
 #include "server/store/known_ledgers.h"
 
 namespace dpq::store {
 
+// A population_caps row's figures, as the debit reads them (unqualified: every statement naming
+// them reads population_caps alone, or beside relations without these column names).
+inline constexpr char kGrantCapColumns[] =
+    "principal_id, epsilon_cap_units, delta_cap_units, epsilon_spent_units, delta_spent_units";
+
 // The image of a row, the text PostgreSQL prints for it: of a ledger row joined with its
-// population (kBudgetColumns, aliases l and p), and of a grant row (population_caps as `alias`).
+// population (kBudgetColumns, aliases l and p), and of a grant row (kGrantCapColumns).
 std::string LedgerImageSql();
-std::string GrantImageSql(absl::string_view alias);
+std::string GrantImageSql();
 
 // The statement, prepared as kDebitWrite by PrepareLedgerStatements (debit_group.h).
 inline constexpr char kDebitWrite[] = "dpq_debit_write";
