@@ -39,7 +39,8 @@ grpc::Status AnalystService::Query(grpc::ServerContext* context, const v1::Query
         labels->replayed = response->replayed();
         labels->cached = response->cached();
         return absl::OkStatus();
-      });
+      },
+      CallerCheck::kInQuery);
 }
 
 grpc::Status AnalystService::QueryBatch(grpc::ServerContext* context,

@@ -20,11 +20,14 @@ std::string QueryDatasetLabel(const absl::Status& status, bool admitted,
 
 grpc::Status RunAdmittedQuery(grpc::ServerContext& context, const ServiceOptions& options,
                               QueryCallLabels labels, google::protobuf::Message* response,
-                              const AdmittedQuery& run) {
+                              const AdmittedQuery& run, CallerCheck check) {
   const absl::Time start = absl::Now();
   bool admitted = false;
   absl::Status status = [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(store::Principal principal, Authenticate(*options.auth, context));
+    ASSIGN_OR_RETURN(store::Principal principal,
+                     check == CallerCheck::kInQuery
+                         ? AuthenticateQueryCaller(*options.auth, context)
+                         : Authenticate(*options.auth, context));
     ASSIGN_OR_RETURN(QueryAdmission::Ticket ticket, options.admission->Admit(principal.id, start));
     admitted = true;
     return run(principal, &labels);

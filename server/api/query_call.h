@@ -36,12 +36,16 @@ std::string QueryDatasetLabel(const absl::Status& status, bool admitted,
 using AdmittedQuery =
     std::function<absl::Status(const store::Principal& caller, QueryCallLabels* labels)>;
 
+// How the caller's token is checked: by a lookup now, or (kInQuery, the Query call only) on a
+// recently looked-up principal that engine::QueryEngine::Run confirms in its first statement.
+enum class CallerCheck { kNow, kInQuery };
+
 // Authenticates the caller, admits it (RESOURCE_EXHAUSTED at a limit), runs `run`, records the
 // query metric with `labels` as `run` left them, and returns the call's status; a failed call's
 // `response` is cleared.
 grpc::Status RunAdmittedQuery(grpc::ServerContext& context, const ServiceOptions& options,
                               QueryCallLabels labels, google::protobuf::Message* response,
-                              const AdmittedQuery& run);
+                              const AdmittedQuery& run, CallerCheck check = CallerCheck::kNow);
 
 }  // namespace dpq::api
 

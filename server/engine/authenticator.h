@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "server/engine/recent_callers.h"
 #include "server/store/principal_store.h"
 
 namespace dpq::engine {
@@ -24,11 +25,20 @@ class Authenticator {
   // The principal of an `authorization` metadata value ("Bearer <token>"). UNAUTHENTICATED when
   // the value is malformed or the token unknown.
   absl::StatusOr<store::Principal> AuthenticateBearer(absl::string_view authorization) const;
+  // As AuthenticateBearer for a call whose engine confirms the token in the query's first
+  // statement (QueryEngine::Run): an analyst looked up less than 30 s ago is not looked up again
+  // but returned with token_to_confirm set (recent_callers.h). Any other call must use
+  // AuthenticateBearer: nothing would confirm the token.
+  absl::StatusOr<store::Principal> AuthenticateQueryCaller(absl::string_view authorization) const;
   // PERMISSION_DENIED unless `principal` is an admin.
   static absl::Status RequireAdmin(const store::Principal& principal);
 
  private:
+  // The token hash of a well-formed `authorization` value.
+  static absl::StatusOr<std::string> BearerTokenHash(absl::string_view authorization);
+
   store::PrincipalStore* principals_;
+  mutable RecentCallers recent_;
 };
 
 }  // namespace dpq::engine

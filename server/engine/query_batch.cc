@@ -251,7 +251,7 @@ absl::StatusOr<BatchOutcome> QueryEngine::RunPreparedBatch(const store::Principa
   };
   // The cache only for SQL scripts (RunBatch says why).
   return RunCharged(principal, batch.schema, batch.fingerprint, request_id, callers_id,
-                    cache == BatchCache::kUse, steps);
+                    cache == BatchCache::kUse, /*probed=*/nullptr, steps);
 }
 
 absl::StatusOr<BatchOutcome> QueryEngine::BatchFromStored(const PreparedBatch& batch,

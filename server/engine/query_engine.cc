@@ -99,7 +99,8 @@ absl::StatusOr<QueryEngine::Earlier> QueryEngine::FindEarlier(const store::Princ
                                                               const query::DatasetSchema& schema,
                                                               const std::string& fingerprint,
                                                               const std::string& request_id,
-                                                              bool callers_id, bool use_cache) {
+                                                              bool callers_id, bool use_cache,
+                                                              const store::ProbedCache* probed) {
   Earlier found;
   // An id the server drew just now (128 random bits) names no earlier allocation: looking it up
   // would be a round trip on every query for nothing. Should it ever collide, the audit table's
@@ -112,9 +113,16 @@ absl::StatusOr<QueryEngine::Earlier> QueryEngine::FindEarlier(const store::Princ
   // The cache probe looks for the caller's own id too: a twin of this request (the same id,
   // retried at once on another dpqd) may have charged it since the lookup above, and a reply to
   // an id that is charged is a replay, never a cache hit.
-  ASSIGN_OR_RETURN(absl::optional<store::CacheHit> hit,
-                   stores_.cache->Probe(schema.population_id, fingerprint, schema.version,
-                                        principal.id, callers_id ? request_id : std::string()));
+  absl::optional<store::CacheHit> hit;
+  if (!callers_id && probed != nullptr && probed->fingerprint == fingerprint) {
+    // The first statement probed for this very question, on the population and version of the
+    // schema it read (the one `schema` is): its answer is the probe's.
+    if (probed->request_id.has_value()) hit = store::CacheHit{*probed->request_id, false};
+  } else {
+    ASSIGN_OR_RETURN(
+        hit, stores_.cache->Probe(schema.population_id, fingerprint, schema.version, principal.id,
+                                  callers_id ? request_id : std::string()));
+  }
   if (!hit.has_value()) return found;
   ASSIGN_OR_RETURN(absl::optional<store::Allocation> stored,
                    stores_.ledger->FindAllocation(schema.population_id, hit->request_id));
@@ -213,14 +221,14 @@ absl::StatusOr<Outcome> QueryEngine::RunCharged(const store::Principal& principa
                                                 const query::DatasetSchema& schema,
                                                 const std::string& fingerprint,
                                                 const std::string& request_id, bool callers_id,
-                                                bool use_cache,
+                                                bool use_cache, const store::ProbedCache* probed,
                                                 const RequestSteps<Outcome>& steps) {
   // 2. A known request id: its stored answer, or, if it was charged and never answered (its scan
   //    failed), the scan it paid for, run once more without a second charge.
   // 3. Else the same analyst asked the same question on the same data before: that release, for
   //    free (result_cache.h says why the cache is per analyst).
-  ASSIGN_OR_RETURN(Earlier earlier,
-                   FindEarlier(principal, schema, fingerprint, request_id, callers_id, use_cache));
+  ASSIGN_OR_RETURN(Earlier earlier, FindEarlier(principal, schema, fingerprint, request_id,
+                                                callers_id, use_cache, probed));
   if (earlier.own.has_value()) {
     store::Allocation& prior = *earlier.own;
     if (prior.fingerprint != fingerprint || prior.principal_id != principal.id) {
@@ -274,11 +282,18 @@ absl::StatusOr<QueryOutcome> QueryEngine::Run(const store::Principal& principal,
                                               absl::Time deadline) {
   // 1. Everything that can refuse the query, before any data is read: authorisation, the plan
   //    (bounds, grids, limits), the calibrated mechanisms and the events to charge.
-  ASSIGN_OR_RETURN(query::DatasetSchema schema, SchemaFor(principal, spec));
+  const bool server_id = request_id.empty();
+  ASSIGN_OR_RETURN(LookedUp looked, LookUp(principal, spec, server_id));
+  const query::DatasetSchema& schema = looked.schema;
   ASSIGN_OR_RETURN(Prepared q, Prepare(spec, schema));
+  if (server_id && spec.join == nullptr && principal.role == store::Role::kAnalyst &&
+      (!looked.probed.has_value() || looked.probed->fingerprint != q.plan.fingerprint)) {
+    recent_schemas_.Remember(schema);  // the guess was missing or wrong: the next one is right
+  }
   ASSIGN_OR_RETURN(const bool callers_id, ResolveRequestId(request_id));
   absl::StatusOr<QueryOutcome> out =
-      RunPrepared(principal, schema, q, request_id, callers_id, deadline);
+      RunPrepared(principal, schema, q, request_id, callers_id, deadline,
+                  looked.probed ? &*looked.probed : nullptr);
   // A failure whose retry is safe names the id to retry with: one the server drew is otherwise
   // unknown to the caller, and only that id finds a charge that may have committed.
   if (!out.ok()) return WithRequestId(out.status(), request_id);
@@ -291,7 +306,8 @@ absl::StatusOr<QueryOutcome> QueryEngine::RunPrepared(const store::Principal& pr
                                                       const query::DatasetSchema& schema,
                                                       const Prepared& q,
                                                       const std::string& request_id,
-                                                      bool callers_id, absl::Time deadline) {
+                                                      bool callers_id, absl::Time deadline,
+                                                      const store::ProbedCache* probed) {
   RequestSteps<QueryOutcome> steps;
   steps.allocation = [&]() -> absl::StatusOr<store::Allocation> {
     store::Allocation a = AllocationFor(principal, schema, q.plan, q.release);
@@ -307,13 +323,13 @@ absl::StatusOr<QueryOutcome> QueryEngine::RunPrepared(const store::Principal& pr
   };
   steps.mark_cached = [](QueryOutcome& out) { out.cached = true; };
   return RunCharged(principal, schema, q.plan.fingerprint, request_id, callers_id,
-                    /*use_cache=*/true, steps);
+                    /*use_cache=*/true, probed, steps);
 }
 
 // The batch path (query_batch.cc) runs the same request life.
 template absl::StatusOr<BatchOutcome> QueryEngine::RunCharged<BatchOutcome>(
     const store::Principal& principal, const query::DatasetSchema& schema,
     const std::string& fingerprint, const std::string& request_id, bool callers_id, bool use_cache,
-    const RequestSteps<BatchOutcome>& steps);
+    const store::ProbedCache* probed, const RequestSteps<BatchOutcome>& steps);
 
 }  // namespace dpq::engine

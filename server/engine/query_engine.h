@@ -20,6 +20,7 @@
 #include "server/dp/random_source.h"
 #include "server/engine/noisy_release.h"
 #include "server/engine/plan_report.h"
+#include "server/engine/recent_schemas.h"
 #include "server/query/planner.h"
 #include "server/query/query_spec.h"
 #include "server/query/time_blocks/time_blocks.h"
@@ -178,10 +179,13 @@ class QueryEngine {
     absl::optional<store::Allocation> own;
     absl::optional<store::Allocation> cached;
   };
+  // `probed`: the cache probe the query's first statement made (null if none); it stands for the
+  // probe only if its fingerprint is this one's and the request id is the server's.
   absl::StatusOr<Earlier> FindEarlier(const store::Principal& principal,
                                       const query::DatasetSchema& schema,
                                       const std::string& fingerprint, const std::string& request_id,
-                                      bool callers_id, bool use_cache);
+                                      bool callers_id, bool use_cache,
+                                      const store::ProbedCache* probed);
   struct Prepared {
     query::QueryPlan plan;
     absl::optional<query::filter::TypedFilter> filter;
@@ -190,10 +194,25 @@ class QueryEngine {
     absl::optional<query::BlockRange> blocks;
   };
 
-  // AuthorizedDataset (refuse_public: QueriedDataset).
-  absl::StatusOr<query::DatasetSchema> GrantedDataset(const store::Principal& principal,
-                                                      const std::string& dataset,
-                                                      bool refuse_public);
+  // What a query's first statement read: its schema and, if it probed the result cache, the probe.
+  struct LookedUp {
+    query::DatasetSchema schema;
+    absl::optional<store::ProbedCache> probed;
+  };
+  // AuthorizedDataset (refuse_public: QueriedDataset), confirming a remembered caller's token
+  // (Principal::token_to_confirm) in the same statement, and with a `probe_fingerprint` probing
+  // the result cache there too (query_lookup.cc).
+  absl::StatusOr<LookedUp> GrantedDataset(const store::Principal& principal,
+                                          const std::string& dataset, bool refuse_public,
+                                          const std::string& probe_fingerprint = "");
+  // Run's first step: SchemaFor, in one statement when it can (query_lookup.cc). With `server_id`
+  // (the server draws the request id) the statement probes the result cache for the fingerprint
+  // the query has on the schema last read for its dataset (recent_schemas.h).
+  absl::StatusOr<LookedUp> LookUp(const store::Principal& principal, const query::QuerySpec& spec,
+                                  bool server_id);
+  // OK if `principal` needs no confirmation or its token still names it, unrevoked; else
+  // UNAUTHENTICATED, as an unknown token.
+  absl::Status ConfirmCaller(const store::Principal& principal);
   // Plans `spec` on `schema` (the fingerprint includes the canonical filter) and, with_release,
   // calibrates its mechanisms: every check that can refuse the query, before any data is read.
   absl::StatusOr<Prepared> Prepare(const query::QuerySpec& spec, const query::DatasetSchema& schema,
@@ -243,12 +262,13 @@ class QueryEngine {
                                      const query::DatasetSchema& schema,
                                      const std::string& fingerprint, const std::string& request_id,
                                      bool callers_id, bool use_cache,
+                                     const store::ProbedCache* probed,
                                      const RequestSteps<Outcome>& steps);
   // Run and RunBatch once the request is prepared and its id known (steps 2 to 5 of Run).
   absl::StatusOr<QueryOutcome> RunPrepared(const store::Principal& principal,
                                            const query::DatasetSchema& schema, const Prepared& q,
                                            const std::string& request_id, bool callers_id,
-                                           absl::Time deadline);
+                                           absl::Time deadline, const store::ProbedCache* probed);
   absl::StatusOr<BatchOutcome> RunPreparedBatch(const store::Principal& principal,
                                                 const PreparedBatch& batch,
                                                 const std::string& request_id, bool callers_id,
@@ -273,6 +293,7 @@ class QueryEngine {
 
   Stores stores_;
   dp::RandomSource* rng_;
+  RecentSchemas recent_schemas_;
   std::function<int64_t()> today_;
   std::function<void(const std::string& dataset)> on_scan_data_error_;
 };

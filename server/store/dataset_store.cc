@@ -23,6 +23,7 @@
 #include "server/store/bounding_sql.h"
 #include "server/store/population_store.h"
 #include "server/store/row_ranker.h"
+#include "server/store/schema_rows.h"
 #include "server/store/sharded_table.h"
 #include "server/store/text_array.h"
 
@@ -44,83 +45,6 @@ const char* SqlType(ColumnType type) {
     case ColumnType::kTimestamp: return "timestamp";
   }
   return "text";
-}
-
-// The schema rows (one per column, ordered by `order_by`) of the datasets `filter` selects (a
-// condition on datasets `d`; its parameters are the caller's). `per_dataset` adds columns computed
-// once per dataset, after SchemasFromRows' own. The per-dataset values are computed in a
-// MATERIALIZED CTE, once per dataset rather than once per column row: the ledger row (for
-// max_query_epsilon) and the grant row are the hottest rows of the database (every debit group
-// rewrites them, and each lookup walks their HOT chain), and the per-column subqueries had made
-// this the most expensive statement of a small query (pg_stat_statements, 7 columns, 32 clients:
-// 0.108 ms per call, above the scan's 0.055).
-std::string SchemaQuery(absl::string_view filter, absl::string_view per_dataset,
-                        absl::string_view order_by) {
-  return absl::StrCat(
-      "WITH d AS MATERIALIZED (SELECT d.id, d.name, d.privacy_unit, d.version, l.epsilon_preset, "
-      "d.created_at, d.has_row_rank, coalesce(l.max_query_epsilon_units, 0) AS "
-      "max_query_epsilon_units, d.population_id, coalesce(p.name, '') AS population, d.is_public, d.block_column, "
-      "d.block_width, coalesce(l.per_block, false) AS per_block, "
-      "(SELECT coalesce(array_agg(s.name ORDER BY x.position), '{}') FROM dataset_shards x "
-      "JOIN shards s ON s.id = x.shard_id WHERE x.dataset_id = d.id) AS shards",
-      per_dataset,
-      " FROM datasets d LEFT JOIN populations p ON p.id = d.population_id "
-      "LEFT JOIN ledgers l ON l.population_id = d.population_id WHERE ",
-      filter, ") ",
-      R"sql(SELECT d.id, d.name, d.privacy_unit, d.version, coalesce(d.epsilon_preset, ''),
-       to_char(d.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-       c.name, c.type, c.lower_bound, c.upper_bound,
-       (SELECT array_agg(k.value ORDER BY k.position) FROM dataset_categories k
-         WHERE k.dataset_id = d.id AND k.column_name = c.name),
-       d.has_row_rank, d.max_query_epsilon_units, coalesce(d.population_id, 0), d.population,
-       d.is_public, c.lower_text, c.upper_text, d.block_column, d.block_width,
-       d.per_block, d.shards)sql",
-      per_dataset.empty() ? "" : ", d.granted",
-      " FROM d JOIN dataset_columns c ON c.dataset_id = d.id ORDER BY ", order_by);
-}
-
-std::vector<DatasetSchema> SchemasFromRows(const pqxx::result& rows) {
-  std::vector<DatasetSchema> out;
-  for (const auto& row : rows) {
-    int64_t id = row[0].as<int64_t>();
-    if (out.empty() || out.back().id != id) {
-      DatasetSchema s;
-      s.id = id;
-      s.name = row[1].as<std::string>();
-      s.privacy_unit = row[2].as<std::string>();
-      s.population_id = row[13].as<int64_t>();
-      s.population = row[14].as<std::string>();
-      s.is_public = row[15].as<bool>();
-      s.version = row[3].as<int64_t>();
-      s.epsilon_preset = row[4].as<std::string>();
-      s.created_at = row[5].as<std::string>();
-      s.has_row_rank = row[11].as<bool>();
-      s.max_query_epsilon_units = row[12].is_null() ? 0 : row[12].as<int64_t>();
-      if (!row[18].is_null()) {
-        // The CHECK of migration 0016 admits only bucket names.
-        s.time_blocks = query::TimeBlocking{row[18].as<std::string>(),
-                                            query::ParseCalendarBucket(row[19].as<std::string>())
-                                                .value_or(query::CalendarBucket::kDay)};
-        s.per_block_budget = row[20].as<bool>();
-      }
-      s.shards = ParseTextArray(row[21]);
-      out.push_back(std::move(s));
-    }
-    ColumnSchema c;
-    c.name = row[6].as<std::string>();
-    c.type = query::ParseColumnType(row[7].as<std::string>()).value_or(ColumnType::kText);
-    if (!row[8].is_null()) c.lower = row[8].as<double>();
-    if (!row[9].is_null()) c.upper = row[9].as<double>();
-    if (!row[10].is_null()) c.categories = ParseTextArray(row[10]);
-    if (c.is_calendar() && !row[16].is_null() && !row[17].is_null()) {
-      // Written by Create from the canonical text, so they parse (and a date or timestamp column
-      // without them cannot be stored: migration 0015's check).
-      c.calendar_lower = query::ParseCalendarValue(c.type, row[16].as<std::string>());
-      c.calendar_upper = query::ParseCalendarValue(c.type, row[17].as<std::string>());
-    }
-    out.back().columns.push_back(std::move(c));
-  }
-  return out;
 }
 
 }  // namespace
@@ -496,8 +420,8 @@ absl::StatusOr<DatasetSchema> DatasetStore::Get(const std::string& name, bool in
     // One statement: autocommit, no BEGIN/ROLLBACK round trips (it runs on every query).
     pqxx::nontransaction tx(c);
     found = SchemasFromRows(tx.exec_params(
-        SchemaQuery("d.name = $1 AND ($2 OR d.dropped_at IS NULL)", "", "d.id, c.position"), name,
-        include_dropped));
+        SchemaQuery("d.name = $1 AND ($2 OR d.dropped_at IS NULL)", "", "", "d.id, c.position"),
+        name, include_dropped));
     return absl::OkStatus();
   }));
   if (found.empty())
@@ -506,24 +430,42 @@ absl::StatusOr<DatasetSchema> DatasetStore::Get(const std::string& name, bool in
 }
 
 absl::StatusOr<DatasetStore::Granted> DatasetStore::GetWithGrant(const std::string& name,
-                                                                 int64_t principal_id) {
+                                                                 const QueryCaller& caller) {
   RETURN_IF_ERROR(ValidateIdentifier(name, "dataset"));  // as Get
   Granted out;
   std::vector<DatasetSchema> found;
   RETURN_IF_ERROR(db_->Run("get dataset", [&](pqxx::connection& c) {
     // One statement: autocommit, no BEGIN/ROLLBACK round trips, prepared once per connection
     // (parsed and planned once: it runs on every query; a lookup by unique name plans alike for
-    // every value). The grant is one more column after SchemasFromRows' own, the same on every row.
+    // every value). The grant, the token's confirmation and the cache probe are three columns
+    // after SchemasFromRows' own, the same on every row, computed once per dataset. An empty $3
+    // confirms nothing (the caller was looked up just now); an empty $4 probes nothing.
     static const std::string* const sql = new std::string(SchemaQuery(
         "d.name = $1 AND d.dropped_at IS NULL",
-        ", EXISTS (SELECT 1 FROM grants g WHERE g.principal_id = $2 AND g.dataset_id = d.id "
-        "AND g.revoked_at IS NULL) AS granted",
-        "d.id, c.position"));
+        absl::StrCat(
+            ", EXISTS (SELECT 1 FROM grants g WHERE g.principal_id = $2 AND g.dataset_id = d.id "
+            "AND g.revoked_at IS NULL) AS granted, (octet_length($3::bytea) = 0 OR EXISTS "
+            "(SELECT 1 FROM principals q WHERE q.id = $2 AND q.token_sha256 = $3 AND "
+            "q.revoked_at IS NULL)) AS caller_confirmed, (SELECT x.request_id FROM (",
+            CacheProbeSql("d.population_id", "$4", "d.version", "$2", "''"),
+            ") x WHERE $4 <> '') AS cached_request_id"),
+        ", d.granted, d.caller_confirmed, d.cached_request_id", "d.id, c.position"));
     c.prepare("dpq_dataset_with_grant", *sql);
     pqxx::nontransaction tx(c);
-    const pqxx::result rows = tx.exec_prepared("dpq_dataset_with_grant", name, principal_id);
+    const pqxx::result rows = tx.exec_prepared("dpq_dataset_with_grant", name, caller.principal_id,
+                                               pqxx::binarystring(caller.token_sha256_to_confirm),
+                                               caller.probe_fingerprint);
     found = SchemasFromRows(rows);
-    if (!rows.empty()) out.granted = rows[0][rows[0].size() - 1].as<bool>();
+    if (!rows.empty()) {
+      const pqxx::row& first = rows[0];
+      out.granted = first[kSchemaRowColumns].as<bool>();
+      out.caller_confirmed = first[kSchemaRowColumns + 1].as<bool>();
+      if (!caller.probe_fingerprint.empty()) {
+        out.probed = ProbedCache{caller.probe_fingerprint, absl::nullopt};
+        const pqxx::field hit = first[kSchemaRowColumns + 2];
+        if (!hit.is_null()) out.probed->request_id = hit.as<std::string>();
+      }
+    }
     return absl::OkStatus();
   }));
   if (found.empty())
@@ -540,7 +482,7 @@ absl::StatusOr<std::vector<DatasetSchema>> DatasetStore::List(
     found = SchemasFromRows(tx.exec_params(
         SchemaQuery("d.dropped_at IS NULL AND ($1 < 0 OR EXISTS (SELECT 1 FROM grants g "
                     "WHERE g.dataset_id = d.id AND g.principal_id = $1 AND g.revoked_at IS NULL))",
-                    "", "d.name, c.position"),
+                    "", "", "d.name, c.position"),
         principal_id.value_or(-1)));
     return absl::OkStatus();
   }));

@@ -10,9 +10,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/optional.h"
 #include "server/query/dataset_schema.h"
 #include "server/store/audit_chain.h"
 #include "server/store/database.h"
+#include "server/store/result_cache.h"
 
 namespace dpq::store {
 
@@ -53,13 +55,27 @@ class DatasetStore {
   // NOT_FOUND for an unknown name, or a dropped dataset unless include_dropped.
   absl::StatusOr<query::DatasetSchema> Get(const std::string& name, bool include_dropped = false);
 
-  // As Get (never a dropped dataset), and whether `principal_id` holds an unrevoked grant on it
-  // (PrincipalStore::HasGrant's condition), in one statement: the query path asks both each time.
+  // The first statement of a query: as Get (never a dropped dataset), and whether the caller holds
+  // an unrevoked grant on it (PrincipalStore::HasGrant's condition), whether its token still names
+  // it, and the result cache's answer, in one round trip.
+  struct QueryCaller {
+    int64_t principal_id = 0;
+    // Set when the caller was admitted on a remembered principal (Principal::token_to_confirm):
+    // the statement confirms that this token hash still names the principal, unrevoked.
+    std::string token_sha256_to_confirm;
+    // Set for a request id the server drew: the result cache is probed for this fingerprint on
+    // the population and the dataset version the statement reads (ResultCache::Probe's rule).
+    std::string probe_fingerprint;
+  };
   struct Granted {
     query::DatasetSchema schema;
     bool granted = false;
+    bool caller_confirmed = true;  // false: the token to confirm no longer names the principal
+    absl::optional<ProbedCache> probed;  // set iff a probe fingerprint was given
   };
-  absl::StatusOr<Granted> GetWithGrant(const std::string& name, int64_t principal_id);
+  // NOT_FOUND for an unknown or dropped dataset (nothing else is read then: the caller confirms
+  // the token on its own before it says so).
+  absl::StatusOr<Granted> GetWithGrant(const std::string& name, const QueryCaller& caller);
 
   // All datasets, or only those granted to `principal_id` when it is set.
   absl::StatusOr<std::vector<query::DatasetSchema>> List(absl::optional<int64_t> principal_id);

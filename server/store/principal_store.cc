@@ -76,6 +76,10 @@ absl::StatusOr<Principal> PrincipalStore::UpsertAdmin(const std::string& name,
   return p;
 }
 
+absl::Status UnknownOrRevokedToken() {
+  return absl::UnauthenticatedError("unknown or revoked token");
+}
+
 absl::StatusOr<Principal> PrincipalStore::FindByTokenHash(const std::string& token_sha256) {
   absl::optional<Principal> p;
   bool stale_use = false;
@@ -94,7 +98,7 @@ absl::StatusOr<Principal> PrincipalStore::FindByTokenHash(const std::string& tok
     }
     return absl::OkStatus();
   }));
-  if (!p) return absl::UnauthenticatedError("unknown or revoked token");
+  if (!p) return UnknownOrRevokedToken();
   if (stale_use) {
     // Best effort: a failure to record the use must not refuse a valid token.
     (void)db_->Run("record token use", [&](pqxx::connection& c) {

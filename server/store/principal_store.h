@@ -19,9 +19,17 @@ struct Principal {
   int64_t id = 0;
   std::string name;
   Role role = Role::kAnalyst;
+  // Empty when the principal was just read by its token. Set to the token's SHA-256 when a query
+  // call was admitted on a principal remembered from a recent lookup (engine/recent_callers.h):
+  // the query's first statement must then confirm that this token still names it, unrevoked.
+  std::string token_to_confirm;
 };
 
 // A principal as `dpqctl analyst list` shows it. Times are RFC 3339 UTC; empty when unset.
+// UNAUTHENTICATED for a token that names no principal, or a revoked one: the same status
+// whichever it is, and wherever the token is checked.
+absl::Status UnknownOrRevokedToken();
+
 struct PrincipalRecord {
   Principal principal;
   std::string created_at;

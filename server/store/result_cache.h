@@ -17,6 +17,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/optional.h"
 #include "server/store/database.h"
 
@@ -28,6 +29,21 @@ struct CacheHit {
   std::string request_id;
   bool own = false;  // the caller's request id was already charged: the answer is a replay
 };
+
+// A probe made by a query's first statement (DatasetStore::GetWithGrant) for a request id the
+// server drew, so no own id: the fingerprint it looked for, on the population and dataset version
+// that statement read, and the hit's request id if there is one.
+struct ProbedCache {
+  std::string fingerprint;
+  absl::optional<std::string> request_id;
+};
+
+// The probe as a statement returning (request_id, own) for at most one row; the arguments are SQL
+// expressions (parameters or columns of the caller's statement). ResultCache::Probe and
+// GetWithGrant's probe are this text, so they cannot disagree on what a hit is.
+std::string CacheProbeSql(absl::string_view population_id, absl::string_view fingerprint,
+                          absl::string_view dataset_version, absl::string_view principal_id,
+                          absl::string_view own_request_id);
 
 class ResultCache {
  public:

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/base/sha256.h"
 #include "server/store/budget_ledger.h"
 #include "server/store/principal_store.h"
 #include "tests/db/store_test_env.h"
@@ -232,25 +233,65 @@ TEST_F(DatasetStoreTest, GetWithGrantReturnsTheSchemaAndWhetherTheGrantIsHeld) {
   DatasetStore store(db());
   ASSERT_OK_AND_ASSIGN(DatasetSchema plain, store.Get("pts"));
 
-  ASSERT_OK_AND_ASSIGN(DatasetStore::Granted a, store.GetWithGrant("pts", ann.id));
+  ASSERT_OK_AND_ASSIGN(DatasetStore::Granted a, store.GetWithGrant("pts", {ann.id}));
   EXPECT_TRUE(a.granted);
   ExpectPatientsSchema(a.schema, "pts");
   EXPECT_EQ(a.schema.id, plain.id);
   EXPECT_EQ(a.schema.version, plain.version);
   EXPECT_EQ(a.schema.columns.size(), plain.columns.size());
-  ASSERT_OK_AND_ASSIGN(DatasetStore::Granted b, store.GetWithGrant("pts", bob.id));
+  ASSERT_OK_AND_ASSIGN(DatasetStore::Granted b, store.GetWithGrant("pts", {bob.id}));
   EXPECT_FALSE(b.granted);
   ExpectPatientsSchema(b.schema, "pts");
 
   ASSERT_OK(principals.RevokeGrant("ann", "pts"));
-  ASSERT_OK_AND_ASSIGN(DatasetStore::Granted revoked, store.GetWithGrant("pts", ann.id));
+  ASSERT_OK_AND_ASSIGN(DatasetStore::Granted revoked, store.GetWithGrant("pts", {ann.id}));
   EXPECT_FALSE(revoked.granted);
   ASSERT_OK(principals.Grant("ann", "pts"));
-  ASSERT_OK_AND_ASSIGN(DatasetStore::Granted again, store.GetWithGrant("pts", ann.id));
+  ASSERT_OK_AND_ASSIGN(DatasetStore::Granted again, store.GetWithGrant("pts", {ann.id}));
   EXPECT_TRUE(again.granted);
 
-  EXPECT_THAT(store.GetWithGrant("nope", ann.id), StatusIs(absl::StatusCode::kNotFound));
-  EXPECT_THAT(store.GetWithGrant("", ann.id), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(store.GetWithGrant("nope", {ann.id}), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(store.GetWithGrant("", {ann.id}), StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+// The same statement confirms a remembered caller's token (engine/recent_callers.h): the token must
+// still name that principal, unrevoked; an empty token confirms nothing and is not asked. With a
+// fingerprint the statement also probes the result cache; none matches on a fresh dataset.
+TEST_F(DatasetStoreTest, GetWithGrantConfirmsTheCallersTokenAndProbesTheCache) {
+  ASSERT_THAT(CreateFromCsv(PatientsSchema("pts"), kPatientsCsv), IsOk());
+  ASSERT_OK_AND_ASSIGN(Principal ann, CreatePrincipal("ann"));
+  ASSERT_OK_AND_ASSIGN(Principal bob, CreatePrincipal("bob"));
+  const std::string anns_token = Sha256("token-of-ann");
+  PrincipalStore principals(db());
+  ASSERT_OK(principals.Grant("ann", "pts"));
+  DatasetStore store(db());
+
+  ASSERT_OK_AND_ASSIGN(DatasetStore::Granted own, store.GetWithGrant("pts", {ann.id, anns_token}));
+  EXPECT_TRUE(own.caller_confirmed);
+  EXPECT_TRUE(own.granted);
+  EXPECT_FALSE(own.probed.has_value());
+  ASSERT_OK_AND_ASSIGN(DatasetStore::Granted other,
+                       store.GetWithGrant("pts", {bob.id, anns_token}));
+  EXPECT_FALSE(other.caller_confirmed);
+  ASSERT_OK_AND_ASSIGN(DatasetStore::Granted probing,
+                       store.GetWithGrant("pts", {ann.id, anns_token, "count|eps=1"}));
+  ASSERT_TRUE(probing.probed.has_value());
+  EXPECT_EQ(probing.probed->fingerprint, "count|eps=1");
+  EXPECT_FALSE(probing.probed->request_id.has_value());
+
+  ASSERT_OK(principals.RotateToken("ann", Sha256("rotated"), nullptr).status());
+  ASSERT_OK_AND_ASSIGN(DatasetStore::Granted rotated,
+                       store.GetWithGrant("pts", {ann.id, anns_token}));
+  EXPECT_FALSE(rotated.caller_confirmed);
+  ASSERT_OK_AND_ASSIGN(DatasetStore::Granted fresh,
+                       store.GetWithGrant("pts", {ann.id, Sha256("rotated")}));
+  EXPECT_TRUE(fresh.caller_confirmed);
+  ASSERT_OK(principals.Revoke("ann", nullptr));
+  ASSERT_OK_AND_ASSIGN(DatasetStore::Granted revoked,
+                       store.GetWithGrant("pts", {ann.id, Sha256("rotated")}));
+  EXPECT_FALSE(revoked.caller_confirmed);
+  ASSERT_OK_AND_ASSIGN(DatasetStore::Granted unasked, store.GetWithGrant("pts", {ann.id}));
+  EXPECT_TRUE(unasked.caller_confirmed);  // nothing to confirm: the caller was just looked up
 }
 
 TEST_F(DatasetStoreTest, ListReturnsAllOrOnlyGrantedDatasets) {

@@ -85,6 +85,12 @@ class AdminLifecycleTest(harness.DpqdTestCase):
         for server in (self.dpqd, other):
             self.assert_error(server.ctl("whoami", token=self.alice, check=False), "UNAUTHENTICATED")
             self.assertEqual(server.ctl("whoami", token=new)["name"], "alice")
+        # The first dpqd remembers alice by her old token from the counts above (a query call is
+        # admitted without a lookup for 30 s): the query's first statement refuses the old token.
+        spent = self.dpqd.ctl("budget", "show", "slid")["epsilon_spent"]
+        self.assert_error(self.count(self.alice, check=False), "UNAUTHENTICATED",
+                          "unknown or revoked token")
+        self.assertEqual(self.dpqd.ctl("budget", "show", "slid")["epsilon_spent"], spent)
         self.count(new)
         self.assertIn("shown only once", self.dpqd.ctl_text("token", "rotate", "alice"))
 
