@@ -58,7 +58,8 @@ metrics::LedgerFigures::Cap CapFigure(const store::AnalystCap& c) {
           query::DeltaFromUnits(c.delta_spent_units)};
 }
 
-metrics::PoolFigures PoolFiguresOf(const store::PoolStats& s, const store::ScanRouteStats& r) {
+metrics::PoolFigures PoolFiguresOf(const store::PoolStats& s, const store::ScanRouteStats& r,
+                                   const store::KnownLedgers::Stats& d) {
   return metrics::PoolFigures{s.opened,
                               s.connect_failures,
                               s.closed_after_error,
@@ -70,7 +71,9 @@ metrics::PoolFigures PoolFiguresOf(const store::PoolStats& s, const store::ScanR
                               r.has_standby,
                               r.standby_up,
                               r.fallbacks_lagging,
-                              r.fallbacks_unavailable};
+                              r.fallbacks_unavailable,
+                              d.one_trip,
+                              d.changed};
 }
 
 std::vector<int64_t> RecentWindowSeconds() {
@@ -106,7 +109,8 @@ absl::StatusOr<metrics::LedgerFigures> ReadLedgerFigures(store::BudgetLedger& le
 
 metrics::PoolFigures ReadPoolFigures(const store::Database& db, const store::ScanRouter& router) {
   // Every session dpqd holds to the primary: the main pool and the scan pool.
-  return PoolFiguresOf(db.Stats() + router.PrimaryScanPoolStats(), router.Stats());
+  return PoolFiguresOf(db.Stats() + router.PrimaryScanPoolStats(), router.Stats(),
+                       store::KnownLedgers::Shared().stats());
 }
 
 }  // namespace dpq::daemon

@@ -14,6 +14,7 @@
 #include "server/store/budget_ledger.h"
 #include "server/store/cap_figures.h"
 #include "server/store/database.h"
+#include "server/store/known_ledgers.h"
 #include "server/store/scan_router.h"
 #include "server/store/spend_tally.h"
 
@@ -44,7 +45,8 @@ metrics::LedgerFigures::History HistoryFigure(const store::PopulationHistory& hi
 // Privacy units back to epsilon and delta (query/privacy_units.h).
 metrics::LedgerFigures::Cap CapFigure(const store::AnalystCap& cap);
 metrics::PoolFigures PoolFiguresOf(const store::PoolStats& pool,
-                                   const store::ScanRouteStats& routes);
+                                   const store::ScanRouteStats& routes,
+                                   const store::KnownLedgers::Stats& debits);
 
 // The lengths of metrics::kRecentWindows, in seconds, in their order.
 std::vector<int64_t> RecentWindowSeconds();

@@ -108,7 +108,10 @@ TEST(LedgerFiguresTest, PoolFiguresCopyEveryPoolAndRouterCounter) {
   routes.scans_on_primary = 8;
   routes.fallbacks_lagging = 9;
   routes.fallbacks_unavailable = 10;
-  const metrics::PoolFigures figures = PoolFiguresOf(pool, routes);
+  store::KnownLedgers::Stats debits;
+  debits.one_trip = 11;
+  debits.changed = 12;
+  const metrics::PoolFigures figures = PoolFiguresOf(pool, routes, debits);
   EXPECT_EQ(figures.opened, 1);
   EXPECT_EQ(figures.connect_failures, 2);
   EXPECT_EQ(figures.closed_after_error, 3);
@@ -121,6 +124,8 @@ TEST(LedgerFiguresTest, PoolFiguresCopyEveryPoolAndRouterCounter) {
   EXPECT_FALSE(figures.standby_up);
   EXPECT_EQ(figures.standby_fallbacks_lagging, 9);
   EXPECT_EQ(figures.standby_fallbacks_unavailable, 10);
+  EXPECT_EQ(figures.debits_one_trip, 11);
+  EXPECT_EQ(figures.debits_rows_changed, 12);
 }
 
 }  // namespace

@@ -125,7 +125,19 @@ class Metrics::PoolCollector : public prometheus::Collectable {
         Sample({{"target", "primary"}}, static_cast<double>(f.scans_on_primary), kCounter));
     scans.metric.push_back(
         Sample({{"target", "standby"}}, static_cast<double>(f.scans_on_standby), kCounter));
-    std::vector<prometheus::MetricFamily> out = {opened, failures, closed, sessions, scans};
+    prometheus::MetricFamily one_trip{
+        "dpq_debit_one_trip_total",
+        "Debit groups decided on the ledger and grant rows this process remembered (outcome: "
+        "written = by one statement; changed = a row had changed, so nothing was written and the "
+        "group ran the locked transaction, one more round trip and WAL flush)",
+        kCounter,
+        {}};
+    one_trip.metric.push_back(
+        Sample({{"outcome", "written"}}, static_cast<double>(f.debits_one_trip), kCounter));
+    one_trip.metric.push_back(
+        Sample({{"outcome", "changed"}}, static_cast<double>(f.debits_rows_changed), kCounter));
+    std::vector<prometheus::MetricFamily> out = {opened,   failures, closed,
+                                                 sessions, scans,    one_trip};
     if (f.has_standby) {
       prometheus::MetricFamily up{"dpq_read_standby_up",
                                   "1 if the last attempt to use the read standby reached it",

@@ -20,7 +20,10 @@
 //  * this process's database connection pool (dpq_db_connections_opened_total,
 //    dpq_db_connections_closed_total{reason}, dpq_db_connect_failures_total,
 //    dpq_db_connections{state}), read from memory at scrape time, so they are there even when the
-//    database is not: a restart or a run of errors shows as sessions closed and opened again;
+//    database is not: a restart or a run of errors shows as sessions closed and opened again; and
+//    the debit groups written in one statement on rows this process remembered, or that found a
+//    row changed (dpq_debit_one_trip_total{outcome}): a steady rate of `changed` means another
+//    writer (a second dpqd) debits the same population;
 //  * the shard servers' health as dpqd's last background probe found it (dpq_shard_up{shard},
 //    dpq_shard_probe_seconds{shard}), set by SetShards: only registered shards, by name; and the
 //    wall time of each shard's part of the scans dpqd sends to the shards itself
@@ -113,6 +116,9 @@ struct PoolFigures {
   int64_t scans_on_primary = 0, scans_on_standby = 0;
   bool has_standby = false, standby_up = false;  // dpq_read_standby_* only with a standby
   int64_t standby_fallbacks_lagging = 0, standby_fallbacks_unavailable = 0;
+  // Debit groups written by one statement on remembered rows, and groups whose statement found a
+  // row changed (store::KnownLedgers::Stats).
+  int64_t debits_one_trip = 0, debits_rows_changed = 0;
 };
 using PoolSnapshot = std::function<PoolFigures()>;
 

@@ -55,6 +55,16 @@ class PrometheusScrapeTest(harness.DpqdTestCase):
                                token=cls.alice, check=False)
         assert refused.error_code == "RESOURCE_EXHAUSTED", dict(refused)
 
+    def test_debits_on_remembered_rows_are_counted(self):
+        # setUpClass charged a count, then a mean: the mean's group was decided on the ledger and
+        # grant rows the count's left, and written by one statement. Nothing else writes the
+        # ledger, so no group found a row changed (the refused query wrote nothing at all).
+        samples = self.dpqd.metrics()
+        self.assertEqual(harness.metric_values(samples, "dpq_debit_one_trip_total",
+                                               outcome="written"), [1])
+        self.assertEqual(harness.metric_values(samples, "dpq_debit_one_trip_total",
+                                               outcome="changed"), [0])
+
     @unittest.skipUnless(os.path.exists(PROMETHEUS), "%s is not installed" % PROMETHEUS)
     def test_prometheus_sees_budget_remaining_equal_to_ledger(self):
         budget = self.dpqd.ctl("budget", "show", "slid")
@@ -173,7 +183,8 @@ class PrometheusScrapeTest(harness.DpqdTestCase):
         text = self.dpqd.scrape()
         for name in ("dpq_queries_total", "dpq_epsilon_spent_total", "dpq_budget_remaining",
                      "dpq_db_connections_opened_total", "dpq_db_connections_closed_total",
-                     "dpq_db_connect_failures_total", "dpq_db_connections"):
+                     "dpq_db_connect_failures_total", "dpq_db_connections",
+                     "dpq_debit_one_trip_total"):
             self.assertIn(name, text)
         self.assert_promtool_accepts(text)
 
