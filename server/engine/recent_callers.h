@@ -1,4 +1,4 @@
-// Analysts whose bearer token was looked up in the database in the last few seconds, by token
+// Analysts whose bearer token was looked up in the database less than `ttl` (30 s) ago, by token
 // hash. A Query call admits its caller on the principal remembered here instead of looking the
 // token up again (a round trip on every call), and marks it (Principal::token_to_confirm): the
 // query's first statement (store::DatasetStore::GetWithGrant) confirms in the same round trip
