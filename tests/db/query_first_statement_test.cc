@@ -12,6 +12,7 @@
 #include "server/base/status_macros.h"
 #include "server/engine/query_engine.h"
 #include "server/query/csv_to_copy.h"
+#include "server/query/join_source.h"
 #include "tests/db/engine_test_env.h"
 #include "tests/support/status_matchers.h"
 
@@ -103,6 +104,14 @@ TEST_F(QueryFirstStatementTest, ARevokedRememberedCallerIsRefusedAndChargedNothi
   // The token is refused before the dataset is known not to exist.
   EXPECT_THAT(engine_->Run(remembered_ann_, Count(1, "missing"), ""),
               StatusIs(absl::StatusCode::kUnauthenticated));
+  // A join confirms the token before it reads any table (the unknown one comes first here).
+  query::QuerySpec joined = Count(1);
+  query::JoinRequest join;
+  join.tables = {{"missing", "m"}, {"people", "p"}};
+  join.on = {{0, "uid", 1, "uid"}};
+  joined.join = std::make_shared<query::JoinRequest>(join);
+  EXPECT_THAT(engine_->Run(remembered_ann_, joined, ""),
+              StatusIs(absl::StatusCode::kUnauthenticated));
   EXPECT_EQ(AuditRows(), 1);
   EXPECT_EQ(ledger_->Get(population_)->epsilon_spent(), spent);
   // Looked up just now (no token to confirm), the caller would be refused by the lookup itself;
@@ -112,6 +121,7 @@ TEST_F(QueryFirstStatementTest, ARevokedRememberedCallerIsRefusedAndChargedNothi
   remembered_bob.token_to_confirm = Sha256("token-of-bob");
   EXPECT_THAT(engine_->Run(remembered_bob, Count(1, "missing"), ""),
               StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(engine_->Run(remembered_bob, joined, ""), StatusIs(absl::StatusCode::kNotFound));
 }
 
 TEST_F(QueryFirstStatementTest, ARotatedTokenIsRefusedOnTheNextQuery) {
