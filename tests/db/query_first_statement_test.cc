@@ -114,8 +114,7 @@ TEST_F(QueryFirstStatementTest, ARevokedRememberedCallerIsRefusedAndChargedNothi
               StatusIs(absl::StatusCode::kUnauthenticated));
   EXPECT_EQ(AuditRows(), 1);
   EXPECT_EQ(ledger_->Get(population_)->epsilon_spent(), spent);
-  // Looked up just now (no token to confirm), the caller would be refused by the lookup itself;
-  // a live analyst's unknown dataset stays NOT_FOUND.
+  // For a remembered analyst whose token is live, the same two requests are NOT_FOUND.
   ASSERT_OK_AND_ASSIGN(store::Principal bob, CreatePrincipal("bob"));
   store::Principal remembered_bob = bob;
   remembered_bob.token_to_confirm = Sha256("token-of-bob");
