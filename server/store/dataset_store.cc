@@ -25,7 +25,6 @@
 #include "server/store/row_ranker.h"
 #include "server/store/schema_rows.h"
 #include "server/store/sharded_table.h"
-#include "server/store/text_array.h"
 
 namespace dpq::store {
 namespace {

@@ -9,9 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/base/sha256.h"
-#include "server/base/status_macros.h"
 #include "server/engine/query_engine.h"
-#include "server/query/csv_to_copy.h"
 #include "server/query/join_source.h"
 #include "tests/db/engine_test_env.h"
 #include "tests/support/status_matchers.h"
@@ -70,19 +68,6 @@ class QueryFirstStatementTest : public ::dpq::testing::EngineTest {
   int64_t AuditRows() {
     return std::stoll(
         Sql(absl::StrCat("SELECT count(*) FROM audit WHERE population_id = ", population_)));
-  }
-
-  void AppendRow() {
-    query::CsvToCopy encoder(schema_.columns);
-    bool done = false;
-    store::CopyLineSource source = [&](std::string* lines) -> absl::StatusOr<bool> {
-      if (done) return false;
-      done = true;
-      RETURN_IF_ERROR(encoder.Feed("uid,x\n99,1.5\n", lines));
-      RETURN_IF_ERROR(encoder.Finish(lines));
-      return true;
-    };
-    ASSERT_OK(datasets_->Append(schema_, source).status());
   }
 
   std::unique_ptr<CountingCache> counting_;
@@ -151,7 +136,7 @@ TEST_F(QueryFirstStatementTest, TheFirstStatementsProbeAnswersARepeatedQueryButN
   EXPECT_EQ(AuditRows(), 2);
 
   // New rows: the version the statement reads is the new one, so the old answer is no hit.
-  AppendRow();
+  ASSERT_OK(AppendFromCsv(schema_, "uid,x\n99,1.5\n").status());
   ASSERT_OK_AND_ASSIGN(QueryOutcome after, engine_->Run(remembered_ann_, Count(1), ""));
   EXPECT_FALSE(after.cached);
   ASSERT_OK_AND_ASSIGN(QueryOutcome after_again, engine_->Run(remembered_ann_, Count(1), ""));
